@@ -1,0 +1,86 @@
+// @ts-check
+import { builtinModules } from 'node:module';
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const nodeBuiltins = builtinModules.filter((name) => !name.startsWith('_'));
+const builtinBan = {
+  paths: nodeBuiltins.map((name) => ({ name, message: 'Node built-ins are I/O; keep them out of this folder.' })),
+  nodePrefix: { regex: '^node:', message: 'Node built-ins are I/O; keep them out of this folder.' },
+};
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', '.keel/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      // Activities and handlers are async by contract, whether or not they await.
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    // Workflow code is replayed: it may only use the workflow API (and the streams
+    // module's workflow entry), never Node, other Temporal packages, or activity code.
+    files: ['workflows/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: builtinBan.paths,
+          patterns: [
+            builtinBan.nodePrefix,
+            {
+              regex: '^@temporalio/(?!workflow$|workflow-streams/workflow$)',
+              message: 'Workflows may import only @temporalio/workflow and @temporalio/workflow-streams/workflow.',
+            },
+            {
+              regex: '^\\.\\./activities',
+              allowTypeImports: true,
+              message: 'Workflows call activities through proxyActivities; import their types only.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Machines are pure: no clock, no I/O, no Temporal. Only sibling modules and zod.
+    files: ['machines/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: builtinBan.paths,
+          patterns: [
+            builtinBan.nodePrefix,
+            { regex: '^(?!\\./|zod$)', message: 'machines/ is pure: import only ./siblings and zod.' },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'Date', message: 'Time arrives on events; machines never read the clock.' },
+        { name: 'setTimeout', message: 'Machines emit timer directives instead.' },
+        { name: 'setInterval', message: 'Machines emit timer directives instead.' },
+        { name: 'fetch', message: 'Machines do no I/O.' },
+        { name: 'process', message: 'Machines do no I/O.' },
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Math', property: 'random', message: 'Randomness arrives on events; machines are deterministic.' },
+      ],
+    },
+  },
+  {
+    files: ['**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

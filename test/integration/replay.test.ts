@@ -1,0 +1,43 @@
+// Replays the histories saved from real runs (test/histories/) against today's workflow
+// code: a change that would break running workflows fails here. Record new histories
+// with KEEL_RECORD_HISTORIES=1 npm run test:integration.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker } from '@temporalio/worker';
+import { describe, expect, it } from 'vitest';
+import { bundle } from '../helpers/temporal';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const histories = path.join(here, '../histories');
+
+/** Each folder of saved histories and the workflow code that must replay them. */
+const suites = [{ folder: 'smoke', workflowsPath: path.join(here, '../fixtures/smoke-workflow.ts') }];
+
+function load(folder: string): { file: string; history: unknown }[] {
+  const dir = path.join(histories, folder);
+  return readdirSync(dir)
+    .filter((file) => file.endsWith('.json'))
+    .map((file) => ({ file, history: JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as unknown }));
+}
+
+describe('replay of saved histories', () => {
+  for (const suite of suites) {
+    it(`replays every history in test/histories/${suite.folder}`, async () => {
+      const saved = load(suite.folder);
+      expect(saved.length).toBeGreaterThan(0);
+      const workflowBundle = await bundle(suite.workflowsPath);
+      for (const { file, history } of saved) {
+        await expect(Worker.runReplayHistory({ workflowBundle }, history, file), file).resolves.toBeUndefined();
+      }
+    });
+  }
+
+  it('fails when the workflow code changed incompatibly', async () => {
+    const [{ file, history }] = load('smoke') as [{ file: string; history: unknown }];
+    const workflowBundle = await bundle(path.join(here, '../fixtures/smoke-workflow-changed.ts'));
+    await expect(Worker.runReplayHistory({ workflowBundle }, history, file)).rejects.toMatchObject({
+      name: 'DeterminismViolationError',
+    });
+  });
+});

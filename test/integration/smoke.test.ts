@@ -1,0 +1,87 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import * as activities from '../fixtures/smoke-activities';
+import { addItem, finish, items, limitQuery, setLimit, sleeper, smokeWorkflow } from '../fixtures/smoke-workflow';
+import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const workflowsPath = path.join(here, '../fixtures/smoke-workflow.ts');
+
+let env: TemporalTestEnv;
+let workflowBundle: WorkflowBundleWithSourceMap;
+
+beforeAll(async () => {
+  env = await connectTestEnv();
+  workflowBundle = await bundle(workflowsPath);
+});
+
+afterAll(async () => {
+  await env?.close();
+});
+
+describe('smoke: a real worker against a real temporal server start-dev', () => {
+  it('runs signals, queries, a validated update and a retried activity', async () => {
+    console.log(`server under test: ${inject('temporalVersion')} at ${env.address}`);
+    const taskQueue = uniqueTaskQueue('smoke');
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, activities });
+
+    await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(smokeWorkflow, {
+        taskQueue,
+        workflowId: `smoke-${taskQueue}`,
+        args: ['keel'],
+      });
+
+      await handle.signal(addItem, 'a');
+      await handle.signal(addItem, 'b');
+      await handle.signal(addItem, 'c'); // over the limit of 2: dropped
+      expect(await handle.query(items)).toEqual(['a', 'b']);
+
+      const rejected = await handle.executeUpdate(setLimit, { args: [-1] }).catch((error: unknown) => error);
+      expect(rejected).toBeInstanceOf(WorkflowUpdateFailedError);
+      expect(String((rejected as WorkflowUpdateFailedError).cause?.message)).toContain(
+        'limit must be a positive integer, got -1',
+      );
+      expect(await handle.query(limitQuery)).toBe(2);
+
+      expect(await handle.executeUpdate(setLimit, { args: [5] })).toBe(2);
+      await handle.signal(addItem, 'd');
+      await handle.signal(finish);
+
+      expect(await handle.result()).toEqual({ greeting: 'hello, keel', attempt: 2, items: ['a', 'b', 'd'], limit: 5 });
+
+      const history = await handle.fetchHistory();
+      const kinds = (history.events ?? []).map((event) => Object.keys(event).find((key) => key.endsWith('EventAttributes')));
+      // A rejected update leaves no trace in history; the accepted one does, once.
+      expect(kinds.filter((kind) => kind === 'workflowExecutionUpdateAcceptedEventAttributes')).toHaveLength(1);
+      if (process.env.KEEL_RECORD_HISTORIES) {
+        writeFileSync(path.join(here, '../histories/smoke/smoke-workflow.json'), historyToJSON(history));
+      }
+    });
+  });
+
+  it('skips time on the time-skipping test server (installed from PyPI)', async () => {
+    const testEnv = await TestWorkflowEnvironment.createTimeSkipping({
+      server: { executable: { type: 'existing-path', path: inject('temporalTestServerPath') } },
+    });
+    try {
+      const taskQueue = uniqueTaskQueue('sleeper');
+      const worker = await Worker.create({ connection: testEnv.nativeConnection, taskQueue, workflowBundle, activities });
+      const wallStart = Date.now();
+      const result = await worker.runUntil(
+        testEnv.client.workflow.execute(sleeper, { taskQueue, workflowId: `sleeper-${taskQueue}`, args: [30] }),
+      );
+      expect(result.elapsedMs).toBeGreaterThanOrEqual(30 * 24 * 3600 * 1000);
+      // Thirty days of workflow time pass in seconds of real time.
+      expect(Date.now() - wallStart).toBeLessThan(60_000);
+    } finally {
+      await testEnv.teardown();
+    }
+  });
+});

@@ -1,0 +1,31 @@
+// Global setup of the integration project: one real `temporal server start-dev` for
+// the whole run, on a free port, headless, in memory, with Keel's search attributes.
+// If it cannot start, every integration test fails with the reason — none is skipped.
+import type { TestProject } from 'vitest/node';
+import { resolveTemporalCli, startDevServer } from '../../worker/dev-server';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    temporalAddress: string;
+    temporalNamespace: string;
+    temporalVersion: string;
+    temporalTestServerPath: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const started = Date.now();
+  const server = await startDevServer({
+    port: 0,
+    readyTimeoutMs: Number(process.env.KEEL_TEST_SERVER_TIMEOUT_MS ?? 120_000),
+    onLog: process.env.KEEL_TEST_SERVER_LOGS ? (line) => console.error(`[temporal] ${line}`) : undefined,
+  });
+  console.log(`temporal dev server: ${server.version} on ${server.address}, ready in ${Date.now() - started} ms`);
+  project.provide('temporalAddress', server.address);
+  project.provide('temporalNamespace', server.namespace);
+  project.provide('temporalVersion', server.version);
+  project.provide('temporalTestServerPath', await resolveTemporalCli('test-server-path'));
+  return async () => {
+    await server.stop();
+  };
+}

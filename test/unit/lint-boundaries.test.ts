@@ -1,0 +1,57 @@
+// The import bans are what keep workflows replayable and machines pure; check that
+// the linter really reports them, on the same config `npm run lint` uses.
+import { ESLint } from 'eslint';
+import { describe, expect, it } from 'vitest';
+
+const eslint = new ESLint({ cwd: process.cwd() });
+
+async function ruleIdsFor(filePath: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath });
+  return (result?.messages ?? []).map((message) => `${message.ruleId}: ${message.message}`);
+}
+
+describe('lint boundaries', () => {
+  it('rejects a Node built-in in workflows/ and machines/', async () => {
+    for (const dir of ['workflows', 'machines']) {
+      const messages = await ruleIdsFor(`${dir}/index.ts`, "import fs from 'node:fs';\nexport const x = fs;\n");
+      expect(messages.join('\n'), dir).toMatch(/no-restricted-imports: .*Node built-ins/);
+      const bare = await ruleIdsFor(`${dir}/index.ts`, "import fs from 'fs';\nexport const x = fs;\n");
+      expect(bare.join('\n'), dir).toMatch(/no-restricted-imports/);
+    }
+  });
+
+  it('allows only the workflow API among Temporal packages in workflows/', async () => {
+    const file = 'workflows/index.ts';
+    expect(await ruleIdsFor(file, "import { Client } from '@temporalio/client';\nexport const x = Client;\n")).toEqual([
+      expect.stringMatching(/Workflows may import only @temporalio\/workflow/),
+    ]);
+    expect(await ruleIdsFor(file, "import { sleep } from '@temporalio/workflow';\nexport const x = sleep;\n")).toEqual([]);
+  });
+
+  it('keeps activity implementations out of workflows/ but allows their types', async () => {
+    const file = 'workflows/index.ts';
+    expect(await ruleIdsFor(file, "import { activities } from '../activities/index';\nexport const x = activities;\n")).toEqual([
+      expect.stringMatching(/import their types only/),
+    ]);
+    expect(
+      await ruleIdsFor(file, "import type { activities } from '../activities/index';\nexport type X = typeof activities;\n"),
+    ).toEqual([]);
+  });
+
+  it('rejects I/O libraries, the clock and randomness in machines/', async () => {
+    const file = 'machines/index.ts';
+    expect((await ruleIdsFor(file, "import { Worker } from '@temporalio/worker';\nexport const x = Worker;\n")).join()).toMatch(
+      /machines\/ is pure/,
+    );
+    expect((await ruleIdsFor(file, 'export const now = () => Date.now();\n')).join()).toMatch(/no-restricted-globals/);
+    expect((await ruleIdsFor(file, 'export const r = () => Math.random();\n')).join()).toMatch(/no-restricted-properties/);
+  });
+
+  it('reports floating promises', async () => {
+    const messages = await ruleIdsFor(
+      'worker/config.ts',
+      'async function f(): Promise<void> {}\nexport function g(): void {\n  f();\n}\n',
+    );
+    expect(messages.join()).toMatch(/no-floating-promises/);
+  });
+});

@@ -1,0 +1,157 @@
+// Starts the official Temporal CLI's dev server (`temporal server start-dev`) as a child
+// process and waits until it really answers. Used by `npm run dev` and the test harness.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { Connection } from '@temporalio/client';
+import { searchAttributeFlags } from './search-attributes';
+
+const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const resolverScript = path.join(projectRoot, 'scripts', 'temporal.sh');
+
+export interface DevServerOptions {
+  /** gRPC port; 0 picks a free one. */
+  port: number;
+  /** SQLite file for persistent state; in-memory when omitted. */
+  dbFile?: string;
+  /** Web UI port; the UI is disabled when omitted. */
+  uiPort?: number;
+  namespace?: string;
+  /** How long to wait for the server to answer. Two busy cores need far more than 5 s. */
+  readyTimeoutMs?: number;
+  /** Where the server's own log lines go; discarded when omitted. */
+  onLog?: (line: string) => void;
+}
+
+export interface DevServer {
+  address: string;
+  namespace: string;
+  uiUrl: string | undefined;
+  version: string;
+  process: ChildProcess;
+  /** Stops the server and waits for the process to exit. */
+  stop(): Promise<void>;
+}
+
+/** Path of the Temporal CLI, found or installed by scripts/temporal.sh. */
+export async function resolveTemporalCli(which: 'path' | 'test-server-path' = 'path'): Promise<string> {
+  try {
+    const { stdout } = await promisify(execFile)('bash', [resolverScript, which], {
+      env: process.env,
+      maxBuffer: 1 << 20,
+    });
+    const found = stdout.trim().split('\n').pop();
+    if (!found) throw new Error('the resolver printed no path');
+    return found;
+  } catch (error) {
+    const stderr = (error as { stderr?: string }).stderr ?? '';
+    throw new Error(`Cannot find or install the Temporal ${which === 'path' ? 'CLI' : 'test server'}.\n${stderr}`.trim(), {
+      cause: error,
+    });
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address && typeof address === 'object') resolve(address.port);
+        else reject(new Error('no port assigned'));
+      });
+    });
+  });
+}
+
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const cli = await resolveTemporalCli();
+  const version = (await promisify(execFile)(cli, ['--version'])).stdout.trim();
+  const namespace = options.namespace ?? 'default';
+  const port = options.port === 0 ? await freePort() : options.port;
+  const address = `127.0.0.1:${port}`;
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--namespace',
+    namespace,
+    '--log-level',
+    'warn',
+    ...searchAttributeFlags(),
+  ];
+  if (options.dbFile) args.push('--db-filename', options.dbFile);
+  if (options.uiPort === undefined) args.push('--headless');
+  else args.push('--ui-port', String(options.uiPort));
+
+  // Its own process group: a Ctrl-C in the terminal reaches our process first, so the
+  // worker can drain before the server goes away. The exit hook covers a crash of ours.
+  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const recent: string[] = [];
+  const onLine = (chunk: Buffer) => {
+    for (const line of chunk.toString('utf8').split('\n')) {
+      if (!line.trim()) continue;
+      recent.push(line);
+      if (recent.length > 40) recent.shift();
+      options.onLog?.(line);
+    }
+  };
+  child.stdout?.on('data', onLine);
+  child.stderr?.on('data', onLine);
+
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+    process.off('exit', killOnExit);
+  };
+
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
+  let lastError: unknown;
+  for (;;) {
+    if (child.exitCode !== null) {
+      throw new Error(
+        `temporal server start-dev exited with code ${child.exitCode} before answering on ${address}:\n${recent.join('\n')}`,
+      );
+    }
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 2_000 });
+      try {
+        await connection.workflowService.describeNamespace({ namespace });
+      } finally {
+        await connection.close();
+      }
+      break;
+    } catch (error) {
+      lastError = error;
+    }
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(
+        `temporal server start-dev did not answer on ${address} within ${options.readyTimeoutMs ?? 90_000} ms: ${String(lastError)}\n${recent.join('\n')}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+
+  return {
+    address,
+    namespace,
+    uiUrl: options.uiPort === undefined ? undefined : `http://127.0.0.1:${options.uiPort}`,
+    version,
+    process: child,
+    stop,
+  };
+}
