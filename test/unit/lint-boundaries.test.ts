@@ -10,7 +10,8 @@ async function ruleIdsFor(filePath: string, code: string): Promise<string[]> {
   return (result?.messages ?? []).map((message) => `${message.ruleId}: ${message.message}`);
 }
 
-describe('lint boundaries', () => {
+// Typed linting builds a TypeScript program on first use: slow on 2 busy cores.
+describe('lint boundaries', { timeout: 60_000 }, () => {
   it('rejects a Node built-in in workflows/ and machines/', async () => {
     for (const dir of ['workflows', 'machines']) {
       const messages = await ruleIdsFor(`${dir}/index.ts`, "import fs from 'node:fs';\nexport const x = fs;\n");
