@@ -61,7 +61,7 @@ export default tseslint.config(
           paths: builtinBan.paths,
           patterns: [
             builtinBan.nodePrefix,
-            { regex: '^(?!\\./|zod$)', message: 'machines/ is pure: import only ./siblings and zod.' },
+            { regex: '^(?!\\./|zod$|picomatch/posix$)', message: 'machines/ is pure: import only ./siblings, zod and picomatch/posix.' },
           ],
         },
       ],
