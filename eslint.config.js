@@ -42,7 +42,7 @@ export default tseslint.config(
               message: 'Workflows may import only @temporalio/workflow and @temporalio/workflow-streams/workflow.',
             },
             {
-              regex: '^\\.\\./activities',
+              regex: '^\\.\\./activities(?!/llm-options$)',
               allowTypeImports: true,
               message: 'Workflows call activities through proxyActivities; import their types only.',
             },

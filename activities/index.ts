@@ -1,3 +1,6 @@
-// Every activity the Keel worker runs is registered from here. Model calls and tools
-// arrive with their issues.
-export const activities = {};
+// Every activity the Keel worker runs is registered from here.
+import { createModelActivities } from './llm';
+
+export const activities = {
+  ...createModelActivities(),
+};

@@ -1,0 +1,73 @@
+// Live model output for people watching: text and thinking deltas go to the calling
+// workflow's stream (@temporalio/workflow-streams) on their own topic. Deltas are merged
+// per block and sent every ~150 ms, so a long answer costs a few signals a second and
+// a few log entries, not one per token.
+
+/** The workflow-stream topic model output travels on. */
+export const MODEL_STREAM_TOPIC = 'model';
+
+export type ModelStreamEvent =
+  /** A new attempt begins: everything shown from earlier attempts of this call is void. */
+  | { kind: 'retry'; callId: string | null; attempt: number }
+  | { kind: 'start'; callId: string | null; attempt: number; requestId: string | null; model: string }
+  | { kind: 'delta'; callId: string | null; attempt: number; index: number; block: 'text' | 'thinking'; text: string }
+  | { kind: 'stop'; callId: string | null; attempt: number; stopReason: string | null };
+
+/** The slice of a workflow-stream topic handle this needs (a fake in unit tests). */
+export interface TopicPublisher {
+  publish(value: ModelStreamEvent, options?: { forceFlush?: boolean }): void;
+}
+
+export class DeltaPublisher {
+  private pending: Array<{ index: number; block: 'text' | 'thinking'; text: string }> = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly topic: TopicPublisher,
+    private readonly call: { callId: string | null; attempt: number },
+    private readonly intervalMs = 150,
+  ) {}
+
+  retry(): void {
+    this.send({ kind: 'retry', ...this.call });
+  }
+
+  start(requestId: string | null, model: string): void {
+    this.send({ kind: 'start', ...this.call, requestId, model });
+  }
+
+  delta(index: number, block: 'text' | 'thinking', text: string): void {
+    if (text.length === 0) return;
+    const last = this.pending.at(-1);
+    if (last && last.index === index && last.block === block) last.text += text;
+    else this.pending.push({ index, block, text });
+    this.timer ??= setTimeout(() => this.flushDeltas(), this.intervalMs);
+  }
+
+  stop(stopReason: string | null): void {
+    this.send({ kind: 'stop', ...this.call, stopReason });
+  }
+
+  /** Sends what is merged so far. */
+  flushDeltas(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = this.pending;
+    this.pending = [];
+    batch.forEach((delta, position) =>
+      this.topic.publish({ kind: 'delta', ...this.call, ...delta }, { forceFlush: position === batch.length - 1 }),
+    );
+  }
+
+  /** Drops what was not sent yet: after a cancel nobody should see more of this attempt. */
+  discard(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.pending = [];
+  }
+
+  private send(event: ModelStreamEvent): void {
+    this.flushDeltas();
+    this.topic.publish(event, { forceFlush: true });
+  }
+}

@@ -1,0 +1,261 @@
+// The model activity: one streamed Messages API call through `@anthropic-ai/sdk`.
+// Temporal owns retries (the SDK's are off) and timeouts (the SDK's request timeout is
+// derived from start-to-close); an interrupt aborts the HTTP request through the
+// activity's cancellation signal; text and thinking deltas reach the calling workflow's
+// stream live. The API key is read here, from the worker's environment, and goes
+// nowhere else: not into inputs, results, heartbeats, failures or logs.
+import Anthropic from '@anthropic-ai/sdk';
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
+import { z } from 'zod';
+import { MessageAccumulator } from './llm-accumulate';
+import { withPromptCaching } from './llm-cache';
+import { ConnectionProgress } from './llm-connection';
+import { DeltaPublisher, MODEL_STREAM_TOPIC, type ModelStreamEvent } from './llm-deltas';
+import {
+  apiKeyMissingFailure,
+  classifyModelError,
+  invalidInputFailure,
+  streamDroppedFailure,
+  streamStalledFailure,
+} from './llm-errors';
+import { type ModelCallInput, modelCallInputSchema, type ModelCallResult, messagesOf } from './llm-input';
+import { costOf, loadPriceTable, type PriceTable } from './llm-pricing';
+
+export { MODEL_ACTIVITY_OPTIONS } from './llm-options';
+export { MODEL_FAILURE, type ModelFailureDetails, type ModelFailureType } from './llm-errors';
+export { MODEL_STREAM_TOPIC, type ModelStreamEvent } from './llm-deltas';
+export type { ModelCallHeartbeat, ModelConnectionState } from './llm-connection';
+export type { ModelCallInput, ModelCallResult, ModelConversation } from './llm-input';
+export type { ModelCost } from './llm-pricing';
+
+export interface ModelActivityConfig {
+  /** USD per million tokens by model id; default: the built-in table + KEEL_MODEL_PRICES. */
+  prices?: PriceTable;
+  /** Where ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL are read; default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** A stream that sends nothing (not even a ping) for this long is abandoned and retried. */
+  streamIdleTimeoutMs?: number;
+  /** Upper bound on the SDK's wait for response headers; start-to-close lowers it further. */
+  requestTimeoutMs?: number;
+  heartbeatIntervalMs?: number;
+  /** How often merged deltas are sent to the workflow stream. */
+  publishIntervalMs?: number;
+}
+
+const DEFAULTS = {
+  streamIdleTimeoutMs: 90_000,
+  requestTimeoutMs: 10 * 60_000,
+  heartbeatIntervalMs: 500,
+  publishIntervalMs: 150,
+};
+
+export interface ModelActivities {
+  callModel(input: ModelCallInput): Promise<ModelCallResult>;
+}
+
+export function createModelActivities(config: ModelActivityConfig = {}): ModelActivities {
+  const env = config.env ?? process.env;
+  const prices = config.prices ?? loadPriceTable(env);
+  const settings = { ...DEFAULTS, ...definedOnly(config), env, prices };
+  return {
+    async callModel(input: ModelCallInput): Promise<ModelCallResult> {
+      return runModelCall(input, settings);
+    },
+  };
+}
+
+let defaults: ModelActivities | undefined;
+
+/** `callModel` with the default configuration, read from the environment on first use. */
+export async function callModel(input: ModelCallInput): Promise<ModelCallResult> {
+  defaults ??= createModelActivities();
+  return defaults.callModel(input);
+}
+
+type Settings = typeof DEFAULTS & { env: NodeJS.ProcessEnv; prices: PriceTable };
+
+async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promise<ModelCallResult> {
+  const ctx = Context.current();
+  const { attempt } = ctx.info;
+  const checked = modelCallInputSchema.safeParse(rawInput);
+  if (!checked.success) throw invalidInputFailure(z.prettifyError(checked.error));
+  const input = rawInput;
+  const apiKey = settings.env.ANTHROPIC_API_KEY?.trim();
+  if (!apiKey) throw apiKeyMissingFailure();
+
+  const progress = new ConnectionProgress(attempt);
+  const heartbeat = () => ctx.heartbeat(progress.details());
+  heartbeat();
+  // Heartbeats on a clock as well as on stream events: a cancel is delivered only in
+  // answer to a heartbeat, and the wait for the first byte can be long.
+  const ticker = setInterval(heartbeat, settings.heartbeatIntervalMs);
+
+  const streamClient =
+    input.publish !== false && ctx.info.workflowExecution
+      ? WorkflowStreamClient.fromWithinActivity({
+          batchInterval: settings.publishIntervalMs,
+          // A stream that cannot be reached must not hold the call hostage.
+          maxRetryDuration: '5 seconds',
+        })
+      : undefined;
+  const deltas = streamClient
+    ? new DeltaPublisher(
+        streamClient.topic<ModelStreamEvent>(MODEL_STREAM_TOPIC),
+        { callId: input.callId ?? null, attempt },
+        settings.publishIntervalMs,
+      )
+    : undefined;
+  if (attempt > 1) deltas?.retry();
+
+  const idle = new AbortController();
+  let idleTimer: NodeJS.Timeout | undefined;
+  const armIdleTimer = () => {
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => idle.abort(), settings.streamIdleTimeoutMs);
+  };
+  const signal = AbortSignal.any([ctx.cancellationSignal, idle.signal]);
+
+  const accumulator = new MessageAccumulator();
+  let requestId: string | null = null;
+  try {
+    const client = new Anthropic({
+      apiKey,
+      // Unset means the real API; the stand-in or a proxy is chosen by the worker's env.
+      baseURL: settings.env.ANTHROPIC_BASE_URL?.trim() || null,
+      maxRetries: 0,
+      timeout: sdkTimeoutMs(ctx.info.startToCloseTimeoutMs, settings.requestTimeoutMs),
+      fetch: countingFetch((bytes) => {
+        progress.received(bytes);
+        armIdleTimer();
+      }),
+    });
+    progress.connecting();
+    const { data: stream, request_id, response } = await client.messages
+      .create(requestBody(input), { signal })
+      .withResponse();
+    requestId = request_id ?? response.headers.get('request-id');
+    progress.connected(requestId);
+    armIdleTimer();
+    heartbeat();
+    deltas?.start(requestId, input.model);
+
+    for await (const event of stream) {
+      progress.event();
+      accumulator.apply(event);
+      if (event.type === 'content_block_delta') {
+        if (event.delta.type === 'text_delta') deltas?.delta(event.index, 'text', event.delta.text);
+        else if (event.delta.type === 'thinking_delta') deltas?.delta(event.index, 'thinking', event.delta.thinking);
+      }
+      heartbeat();
+    }
+    // The SDK ends the iteration quietly when the request is aborted, and a server may
+    // close a stream early: either way the message is not whole.
+    if (!accumulator.complete) {
+      if (ctx.cancellationSignal.aborted) throw ctx.cancellationSignal.reason;
+      if (idle.signal.aborted) throw streamStalledFailure(settings.streamIdleTimeoutMs, requestId);
+      throw streamDroppedFailure('the stream closed before message_stop', requestId);
+    }
+
+    const message = accumulator.result();
+    progress.completed();
+    heartbeat();
+    deltas?.stop(message.stop_reason);
+    return {
+      message,
+      stopReason: message.stop_reason,
+      usage: message.usage,
+      requestId,
+      model: message.model,
+      cost: costOf(message.model, message.usage, settings.prices),
+      attempt,
+    };
+  } catch (error) {
+    progress.failed();
+    if (ctx.cancellationSignal.aborted) {
+      deltas?.discard();
+      const reason: unknown = ctx.cancellationSignal.reason;
+      throw reason instanceof CancelledFailure ? reason : new CancelledFailure('model call cancelled');
+    }
+    const failure =
+      idle.signal.aborted && !(error instanceof ApplicationFailure)
+        ? streamStalledFailure(settings.streamIdleTimeoutMs, requestId)
+        : classifyModelError(error, requestId);
+    ctx.log.warn('model call failed', {
+      failureType: failure.type,
+      nonRetryable: failure.nonRetryable,
+      requestId,
+      attempt,
+      model: input.model,
+    });
+    throw failure;
+  } finally {
+    clearInterval(ticker);
+    clearTimeout(idleTimer);
+    deltas?.flushDeltas();
+    if (streamClient) {
+      // Delivers what is buffered before the activity completes, so consumers see the
+      // last deltas and the stop marker before the workflow sees the result.
+      const dispose = streamClient[Symbol.asyncDispose];
+      try {
+        await dispose.call(streamClient);
+      } catch (error) {
+        ctx.log.warn('could not deliver model deltas to the workflow stream', { error: String(error) });
+      }
+    }
+  }
+}
+
+function requestBody(input: ModelCallInput): Anthropic.MessageCreateParamsStreaming {
+  const cached =
+    input.promptCaching === false ? { system: input.system, tools: input.tools } : withPromptCaching(input);
+  return {
+    model: input.model,
+    max_tokens: input.maxTokens,
+    messages: messagesOf(input.conversation),
+    stream: true,
+    ...(cached.system !== undefined ? { system: cached.system } : {}),
+    ...(cached.tools !== undefined ? { tools: cached.tools } : {}),
+    ...(input.toolChoice !== undefined ? { tool_choice: input.toolChoice } : {}),
+    ...(input.thinking !== undefined ? { thinking: input.thinking } : {}),
+    ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
+    ...(input.stopSequences !== undefined ? { stop_sequences: input.stopSequences } : {}),
+  };
+}
+
+/** Below start-to-close by 10% (at least a second), so the SDK's clear timeout wins. */
+export function sdkTimeoutMs(startToCloseMs: number | undefined, ceilingMs: number): number {
+  if (!startToCloseMs || !Number.isFinite(startToCloseMs)) return ceilingMs;
+  const margin = Math.max(1_000, startToCloseMs * 0.1);
+  return Math.max(500, Math.min(ceilingMs, startToCloseMs - margin));
+}
+
+/** `fetch` that reports the bytes of each response body chunk as it arrives. */
+function countingFetch(onBytes: (bytes: number) => void): typeof fetch {
+  return async (input, init) => {
+    const response = await fetch(input, init);
+    if (!response.body) return response;
+    const counter = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        onBytes(chunk.byteLength);
+        controller.enqueue(chunk);
+      },
+    });
+    return new Response(response.body.pipeThrough(counter), {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  };
+}
+
+function definedOnly(config: ModelActivityConfig): Partial<typeof DEFAULTS> {
+  return Object.fromEntries<number>(
+    Object.entries({
+      streamIdleTimeoutMs: config.streamIdleTimeoutMs,
+      requestTimeoutMs: config.requestTimeoutMs,
+      heartbeatIntervalMs: config.heartbeatIntervalMs,
+      publishIntervalMs: config.publishIntervalMs,
+    }).filter((entry): entry is [string, number] => entry[1] !== undefined),
+  );
+}

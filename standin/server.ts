@@ -1,0 +1,335 @@
+// A local stand-in for the Anthropic Messages API (`POST /v1/messages`), faithful enough
+// that the unmodified `@anthropic-ai/sdk` cannot tell it from the real service: the same
+// auth and version checks, `request-id` on every response, the real error bodies and
+// status/type pairs, and the real SSE event order. A scenario scripts every answer and
+// every fault; a request no rule matches gets a clear error, never an invented answer.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { errorBody, errorTypeForStatus } from './api-errors';
+import { requestId as newRequestId } from './ids';
+import { describeFacts, factsOf, matches, type RequestFacts } from './match';
+import { renderMessage } from './message';
+import { faultHeaders, type Io, jsonReply, sendError, streamReply, type WriteOutcome } from './respond';
+import { parseScenario, type Reply, type Rule, type Scenario, type ScenarioInput } from './scenario';
+import { PromptCacheSimulator } from './usage';
+
+export type RequestOutcome =
+  | 'pending'
+  | 'rejected' // auth, version, body or path checks
+  | 'unmatched'
+  | 'status_fault'
+  | WriteOutcome;
+
+export interface RecordedRequest {
+  /** 1-based, in arrival order. */
+  seq: number;
+  method: string;
+  path: string;
+  /** Lower-cased names; credentials redacted. */
+  headers: Record<string, string>;
+  /** How the client authenticated; the key itself is never recorded. */
+  auth: 'bearer' | 'x-api-key' | null;
+  body: unknown;
+  requestId: string;
+  facts: RequestFacts | null;
+  rule: string | null;
+  status: number | null;
+  outcome: RequestOutcome;
+  receivedAt: number;
+  /** When the connection carrying this request closed (either side). */
+  closedAt: number | null;
+  /** The client went away before the response was complete. */
+  clientClosedEarly: boolean;
+}
+
+export interface StandinOptions {
+  scenario: Scenario | ScenarioInput;
+  port?: number;
+  host?: string;
+  /** One line per request, for people watching the stand-in. */
+  log?: (line: string) => void;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const REDACTED = '[redacted]';
+const DEFAULT_MID_STREAM_REPLY: Reply = {
+  content: [{ type: 'text', text: 'This reply is interrupted by the stand-in before it completes.' }],
+  delayMs: 0,
+  chunkSize: 8,
+};
+
+export class Standin {
+  readonly requests: RecordedRequest[] = [];
+  private readonly uses = new Map<number, number>();
+  private readonly cache = new PromptCacheSimulator();
+  private readonly watchers = new Set<() => void>();
+  private scenario: Scenario;
+
+  private constructor(
+    private readonly server: Server,
+    scenario: Scenario,
+    private readonly log: ((line: string) => void) | undefined,
+  ) {
+    this.scenario = scenario;
+  }
+
+  static async start(options: StandinOptions): Promise<Standin> {
+    const scenario = parseScenario(options.scenario);
+    const holder: { standin?: Standin } = {};
+    const server = createServer((req, res) => {
+      holder.standin
+        ?.handle(req, res).catch((error: unknown) => {
+        options.log?.(`stand-in internal error: ${(error as Error).stack ?? String(error)}`);
+        if (!res.headersSent) {
+          res.writeHead(500, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(errorBody('api_error', newRequestId(), 'stand-in internal error')));
+        } else {
+          res.destroy();
+        }
+      });
+    });
+    const standin = new Standin(server, scenario, options.log);
+    holder.standin = standin;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    return standin;
+  }
+
+  get url(): string {
+    const address = this.server.address() as AddressInfo;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    return `http://${host}:${address.port}`;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** Requests no rule matched: each was answered with an error naming what was asked. */
+  get unmatched(): RecordedRequest[] {
+    return this.requests.filter((request) => request.outcome === 'unmatched');
+  }
+
+  /** Replaces the script; usage counters and the simulated prompt cache start over. */
+  setScenario(scenario: Scenario | ScenarioInput): void {
+    this.scenario = parseScenario(scenario);
+    this.uses.clear();
+  }
+
+  /** Resolves with the first recorded request the predicate accepts, as records change. */
+  async waitFor(predicate: (request: RecordedRequest) => boolean, timeoutMs = 10_000): Promise<RecordedRequest> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const found = this.requests.find(predicate);
+        if (found) {
+          cleanup();
+          resolve(found);
+        }
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`stand-in: no request matched the awaited condition within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const cleanup = () => {
+        clearTimeout(timer);
+        this.watchers.delete(check);
+      };
+      this.watchers.add(check);
+      check();
+    });
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private changed(): void {
+    for (const watcher of [...this.watchers]) watcher();
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const body = await readBody(req);
+    const rid = newRequestId();
+    const record: RecordedRequest = {
+      seq: this.requests.length + 1,
+      method: req.method ?? 'GET',
+      path: req.url ?? '/',
+      headers: redactHeaders(req),
+      auth: null,
+      body: null,
+      requestId: rid,
+      facts: null,
+      rule: null,
+      status: null,
+      outcome: 'pending',
+      receivedAt: Date.now(),
+      closedAt: null,
+      clientClosedEarly: false,
+    };
+    this.requests.push(record);
+    let droppedByUs = false;
+    const closed = new Promise<void>((resolve) => {
+      res.on('close', () => {
+        record.closedAt = Date.now();
+        if (!res.writableFinished && !droppedByUs) {
+          record.clientClosedEarly = true;
+          if (record.outcome === 'pending' || record.outcome === 'hanging') record.outcome = 'client_closed';
+        }
+        resolve();
+        this.changed();
+      });
+    });
+    res.setHeader('request-id', rid);
+
+    const reject = (status: number, message: string) => {
+      record.status = status;
+      record.outcome = 'rejected';
+      sendError(res, status, errorTypeForStatus(status), rid, message);
+      this.logRequest(record);
+    };
+
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'POST' || path !== '/v1/messages') {
+      reject(404, 'Not found');
+      return;
+    }
+    const auth = authOf(req);
+    record.auth = auth.scheme;
+    if (auth.key === null) {
+      reject(401, 'x-api-key header is required');
+      return;
+    }
+    if (this.scenario.apiKeys && !this.scenario.apiKeys.includes(auth.key)) {
+      reject(401, auth.scheme === 'bearer' ? 'Invalid bearer token' : 'invalid x-api-key');
+      return;
+    }
+    if (!req.headers['anthropic-version']) {
+      reject(400, 'anthropic-version: header is required');
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      reject(400, 'There was an issue with the request body: the body is not valid JSON');
+      return;
+    }
+    record.body = parsed;
+    if (!isObject(parsed)) {
+      reject(400, 'There was an issue with the request body: expected an object');
+      return;
+    }
+    const missing = (['model', 'max_tokens', 'messages'] as const).find((field) => parsed[field] === undefined);
+    if (missing) {
+      reject(400, `${missing}: Field required`);
+      return;
+    }
+    if (!Array.isArray(parsed.messages) || parsed.messages.length === 0) {
+      reject(400, 'messages: at least one message is required');
+      return;
+    }
+
+    const facts = factsOf(parsed, record.seq);
+    record.facts = facts;
+    const found = this.pickRule(facts);
+    if (!found) {
+      record.status = 500;
+      record.outcome = 'unmatched';
+      const message =
+        `Keel stand-in: no rule in scenario "${this.scenario.name}" matches ${describeFacts(facts)}. ` +
+        'Add a rule for it (or allow another use with `times`) — the stand-in never invents an answer.';
+      this.log?.(message);
+      sendError(res, 500, 'api_error', rid, message, { 'x-should-retry': 'false' });
+      this.changed();
+      return;
+    }
+    const { rule, index } = found;
+    record.rule = rule.name ?? `rule ${index + 1}`;
+    this.changed();
+
+    const fault = rule.fault;
+    if (fault?.kind === 'status') {
+      record.status = fault.status;
+      record.outcome = 'status_fault';
+      sendError(res, fault.status, fault.errorType ?? errorTypeForStatus(fault.status), rid, fault.message, faultHeaders(fault));
+      this.logRequest(record);
+      return;
+    }
+
+    const reply = rule.reply ?? DEFAULT_MID_STREAM_REPLY;
+    const usage = this.cache.usageFor(parsed, reply.content, reply.usage);
+    const message = renderMessage(reply, facts.model, usage);
+    const io: Io = {
+      res,
+      closed,
+      isClosed: () => record.closedAt !== null,
+      drop: () => {
+        droppedByUs = true;
+        res.socket?.destroy();
+      },
+    };
+    const outcome = facts.stream
+      ? await streamReply(io, message, reply, fault, rid)
+      : await jsonReply(io, message, fault, rid);
+    if (record.outcome === 'pending') record.outcome = outcome;
+    record.status = res.statusCode;
+    this.logRequest(record);
+    this.changed();
+  }
+
+  private pickRule(facts: RequestFacts): { rule: Rule; index: number } | null {
+    for (const [index, rule] of this.scenario.rules.entries()) {
+      const used = this.uses.get(index) ?? 0;
+      if (rule.times !== undefined && used >= rule.times) continue;
+      if (!matches(rule.match, facts)) continue;
+      this.uses.set(index, used + 1);
+      return { rule, index };
+    }
+    return null;
+  }
+
+  private logRequest(record: RecordedRequest): void {
+    this.log?.(
+      `#${record.seq} ${record.method} ${record.path} turn ${record.facts?.turn ?? '-'} ` +
+        `rule ${record.rule ?? '-'} -> ${record.status ?? '-'} ${record.outcome} (${record.requestId})`,
+    );
+  }
+}
+
+export async function startStandin(options: StandinOptions): Promise<Standin> {
+  return Standin.start(options);
+}
+
+function authOf(req: IncomingMessage): { scheme: RecordedRequest['auth']; key: string | null } {
+  const header = req.headers.authorization;
+  const bearer = typeof header === 'string' ? /^Bearer\s+(.+)$/i.exec(header.trim())?.[1] : undefined;
+  if (bearer) return { scheme: 'bearer', key: bearer };
+  const apiKey = req.headers['x-api-key'];
+  if (typeof apiKey === 'string' && apiKey.trim() !== '') return { scheme: 'x-api-key', key: apiKey.trim() };
+  return { scheme: null, key: null };
+}
+
+function redactHeaders(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value === undefined) continue;
+    const text = Array.isArray(value) ? value.join(', ') : value;
+    if (name === 'authorization') out[name] = /^Bearer\s/i.test(text) ? `Bearer ${REDACTED}` : REDACTED;
+    else if (name === 'x-api-key') out[name] = REDACTED;
+    else out[name] = text;
+  }
+  return out;
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const parts: Buffer[] = [];
+  for await (const chunk of req) parts.push(chunk as Buffer);
+  return Buffer.concat(parts).toString('utf8');
+}
