@@ -1,0 +1,77 @@
+// The conversation in the shape of the Anthropic Messages API, and the check that a
+// transcript is a valid request: the turn machine must never hand the model one that the
+// API would refuse. Field names are the API's own, so no mapping is needed at the edge.
+import { z } from 'zod';
+import { jsonSchema } from './core';
+
+export const contentBlockSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('text'), text: z.string() }),
+  z.strictObject({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().min(1), input: jsonSchema }),
+  z.strictObject({
+    type: z.literal('tool_result'),
+    tool_use_id: z.string().min(1),
+    content: z.string(),
+    is_error: z.boolean(),
+  }),
+  // Thinking blocks go back to the API exactly as it sent them (signatures included).
+  z.strictObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }),
+  z.strictObject({ type: z.literal('redacted_thinking'), data: z.string() }),
+]);
+export type ContentBlock = z.infer<typeof contentBlockSchema>;
+export type ToolUseBlock = Extract<ContentBlock, { type: 'tool_use' }>;
+export type ToolResultBlock = Extract<ContentBlock, { type: 'tool_result' }>;
+
+export const messageSchema = z.strictObject({
+  role: z.enum(['user', 'assistant']),
+  content: z.array(contentBlockSchema),
+});
+export type Message = z.infer<typeof messageSchema>;
+
+export const userText = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] });
+export const assistantText = (text: string): Message => ({ role: 'assistant', content: [{ type: 'text', text }] });
+
+/**
+ * Problems that would make the Messages API refuse this conversation as a request; empty
+ * when it is valid. Stricter than the API where the API silently merges (consecutive
+ * same-role messages): the transcript should read as what the model actually saw.
+ */
+export function conversationProblems(messages: readonly Message[]): string[] {
+  const problems: string[] = [];
+  if (messages.length === 0) return ['the conversation is empty'];
+  if (messages[0]?.role !== 'user') problems.push('message 0: the first message must come from the user');
+  const last = messages[messages.length - 1];
+  if (last?.role !== 'user') problems.push(`message ${messages.length - 1}: the last message must come from the user`);
+  const seenToolUse = new Set<string>();
+  messages.forEach((message, i) => {
+    if (message.content.length === 0) problems.push(`message ${i}: empty content`);
+    const previous = messages[i - 1];
+    if (previous !== undefined && previous.role === message.role) problems.push(`message ${i}: two ${message.role} messages in a row`);
+    if (message.role === 'assistant') {
+      for (const block of message.content) {
+        if (block.type === 'tool_result') problems.push(`message ${i}: tool_result in an assistant message`);
+        if (block.type === 'tool_use') {
+          if (seenToolUse.has(block.id)) problems.push(`message ${i}: duplicate tool_use id ${block.id}`);
+          seenToolUse.add(block.id);
+        }
+      }
+      return;
+    }
+    for (const block of message.content) {
+      if (block.type === 'tool_use' || block.type === 'thinking' || block.type === 'redacted_thinking') {
+        problems.push(`message ${i}: ${block.type} in a user message`);
+      }
+    }
+    // Every tool_use of the previous assistant message is answered here, first, in order,
+    // exactly once; no other tool_result appears.
+    const asked = previous?.role === 'assistant' ? previous.content.filter((b) => b.type === 'tool_use').map((b) => b.id) : [];
+    const results = message.content.filter((b) => b.type === 'tool_result').map((b) => b.tool_use_id);
+    const leading = message.content.slice(0, asked.length).map((b) => (b.type === 'tool_result' ? b.tool_use_id : null));
+    if (asked.length > 0 && JSON.stringify(leading) !== JSON.stringify(asked)) {
+      problems.push(`message ${i}: expected tool_results for [${asked.join(', ')}] first, in order; got [${leading.map((id) => id ?? 'another block').join(', ')}]`);
+    }
+    if (results.length !== asked.length) {
+      problems.push(`message ${i}: ${results.length} tool_result blocks answer ${asked.length} tool_use blocks`);
+    }
+  });
+  return problems;
+}

@@ -1,0 +1,525 @@
+// One turn of the agent loop (ReAct): call the model, run the tools it asks for, call it
+// again with their results, until it stops asking (seed 002 TurnEngine and Agent, 000
+// Agent, 001, 004). The conversation stays out of the directives that start activities:
+// the runner appends what `append_messages` gives it to its own store and passes the
+// model activity a reference, so workflow history grows with each step's new messages
+// only. Every `call_model` is preceded by appends that leave the stored conversation a
+// valid Messages API request.
+import { z } from 'zod';
+import {
+  addCallUsage,
+  callUsageSchema,
+  exhaustionSchema,
+  findExhaustion,
+  NO_LIMITS,
+  turnLimitsSchema,
+  usageSchema,
+  ZERO_USAGE,
+  type Exhaustion,
+  type TurnLimits,
+  type Usage,
+} from './budget';
+import { contentBlockSchema, type ContentBlock, type Message } from './conversation';
+import { assertNever, defineMachine, reject, type Step } from './core';
+import { cancelActivity, cancelTimer, startTimer } from './directives';
+import { emit, type ToolResultStatus } from './events';
+import {
+  createToolCall,
+  isTerminalCall,
+  resultStatus,
+  toolCallEventSchema,
+  toolCallMachine,
+  toolCallStateSchema,
+  type ToolCallDirective,
+  type ToolCallEvent,
+  type ToolCallState,
+} from './tool-call';
+
+/** Seed 001: three retries after the activity's own retries are spent, 1 s, 2 s, 3 s apart. */
+export const DEFAULT_RETRY_BACKOFF_MS = [1_000, 2_000, 3_000] as const;
+
+export const toolStatsSchema = z.strictObject({
+  success: z.number().int().nonnegative(),
+  error: z.number().int().nonnegative(),
+  timeout: z.number().int().nonnegative(),
+  cancelled: z.number().int().nonnegative(),
+  denied: z.number().int().nonnegative(),
+});
+export type ToolStats = Record<ToolResultStatus, number>;
+export const ZERO_TOOL_STATS: ToolStats = { success: 0, error: 0, timeout: 0, cancelled: 0, denied: 0 };
+
+export const turnConfigSchema = z.strictObject({
+  turnId: z.string().min(1),
+  limits: turnLimitsSchema,
+  /** Tools that only read: they may run in parallel within a step. */
+  readOnlyTools: z.array(z.string()),
+  /** The ask-the-human tool's name, answered by `answer` instead of an activity. */
+  askTool: z.string().nullable(),
+  approvalTimeoutMs: z.number().int().positive().nullable(),
+  maxParallelTools: z.number().int().positive(),
+  retryBackoffMs: z.array(z.number().int().nonnegative()),
+});
+export type TurnConfig = z.infer<typeof turnConfigSchema>;
+
+const common = {
+  config: turnConfigSchema,
+  usage: usageSchema,
+  /** Steer texts waiting for the next safe boundary. */
+  steers: z.array(z.string()),
+  toolStats: toolStatsSchema,
+  /** Text of the model's latest answer: the turn's final output when it ends. */
+  text: z.string().nullable(),
+};
+const step = z.number().int().nonnegative();
+
+export const turnStateSchema = z.discriminatedUnion('status', [
+  z.strictObject({ status: z.literal('idle'), ...common }),
+  z.strictObject({ status: z.literal('calling_llm'), ...common, step, attempt: z.number().int().positive(), activityId: z.string() }),
+  z.strictObject({ status: z.literal('retry_wait'), ...common, step, attempt: z.number().int().positive(), timerId: z.string(), error: z.string() }),
+  z.strictObject({ status: z.literal('executing_tools'), ...common, step, calls: z.array(toolCallStateSchema).min(1) }),
+  z.strictObject({
+    status: z.literal('completed'),
+    ...common,
+    step,
+    reason: z.enum(['end_turn', 'max_steps', 'budget_exhausted']),
+    stopReason: z.string().nullable(),
+    exhaustion: exhaustionSchema.nullable(),
+  }),
+  z.strictObject({ status: z.literal('interrupted'), ...common, step, reason: z.string() }),
+  z.strictObject({ status: z.literal('failed'), ...common, step, error: z.string() }),
+]);
+export type TurnState = z.infer<typeof turnStateSchema>;
+export type TurnStatus = TurnState['status'];
+
+export const turnEventSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('start'), text: z.string().min(1) }),
+  z.strictObject({
+    type: z.literal('model_response'),
+    content: z.array(contentBlockSchema),
+    stopReason: z.string().nullable().optional(),
+    usage: callUsageSchema,
+  }),
+  z.strictObject({
+    type: z.literal('model_failed'),
+    message: z.string(),
+    retryable: z.boolean(),
+    retryAfterMs: z.number().int().nonnegative().optional(),
+  }),
+  z.strictObject({ type: z.literal('timer_fired'), timerId: z.string() }),
+  z.strictObject({ type: z.literal('tool'), callId: z.string(), event: toolCallEventSchema }),
+  z.strictObject({ type: z.literal('answer'), callId: z.string(), text: z.string() }),
+  z.strictObject({ type: z.literal('steer'), text: z.string().min(1) }),
+  z.strictObject({ type: z.literal('interrupt'), reason: z.string().optional(), partialText: z.string().optional() }),
+]);
+export type TurnEvent = z.infer<typeof turnEventSchema>;
+
+export const turnResultSchema = z.strictObject({
+  turnId: z.string(),
+  outcome: z.enum(['completed', 'max_steps', 'budget_exhausted', 'interrupted', 'failed']),
+  steps: z.number().int().nonnegative(),
+  usage: usageSchema,
+  toolCalls: toolStatsSchema,
+  finalOutput: z.string().nullable(),
+  error: z.string().nullable(),
+  exhaustion: exhaustionSchema.nullable(),
+  /** Steers the turn could not apply; the session queues them as messages, never drops them. */
+  unappliedSteers: z.array(z.string()),
+});
+export type TurnResult = z.infer<typeof turnResultSchema>;
+
+export type TurnDirective =
+  | ToolCallDirective
+  /** Append to the conversation store, in order, before executing what follows. */
+  | { readonly type: 'append_messages'; readonly messages: readonly Message[] }
+  /** Call the model with the stored conversation; answer with `model_response` or `model_failed`. */
+  | { readonly type: 'call_model'; readonly turnId: string; readonly step: number; readonly attempt: number; readonly activityId: string }
+  /** The turn is over: hand the result to the session (`turn_finished`) or the parent goal. */
+  | { readonly type: 'finish'; readonly result: TurnResult };
+
+export const modelActivityId = (turnId: string, step: number, attempt: number): string => `model:${turnId}:${step}:${attempt}`;
+export const retryTimerId = (turnId: string, step: number, attempt: number): string => `retry:${turnId}:${step}:${attempt}`;
+
+export interface NewTurn {
+  readonly turnId: string;
+  readonly limits?: TurnLimits;
+  readonly readOnlyTools?: readonly string[];
+  readonly askTool?: string | null;
+  readonly approvalTimeoutMs?: number | null;
+  readonly maxParallelTools?: number;
+  readonly retryBackoffMs?: readonly number[];
+}
+
+export function createTurn(init: NewTurn): TurnState {
+  return {
+    status: 'idle',
+    config: {
+      turnId: init.turnId,
+      limits: init.limits ?? { inputTokens: null, outputTokens: null, costUsd: null, maxSteps: null },
+      readOnlyTools: [...(init.readOnlyTools ?? [])],
+      askTool: init.askTool ?? null,
+      approvalTimeoutMs: init.approvalTimeoutMs ?? null,
+      maxParallelTools: init.maxParallelTools ?? 4,
+      retryBackoffMs: [...(init.retryBackoffMs ?? DEFAULT_RETRY_BACKOFF_MS)],
+    },
+    usage: ZERO_USAGE,
+    steers: [],
+    toolStats: ZERO_TOOL_STATS,
+    text: null,
+  };
+}
+
+const S = ['idle', 'calling_llm', 'retry_wait', 'executing_tools', 'completed', 'interrupted', 'failed'] as const;
+const E = ['start', 'model_response', 'model_failed', 'timer_fired', 'tool', 'answer', 'steer', 'interrupt'] as const;
+type Ev = TurnEvent['type'];
+const row = (from: TurnStatus, event: Ev, to: TurnStatus, guard?: string) => (guard === undefined ? { from, event, to } : { from, event, to, guard });
+const afterTools = (event: Ev, what: string) => [
+  row('executing_tools', event, 'executing_tools', `${what}; calls still open`),
+  row('executing_tools', event, 'calling_llm', `${what}; all calls finished`),
+  row('executing_tools', event, 'completed', `${what}; all calls finished at the step limit`),
+];
+
+export const turnMachine = defineMachine<TurnState, TurnEvent, TurnDirective>({
+  name: 'turn',
+  states: S,
+  events: E,
+  terminal: ['completed', 'interrupted', 'failed'],
+  table: [
+    row('idle', 'start', 'calling_llm', 'budget left'),
+    row('calling_llm', 'model_response', 'executing_tools', 'tool_use blocks, budget left'),
+    row('calling_llm', 'model_response', 'calling_llm', 'no tool_use, steer pending, steps left'),
+    row('calling_llm', 'model_response', 'completed', 'no tool_use (end_turn / max_steps) or budget exhausted'),
+    row('calling_llm', 'model_failed', 'retry_wait', 'retryable, retries left'),
+    row('calling_llm', 'model_failed', 'failed', 'not retryable or retries spent'),
+    row('calling_llm', 'steer', 'calling_llm'),
+    row('calling_llm', 'interrupt', 'interrupted'),
+    row('retry_wait', 'timer_fired', 'calling_llm', 'this retry timer'),
+    row('retry_wait', 'steer', 'retry_wait'),
+    row('retry_wait', 'interrupt', 'interrupted'),
+    ...afterTools('tool', 'known call'),
+    ...afterTools('answer', 'ask call running'),
+    ...afterTools('timer_fired', "a call's approval timer"),
+    row('executing_tools', 'steer', 'executing_tools'),
+    row('executing_tools', 'interrupt', 'interrupted'),
+  ],
+  stateSchema: turnStateSchema,
+  eventSchema: turnEventSchema,
+  reduce,
+});
+
+type Common = Pick<TurnState, 'config' | 'usage' | 'steers' | 'toolStats' | 'text'>;
+type D = TurnDirective;
+type Out = Step<TurnState, D>;
+
+const commonOf = (s: TurnState): Common => ({ config: s.config, usage: s.usage, steers: s.steers, toolStats: s.toolStats, text: s.text });
+const stepOf = (s: TurnState): number => (s.status === 'idle' ? 0 : s.step);
+const append = (...messages: Message[]): D => ({ type: 'append_messages', messages });
+const note = (text: string): Message => ({ role: 'assistant', content: [{ type: 'text', text }] });
+
+function turnExhaustion(limits: TurnLimits, usage: Usage): Exhaustion | null {
+  return findExhaustion({ ...NO_LIMITS, inputTokens: limits.inputTokens, outputTokens: limits.outputTokens, costUsd: limits.costUsd }, { usage });
+}
+
+function callModel(c: Common, stepNo: number, attempt: number, directives: D[]): Out {
+  const activityId = modelActivityId(c.config.turnId, stepNo, attempt);
+  return {
+    state: { status: 'calling_llm', ...c, step: stepNo, attempt, activityId },
+    directives: [...directives, { type: 'call_model', turnId: c.config.turnId, step: stepNo, attempt, activityId }],
+  };
+}
+
+function result(c: Common, stepNo: number, outcome: TurnResult['outcome'], extra: Partial<TurnResult> = {}): D {
+  return {
+    type: 'finish',
+    result: {
+      turnId: c.config.turnId,
+      outcome,
+      steps: stepNo,
+      usage: c.usage,
+      toolCalls: c.toolStats,
+      finalOutput: c.text,
+      error: null,
+      exhaustion: null,
+      unappliedSteers: c.steers,
+      ...extra,
+    },
+  };
+}
+
+function complete(c: Common, stepNo: number, reason: 'end_turn' | 'max_steps' | 'budget_exhausted', stopReason: string | null, exhaustion: Exhaustion | null, directives: D[]): Out {
+  const out: D[] = [...directives];
+  if (exhaustion !== null) out.push(emit('budget.exhausted', { ...exhaustion, scope: `turn ${c.config.turnId}` }));
+  out.push(emit('turn.completed', { turnId: c.config.turnId, reason, finalOutput: c.text, usage: c.usage, stopReason }));
+  const outcome = reason === 'end_turn' ? 'completed' : reason;
+  out.push(result(c, stepNo, outcome, { exhaustion }));
+  return { state: { status: 'completed', ...c, step: stepNo, reason, stopReason, exhaustion }, directives: out };
+}
+
+const stepLimit = (c: Common, stepNo: number): Exhaustion | null =>
+  c.config.limits.maxSteps !== null && stepNo >= c.config.limits.maxSteps
+    ? { limit: 'steps_per_turn', allowed: c.config.limits.maxSteps, used: stepNo, over: stepNo - c.config.limits.maxSteps }
+    : null;
+
+function countResults(stats: ToolStats, calls: readonly ToolCallState[]): ToolStats {
+  const next = { ...stats };
+  for (const call of calls) if (isTerminalCall(call)) next[resultStatus[call.status]] += 1;
+  return next;
+}
+
+function resultBlocks(calls: readonly ToolCallState[]): ContentBlock[] {
+  return calls.map((call) => {
+    // Callers only build the answer once every call is terminal.
+    const r = isTerminalCall(call) ? call.result : { content: 'No result.', isError: true };
+    return { type: 'tool_result', tool_use_id: call.callId, content: r.content, is_error: r.isError };
+  });
+}
+
+/**
+ * Grant permits in the model's order. Read-only calls run side by side (up to the
+ * parallel limit); any other call is a barrier: it starts only when every earlier call is
+ * finished and nothing runs, and no later call starts before it finishes — so a read
+ * after a write sees the write, as the model intended.
+ */
+function schedule(calls: readonly ToolCallState[], maxParallel: number): { calls: ToolCallState[]; directives: D[] } {
+  const next = [...calls];
+  const directives: D[] = [];
+  let running = next.filter((c) => c.status === 'running').length;
+  let earlierOpen = false;
+  for (let i = 0; i < next.length; i++) {
+    const call = next[i];
+    if (call === undefined || isTerminalCall(call)) continue;
+    const barrier = !call.readOnly;
+    if (call.status === 'queued') {
+      const may = barrier ? !earlierOpen && running === 0 : running < maxParallel;
+      if (may) {
+        const granted = toolCallMachine.transition(call, { type: 'permit_granted' });
+        if (granted.ok) {
+          next[i] = granted.state;
+          directives.push(...granted.directives);
+          running++;
+        }
+      }
+    }
+    earlierOpen = true;
+    if (barrier) break;
+  }
+  return { calls: next, directives };
+}
+
+/** After any change to the calls: start what may start; at the boundary, answer every
+ *  tool_use in one user message (plus pending steers) and call the model again. */
+function advance(state: Extract<TurnState, { status: 'executing_tools' }>, calls: ToolCallState[], directives: D[]): Out {
+  const scheduled = schedule(calls, state.config.maxParallelTools);
+  const out = [...directives, ...scheduled.directives];
+  const c = commonOf(state);
+  if (!scheduled.calls.every(isTerminalCall)) {
+    return { state: { ...state, calls: scheduled.calls }, directives: out };
+  }
+  const done: Common = { ...c, toolStats: countResults(c.toolStats, scheduled.calls) };
+  out.push(
+    emit('turn.tools_finished', {
+      turnId: c.config.turnId,
+      step: state.step,
+      results: scheduled.calls.map((call) => ({ callId: call.callId, status: isTerminalCall(call) ? resultStatus[call.status] : 'cancelled' })),
+    }),
+  );
+  const limit = stepLimit(done, state.step);
+  if (limit !== null) {
+    out.push(append({ role: 'user', content: resultBlocks(scheduled.calls) }, note(`(Stopped: the limit of ${limit.allowed} steps per turn was reached.)`)));
+    return complete(done, state.step, 'max_steps', null, limit, out);
+  }
+  const steer: ContentBlock[] = done.steers.map((text) => ({ type: 'text', text }));
+  out.push(append({ role: 'user', content: [...resultBlocks(scheduled.calls), ...steer] }));
+  if (steer.length > 0) out.push(emit('turn.steer_applied', { turnId: c.config.turnId, step: state.step + 1, count: steer.length }));
+  return callModel({ ...done, steers: [] }, state.step + 1, 1, out);
+}
+
+function onToolEvent(state: TurnState, callId: string, event: ToolCallEvent): Out {
+  if (state.status !== 'executing_tools') return reject('no tools are running');
+  const index = state.calls.findIndex((c) => c.callId === callId);
+  const call = state.calls[index];
+  if (call === undefined) return reject(`unknown tool call ${callId}`);
+  const r = toolCallMachine.transition(call, event);
+  if (!r.ok) return reject(r.error.message);
+  const calls = [...state.calls];
+  calls[index] = r.state;
+  return advance(state, calls, [...r.directives]);
+}
+
+function onModelResponse(state: Extract<TurnState, { status: 'calling_llm' }>, event: Extract<TurnEvent, { type: 'model_response' }>): Out {
+  const content: ContentBlock[] = event.content.length > 0 ? event.content : [{ type: 'text', text: '(no response)' }];
+  const text = content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+  const c: Common = { ...commonOf(state), usage: addCallUsage(state.usage, event.usage), text: text === '' ? state.text : text };
+  const stopReason = event.stopReason ?? null;
+  const out: D[] = [append({ role: 'assistant', content })];
+  const exhaustion = turnExhaustion(c.config.limits, c.usage);
+  const uses = content.flatMap((b) => (b.type === 'tool_use' ? [b] : []));
+
+  if (uses.length === 0) {
+    if (exhaustion !== null) return complete(c, state.step, 'budget_exhausted', stopReason, exhaustion, out);
+    if (c.steers.length === 0) return complete(c, state.step, 'end_turn', stopReason, null, out);
+    const limit = stepLimit(c, state.step);
+    if (limit !== null) return complete(c, state.step, 'max_steps', stopReason, limit, out);
+    out.push(append({ role: 'user', content: c.steers.map((t) => ({ type: 'text', text: t })) }));
+    out.push(emit('turn.steer_applied', { turnId: c.config.turnId, step: state.step + 1, count: c.steers.length }));
+    return callModel({ ...c, steers: [] }, state.step + 1, 1, out);
+  }
+
+  out.push(emit('turn.tool_calls_received', { turnId: c.config.turnId, step: state.step, callIds: uses.map((u) => u.id) }));
+  const calls: ToolCallState[] = [];
+  for (const use of uses) {
+    const kind = use.name === c.config.askTool ? 'ask' : 'tool';
+    const created = createToolCall({
+      callId: use.id,
+      name: use.name,
+      input: use.input,
+      readOnly: kind === 'tool' && c.config.readOnlyTools.includes(use.name),
+      kind,
+      approvalTimeoutMs: c.config.approvalTimeoutMs,
+    });
+    out.push(...created.directives);
+    let call = created.state;
+    const followUp: ToolCallEvent | null =
+      exhaustion !== null
+        ? { type: 'cancel', reason: `not run, the ${exhaustion.limit} budget is exhausted` }
+        : kind === 'ask'
+          ? { type: 'policy_decided', decision: 'allow', reason: 'asking the user needs no approval' }
+          : null;
+    if (followUp !== null) {
+      const r = toolCallMachine.transition(call, followUp);
+      if (r.ok) {
+        call = r.state;
+        out.push(...r.directives);
+      }
+    }
+    calls.push(call);
+  }
+  if (exhaustion !== null) {
+    // The tool_use blocks are already stored: answer them so the conversation stays valid.
+    out.push(append({ role: 'user', content: resultBlocks(calls) }, note('(Stopped: the budget is exhausted.)')));
+    return complete({ ...c, toolStats: countResults(c.toolStats, calls) }, state.step, 'budget_exhausted', stopReason, exhaustion, out);
+  }
+  return advance({ status: 'executing_tools', ...c, step: state.step, calls }, calls, out);
+}
+
+function reduce(state: TurnState, event: TurnEvent): Out {
+  const c = commonOf(state);
+  const turnId = c.config.turnId;
+  switch (event.type) {
+    case 'start': {
+      if (state.status !== 'idle') return reject('the turn has already started');
+      const exhausted = turnExhaustion(c.config.limits, c.usage);
+      if (exhausted !== null) return reject(`no ${exhausted.limit} budget left for a turn`);
+      return callModel(c, 1, 1, [emit('turn.started', { turnId, input: event.text }), append({ role: 'user', content: [{ type: 'text', text: event.text }] })]);
+    }
+    case 'model_response':
+      if (state.status !== 'calling_llm') return reject('no model call in flight');
+      return onModelResponse(state, event);
+    case 'model_failed': {
+      if (state.status !== 'calling_llm') return reject('no model call in flight');
+      const backoff = c.config.retryBackoffMs[state.attempt - 1];
+      if (event.retryable && backoff !== undefined) {
+        const delayMs = Math.max(backoff, event.retryAfterMs ?? 0);
+        const timerId = retryTimerId(turnId, state.step, state.attempt);
+        return {
+          state: { status: 'retry_wait', ...c, step: state.step, attempt: state.attempt, timerId, error: event.message },
+          directives: [
+            emit('turn.retry_scheduled', { turnId, step: state.step, attempt: state.attempt + 1, delayMs, error: event.message }),
+            startTimer(timerId, delayMs),
+          ],
+        };
+      }
+      const error = event.retryable ? `the model failed ${state.attempt} times: ${event.message}` : event.message;
+      return {
+        state: { status: 'failed', ...c, step: state.step, error },
+        directives: [
+          // The user's message is stored and unanswered: close it so the next turn is valid.
+          append(note(`(The model could not answer: ${event.message})`)),
+          emit('turn.error', { turnId, errorType: event.retryable ? 'retries_exhausted' : 'non_retryable', message: event.message, attempts: state.attempt }),
+          result(c, state.step, 'failed', { error }),
+        ],
+      };
+    }
+    case 'timer_fired': {
+      if (state.status === 'retry_wait') {
+        if (event.timerId !== state.timerId) return reject(`timer ${event.timerId} is not the retry timer`);
+        return callModel(c, state.step, state.attempt + 1, []);
+      }
+      if (state.status !== 'executing_tools') return reject('no timer is running');
+      const call = state.calls.find((x) => x.status === 'awaiting_approval' && x.timerId === event.timerId);
+      if (call === undefined) return reject(`timer ${event.timerId} belongs to no call awaiting approval`);
+      return onToolEvent(state, call.callId, event);
+    }
+    case 'tool':
+      if (event.event.type === 'permit_granted') return reject('permits are granted by the turn, not from outside');
+      return onToolEvent(state, event.callId, event.event);
+    case 'answer': {
+      if (state.status !== 'executing_tools') return reject('no question is pending');
+      const call = state.calls.find((x) => x.callId === event.callId);
+      if (call === undefined || call.kind !== 'ask' || call.status !== 'running') return reject(`no question is pending for call ${event.callId}`);
+      return onToolEvent(state, event.callId, { type: 'succeeded', output: event.text });
+    }
+    case 'steer':
+      if (state.status !== 'calling_llm' && state.status !== 'retry_wait' && state.status !== 'executing_tools') return reject('nothing to steer');
+      return { state: { ...state, steers: [...state.steers, event.text] }, directives: [emit('turn.steer_queued', { turnId, text: event.text })] };
+    case 'interrupt':
+      return interrupt(state, event.reason ?? 'interrupted by the user', event.partialText ?? '');
+    default:
+      return assertNever(event);
+  }
+}
+
+function interrupt(state: TurnState, reason: string, partial: string): Out {
+  const c = commonOf(state);
+  const turnId = c.config.turnId;
+  const out: D[] = [];
+  let done = c;
+  let partialOutput: string | null = null;
+  switch (state.status) {
+    case 'calling_llm':
+      out.push(cancelActivity(state.activityId));
+      // Keep what the model had already said; an empty text block would be refused.
+      partialOutput = partial.trim() === '' ? null : partial;
+      out.push(append(note(partialOutput ?? '(interrupted)')));
+      if (partialOutput !== null) done = { ...c, text: partialOutput };
+      break;
+    case 'retry_wait':
+      out.push(cancelTimer(state.timerId), append(note('(interrupted)')));
+      break;
+    case 'executing_tools': {
+      const calls = state.calls.map((call) => {
+        if (isTerminalCall(call)) return call;
+        const r = toolCallMachine.transition(call, { type: 'cancel', reason });
+        if (!r.ok) return call;
+        out.push(...r.directives);
+        return r.state;
+      });
+      // Every tool_use gets its result (cancelled if unfinished) before the next model call.
+      out.push(append({ role: 'user', content: resultBlocks(calls) }, note('(interrupted)')));
+      done = { ...c, toolStats: countResults(c.toolStats, calls) };
+      break;
+    }
+    case 'idle':
+    case 'completed':
+    case 'interrupted':
+    case 'failed':
+      return reject('nothing to interrupt');
+    default:
+      return assertNever(state);
+  }
+  const at = stepOf(state);
+  out.push(emit('turn.interrupted', { turnId, reason, partialOutput }), result(done, at, 'interrupted'));
+  return { state: { status: 'interrupted', ...done, step: at, reason }, directives: out };
+}
+
+/** Calls waiting for a human decision: for the `pendingApprovals` query. */
+export function pendingApprovals(state: TurnState): { callId: string; name: string; input: ToolCallState['input']; reason: string | null }[] {
+  if (state.status !== 'executing_tools') return [];
+  return state.calls.flatMap((c) => (c.status === 'awaiting_approval' ? [{ callId: c.callId, name: c.name, input: c.input, reason: c.reason }] : []));
+}
+
+/** Timers the turn has running: a runner re-arms these after continue-as-new. */
+export function activeTimers(state: TurnState): string[] {
+  if (state.status === 'retry_wait') return [state.timerId];
+  if (state.status !== 'executing_tools') return [];
+  return state.calls.flatMap((c) => (c.status === 'awaiting_approval' && c.timerId !== null ? [c.timerId] : []));
+}
