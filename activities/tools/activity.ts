@@ -1,0 +1,94 @@
+// The Temporal activities for built-in tools. `runTool` runs any of them by name;
+// the workflow picks the ActivityOptions from the tool's definition (listTools gives
+// them as data, since workflow code cannot import this folder).
+import { Context, type Info } from '@temporalio/activity';
+import { DEFAULT_OUTPUT_CAP_BYTES } from './artifacts';
+import { DEFAULT_ENV_ALLOW_LIST, type ToolContext } from './context';
+import { builtinTools, modelToolSpec, type ModelToolSpec, type ToolActivityOptions } from './definitions';
+import { type ToolResult } from './result';
+import { executeTool } from './run-tool';
+import { openWorkspace } from './workspace';
+import { type LoadedPolicy, loadPolicy } from './policy-file';
+import { type PolicyConfigInput, type ToolKind } from '../../machines/policy';
+
+export interface RunToolRequest {
+  /** Absolute path of the session's workspace directory. */
+  workspace: string;
+  tool: string;
+  /** The model's input, unvalidated. */
+  input: unknown;
+}
+
+export interface ToolDescription {
+  spec: ModelToolSpec;
+  readOnly: boolean;
+  kind: ToolKind;
+  /** Absent for ask_user: the workflow handles it. */
+  activityOptions: ToolActivityOptions | undefined;
+}
+
+export interface ToolActivitiesConfig {
+  envAllowList?: readonly string[];
+  outputCapBytes?: number;
+}
+
+const HEARTBEAT_EVERY_MS = 500;
+
+export function createToolActivities(config: ToolActivitiesConfig = {}) {
+  return {
+    async runTool(request: RunToolRequest): Promise<ToolResult> {
+      const context = Context.current();
+      const info = context.info;
+      const ws = await openWorkspace(request.workspace);
+      // The last progress is repeated by the periodic heartbeat, so it is never replaced by nothing.
+      let lastProgress: unknown;
+      const ctx: ToolContext = {
+        ws,
+        callKey: toolCallKey(info),
+        progress: (details) => {
+          lastProgress = details;
+          context.heartbeat(details);
+        },
+        signal: context.cancellationSignal,
+        envAllowList: config.envAllowList ?? DEFAULT_ENV_ALLOW_LIST,
+        outputCapBytes: config.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
+      };
+      // Every tool heartbeats, not only commands: it is how a long grep hears of a cancel.
+      const beat = setInterval(() => context.heartbeat(lastProgress), HEARTBEAT_EVERY_MS);
+      try {
+        const result = await executeTool(ctx, request.tool, request.input);
+        // A cancelled activity must end as cancelled, whatever the tool made of it.
+        if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
+        return result;
+      } finally {
+        clearInterval(beat);
+      }
+    },
+
+    /** The workspace's .keel/policy.json with the session's options over it, validated. */
+    async loadPolicy(request: { workspace: string; options?: PolicyConfigInput }): Promise<LoadedPolicy> {
+      return loadPolicy(await openWorkspace(request.workspace), request.options);
+    },
+
+    /** The built-in tools for the model, with their activity options as data. */
+    async listTools(): Promise<ToolDescription[]> {
+      return builtinTools.map((tool) => ({
+        spec: modelToolSpec(tool),
+        readOnly: tool.readOnly,
+        kind: tool.kind,
+        activityOptions: tool.activity,
+      }));
+    },
+  };
+}
+
+export type ToolActivities = ReturnType<typeof createToolActivities>;
+
+/**
+ * Unique per tool call and stable across its retries. The run id is part of it because
+ * activity ids start again at 1 after continue-as-new.
+ */
+export function toolCallKey(info: Info): string {
+  const execution = info.workflowExecution;
+  return execution ? `${execution.workflowId}/${execution.runId}/${info.activityId}` : `${info.activityType}/${info.activityId}`;
+}

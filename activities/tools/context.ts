@@ -1,0 +1,29 @@
+// What a tool implementation may use: the workspace, a key unique to this tool call
+// (stable across retries), a way to report progress, and the cancellation signal.
+import { type Workspace } from './workspace';
+
+export interface ToolContext {
+  ws: Workspace;
+  /** Unique per tool call and the same on every retry of it (workflowId + activityId). */
+  callKey: string;
+  /** Reports progress; in an activity this is a heartbeat. */
+  progress(details: unknown): void;
+  signal: AbortSignal;
+  /** Environment variable names a command may inherit from the worker. */
+  envAllowList: readonly string[];
+  outputCapBytes: number;
+}
+
+export const DEFAULT_ENV_ALLOW_LIST: readonly string[] = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'LANG',
+  'LC_ALL',
+  'LC_CTYPE',
+  'TERM',
+  'TMPDIR',
+  'TZ',
+];

@@ -1,0 +1,93 @@
+// The registry of built-in tools, as plain data: name, description for the model,
+// input schema (zod, which also yields the JSON schema the model sees), kind
+// (read-only or not, from the policy's table), and the activity options that fit.
+import { z } from 'zod';
+import { builtinToolKinds, type BuiltinToolName, type ToolKind } from '../../machines/policy';
+import { ASK_USER_DESCRIPTION, askUserInput } from './ask-user';
+import { EDIT_FILE_DESCRIPTION, editFileInput } from './edit-file';
+import { GLOB_DESCRIPTION, globInput } from './glob';
+import { GREP_DESCRIPTION, grepInput } from './grep';
+import { LIST_DIR_DESCRIPTION, listDirInput } from './list-dir';
+import { READ_FILE_DESCRIPTION, readFileInput } from './read-file';
+import { MAX_COMMAND_TIMEOUT_SECONDS, RUN_COMMAND_DESCRIPTION, runCommandInput } from './run-command';
+import { WRITE_FILE_DESCRIPTION, writeFileInput } from './write-file';
+
+/** Plain-data activity options (durations in ms), ready for proxyActivities. */
+export interface ToolActivityOptions {
+  startToCloseTimeout: number;
+  heartbeatTimeout: number;
+  retry: {
+    maximumAttempts: number;
+    initialInterval?: number;
+    backoffCoefficient?: number;
+    maximumInterval?: number;
+    nonRetryableErrorTypes?: string[];
+  };
+}
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  input: z.ZodType;
+  kind: ToolKind;
+  /** Read-only tools of one step may run in parallel; the others run one at a time. */
+  readOnly: boolean;
+  /** Absent for ask_user, which the workflow handles without an activity. */
+  activity: ToolActivityOptions | undefined;
+}
+
+/** What the model is given for each tool (Anthropic Messages API `tools` entry). */
+export interface ModelToolSpec {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+}
+
+const fileRetry = { maximumAttempts: 3, initialInterval: 500, backoffCoefficient: 2, maximumInterval: 5_000 };
+
+// Quick filesystem work: short timeouts, a few retries (they are idempotent).
+const readActivity: ToolActivityOptions = { startToCloseTimeout: 60_000, heartbeatTimeout: 10_000, retry: fileRetry };
+const writeActivity: ToolActivityOptions = { startToCloseTimeout: 30_000, heartbeatTimeout: 10_000, retry: fileRetry };
+/**
+ * A command runs at most once. Its own timeout (the input's timeout_seconds) ends it
+ * first; startToClose is a backstop above the largest allowed. A short heartbeat
+ * timeout is how a dead worker is noticed, and heartbeats are how cancellation arrives.
+ */
+const commandActivity: ToolActivityOptions = {
+  startToCloseTimeout: (MAX_COMMAND_TIMEOUT_SECONDS + 60) * 1000,
+  heartbeatTimeout: 5_000,
+  retry: { maximumAttempts: 1 },
+};
+
+function define(name: BuiltinToolName, description: string, input: z.ZodType, activity: ToolActivityOptions | undefined): ToolDefinition {
+  const kind = builtinToolKinds[name];
+  return { name, description, input, kind, readOnly: kind === 'read', activity };
+}
+
+export const builtinTools: readonly ToolDefinition[] = [
+  define('read_file', READ_FILE_DESCRIPTION, readFileInput, readActivity),
+  define('list_dir', LIST_DIR_DESCRIPTION, listDirInput, readActivity),
+  define('glob', GLOB_DESCRIPTION, globInput, readActivity),
+  define('grep', GREP_DESCRIPTION, grepInput, readActivity),
+  define('write_file', WRITE_FILE_DESCRIPTION, writeFileInput, writeActivity),
+  define('edit_file', EDIT_FILE_DESCRIPTION, editFileInput, writeActivity),
+  define('run_command', RUN_COMMAND_DESCRIPTION, runCommandInput, commandActivity),
+  define('ask_user', ASK_USER_DESCRIPTION, askUserInput, undefined),
+];
+
+export function findBuiltinTool(name: string): ToolDefinition | undefined {
+  return builtinTools.find((tool) => tool.name === name);
+}
+
+export function modelToolSpec(tool: ToolDefinition): ModelToolSpec {
+  const schema = z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>;
+  delete schema.$schema;
+  return { name: tool.name, description: tool.description, input_schema: schema };
+}
+
+/**
+ * Worker options the tools need: the SDK sends heartbeats at most every 80% of the
+ * heartbeat timeout by default, and cancellation only arrives with a heartbeat's
+ * answer, so cap the throttle to hear about a cancel within a second.
+ */
+export const TOOL_WORKER_OPTIONS = { maxHeartbeatThrottleInterval: '500 milliseconds' } as const;

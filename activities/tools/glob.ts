@@ -1,0 +1,45 @@
+// glob: files whose workspace path matches a glob pattern. Symlinks are listed but
+// never followed; .git, .keel and node_modules are skipped unless the pattern names them.
+import picomatch from 'picomatch';
+import { z } from 'zod';
+import { type ToolContext } from './context';
+import { type ToolResult, toolOk } from './result';
+import { SKIPPED_DIRS, walk } from './walk';
+import { relativePath, ToolError } from './workspace';
+
+export const globInput = z
+  .object({
+    pattern: z.string().min(1).describe('Glob relative to path, e.g. "**/*.ts" or "src/*.{js,json}".'),
+    path: z.string().optional().describe('Directory to search from, relative to the workspace root. Default ".".'),
+  })
+  .strict();
+export type GlobInput = z.infer<typeof globInput>;
+
+export const GLOB_DESCRIPTION =
+  'Find files in the workspace by glob pattern ("**/*.ts", "src/**/test_*.py"). Returns matching paths ' +
+  'relative to the workspace root, sorted. Skips .git, .keel and node_modules unless the pattern starts with them.';
+
+const MAX_RESULTS = 500;
+const MAX_WALK = 200_000;
+
+export async function glob(ctx: ToolContext, input: GlobInput): Promise<ToolResult> {
+  if (input.pattern.startsWith('/') || input.pattern.split('/').includes('..')) {
+    throw new ToolError(`glob pattern ${JSON.stringify(input.pattern)} must stay inside the workspace: no leading / and no ..`);
+  }
+  const start = relativePath(input.path ?? '.');
+  const isMatch = picomatch(input.pattern, { dot: true });
+  // Skipped directories are entered only when the pattern itself starts with one.
+  const namesSkipped = [...SKIPPED_DIRS].filter((dir) => !input.pattern.startsWith(dir));
+  const descend = (_rel: string, name: string) => !namesSkipped.includes(name);
+  const matches: string[] = [];
+  let total = 0;
+  for await (const entry of walk(ctx.ws, start, { maxEntries: MAX_WALK, signal: ctx.signal, descend })) {
+    if (entry.rel.split('/').some((segment) => namesSkipped.includes(segment))) continue;
+    if (entry.kind === 'dir' || !isMatch(entry.rel)) continue;
+    total += 1;
+    if (matches.length < MAX_RESULTS) matches.push(start === '.' ? entry.rel : `${start}/${entry.rel}`);
+  }
+  if (total === 0) return toolOk(`No files match ${input.pattern}${start === '.' ? '' : ` under ${start}`}.`);
+  const more = total > matches.length ? `\n[${total - matches.length} more matches not shown; narrow the pattern]` : '';
+  return toolOk(matches.join('\n') + more);
+}

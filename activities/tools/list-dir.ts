@@ -1,0 +1,63 @@
+// list_dir: one directory's entries, directories first marked with "/", symlinks with
+// their target, files with their size.
+import fs from 'node:fs/promises';
+import { z } from 'zod';
+import { type ToolContext } from './context';
+import { type ToolResult, toolOk } from './result';
+import { formatBytes } from './text';
+import { displayName, openExisting, readDirectory } from './workspace';
+
+export const listDirInput = z
+  .object({
+    path: z.string().optional().describe('Directory relative to the workspace root. Default "." (the root).'),
+  })
+  .strict();
+export type ListDirInput = z.infer<typeof listDirInput>;
+
+export const LIST_DIR_DESCRIPTION =
+  'List the entries of one directory of the workspace (not recursive): subdirectories end with "/", ' +
+  'symlinks show their target, files show their size. Names that are not valid UTF-8 show the odd bytes as \\xNN; ' +
+  'pass them the same way in paths.';
+
+const MAX_ENTRIES = 1000;
+
+export async function listDir(ctx: ToolContext, input: ListDirInput): Promise<ToolResult> {
+  const opened = await openExisting(ctx.ws, input.path ?? '.', 'directory');
+  try {
+    const entries = await readDirectory(opened);
+    entries.sort((a, b) => (a.kind === 'dir' ? 0 : 1) - (b.kind === 'dir' ? 0 : 1) || Buffer.compare(a.name, b.name));
+    const base = `/proc/self/fd/${opened.handle.fd}/`;
+    const lines: string[] = [];
+    for (const entry of entries.slice(0, MAX_ENTRIES)) {
+      const name = displayName(entry.name);
+      const at = Buffer.concat([Buffer.from(base), entry.name]);
+      switch (entry.kind) {
+        case 'dir':
+          lines.push(`${name}/`);
+          break;
+        case 'symlink': {
+          const target = await fs.readlink(at, { encoding: 'buffer' }).catch(() => undefined);
+          lines.push(`${name} -> ${target ? displayName(target) : '?'}`);
+          break;
+        }
+        case 'file': {
+          const stats = await fs.lstat(at).catch(() => undefined);
+          lines.push(`${name}  (${stats ? formatBytes(stats.size) : '?'})`);
+          break;
+        }
+        case 'other':
+          lines.push(`${name}  (special file)`);
+          break;
+        default: {
+          const never: never = entry.kind;
+          throw new Error(`unknown entry kind ${String(never)}`);
+        }
+      }
+    }
+    if (entries.length > MAX_ENTRIES) lines.push(`[${entries.length - MAX_ENTRIES} more entries not shown]`);
+    const header = `${opened.rel === '.' ? 'workspace root' : `${opened.rel}/`}: ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}`;
+    return toolOk(entries.length ? `${header}\n${lines.join('\n')}` : `${header} (empty)`);
+  } finally {
+    await opened.handle.close();
+  }
+}

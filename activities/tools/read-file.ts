@@ -1,0 +1,71 @@
+// read_file: a text file, by line range, with line numbers, within a size budget.
+import { z } from 'zod';
+import { type ToolContext } from './context';
+import { type ToolResult, toolOk } from './result';
+import { looksBinary, formatBytes } from './text';
+import { openExisting, ToolError } from './workspace';
+
+export const readFileInput = z
+  .object({
+    path: z.string().min(1).describe('File path relative to the workspace root, e.g. "src/index.ts".'),
+    offset: z.number().int().min(1).optional().describe('First line to return (1-based). Default 1.'),
+    limit: z.number().int().min(1).max(5000).optional().describe('How many lines to return. Default 2000.'),
+  })
+  .strict();
+export type ReadFileInput = z.infer<typeof readFileInput>;
+
+export const READ_FILE_DESCRIPTION =
+  'Read a text file from the workspace. Returns the lines prefixed with their line numbers ' +
+  '("   12\\tcontent"; the prefix is not part of the file). Reads up to 2000 lines; use offset and ' +
+  'limit for other ranges of long files. Binary files are not shown. Paths are relative to the ' +
+  'workspace root; truncated tool output saved under .keel/artifacts/ can be read with this tool.';
+
+/** Larger files are refused: grep them or read a range with run_command instead. */
+export const MAX_READ_FILE_BYTES = 64 * 1024 * 1024;
+const DEFAULT_LIMIT = 2000;
+const MAX_LINE_CHARS = 2000;
+const OUTPUT_BUDGET_BYTES = 24_000;
+
+export async function readFile(ctx: ToolContext, input: ReadFileInput): Promise<ToolResult> {
+  const opened = await openExisting(ctx.ws, input.path, 'read');
+  let bytes: Buffer;
+  try {
+    if (opened.stats.size > MAX_READ_FILE_BYTES) {
+      throw new ToolError(
+        `${input.path} is ${formatBytes(opened.stats.size)}, more than read_file reads (${formatBytes(MAX_READ_FILE_BYTES)}); use grep or run_command (e.g. sed -n) for parts of it`,
+      );
+    }
+    bytes = await opened.handle.readFile();
+  } finally {
+    await opened.handle.close();
+  }
+  if (looksBinary(bytes)) {
+    return toolOk(`${opened.rel} is a binary file (${formatBytes(bytes.length)}); its content is not shown.`);
+  }
+  if (bytes.length === 0) return toolOk(`${opened.rel} is empty.`);
+  const text = bytes.toString('utf8');
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  const first = input.offset ?? 1;
+  if (first > lines.length) {
+    throw new ToolError(`offset ${first} is past the end of ${opened.rel}, which has ${lines.length} lines`);
+  }
+  const last = Math.min(lines.length, first - 1 + (input.limit ?? DEFAULT_LIMIT));
+  const width = String(last).length;
+  const out: string[] = [];
+  let used = 0;
+  let shownLast = first - 1;
+  for (let n = first; n <= last; n += 1) {
+    let line = lines[n - 1] ?? '';
+    if (line.length > MAX_LINE_CHARS) line = `${line.slice(0, MAX_LINE_CHARS)}… [line cut: ${line.length} chars]`;
+    const rendered = `${String(n).padStart(width)}\t${line}`;
+    used += Buffer.byteLength(rendered) + 1;
+    if (used > OUTPUT_BUDGET_BYTES && n > first) break;
+    out.push(rendered);
+    shownLast = n;
+  }
+  if (shownLast < lines.length) {
+    out.push(`[lines ${first}–${shownLast} of ${lines.length} shown; read on with offset: ${shownLast + 1}]`);
+  }
+  return toolOk(out.join('\n'));
+}

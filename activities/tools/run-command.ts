@@ -1,0 +1,200 @@
+// run_command: one command in the workspace, as an argv array (no shell) or a shell
+// string (/bin/sh -c). It runs in its own process group so that on timeout or cancel
+// the whole group — the shell and everything it started — is killed. Output of stdout
+// and stderr is combined in arrival order; progress goes out as heartbeats.
+import { spawn } from 'node:child_process';
+import { z } from 'zod';
+import { saveArtifact, artifactPath, truncateForModel } from './artifacts';
+import { type ToolContext } from './context';
+import { type ToolResult } from './result';
+import { recordRunning, reapOrphanedCommands } from './orphans';
+import { openExisting } from './workspace';
+
+export const runCommandInput = z
+  .object({
+    command: z
+      .union([z.string().min(1), z.array(z.string()).min(1)])
+      .describe('A shell command line (run with /bin/sh -c), or an argv array run directly without a shell, e.g. ["npm", "test"].'),
+    cwd: z.string().optional().describe('Working directory relative to the workspace root. Default ".".'),
+    timeout_seconds: z.number().int().min(1).max(1800).optional().describe('Kill the command after this many seconds. Default 120, at most 1800.'),
+  })
+  .strict();
+export type RunCommandInput = z.infer<typeof runCommandInput>;
+
+export const RUN_COMMAND_DESCRIPTION =
+  'Run a command in the workspace and return its combined stdout and stderr and its exit code. ' +
+  'A non-zero exit code is reported as an error. There is no terminal and no stdin; do not start ' +
+  'interactive programs or servers that never exit. The command and every process it starts are ' +
+  'killed at the timeout. Long output is truncated (the middle is cut) and saved in full under .keel/artifacts/. ' +
+  'The command runs at most once: it is not retried automatically.';
+
+export const DEFAULT_COMMAND_TIMEOUT_SECONDS = 120;
+export const MAX_COMMAND_TIMEOUT_SECONDS = 1800;
+/** Output kept for the artifact; beyond this only the count of bytes is kept. */
+const MAX_RETAINED_BYTES = 64 * 1024 * 1024;
+const PROGRESS_EVERY_MS = 500;
+const PROGRESS_TAIL_BYTES = 1024;
+/** Time between SIGTERM and SIGKILL for the group. */
+const KILL_GRACE_MS = 500;
+/** How long to wait for pipes to close after the main process has exited. */
+const DRAIN_MS = 1000;
+
+export interface CommandProgress {
+  tool: 'run_command';
+  pid: number | undefined;
+  bytes: number;
+  tail: string;
+}
+
+type Ending =
+  | { type: 'exited'; code: number | null; signal: NodeJS.Signals | null }
+  | { type: 'timed_out'; seconds: number }
+  | { type: 'cancelled' }
+  | { type: 'spawn_failed'; message: string };
+
+export async function runCommand(ctx: ToolContext, input: RunCommandInput): Promise<ToolResult> {
+  await reapOrphanedCommands(ctx.ws);
+  const cwd = await openExisting(ctx.ws, input.cwd ?? '.', 'directory');
+  const cwdPath = cwd.real.toString();
+  await cwd.handle.close();
+
+  const timeoutSeconds = input.timeout_seconds ?? DEFAULT_COMMAND_TIMEOUT_SECONDS;
+  const [file, args, display] = Array.isArray(input.command)
+    ? [input.command[0] ?? '', input.command.slice(1), input.command.map(quoteArg).join(' ')]
+    : ['/bin/sh', ['-c', input.command], input.command];
+
+  const env: Record<string, string> = {};
+  for (const name of ctx.envAllowList) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+
+  const chunks: Buffer[] = [];
+  let retained = 0;
+  let total = 0;
+  let tail = Buffer.alloc(0);
+
+  const child = spawn(file, args, { cwd: cwdPath, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const pid = child.pid;
+  // Not awaited here: the exit and data listeners must be attached in this same tick.
+  // A command whose record cannot be written (say, .keel/ replaced by a file) still runs.
+  const noRecord = async () => undefined;
+  const recorded =
+    pid === undefined ? Promise.resolve(noRecord) : recordRunning(ctx.ws, ctx.callKey, pid, display).catch(() => noRecord);
+  const onData = (chunk: Buffer) => {
+    total += chunk.length;
+    if (retained + chunk.length <= MAX_RETAINED_BYTES) {
+      chunks.push(chunk);
+      retained += chunk.length;
+    }
+    tail = Buffer.concat([tail, chunk]).subarray(-PROGRESS_TAIL_BYTES);
+  };
+  child.stdout.on('data', onData);
+  child.stderr.on('data', onData);
+
+  const killGroup = (signal: NodeJS.Signals) => {
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, signal);
+    } catch {
+      // ESRCH: the group is already gone.
+    }
+  };
+
+  const reportProgress = () => {
+    const progress: CommandProgress = { tool: 'run_command', pid, bytes: total, tail: tail.toString('utf8') };
+    ctx.progress(progress);
+  };
+  reportProgress();
+  const progressTimer = setInterval(reportProgress, PROGRESS_EVERY_MS);
+
+  let killTimer: NodeJS.Timeout | undefined;
+  const stopGroup = () => {
+    killGroup('SIGTERM');
+    killTimer ??= setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS);
+  };
+
+  const ending = await new Promise<Ending>((resolve) => {
+    let settled: Ending | undefined;
+    const settle = (value: Ending) => {
+      settled ??= value;
+    };
+    const timeout = setTimeout(() => {
+      settle({ type: 'timed_out', seconds: timeoutSeconds });
+      stopGroup();
+    }, timeoutSeconds * 1000);
+    const onAbort = () => {
+      settle({ type: 'cancelled' });
+      stopGroup();
+    };
+    if (ctx.signal.aborted) onAbort();
+    else ctx.signal.addEventListener('abort', onAbort, { once: true });
+
+    child.once('error', (error) => {
+      clearTimeout(timeout);
+      ctx.signal.removeEventListener('abort', onAbort);
+      settle({ type: 'spawn_failed', message: error.message });
+      resolve(settled ?? { type: 'spawn_failed', message: error.message });
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timeout);
+      ctx.signal.removeEventListener('abort', onAbort);
+      // Whatever the command left running in its group goes with it: a command's
+      // background children must not outlive the tool call.
+      killGroup('SIGKILL');
+      settle({ type: 'exited', code, signal });
+      const drained = setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+      }, DRAIN_MS);
+      const finish = () => {
+        clearTimeout(drained);
+        resolve(settled ?? { type: 'exited', code, signal });
+      };
+      if (child.stdout.closed && child.stderr.closed) finish();
+      else child.once('close', finish);
+    });
+  });
+  clearInterval(progressTimer);
+  if (killTimer) clearTimeout(killTimer);
+  killGroup('SIGKILL');
+  await (await recorded)();
+  reportProgress();
+
+  const output = Buffer.concat(chunks);
+  const status = describeEnding(ending);
+  const isError = !(ending.type === 'exited' && ending.code === 0);
+  const header = `$ ${display}${input.cwd && input.cwd !== '.' ? `   (in ${cwd.rel})` : ''}\n`;
+  const footer = `\n[${status}]`;
+  if (total <= ctx.outputCapBytes) {
+    const text = output.toString('utf8');
+    const body = text.length && !text.endsWith('\n') ? `${text}\n` : text;
+    return { content: header + body + footer.trimStart(), is_error: isError };
+  }
+  const artifactRel = await saveArtifact(ctx.ws, artifactPath(ctx.callKey, 'run_command'), output);
+  const room = Math.max(1024, ctx.outputCapBytes - Buffer.byteLength(header + footer) - 400);
+  const truncated = truncateForModel(output, room, artifactRel, total);
+  const lost = total > retained ? `\n[only the first ${retained} of ${total} bytes were kept in the artifact]` : '';
+  return { ...truncated, content: header + truncated.content + lost + footer, is_error: isError };
+}
+
+function describeEnding(ending: Ending): string {
+  switch (ending.type) {
+    case 'exited':
+      return ending.signal ? `killed by ${ending.signal}` : `exit code ${ending.code ?? 'unknown'}`;
+    case 'timed_out':
+      return `timed out after ${ending.seconds} s; the command and all processes it started were killed`;
+    case 'cancelled':
+      return 'cancelled; the command and all processes it started were killed';
+    case 'spawn_failed':
+      return `could not start: ${ending.message}`;
+    default: {
+      const never: never = ending;
+      throw new Error(`unknown ending ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+function quoteArg(arg: string): string {
+  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}

