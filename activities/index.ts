@@ -1,6 +1,45 @@
 // Every activity the Keel worker runs is registered from here.
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
 import { createModelActivities } from './llm';
+import { createMcpBridge, parseMcpConfig } from './mcp/index';
+import { createToolActivities } from './tools/index';
 
-export const activities = {
-  ...createModelActivities(),
-};
+export interface KeelActivities {
+  activities: ReturnType<typeof createModelActivities> &
+    ReturnType<typeof createToolActivities> &
+    ReturnType<typeof createMcpBridge>['activities'];
+  /** Stops what the activities keep alive for the process (MCP servers). */
+  close(): Promise<void>;
+}
+
+/** The activity functions, as workflow code sees them through proxyActivities. */
+export type KeelActivityFunctions = KeelActivities['activities'];
+
+/**
+ * Builds the activities from the worker's environment. KEEL_MCP_CONFIG names a JSON or
+ * YAML file `{ servers: { name: { command, args, env, … } } }`; a bad file fails the
+ * worker at start rather than a session later.
+ */
+export function createActivities(env: NodeJS.ProcessEnv = process.env): KeelActivities {
+  const mcp = createMcpBridge(parseMcpConfig(readMcpConfig(env.KEEL_MCP_CONFIG), `KEEL_MCP_CONFIG ${env.KEEL_MCP_CONFIG ?? ''}`.trim()));
+  return {
+    activities: { ...createModelActivities({ env }), ...createToolActivities(), ...mcp.activities },
+    close: () => mcp.close(),
+  };
+}
+
+function readMcpConfig(file: string | undefined): unknown {
+  if (!file) return {};
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new Error(`KEEL_MCP_CONFIG=${file}: cannot read the file (${(error as Error).message})`, { cause: error });
+  }
+  try {
+    return parseYaml(text) as unknown; // YAML is a superset of JSON
+  } catch (error) {
+    throw new Error(`KEEL_MCP_CONFIG=${file}: not valid JSON or YAML (${(error as Error).message})`, { cause: error });
+  }
+}

@@ -32,7 +32,7 @@ const server = await startDevServer({
 let connection: NativeConnection | undefined;
 try {
   connection = await NativeConnection.connect({ address: server.address });
-  const worker = await createKeelWorker({ connection, namespace: server.namespace, taskQueue });
+  const keel = await createKeelWorker({ connection, namespace: server.namespace, taskQueue });
   console.log(
     [
       `keel dev: ${server.version}`,
@@ -44,7 +44,7 @@ try {
     ].join('\n'),
   );
   // The SDK's runtime turns SIGINT/SIGTERM into a graceful worker shutdown.
-  await worker.run();
+  await keel.run();
 } catch (error) {
   console.error(`keel dev: ${error instanceof Error ? error.message : String(error)}`);
   process.exitCode = 1;

@@ -14,9 +14,9 @@ try {
   );
   process.exit(1);
 }
-const worker = await createKeelWorker({ connection, namespace: config.namespace, taskQueue: config.taskQueue });
+const keel = await createKeelWorker({ connection, namespace: config.namespace, taskQueue: config.taskQueue });
 console.log(`keel worker: polling task queue "${config.taskQueue}" on ${config.connection.address} (namespace ${config.namespace})`);
 // Worker.run() installs SIGINT/SIGTERM handlers and drains in-flight tasks before it resolves.
-await worker.run();
+await keel.run();
 await connection.close();
 console.log('keel worker: stopped');

@@ -31,11 +31,11 @@ describe('lint boundaries', { timeout: 60_000 }, () => {
 
   it('keeps activity implementations out of workflows/ but allows their types', async () => {
     const file = 'workflows/index.ts';
-    expect(await ruleIdsFor(file, "import { activities } from '../activities/index';\nexport const x = activities;\n")).toEqual([
+    expect(await ruleIdsFor(file, "import { createActivities } from '../activities/index';\nexport const x = createActivities;\n")).toEqual([
       expect.stringMatching(/import their types only/),
     ]);
     expect(
-      await ruleIdsFor(file, "import type { activities } from '../activities/index';\nexport type X = typeof activities;\n"),
+      await ruleIdsFor(file, "import type { KeelActivityFunctions } from '../activities/index';\nexport type X = KeelActivityFunctions;\n"),
     ).toEqual([]);
   });
 
