@@ -1,12 +1,14 @@
 // Every activity the Keel worker runs is registered from here.
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import { createStoreActivities } from './conversation-store';
 import { createModelActivities } from './llm';
 import { createMcpBridge, parseMcpConfig } from './mcp/index';
 import { createToolActivities } from './tools/index';
 
 export interface KeelActivities {
   activities: ReturnType<typeof createModelActivities> &
+    ReturnType<typeof createStoreActivities> &
     ReturnType<typeof createToolActivities> &
     ReturnType<typeof createMcpBridge>['activities'];
   /** Stops what the activities keep alive for the process (MCP servers). */
@@ -24,7 +26,7 @@ export type KeelActivityFunctions = KeelActivities['activities'];
 export function createActivities(env: NodeJS.ProcessEnv = process.env): KeelActivities {
   const mcp = createMcpBridge(parseMcpConfig(readMcpConfig(env.KEEL_MCP_CONFIG), `KEEL_MCP_CONFIG ${env.KEEL_MCP_CONFIG ?? ''}`.trim()));
   return {
-    activities: { ...createModelActivities({ env }), ...createToolActivities(), ...mcp.activities },
+    activities: { ...createModelActivities({ env }), ...createStoreActivities(env), ...createToolActivities(), ...mcp.activities },
     close: () => mcp.close(),
   };
 }

@@ -1,12 +1,27 @@
-// What a model call takes and returns. The conversation is a tagged union so that a
-// long session can pass it by reference instead of inline (a `{ kind: 'ref' }` variant,
-// with the store, arrives with the session issue): inline messages in every activity
-// input would make workflow history grow with the square of the conversation.
+// What a model call takes and returns. The conversation is a tagged union: `inline`
+// messages for one-off calls, or a `ref` to the conversation store
+// (activities/conversation-store.ts) plus the messages added since, for sessions: inline
+// messages in every activity input would make workflow history grow with the square of
+// the conversation.
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
+import type { Compaction } from './conversation-compaction';
+import { appendSegment, readConversation, storeDir } from './conversation-store';
 import type { ModelCost } from './llm-pricing';
 
-export type ModelConversation = { kind: 'inline'; messages: Anthropic.MessageParam[] };
+export type ModelConversation =
+  | { kind: 'inline'; messages: Anthropic.MessageParam[] }
+  | {
+      kind: 'ref';
+      /** The store directory (the worker's KEEL_STORE_DIR overrides it). */
+      store: string;
+      /** The stored conversation so far (a segment id), or null when nothing is stored yet. */
+      head: string | null;
+      /** Messages after `head`, stored by the activity before the call (idempotently). */
+      append: Anthropic.MessageParam[];
+      /** Above this many (estimated) tokens, older turns are summarized first (conversation-compaction.ts). */
+      compactAboveTokens?: number;
+    };
 
 export interface ModelCallInput {
   /** Correlates stream events and logs with the caller's turn; optional. */
@@ -15,6 +30,8 @@ export interface ModelCallInput {
   maxTokens: number;
   system?: string | Anthropic.TextBlockParam[];
   tools?: Anthropic.ToolUnion[];
+  /** The tool definitions stored once in the conversation store (a segment of tools), instead of `tools`. */
+  toolsRef?: { store: string; id: string };
   toolChoice?: Anthropic.ToolChoice;
   thinking?: Anthropic.ThinkingConfigParam;
   temperature?: number;
@@ -37,6 +54,10 @@ export interface ModelCallResult {
   /** `null` when the model is not in the price table: unknown, not free. */
   cost: ModelCost | null;
   attempt: number;
+  /** For a `ref` conversation: the head that includes `append` (pass it to the next call). */
+  conversationHead?: string | null;
+  /** Set when the conversation was compacted before this call (the head is then the compacted chain). */
+  compaction?: Compaction;
 }
 
 const block = z.looseObject({ type: z.string() });
@@ -47,6 +68,13 @@ const messageSchema = z.looseObject({
 
 const conversationSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('inline'), messages: z.array(messageSchema).min(1) }),
+  z.object({
+    kind: z.literal('ref'),
+    store: z.string().min(1),
+    head: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+    append: z.array(messageSchema),
+    compactAboveTokens: z.number().int().positive().optional(),
+  }),
 ]);
 
 // The API validates the fine structure; this catches what would waste a paid call or
@@ -57,6 +85,7 @@ export const modelCallInputSchema = z.object({
   maxTokens: z.number().int().positive(),
   system: z.union([z.string(), z.array(block)]).optional(),
   tools: z.array(z.looseObject({ name: z.string().min(1) })).optional(),
+  toolsRef: z.object({ store: z.string().min(1), id: z.string().regex(/^[0-9a-f]{64}$/) }).optional(),
   toolChoice: block.optional(),
   thinking: block.optional(),
   temperature: z.number().min(0).max(1).optional(),
@@ -66,10 +95,24 @@ export const modelCallInputSchema = z.object({
   publish: z.boolean().optional(),
 });
 
-/** The messages to send, wherever the conversation lives. */
-export function messagesOf(conversation: ModelConversation): Anthropic.MessageParam[] {
+/** The messages to send, wherever the conversation lives; a `ref` is stored first. */
+export async function messagesOf(
+  conversation: ModelConversation,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ messages: Anthropic.MessageParam[]; head: string | null | undefined; dir?: string }> {
   switch (conversation.kind) {
     case 'inline':
-      return conversation.messages;
+      return { messages: conversation.messages, head: undefined };
+    case 'ref': {
+      const dir = storeDir(conversation.store, env);
+      const head = await appendSegment(dir, conversation.head, conversation.append);
+      return { messages: await readConversation<Anthropic.MessageParam>(dir, head), head, dir };
+    }
   }
+}
+
+/** The tool definitions to send: inline, or read from the store. */
+export async function toolsOf(input: ModelCallInput, env: NodeJS.ProcessEnv = process.env): Promise<Anthropic.ToolUnion[] | undefined> {
+  if (input.toolsRef === undefined) return input.tools;
+  return readConversation<Anthropic.ToolUnion>(storeDir(input.toolsRef.store, env), input.toolsRef.id);
 }

@@ -19,7 +19,8 @@ import {
   streamDroppedFailure,
   streamStalledFailure,
 } from './llm-errors';
-import { type ModelCallInput, modelCallInputSchema, type ModelCallResult, messagesOf } from './llm-input';
+import { type Compaction, compactConversation } from './conversation-compaction';
+import { type ModelCallInput, modelCallInputSchema, type ModelCallResult, messagesOf, toolsOf } from './llm-input';
 import { costOf, loadPriceTable, type PriceTable } from './llm-pricing';
 
 export { MODEL_ACTIVITY_OPTIONS } from './llm-options';
@@ -27,6 +28,7 @@ export { MODEL_FAILURE, type ModelFailureDetails, type ModelFailureType } from '
 export { MODEL_STREAM_TOPIC, type ModelStreamEvent } from './llm-deltas';
 export type { ModelCallHeartbeat, ModelConnectionState } from './llm-connection';
 export type { ModelCallInput, ModelCallResult, ModelConversation } from './llm-input';
+export type { Compaction } from './conversation-compaction';
 export type { ModelCost } from './llm-pricing';
 
 export interface ModelActivityConfig {
@@ -130,9 +132,28 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
         armIdleTimer();
       }),
     });
+    const conversation = await messagesOf(input.conversation, settings.env);
+    if (conversation.messages.length === 0) throw invalidInputFailure('conversation: the stored conversation is empty');
+    let compaction: Compaction | undefined;
+    const compactAbove = input.conversation.kind === 'ref' ? input.conversation.compactAboveTokens : undefined;
+    if (compactAbove !== undefined && conversation.dir !== undefined) {
+      const compacted = await compactConversation(conversation.dir, conversation.messages, compactAbove, async (system, text) => {
+        const summary = await client.messages.create(
+          { model: input.model, max_tokens: 2048, system, messages: [{ role: 'user', content: text }] },
+          { signal },
+        );
+        return { text: summary.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), usage: summary.usage };
+      });
+      if (compacted) {
+        conversation.messages = compacted.messages;
+        conversation.head = compacted.head;
+        compaction = compacted.compaction;
+        heartbeat();
+      }
+    }
     progress.connecting();
     const { data: stream, request_id, response } = await client.messages
-      .create(requestBody(input), { signal })
+      .create(requestBody({ ...input, tools: await toolsOf(input, settings.env) }, conversation.messages), { signal })
       .withResponse();
     requestId = request_id ?? response.headers.get('request-id');
     progress.connected(requestId);
@@ -169,6 +190,8 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
       model: message.model,
       cost: costOf(message.model, message.usage, settings.prices),
       attempt,
+      ...(conversation.head !== undefined ? { conversationHead: conversation.head } : {}),
+      ...(compaction !== undefined ? { compaction } : {}),
     };
   } catch (error) {
     progress.failed();
@@ -206,13 +229,13 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
   }
 }
 
-function requestBody(input: ModelCallInput): Anthropic.MessageCreateParamsStreaming {
+function requestBody(input: ModelCallInput, messages: Anthropic.MessageParam[]): Anthropic.MessageCreateParamsStreaming {
   const cached =
     input.promptCaching === false ? { system: input.system, tools: input.tools } : withPromptCaching(input);
   return {
     model: input.model,
     max_tokens: input.maxTokens,
-    messages: messagesOf(input.conversation),
+    messages,
     stream: true,
     ...(cached.system !== undefined ? { system: cached.system } : {}),
     ...(cached.tools !== undefined ? { tools: cached.tools } : {}),

@@ -1,3 +1,3 @@
 // Every workflow the Keel worker runs is exported from here; the worker bundles this
-// file. The session and goal workflows arrive with their issues.
-export {};
+// file. The goal workflow arrives with its issue.
+export { sessionWorkflow, type SessionCarry, type SessionOptions, type SessionResult } from './session';

@@ -1,0 +1,98 @@
+// Compaction: when a stored conversation nears the model's context window, the older
+// turns are replaced by a summary written by the model, so the session can go on. The
+// full conversation stays in the store (and in the workflow's transcript); the model gets
+// a new chain: the summary, then the newest turns unchanged. Cuts fall only where a turn
+// begins (a user message without tool results), so the result is a valid request.
+import type Anthropic from '@anthropic-ai/sdk';
+import { appendSegment } from './conversation-store';
+
+export const SUMMARY_SYSTEM_PROMPT =
+  'Summarize the conversation below for the assistant who will continue it. Keep every fact, ' +
+  'decision, file name, command and open question the assistant needs; drop pleasantries. ' +
+  'Write plain prose, at most a few paragraphs.';
+
+export interface Compaction {
+  /** Messages the model saw before and after. */
+  fromMessages: number;
+  toMessages: number;
+  /** Estimated tokens before and after. */
+  fromTokens: number;
+  toTokens: number;
+  summaryChars: number;
+  usage: { input_tokens: number; output_tokens: number };
+}
+
+/** A rough count (4 characters a token): enough to decide when to compact. */
+export function estimateTokens(messages: readonly Anthropic.MessageParam[]): number {
+  return Math.ceil(JSON.stringify(messages).length / 4);
+}
+
+const startsTurn = (m: Anthropic.MessageParam): boolean =>
+  m.role === 'user' && (typeof m.content === 'string' || !m.content.some((b) => b.type === 'tool_result'));
+
+/** Where the kept tail begins: the earliest turn start whose tail fits in `keepTokens`, but never the first message. */
+export function cutPoint(messages: readonly Anthropic.MessageParam[], keepTokens: number): number | null {
+  let best: number | null = null;
+  for (let i = messages.length - 1; i > 0; i--) {
+    const message = messages[i];
+    if (message === undefined || !startsTurn(message)) continue;
+    if (best !== null && estimateTokens(messages.slice(i)) > keepTokens) break;
+    best = i;
+  }
+  return best;
+}
+
+function transcriptText(messages: readonly Anthropic.MessageParam[]): string {
+  return messages
+    .map((m) => {
+      const parts = typeof m.content === 'string' ? [m.content] : m.content.map((b) => blockText(b));
+      return `${m.role.toUpperCase()}:\n${parts.filter(Boolean).join('\n')}`;
+    })
+    .join('\n\n');
+}
+
+/** Text, tool calls and tool results carry the conversation; thinking and media do not go into the summary. */
+function blockText(block: Anthropic.ContentBlockParam): string {
+  if (block.type === 'text') return block.text;
+  if (block.type === 'tool_use') return `[called ${block.name} ${JSON.stringify(block.input)}]`;
+  if (block.type === 'tool_result') {
+    const content = typeof block.content === 'string' ? block.content : (block.content ?? []).map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+    return `[tool result${block.is_error ? ' (error)' : ''}: ${content}]`;
+  }
+  return '';
+}
+
+/**
+ * Compacts `messages` when they exceed `aboveTokens`: summarizes everything before the cut
+ * with `summarize`, stores the new chain in `dir`, and returns it with its head.
+ */
+export async function compactConversation(
+  dir: string,
+  messages: Anthropic.MessageParam[],
+  aboveTokens: number,
+  summarize: (system: string, text: string) => Promise<{ text: string; usage: { input_tokens: number; output_tokens: number } }>,
+): Promise<{ messages: Anthropic.MessageParam[]; head: string | null; compaction: Compaction } | null> {
+  const fromTokens = estimateTokens(messages);
+  if (fromTokens <= aboveTokens) return null;
+  const cut = cutPoint(messages, Math.floor(aboveTokens / 2));
+  if (cut === null) return null;
+  const summary = await summarize(SUMMARY_SYSTEM_PROMPT, transcriptText(messages.slice(0, cut)));
+  const [first, ...rest] = messages.slice(cut);
+  if (first === undefined) return null;
+  const intro: Anthropic.TextBlockParam = { type: 'text', text: `(Summary of the earlier conversation, compacted to fit the context window)\n${summary.text}` };
+  const firstContent: Anthropic.ContentBlockParam[] = typeof first.content === 'string' ? [{ type: 'text', text: first.content }] : first.content;
+  const compacted: Anthropic.MessageParam[] = [{ role: 'user', content: [intro, ...firstContent] }, ...rest];
+  const head = await appendSegment(dir, null, compacted);
+  return {
+    messages: compacted,
+    head,
+    compaction: {
+      fromMessages: messages.length,
+      toMessages: compacted.length,
+      fromTokens,
+      toTokens: estimateTokens(compacted),
+      summaryChars: summary.text.length,
+      usage: summary.usage,
+    },
+  };
+}

@@ -1,0 +1,108 @@
+// The conversation store: a session's messages as immutable, content-addressed segments
+// in a directory the activities share. A segment is `{ parent, messages }` named by the
+// SHA-256 of its canonical JSON, so writing one twice (an activity retry, a replayed
+// workflow) is harmless, and a conversation is named by its last segment (the head).
+// Workflows pass the model activity a head plus the messages added since, never the whole
+// conversation: workflow history then grows with each step's new messages only.
+//
+// The directory is KEEL_STORE_DIR when the worker sets it, else the one the workflow
+// names (by default `<workspace>/.keel/store`). Workers on several hosts need a shared
+// directory (or, later, an S3-compatible bucket behind the same two functions).
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+
+export interface StoredSegment<M = unknown> {
+  parent: string | null;
+  messages: M[];
+}
+
+const HEAD = /^[0-9a-f]{64}$/;
+
+/** Where segments live: the worker's KEEL_STORE_DIR wins over what the caller named. */
+export function storeDir(requested: string, env: NodeJS.ProcessEnv = process.env): string {
+  const fromEnv = env.KEEL_STORE_DIR?.trim();
+  return path.resolve(fromEnv ? fromEnv : requested);
+}
+
+function segmentPath(dir: string, hash: string): string {
+  return path.join(dir, 'segments', hash.slice(0, 2), `${hash}.json`);
+}
+
+export function segmentHash(segment: StoredSegment): string {
+  return createHash('sha256').update(JSON.stringify({ parent: segment.parent, messages: segment.messages })).digest('hex');
+}
+
+/** Immutable segments are cached by hash: a long session reads each one from disk once. */
+const cache = new Map<string, StoredSegment>();
+const CACHE_LIMIT = 20_000;
+
+function remember(hash: string, segment: StoredSegment): void {
+  if (cache.size >= CACHE_LIMIT) {
+    const oldest = cache.keys().next().value;
+    if (oldest !== undefined) cache.delete(oldest);
+  }
+  cache.set(hash, segment);
+}
+
+/** Stores `messages` after `parent` and returns the new head (the parent itself when there is nothing to add). */
+export async function appendSegment<M>(dir: string, parent: string | null, messages: readonly M[]): Promise<string | null> {
+  if (messages.length === 0) return parent;
+  const segment: StoredSegment = { parent, messages: [...messages] };
+  const hash = segmentHash(segment);
+  if (cache.has(hash)) return hash;
+  const file = segmentPath(dir, hash);
+  await mkdir(path.dirname(file), { recursive: true });
+  // Write-then-rename: a reader never sees half a segment, and a concurrent writer of the
+  // same hash writes the same bytes.
+  const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+  await writeFile(tmp, JSON.stringify(segment));
+  await rename(tmp, file);
+  remember(hash, segment);
+  return hash;
+}
+
+async function readSegment(dir: string, hash: string): Promise<StoredSegment> {
+  if (!HEAD.test(hash)) throw new Error(`not a segment id: ${JSON.stringify(hash)}`);
+  const cached = cache.get(hash);
+  if (cached) return cached;
+  let text: string;
+  try {
+    text = await readFile(segmentPath(dir, hash), 'utf8');
+  } catch (error) {
+    throw new Error(`conversation segment ${hash} is missing from ${dir} (${(error as Error).message})`, { cause: error });
+  }
+  const segment = JSON.parse(text) as StoredSegment;
+  if (segmentHash(segment) !== hash) throw new Error(`conversation segment ${hash} in ${dir} is corrupt (its content does not match its name)`);
+  remember(hash, segment);
+  return segment;
+}
+
+/** Every message of the conversation that ends at `head`, oldest first. */
+export async function readConversation<M = unknown>(dir: string, head: string | null): Promise<M[]> {
+  const chunks: unknown[][] = [];
+  const seen = new Set<string>();
+  for (let at = head; at !== null; ) {
+    if (seen.has(at)) throw new Error(`conversation segment ${at} loops back on itself`);
+    seen.add(at);
+    const segment = await readSegment(dir, at);
+    chunks.push(segment.messages);
+    at = segment.parent;
+  }
+  return chunks.reverse().flat() as M[];
+}
+
+/** Test hook: forget cached segments (so reads hit the disk). */
+export function clearSegmentCache(): void {
+  cache.clear();
+}
+
+/** The store as activities: `storeSegment` puts items (messages, tool definitions) and returns their id. */
+export function createStoreActivities(env: NodeJS.ProcessEnv = process.env) {
+  return {
+    async storeSegment(request: { store: string; parent: string | null; items: unknown[] }): Promise<string | null> {
+      return appendSegment(storeDir(request.store, env), request.parent, request.items);
+    },
+  };
+}
+export type StoreActivities = ReturnType<typeof createStoreActivities>;

@@ -1,0 +1,189 @@
+// The session's messages in and out: signals, updates and queries, with the zod schemas
+// their JSON payloads must satisfy. Payloads are simple enough to type by hand into
+// `temporal workflow signal --name approve --input '{"callId":"toolu_…"}'`. Every signal
+// that a caller may want an answer to also exists as an update of the same name, whose
+// synchronous validator rejects with the machine's reason.
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { z } from 'zod';
+import type { BudgetLimits, BudgetPatch, Json, LogEvent, Message, SessionState, SessionStats, TurnState, Usage } from '../machines/index';
+
+const text = z.string().trim().min(1, 'text must not be empty');
+const optionalObject = <T extends z.ZodRawShape>(shape: T) => z.strictObject(shape).optional();
+
+export const userMessageSchema = z.union([
+  text.transform((t) => ({ text: t, messageId: undefined as string | undefined })),
+  z.strictObject({ text, messageId: z.string().min(1).optional() }),
+]);
+export const approveSchema = z.strictObject({
+  callId: z.string().min(1),
+  scope: z.enum(['once', 'session']).optional(),
+  approver: z.string().min(1).optional(),
+});
+export const denySchema = z.strictObject({ callId: z.string().min(1), reason: z.string().min(1).optional() });
+export const reasonSchema = optionalObject({ reason: z.string().min(1).optional() }).or(z.null().transform(() => undefined));
+export const steerSchema = z.union([text.transform((t) => ({ text: t })), z.strictObject({ text })]);
+export const answerSchema = z.union([z.string().transform((t) => ({ text: t })), z.strictObject({ text: z.string() })]);
+const limit = (schema: z.ZodType<number>) => schema.nullable().optional();
+/** Limits to raise (or remove with null): `{"outputTokens": 20000, "turns": 50}`. */
+export const raiseBudgetSchema = z.strictObject({
+  inputTokens: limit(z.number().int().nonnegative()),
+  outputTokens: limit(z.number().int().nonnegative()),
+  costUsd: limit(z.number().nonnegative()),
+  stepsPerTurn: limit(z.number().int().positive()),
+  turns: limit(z.number().int().positive()),
+  wallClockMs: limit(z.number().int().positive()),
+});
+export const noPayloadSchema = z.union([z.undefined(), z.null(), z.strictObject({})]);
+export const transcriptQuerySchema = z
+  .strictObject({ from: z.number().int().nonnegative().optional(), limit: z.number().int().positive().max(500).optional() })
+  .optional();
+
+export type UserMessageInput = z.input<typeof userMessageSchema>;
+export type ApproveInput = z.input<typeof approveSchema>;
+export type DenyInput = z.input<typeof denySchema>;
+export type ReasonInput = z.input<typeof reasonSchema>;
+export type SteerInput = z.input<typeof steerSchema>;
+export type AnswerInput = z.input<typeof answerSchema>;
+export type RaiseBudgetInput = BudgetPatch;
+export type TranscriptQueryInput = z.input<typeof transcriptQuerySchema>;
+
+// Signals: fire-and-forget; a signal the session cannot take now is recorded in the event
+// log as `event.rejected`, never dropped silently.
+export const userMessageSignal = defineSignal<[UserMessageInput]>('userMessage');
+export const approveSignal = defineSignal<[ApproveInput]>('approve');
+export const denySignal = defineSignal<[DenyInput]>('deny');
+export const interruptSignal = defineSignal<[ReasonInput]>('interrupt');
+export const steerSignal = defineSignal<[SteerInput]>('steer');
+export const pauseSignal = defineSignal<[ReasonInput]>('pause');
+export const resumeSignal = defineSignal<[]>('resume');
+export const stopSignal = defineSignal<[]>('stop');
+export const resetSignal = defineSignal<[]>('reset');
+export const restartSignal = defineSignal<[]>('restart');
+export const raiseBudgetSignal = defineSignal<[RaiseBudgetInput]>('raiseBudget');
+export const answerSignal = defineSignal<[AnswerInput]>('answer');
+export const closeSignal = defineSignal<[ReasonInput]>('close');
+
+/** What an accepted update answers: the session's status afterwards. */
+export interface ControlResult {
+  status: SessionState['status'];
+}
+export interface UserMessageResult extends ControlResult {
+  messageId: string;
+  /** True when a turn was running (or the session could not start one): the message waits. */
+  queued: boolean;
+  queueLength: number;
+}
+export interface ApprovalResult extends ControlResult {
+  callId: string;
+  /** The approval remembered for the rest of the session, when scope was `session`. */
+  sessionRule: string | null;
+}
+
+// Updates: the same operations with an answer; validators reject with a specific reason.
+export const userMessageUpdate = defineUpdate<UserMessageResult, [UserMessageInput]>('userMessage');
+export const approveUpdate = defineUpdate<ApprovalResult, [ApproveInput]>('approve');
+export const denyUpdate = defineUpdate<ControlResult, [DenyInput]>('deny');
+export const interruptUpdate = defineUpdate<ControlResult, [ReasonInput]>('interrupt');
+export const steerUpdate = defineUpdate<ControlResult, [SteerInput]>('steer');
+export const pauseUpdate = defineUpdate<ControlResult, [ReasonInput]>('pause');
+export const resumeUpdate = defineUpdate<ControlResult, []>('resume');
+export const stopUpdate = defineUpdate<ControlResult, []>('stop');
+export const resetUpdate = defineUpdate<ControlResult, []>('reset');
+export const restartUpdate = defineUpdate<ControlResult, []>('restart');
+export const raiseBudgetUpdate = defineUpdate<ControlResult, [RaiseBudgetInput]>('raiseBudget');
+export const answerUpdate = defineUpdate<ControlResult, [AnswerInput]>('answer');
+export const closeUpdate = defineUpdate<ControlResult, [ReasonInput]>('close');
+
+export interface PendingApproval {
+  callId: string;
+  name: string;
+  input: Json;
+  reason: string | null;
+  turnId: string;
+}
+
+export interface UsageView {
+  usage: Usage;
+  limits: BudgetLimits;
+  turns: number;
+  toolCalls: SessionStats['toolCalls'];
+  /** The first exhausted limit, if any. */
+  exhaustion: { limit: string; allowed: number; used: number; over: number } | null;
+  /** The running turn's usage, not yet added to `usage`. */
+  turnUsage: Usage | null;
+}
+
+export interface StateView {
+  sessionId: string;
+  status: SessionState['status'];
+  /** Why the session is paused, suspended, closing, closed or failed. */
+  reason: string | null;
+  session: SessionState;
+  turn: { turnId: string; status: TurnState['status']; step: number | null } | null;
+  queueLength: number;
+  pendingApprovals: PendingApproval[];
+  question: { callId: string; question: string } | null;
+  usage: UsageView;
+  /** Runs of this workflow so far (continue-as-new starts a new one). */
+  run: number;
+  /** Offset the next event-log entry will have (subscribe from here to follow live). */
+  nextEventSeq: number;
+  tools: string[];
+}
+
+export interface TranscriptPage {
+  /** Messages in the whole conversation. */
+  total: number;
+  /** The first index this run still holds in memory (older ones are in the store only). */
+  firstAvailable: number;
+  from: number;
+  messages: Message[];
+  /** The conversation store's head (content-addressed segment id) for what is stored. */
+  head: string | null;
+}
+
+export interface EventsPage {
+  /** Offset of the first entry this run still holds (older ones were trimmed at continue-as-new). */
+  firstAvailable: number;
+  entries: LogEntry[];
+}
+
+export const stateQuery = defineQuery<StateView>('state');
+/** The event log read by query: works on a closed session too (the stream's long-poll does not). */
+export const eventsQuery = defineQuery<EventsPage, [TranscriptQueryInput?]>('events');
+export const transcriptQuery = defineQuery<TranscriptPage, [TranscriptQueryInput?]>('transcript');
+export const pendingApprovalsQuery = defineQuery<PendingApproval[]>('pendingApprovals');
+export const usageQuery = defineQuery<UsageView>('usage');
+
+/** The event-log topic (SPEC §3 events); model deltas travel on `model` (activities/llm-deltas). */
+export const EVENTS_TOPIC = 'events';
+export const MODEL_TOPIC = 'model';
+
+/** An event the session could not take, recorded instead of being dropped. */
+export interface RejectedEvent {
+  kind: 'event.rejected';
+  /** Where it came from: a signal by name, or an activity result / timer that arrived late. */
+  source: string;
+  machine: string;
+  state: string;
+  event: string;
+  code: string;
+  message: string;
+}
+
+/** Older turns were summarized so the conversation fits the model's context window. */
+export interface CompactedEvent {
+  kind: 'conversation.compacted';
+  turnId: string;
+  fromMessages: number;
+  toMessages: number;
+  fromTokens: number;
+  toTokens: number;
+  summaryChars: number;
+}
+
+/** What the session adds to the machines' events in its log. */
+export type RunnerEvent = RejectedEvent | CompactedEvent;
+
+/** One entry of the `events` topic. */
+export type LogEntry = (LogEvent | RunnerEvent) & { seq: number; at: string; sessionId: string };
