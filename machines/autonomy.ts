@@ -87,7 +87,10 @@ export const goalEventSchema = z.discriminatedUnion('type', [
     outcome: z.enum(['succeeded', 'failed']),
     result: z.string().optional(),
     evidence: z.array(z.string()).optional(),
+    /** What the attempt spent that the goal has not counted yet (through `usage_reported`). */
     usage: usageSchema.optional(),
+    /** What the attempt spent in all, for the log (default: `usage`). */
+    agentUsage: usageSchema.optional(),
   }),
   z.strictObject({ type: z.literal('resolve_task'), taskId: z.string(), action: z.enum(['retry', 'skip', 'edit']), instructions: z.string().optional() }),
   z.strictObject({
@@ -401,7 +404,7 @@ function reduce(state: GoalState, event: GoalEvent): Out {
         emit('plan.task_completed', { goalId, taskId: task.id, outcome: event.outcome, result, evidence, attempt: event.attempt }),
       ];
       if (!ok) out.push(emit('agent.failed', { agentId: task.agentId, taskId: task.id, error: result ?? 'the task failed' }));
-      out.push(emit('agent.terminated', { agentId: task.agentId, taskId: task.id, reason: event.outcome, usage: event.usage ?? ZERO_USAGE }));
+      out.push(emit('agent.terminated', { agentId: task.agentId, taskId: task.id, reason: event.outcome, usage: event.agentUsage ?? event.usage ?? ZERO_USAGE }));
       const exhaustion = budgetLeft(spent);
       if (exhaustion !== null) return stop(spent, 'budget exhausted while executing', exhaustion, out);
       return dispatch(spent, out);

@@ -5,7 +5,7 @@
 // synchronous validator rejects with the machine's reason.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
-import type { BudgetLimits, BudgetPatch, Json, LogEvent, Message, SessionState, SessionStats, TurnState, Usage } from '../machines/index';
+import type { BudgetLimits, BudgetPatch, GoalState, Json, LogEvent, Message, SessionState, SessionStats, Task, TurnState, Usage } from '../machines/index';
 
 const text = z.string().trim().min(1, 'text must not be empty');
 const optionalObject = <T extends z.ZodRawShape>(shape: T) => z.strictObject(shape).optional();
@@ -187,3 +187,114 @@ export type RunnerEvent = RejectedEvent | CompactedEvent;
 
 /** One entry of the `events` topic. */
 export type LogEntry = (LogEvent | RunnerEvent) & { seq: number; at: string; sessionId: string };
+
+// ---- goals (workflows/goal.ts) and their task agents (workflows/agent.ts) --------------
+// The same names as the session where the operation is the same (`approve`, `deny`,
+// `state`, `pendingApprovals`, `usage`, `events`); payloads are typed by hand as easily.
+
+export const approvePlanSchema = noPayloadSchema;
+export const rejectPlanSchema = z.union([text.transform((t) => ({ feedback: t })), z.strictObject({ feedback: text })]);
+export const resolveTaskSchema = z
+  .strictObject({ taskId: z.string().min(1), action: z.enum(['retry', 'skip', 'edit']), instructions: z.string().trim().min(1).optional() })
+  .refine((v) => v.action !== 'edit' || v.instructions !== undefined, { message: 'edit needs instructions', path: ['instructions'] });
+export const cancelSchema = reasonSchema;
+
+export type RejectPlanInput = z.input<typeof rejectPlanSchema>;
+export type ResolveTaskInput = z.input<typeof resolveTaskSchema>;
+
+export const approvePlanSignal = defineSignal<[]>('approvePlan');
+export const rejectPlanSignal = defineSignal<[RejectPlanInput]>('rejectPlan');
+export const resolveTaskSignal = defineSignal<[ResolveTaskInput]>('resolveTask');
+export const cancelSignal = defineSignal<[ReasonInput]>('cancel');
+
+/** What an accepted goal update answers: the goal's status afterwards. */
+export interface GoalControlResult {
+  status: GoalState['status'];
+}
+export const approvePlanUpdate = defineUpdate<GoalControlResult, []>('approvePlan');
+export const rejectPlanUpdate = defineUpdate<GoalControlResult, [RejectPlanInput]>('rejectPlan');
+export const resolveTaskUpdate = defineUpdate<GoalControlResult, [ResolveTaskInput]>('resolveTask');
+export const cancelUpdate = defineUpdate<GoalControlResult, [ReasonInput]>('cancel');
+export const goalApproveUpdate = defineUpdate<GoalControlResult & { callId: string; agentId: string }, [ApproveInput]>('approve');
+export const goalDenyUpdate = defineUpdate<GoalControlResult & { callId: string; agentId: string }, [DenyInput]>('deny');
+
+/** A tool call of a task agent waiting for a human, as the goal shows it. */
+export interface GoalPendingApproval extends PendingApproval {
+  agentId: string;
+  taskId: string;
+}
+
+/** What a task agent tells its goal (signal `agentReport`): cumulative usage and its waiting calls. */
+export interface AgentReport {
+  agentId: string;
+  taskId: string;
+  attempt: number;
+  usage: Usage;
+  pendingApprovals: PendingApproval[];
+}
+export const agentReportSignal = defineSignal<[AgentReport]>('agentReport');
+
+/** Evidence of one task attempt. */
+export interface TaskEvidence {
+  filesChanged: string[];
+  commands: { command: string; exitCode: number | null; status: string }[];
+  summary: string | null;
+}
+
+export interface GoalUsageView {
+  usage: Usage;
+  limits: BudgetLimits;
+  /** Usage of each task agent (by agent id), included in `usage`. */
+  agents: Record<string, Usage>;
+  exhaustion: { limit: string; allowed: number; used: number; over: number } | null;
+}
+
+export interface GoalStateView {
+  goalId: string;
+  status: GoalState['status'];
+  /** Why it is blocked or stopped, or the summary when the goal is met. */
+  reason: string | null;
+  goal: GoalState;
+  running: { taskId: string; agentId: string }[];
+  pendingApprovals: GoalPendingApproval[];
+  usage: GoalUsageView;
+  nextEventSeq: number;
+}
+
+export interface PlanView {
+  planVersion: number;
+  status: GoalState['status'];
+  tasks: Task[];
+  evidence: Record<string, TaskEvidence>;
+}
+
+export const planQuery = defineQuery<PlanView>('plan');
+export const goalStateQuery = defineQuery<GoalStateView>('state');
+export const goalUsageQuery = defineQuery<GoalUsageView>('usage');
+export const goalPendingApprovalsQuery = defineQuery<GoalPendingApproval[]>('pendingApprovals');
+/** The goal's event log by query (works after it completed too). */
+export const goalEventsQuery = defineQuery<{ firstAvailable: number; entries: GoalLogEntry[] }, [TranscriptQueryInput?]>('events');
+
+/** A tool call of one of the goal's agents waits for a human (answer it on the goal). */
+export interface AgentApprovalRequestedEvent {
+  kind: 'agent.approval_requested';
+  agentId: string;
+  taskId: string;
+  callId: string;
+  toolName: string;
+  input: Json;
+  reason: string | null;
+}
+/** An approval answered through the goal, forwarded to the agent. */
+export interface AgentApprovalAnsweredEvent {
+  kind: 'agent.approval_answered';
+  agentId: string;
+  taskId: string;
+  callId: string;
+  decision: 'approved' | 'denied';
+}
+/** What the goal adds to the machines' events in its log. */
+export type GoalRunnerEvent = RunnerEvent | AgentApprovalRequestedEvent | AgentApprovalAnsweredEvent;
+
+/** One entry of a goal's or agent's `events` topic. */
+export type GoalLogEntry = (LogEvent | GoalRunnerEvent) & { seq: number; at: string; workflowId: string };

@@ -15,6 +15,7 @@ const histories = path.join(here, '../histories');
 const suites = [
   { folder: 'smoke', workflowsPath: path.join(here, '../fixtures/smoke-workflow.ts') },
   { folder: 'session', workflowsPath: path.join(here, '../../workflows/index.ts') },
+  { folder: 'goal', workflowsPath: path.join(here, '../../workflows/index.ts') },
 ];
 
 function load(folder: string): { file: string; history: unknown }[] {

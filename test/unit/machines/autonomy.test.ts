@@ -158,6 +158,22 @@ describe('autonomy machine', () => {
     ]);
   });
 
+  it('counts only the unreported part of a finished attempt, and logs what the agent spent in all', () => {
+    const g = new Goal({ autoApprove: true });
+    g.send({ type: 'decompose' }, { type: 'plan_proposed', tasks: plan });
+    g.send({ type: 'usage_reported', usage: { inputTokens: 100, outputTokens: 10, costUsd: 0, unpricedCalls: 0 } });
+    const out = g.send({
+      type: 'task_finished',
+      taskId: 'test',
+      attempt: 1,
+      outcome: 'succeeded',
+      usage: { inputTokens: 5, outputTokens: 1, costUsd: 0, unpricedCalls: 0 },
+      agentUsage: { inputTokens: 105, outputTokens: 11, costUsd: 0, unpricedCalls: 0 },
+    });
+    expect(g.state.usage).toMatchObject({ inputTokens: 105, outputTokens: 11 });
+    expect(events(out)).toContainEqual(expect.objectContaining({ kind: 'agent.terminated', taskId: 'test', usage: { inputTokens: 105, outputTokens: 11, costUsd: 0, unpricedCalls: 0 } }));
+  });
+
   it('stops on cancel and when no one approves the plan in time', () => {
     const g = new Goal({ planApprovalTimeoutMs: 60_000 });
     g.send({ type: 'decompose' });

@@ -1,0 +1,281 @@
+// A goal under human control and limits: a task that keeps failing blocks the goal until
+// a human resolves it; the budget, spent across the tree, stops everything with a partial
+// report; cancel stops the children (and their commands); a child agent's tool approval
+// is answered through the goal.
+import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveTemporalCli } from '../../worker/dev-server';
+import { workflowsPath } from '../../worker/worker';
+import { cancelUpdate, goalApproveUpdate, goalPendingApprovalsQuery, goalUsageQuery, resolveTaskUpdate, type GoalLogEntry } from '../../workflows/definitions';
+import { agent, attachGoal, critic, goalEnv, plan, planner, recordGoalHistory, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
+import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { isAlive } from '../unit/tools/context';
+
+let env: TemporalTestEnv;
+let workflowBundle: WorkflowBundleWithSourceMap;
+
+beforeAll(async () => {
+  env = await connectTestEnv();
+  workflowBundle = await bundle(workflowsPath);
+});
+
+afterAll(async () => {
+  await env?.close();
+});
+
+const ofKind = <T = Record<string, unknown>>(entries: GoalLogEntry[], kind: string) => entries.filter((e) => e.kind === kind) as unknown as T[];
+const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
+
+describe('goal control', () => {
+  it('a task that fails on every attempt blocks the goal; resolveTask skip lets it complete', async () => {
+    const g = await goalEnv(env, workflowBundle, {
+      rules: [
+        { match: planner(), reply: plan([task('ok', 'The easy part', 'Write ok.txt.'), task('flaky', 'The hard part', 'Call the external API.')]) },
+        ...writesFile('ok', 'ok.txt', 'ok\n'),
+        // Attempt 1: the agent gives up; attempt 2: the model call fails for good.
+        { match: agent('flaky'), times: 1, reply: text('TASK FAILED: the external API is down.') },
+        { match: agent('flaky'), fault: { kind: 'status', status: 400, message: 'prompt is malformed' } },
+        { match: critic({ lastUserContains: 'flaky] The hard part — skipped' }), reply: review('pass', 'ok.txt is there; the API part was skipped by a human.') },
+      ],
+    });
+    await g.run(async () => {
+      const run = await g.start({ goal: 'Do both parts', autoApprove: true, maxTaskAttempts: 2 });
+      const blocked = await run.waitForState((s) => s.status === 'blocked');
+      expect(blocked.reason).toBe('tasks failed: flaky');
+      const flaky = blocked.goal.tasks.find((t) => t.id === 'flaky')!;
+      expect(flaky).toMatchObject({ status: 'failed', attempts: 2, agentId: `${run.handle.workflowId}/task-flaky/2` });
+      expect(flaky.result).toMatch(/ModelBadRequest|prompt is malformed/);
+      const described = await waitUntil(() => run.handle.describe(), (d) => d.searchAttributes.KeelStatus?.[0] === 'blocked', 10_000, 'KeelStatus=blocked');
+      expect(described.searchAttributes.KeelStatus).toEqual(['blocked']);
+
+      const refused = await run.handle.executeUpdate(resolveTaskUpdate, { args: [{ taskId: 'ok', action: 'skip' }] }).catch((e: unknown) => e);
+      expect(String((refused as WorkflowUpdateFailedError).cause?.message)).toMatch(/task ok has not failed/);
+      const noEdit = await run.handle.executeUpdate(resolveTaskUpdate, { args: [{ taskId: 'flaky', action: 'edit' }] }).catch((e: unknown) => e);
+      expect(String((noEdit as WorkflowUpdateFailedError).cause?.message)).toMatch(/edit needs instructions/);
+
+      // edit: one more attempt with new instructions (a new child agent); it fails too.
+      expect(await run.handle.executeUpdate(resolveTaskUpdate, { args: [{ taskId: 'flaky', action: 'edit', instructions: 'Use the mirror API instead.' }] })).toEqual({ status: 'executing' });
+      const again = await run.waitForState((s) => s.status === 'blocked' && s.goal.tasks.some((t) => t.id === 'flaky' && t.attempts === 3));
+      expect(again.goal.tasks.find((t) => t.id === 'flaky')?.agentId).toBe(`${run.handle.workflowId}/task-flaky/3`);
+      expect(JSON.stringify(g.standin.requests.at(-1)?.body)).toContain('Use the mirror API instead.');
+
+      await run.handle.executeUpdate(resolveTaskUpdate, { args: [{ taskId: 'flaky', action: 'skip' }] });
+      const result = await run.handle.result();
+      expect(result.verdict).toBe('goal_met');
+      expect(result.tasks.map((t) => [t.id, t.status])).toEqual([
+        ['ok', 'succeeded'],
+        ['flaky', 'skipped'],
+      ]);
+      const log = await run.log();
+      expect(ofKind<{ taskId: string; outcome: string; attempt: number }>(log, 'plan.task_completed').map((e) => [e.taskId, e.outcome, e.attempt])).toEqual(
+        expect.arrayContaining([
+          ['flaky', 'failed', 1],
+          ['flaky', 'failed', 2],
+          ['ok', 'succeeded', 1],
+        ]),
+      );
+      expect(ofKind(log, 'plan.blocked')).toMatchObject([{ taskIds: ['flaky'] }, { taskIds: ['flaky'] }]);
+      expect(ofKind(log, 'plan.task_resolved')).toMatchObject([
+        { taskId: 'flaky', action: 'edit' },
+        { taskId: 'flaky', action: 'skip' },
+      ]);
+      expect(ofKind<{ error: string }>(log, 'agent.failed')[0]!.error).toBe('the external API is down.');
+      expect(ofKind(await run.log(), 'event.rejected')).toEqual([]);
+      await recordGoalHistory(run.handle, 'blocked-skip');
+    });
+  });
+
+  it('the budget, spent across the tree, runs out mid-execution: running agents are cancelled, the report says what was done', async () => {
+    const g = await goalEnv(env, workflowBundle, {
+      rules: [
+        {
+          match: planner(),
+          reply: plan([
+            task('first', 'First', 'Write first.txt.', { priority: 10 }),
+            task('hog', 'Expensive', 'Think hard.', { dependencies: ['first'] }),
+            task('slow', 'Slow', 'Talk slowly.', { dependencies: ['first'] }),
+          ]),
+        },
+        ...writesFile('first', 'first.txt', '1\n'),
+        { match: agent('hog'), reply: { content: [{ type: 'text' as const, text: 'Thinking…' }], usage: { input_tokens: 100, output_tokens: 50_000 }, delayMs: 300 } },
+        { match: agent('slow'), reply: { content: [{ type: 'text' as const, text: 'a long story '.repeat(40) }], delayMs: 200, chunkSize: 8 } },
+      ],
+    });
+    await g.run(async () => {
+      const run = await g.start({ goal: 'Three things', autoApprove: true, maxConcurrency: 2, limits: { outputTokens: 20_000 } });
+      const result = await run.handle.result();
+      expect(result.verdict).toBe('stopped');
+      expect(result.summary).toMatch(/budget exhausted/);
+      expect(result.exhaustion).toMatchObject({ limit: 'output_tokens', allowed: 20_000 });
+      expect(result.usage.outputTokens).toBeGreaterThanOrEqual(50_000);
+      expect(result.tasks.map((t) => [t.id, t.status])).toEqual([
+        ['first', 'succeeded'],
+        ['hog', 'cancelled'],
+        ['slow', 'cancelled'],
+      ]);
+      expect(result.tasks[0]!.details?.filesChanged).toEqual(['first.txt']);
+      const usage = await run.handle.query(goalUsageQuery);
+      expect(usage.agents[`${run.handle.workflowId}/task-hog/1`]?.outputTokens).toBe(50_000);
+      const slow = await env.client.workflow.getHandle(`${run.handle.workflowId}/task-slow/1`).describe();
+      expect(slow.status.name).toBe('CANCELLED');
+      // The slow agent's model call was cut off, not left to finish.
+      const slowCall = g.standin.requests.find((r) => JSON.stringify(r.body).includes('task [slow]'));
+      expect(slowCall?.outcome).not.toBe('completed');
+      const log = await run.log();
+      expect(ofKind(log, 'budget.exhausted')).toMatchObject([{ limit: 'output_tokens', scope: `goal ${run.handle.workflowId}` }]);
+      expect(ofKind(log, 'plan.stopped')).toHaveLength(1);
+      // An agent whose turn ended just as the budget ran out reports late: recorded, not applied.
+      for (const late of ofKind(log, 'event.rejected')) expect(late).toMatchObject({ state: 'stopped', event: 'task_finished' });
+      await recordGoalHistory(run.handle, 'budget-stop');
+    });
+  });
+
+  it('cancel mid-execution: the child agents are cancelled (their commands killed) and the goal stops with a partial report', async () => {
+    const g = await goalEnv(env, workflowBundle, {
+      rules: [
+        { match: planner(), reply: plan([task('build', 'Build', 'Run the build.'), task('after', 'After', 'Never runs.', { dependencies: ['build'] })]) },
+        {
+          match: agent('build', { hasToolResults: false }),
+          reply: { content: [{ type: 'tool_use' as const, name: 'run_command', input: { command: 'echo $$ > pid.txt; sleep 30; echo built > built.txt', timeout_seconds: 60 } }] },
+        },
+        { match: agent('build', { hasToolResults: true }), reply: text('Built.') },
+      ],
+    });
+    await g.run(async () => {
+      const run = await g.start({ goal: 'Build it', autoApprove: true });
+      const pid = await waitUntil(() => fs.readFile(path.join(g.workspace, 'pid.txt'), 'utf8').then((t) => Number(t.trim()), () => 0), (p) => p > 0, 30_000, 'the command');
+      const answer = await run.handle.executeUpdate(cancelUpdate, { args: [{ reason: 'changed my mind' }] });
+      expect(answer.status).toBe('stopped');
+      const result = await run.handle.result();
+      expect(result).toMatchObject({ verdict: 'stopped', summary: 'changed my mind' });
+      expect(result.tasks.map((t) => [t.id, t.status])).toEqual([
+        ['build', 'cancelled'],
+        ['after', 'pending'],
+      ]);
+      const child = env.client.workflow.getHandle(`${run.handle.workflowId}/task-build/1`);
+      expect((await child.describe()).status.name).toBe('CANCELLED');
+      // The goal ended only after the child's command was killed.
+      expect(isAlive(pid)).toBe(false);
+      await expect(fs.access(path.join(g.workspace, 'built.txt'))).rejects.toThrow();
+      const log = await run.log();
+      expect(ofKind(log, 'plan.stopped')).toMatchObject([{ reason: 'changed my mind' }]);
+      expect(ofKind(await run.log(), 'event.rejected')).toEqual([]);
+      await recordGoalHistory(run.handle, 'cancel');
+
+      // Temporal's own cancel does the same.
+      await fs.rm(path.join(g.workspace, 'pid.txt'));
+      const again = await g.start({ goal: 'Build it again', autoApprove: true });
+      const pid2 = await waitUntil(() => fs.readFile(path.join(g.workspace, 'pid.txt'), 'utf8').then((t) => Number(t.trim()), () => 0), (p) => p > 0, 30_000, 'the command');
+      await again.handle.cancel();
+      const second = await again.handle.result();
+      expect(second).toMatchObject({ verdict: 'stopped', summary: 'the workflow was cancelled' });
+      expect((await env.client.workflow.getHandle(`${again.handle.workflowId}/task-build/1`).describe()).status.name).toBe('CANCELLED');
+      expect(isAlive(pid2)).toBe(false);
+    });
+  });
+
+  it("a child agent's tool approval surfaces on the goal and is answered through it", async () => {
+    const g = await goalEnv(env, workflowBundle, {
+      rules: [
+        { match: planner(), reply: plan([task('note', 'Write a note', 'Write NOTE.md.')]) },
+        { match: agent('note', { hasToolResults: false }), reply: { content: [{ type: 'tool_use' as const, id: 'toolu_goal_write', name: 'write_file', input: { path: 'NOTE.md', content: 'approved through the goal\n' } }] } },
+        { match: agent('note', { hasToolResults: true }), reply: text('Wrote NOTE.md.') },
+        { match: critic(), reply: review('pass', 'The note is there.') },
+      ],
+    });
+    await g.run(async () => {
+      const run = await g.start({ goal: 'A note', autoApprove: true, policy: { mode: 'ask' } });
+      const waiting = await run.waitForState((s) => s.pendingApprovals.length === 1);
+      const agentId = `${run.handle.workflowId}/task-note/1`;
+      expect(waiting.pendingApprovals[0]).toMatchObject({ callId: 'toolu_goal_write', name: 'write_file', agentId, taskId: 'note' });
+      expect(await run.handle.query(goalPendingApprovalsQuery)).toHaveLength(1);
+      const described = await waitUntil(() => run.handle.describe(), (d) => d.searchAttributes.KeelPendingApprovals?.[0] === 1, 10_000, 'KeelPendingApprovals=1');
+      expect(described.searchAttributes.KeelPendingApprovals).toEqual([1]);
+
+      const unknown = await run.handle.executeUpdate(goalApproveUpdate, { args: [{ callId: 'toolu_nope' }] }).catch((e: unknown) => e);
+      expect(unknown).toBeInstanceOf(WorkflowUpdateFailedError);
+      expect(String((unknown as WorkflowUpdateFailedError).cause?.message)).toMatch(/unknown call id toolu_nope: waiting for approval: toolu_goal_write/);
+
+      expect(await run.handle.executeUpdate(goalApproveUpdate, { args: [{ callId: 'toolu_goal_write' }] })).toMatchObject({ callId: 'toolu_goal_write', agentId });
+      const result = await run.handle.result();
+      expect(result.verdict).toBe('goal_met');
+      expect(await fs.readFile(path.join(g.workspace, 'NOTE.md'), 'utf8')).toBe('approved through the goal\n');
+      expect(result.tasks[0]!.details?.filesChanged).toEqual(['NOTE.md']);
+      const d = await run.handle.describe();
+      expect(d.searchAttributes.KeelPendingApprovals).toEqual([0]);
+      const log = await run.log();
+      expect(ofKind(log, 'agent.approval_requested')).toMatchObject([{ agentId, taskId: 'note', callId: 'toolu_goal_write', toolName: 'write_file', input: { path: 'NOTE.md' } }]);
+      expect(ofKind(log, 'agent.approval_answered')).toMatchObject([{ agentId, callId: 'toolu_goal_write', decision: 'approved' }]);
+      expect(ofKind(await run.log(), 'event.rejected')).toEqual([]);
+      await recordGoalHistory(run.handle, 'child-approval');
+      await recordGoalHistory(env.client.workflow.getHandle(agentId), 'child-approval-agent');
+    });
+  });
+
+  it('stops when nobody approves the plan in time, and when the wall-clock budget runs out', async () => {
+    const g = await goalEnv(env, workflowBundle, {
+      rules: [
+        { match: planner(), reply: plan([task('talk', 'Talk', 'Talk for a long time.')]) },
+        { match: agent('talk'), reply: { content: [{ type: 'text' as const, text: 'and then '.repeat(200) }], delayMs: 100, chunkSize: 4 } },
+      ],
+    });
+    await g.run(async () => {
+      const unapproved = await g.start({ goal: 'Wait for me', planApprovalTimeoutMs: 300 });
+      const first = await unapproved.handle.result();
+      expect(first).toMatchObject({ verdict: 'stopped', summary: 'no one approved the plan in time', exhaustion: null });
+      expect(first.tasks.map((t) => t.status)).toEqual(['pending']);
+
+      const timed = await g.start({ goal: 'Be quick', autoApprove: true, limits: { wallClockMs: 1_500 } });
+      await timed.waitForState((s) => s.running.length === 1);
+      const second = await timed.handle.result();
+      expect(second).toMatchObject({ verdict: 'stopped', summary: 'the wall-clock budget is exhausted', exhaustion: { limit: 'wall_clock', allowed: 1_500 } });
+      expect(second.tasks.map((t) => t.status)).toEqual(['cancelled']);
+      expect((await env.client.workflow.getHandle(`${timed.handle.workflowId}/task-talk/1`).describe()).status.name).toBe('CANCELLED');
+      expect(ofKind(await timed.log(), 'event.rejected')).toEqual([]);
+      await recordGoalHistory(timed.handle, 'wall-clock');
+    });
+  });
+
+  it('the Temporal CLI starts a goal, finds it waiting for plan approval and approves it (docs/goals.md payloads)', async () => {
+    const run = promisify(execFile);
+    const cli = await resolveTemporalCli('path');
+    const g = await goalEnv(env, workflowBundle, {
+      rules: [
+        { match: planner(), reply: plan([task('cli', 'From the CLI', 'Write cli.txt.')]) },
+        ...writesFile('cli', 'cli.txt', 'cli\n'),
+        { match: critic(), reply: review('pass', 'cli.txt is there.') },
+      ],
+    });
+    await g.run(async () => {
+      const common = ['--address', env.address, '--namespace', env.namespace];
+      const workflowId = `goal-cli-${g.taskQueue.slice(-8)}`;
+      const input = JSON.stringify({ goal: 'A file from the CLI', workspace: g.workspace, policy: { mode: 'full-auto' } });
+      await run(cli, ['workflow', 'start', ...common, '--task-queue', g.taskQueue, '--type', 'goalWorkflow', '--workflow-id', workflowId, '--input', input]);
+      const goal = attachGoal(env, workflowId);
+      try {
+        await goal.waitForState((s) => s.status === 'awaiting_plan_approval');
+        const listed = await waitUntil(
+          async () => (await run(cli, ['workflow', 'list', ...common, '--query', `KeelKind = 'goal' AND KeelStatus = 'awaiting_plan_approval' AND WorkflowId = '${workflowId}'`, '-o', 'json'])).stdout,
+          (out) => out.includes(workflowId),
+          20_000,
+          'the CLI to list the goal',
+        );
+        expect(listed).toContain(workflowId);
+        const bad = await run(cli, ['workflow', 'update', 'execute', ...common, '--workflow-id', workflowId, '--name', 'resolveTask', '--input', '{"taskId":"cli","action":"edit"}']).catch((e: unknown) => e);
+        expect(String((bad as { stderr?: string }).stderr)).toMatch(/edit needs instructions/);
+        await run(cli, ['workflow', 'update', 'execute', ...common, '--workflow-id', workflowId, '--name', 'approvePlan']);
+        const result = await goal.handle.result();
+        expect(result.verdict).toBe('goal_met');
+        const { stdout } = await run(cli, ['workflow', 'query', ...common, '--workflow-id', workflowId, '--name', 'plan', '-o', 'json']);
+        expect(stdout).toContain('"planVersion": 1');
+      } finally {
+        await goal.handle.terminate('test over').catch(() => undefined);
+      }
+    });
+  });
+});

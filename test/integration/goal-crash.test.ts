@@ -1,0 +1,104 @@
+// A goal survives its worker: SIGKILL while a task agent is mid model call, a new worker
+// finishes the goal, and no task runs twice to completion (each task completes once,
+// under its first child agent; the finished task's agent is not started again).
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStandin } from '../../standin/server';
+import { workflowsPath } from '../../worker/worker';
+import { goalWorkflow } from '../../workflows/goal';
+import { agent, attachGoal, critic, FAST_MODEL, KEY, makeWorkspace, plan, planner, recordGoalHistory, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
+import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+let env: TemporalTestEnv;
+let workflowBundle: WorkflowBundleWithSourceMap;
+let codeDir: string;
+let codePath: string;
+
+beforeAll(async () => {
+  env = await connectTestEnv();
+  workflowBundle = await bundle(workflowsPath);
+  codeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-bundle-'));
+  codePath = path.join(codeDir, 'workflows.js');
+  await fs.writeFile(codePath, workflowBundle.code);
+});
+
+afterAll(async () => {
+  await env?.close();
+  if (codeDir) await fs.rm(codeDir, { recursive: true, force: true });
+});
+
+function startWorker(taskQueue: string, standinUrl: string): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, '../fixtures/session-worker.ts'), env.address, taskQueue, codePath], {
+    cwd: path.join(here, '../..'),
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: standinUrl },
+  });
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('worker ready')) resolve(child);
+    });
+    child.once('exit', (code) => reject(new Error(`worker exited with ${code}`)));
+  });
+}
+
+describe('goal durability', () => {
+  it('a worker killed with SIGKILL mid-goal: a new worker finishes it; no task runs twice to completion', async () => {
+    const standin = await startStandin({
+      scenario: {
+        rules: [
+          { match: planner(), reply: plan([task('one', 'One', 'Write one.txt.'), task('two', 'Two', 'Explain slowly.', { dependencies: ['one'] })]) },
+          ...writesFile('one', 'one.txt', 'one\n'),
+          // Long enough to be killed in the middle of.
+          { match: agent('two'), reply: { content: [{ type: 'text' as const, text: 'Step by step, '.repeat(20) + 'done.' }], delayMs: 60, chunkSize: 8 } },
+          { match: critic(), reply: review('pass', 'Both tasks are done.') },
+        ],
+      },
+    });
+    const workspace = await makeWorkspace('keel-goal-crash-');
+    const taskQueue = uniqueTaskQueue('goal-crash');
+    let worker = await startWorker(taskQueue, standin.url);
+    try {
+      const workflowId = `goal-crash-${taskQueue.slice(-8)}`;
+      await env.client.workflow.start(goalWorkflow, {
+        taskQueue,
+        workflowId,
+        args: [{ goal: 'one, then two', workspace, autoApprove: true, policy: { mode: 'full-auto' }, modelActivity: FAST_MODEL }],
+      });
+      const run = attachGoal(env, workflowId);
+      await waitUntil(async () => standin.requests.filter((r) => JSON.stringify(r.body).includes('task [two]')).length, (n) => n > 0, 30_000, 'task two to call the model');
+      await new Promise((r) => setTimeout(r, 300));
+
+      worker.kill('SIGKILL');
+      await new Promise((resolve) => worker.once('exit', resolve));
+      worker = await startWorker(taskQueue, standin.url);
+
+      const result = await run.handle.result();
+      expect(result.verdict).toBe('goal_met');
+      expect(result.tasks.map((t) => [t.id, t.status, t.attempts])).toEqual([
+        ['one', 'succeeded', 1],
+        ['two', 'succeeded', 1],
+      ]);
+      const log = await run.log();
+      const completed = log.filter((e) => e.kind === 'plan.task_completed').map((e) => (e as { taskId: string }).taskId);
+      expect(completed).toEqual(['one', 'two']);
+      expect(log.filter((e) => e.kind === 'plan.task_assigned')).toHaveLength(2);
+      // Task one's agent made its two model calls once; task two's call was retried after the crash.
+      expect(standin.requests.filter((r) => JSON.stringify(r.body).includes('task [one]'))).toHaveLength(2);
+      expect(standin.requests.filter((r) => JSON.stringify(r.body).includes('task [two]')).length).toBeGreaterThanOrEqual(2);
+      expect(await fs.readFile(path.join(workspace, 'one.txt'), 'utf8')).toBe('one\n');
+      await expect(env.client.workflow.getHandle(`${workflowId}/task-two/2`).describe()).rejects.toThrow();
+      await recordGoalHistory(run.handle, 'worker-killed');
+    } finally {
+      worker.kill('SIGKILL');
+      await standin.close();
+      await fs.rm(workspace, { recursive: true, force: true });
+    }
+  });
+});

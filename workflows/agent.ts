@@ -1,0 +1,256 @@
+// A task agent: the child workflow a goal starts for one attempt at one task
+// (`<goalId>/task-<id>/<attempt>`). It runs one turn of the turn machine to completion with
+// the shared turn runner — the same model calls, tools, policy and approvals as a session
+// — and returns the outcome with its evidence. It tells its goal (signal `agentReport`)
+// what it has spent and which tool calls wait for a human, so the goal can enforce its
+// budget across the tree and answer approvals; `approve` / `deny` reach it from the goal.
+import {
+  CancellationScope,
+  condition,
+  getExternalWorkflowHandle,
+  isCancellation,
+  setCurrentDetails,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+  type ActivityOptions,
+} from '@temporalio/workflow';
+import { WorkflowStream } from '@temporalio/workflow-streams/workflow';
+import { ZERO_USAGE, type LogEvent, type TransitionError, type TurnLimits, type TurnResult, type Usage } from '../machines/index';
+import { rememberApproval, sessionRuleFor, type PolicyConfig, type SessionApproval } from '../machines/policy';
+import {
+  agentReportSignal,
+  approveSchema,
+  approveSignal,
+  denySchema,
+  denySignal,
+  EVENTS_TOPIC,
+  pendingApprovalsQuery,
+  type GoalLogEntry,
+  type PendingApproval,
+  type RunnerEvent,
+  type TaskEvidence,
+} from './definitions';
+import { agentSystem, taskPrompt } from './planning';
+import { ConversationLog, SerialQueue, Timers } from './runtime';
+import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
+import { TurnRunner, type ToolEntry } from './turn-runner';
+
+export interface AgentInput {
+  goalId: string;
+  goal: string;
+  taskId: string;
+  attempt: number;
+  title: string;
+  instructions: string;
+  role: string;
+  workspace: string;
+  storeDir: string;
+  model: string;
+  maxTokens: number;
+  tools: ToolEntry[];
+  toolsRef: string | null;
+  policy: PolicyConfig;
+  headless: boolean;
+  /** What the goal's budget leaves when the agent starts (and the step limit). */
+  limits: TurnLimits;
+  approvalTimeoutMs: number | null;
+  maxParallelTools: number;
+  retryBackoffMs?: number[] | undefined;
+  modelActivity?: Partial<ActivityOptions> | undefined;
+}
+
+export interface AgentResult {
+  agentId: string;
+  taskId: string;
+  attempt: number;
+  outcome: 'succeeded' | 'failed';
+  /** The agent's final answer, or why it failed. */
+  summary: string;
+  turnOutcome: TurnResult['outcome'];
+  evidence: TaskEvidence;
+  usage: Usage;
+  steps: number;
+}
+
+export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
+  const agentId = workflowInfo().workflowId;
+  const parent = workflowInfo().parent;
+  const stream = new WorkflowStream();
+  const events = stream.topic<GoalLogEntry>(EVENTS_TOPIC);
+  const timers = new Timers();
+  const conversation = new ConversationLog();
+  let seq = 0;
+  let approvals: SessionApproval[] = [];
+  let result: TurnResult | null = null;
+  // Evidence is read off the tool events as they pass.
+  const calls = new Map<string, { name: string; args: unknown }>();
+  const evidence: TaskEvidence = { filesChanged: [], commands: [], summary: null };
+
+  const now = () => Date.now();
+  const publish = (event: LogEvent | RunnerEvent) => {
+    collect(event);
+    events.publish({ ...preview(event), seq: seq++, at: new Date(now()).toISOString(), workflowId: agentId });
+  };
+  const rejected = (source: string, error: TransitionError) => {
+    publish({ kind: 'event.rejected', source, machine: error.machine, state: error.state, event: error.event, code: error.code, message: error.message });
+  };
+  function collect(event: LogEvent | RunnerEvent): void {
+    if (event.kind === 'tool.call') calls.set(event.callId, { name: event.toolName, args: event.arguments });
+    if (event.kind !== 'tool.result') return;
+    const call = calls.get(event.callId);
+    if (!call) return;
+    const args = (call.args ?? {}) as { path?: unknown; command?: unknown };
+    if ((call.name === 'write_file' || call.name === 'edit_file') && event.status === 'success' && typeof args.path === 'string') {
+      if (!evidence.filesChanged.includes(args.path)) evidence.filesChanged.push(args.path);
+    }
+    if (call.name === 'run_command') {
+      const command = typeof args.command === 'string' ? args.command : JSON.stringify(args.command);
+      const code = /\[exit code (\d+)\]\s*$/.exec(event.output);
+      evidence.commands.push({ command, exitCode: code ? Number(code[1]) : null, status: event.status });
+    }
+  }
+
+  // The goal hands over the tools without ask_user: nobody talks to a task agent directly.
+  const tools = input.tools;
+  const queue = new SerialQueue(() => report());
+  const turns = new TurnRunner(
+    {
+      workspace: input.workspace,
+      storeDir: input.storeDir,
+      model: input.model,
+      maxTokens: input.maxTokens,
+      system: agentSystem(input.taskId, input.role),
+      approvalTimeoutMs: input.approvalTimeoutMs,
+      maxParallelTools: input.maxParallelTools,
+      retryBackoffMs: input.retryBackoffMs,
+      modelActivity: input.modelActivity,
+    },
+    {
+      queue,
+      timers,
+      conversation,
+      now,
+      tools: () => tools,
+      toolsRef: () => input.toolsRef,
+      policy: () => ({ policy: input.policy, approvals, headless: input.headless }),
+      emit: publish,
+      rejected,
+      streamedText: () => '',
+      finished: (r) => {
+        result = r;
+      },
+      asked: () => {},
+    },
+  );
+
+  // ---- reporting to the goal ---------------------------------------------------------
+  let attrsKey = '';
+  let reportKey = '';
+  let sent: Promise<void> = Promise.resolve();
+  function pending(): PendingApproval[] {
+    const turnId = turns.turnId;
+    return turnId === null ? [] : turns.pendingApprovals().map((p) => ({ ...p, turnId }));
+  }
+  function report(): void {
+    const usage = turns.state?.usage ?? ZERO_USAGE;
+    const waiting = pending();
+    const status = turns.state?.status ?? 'idle';
+    setCurrentDetails(
+      `**${status}** · task ${input.taskId}, attempt ${input.attempt}\n\nusage: ${usage.inputTokens} in / ${usage.outputTokens} out tokens` +
+        (waiting.length > 0 ? `\n\nwaiting for approval: ${waiting.map((p) => `${p.name} (${p.callId})`).join(', ')}` : ''),
+    );
+    const attrs = `${status}|${waiting.length}`;
+    if (attrs !== attrsKey) {
+      attrsKey = attrs;
+      upsertSearchAttributes([
+        { key: KeelStatus, value: status },
+        { key: KeelPendingApprovals, value: waiting.length },
+      ]);
+    }
+    const key = JSON.stringify([usage, waiting.map((p) => p.callId)]);
+    if (key === reportKey || !parent) return;
+    reportKey = key;
+    const payload = { agentId, taskId: input.taskId, attempt: input.attempt, usage, pendingApprovals: waiting };
+    const handle = getExternalWorkflowHandle(parent.workflowId);
+    // In order, one at a time; a lost report costs nothing lasting, since usage is
+    // cumulative and the result carries the total.
+    sent = sent.then(() => handle.signal(agentReportSignal, payload)).catch(() => undefined);
+  }
+
+  // ---- approvals answered through the goal (or directly) ------------------------------
+  const guard = (source: string, run: () => void) =>
+    queue.post(() => {
+      try {
+        run();
+      } catch (error) {
+        rejected(source, { code: 'guard_failed', machine: 'turn', state: turns.state?.status ?? 'none', event: source, message: (error as Error).message });
+      }
+    });
+  setHandler(approveSignal, (raw) =>
+    guard('signal approve', () => {
+      const a = approveSchema.parse(raw);
+      const call = pending().find((p) => p.callId === a.callId);
+      if (!call) throw new Error(`unknown call id ${a.callId}`);
+      const r = turns.apply({ type: 'tool', callId: a.callId, event: { type: 'approved', approver: a.approver ?? 'human', scope: a.scope ?? 'once' } });
+      if (!r.ok) return rejected('signal approve', r.error);
+      if (a.scope === 'session') {
+        approvals = rememberApproval(approvals, { rule: sessionRuleFor({ tool: call.name, input: call.input }), grantedAt: new Date(now()).toISOString(), grantedBy: 'human' });
+      }
+    }),
+  );
+  setHandler(denySignal, (raw) =>
+    guard('signal deny', () => {
+      const d = denySchema.parse(raw);
+      const r = turns.apply({ type: 'tool', callId: d.callId, event: { type: 'denied', ...(d.reason ? { reason: d.reason } : {}) } });
+      if (!r.ok) rejected('signal deny', r.error);
+    }),
+  );
+  setHandler(pendingApprovalsQuery, () => pending());
+
+  upsertSearchAttributes([
+    { key: KeelKind, value: 'agent' },
+    { key: KeelWorkspace, value: input.workspace },
+  ]);
+  queue.post(() => {
+    const started = turns.start(`${agentId}:turn`, taskPrompt(input.goal, input), input.limits);
+    if (!started.ok) rejected('start', started.error);
+  });
+
+  try {
+    await condition(() => result !== null && !turns.busy);
+  } catch (error) {
+    if (!isCancellation(error)) throw error;
+    // Cancelled by the goal: the turn is interrupted (its activities are cancelled with
+    // the workflow's scope) and the agent ends cancelled once they confirm it.
+    await CancellationScope.nonCancellable(async () => {
+      queue.post(() => {
+        const r = turns.apply({ type: 'interrupt', reason: 'the goal cancelled this task' });
+        if (!r.ok) rejected('cancel', r.error);
+      });
+      await condition(() => !turns.busy);
+    });
+    throw error;
+  }
+  const finished = result as unknown as TurnResult;
+  const text = finished.finalOutput?.trim() ?? '';
+  const failedByAgent = /^TASK FAILED:?/i.test(text);
+  const ok = finished.outcome === 'completed' && !failedByAgent;
+  evidence.summary = text === '' ? null : text;
+  const summary = ok
+    ? text || 'done'
+    : failedByAgent
+      ? text.replace(/^TASK FAILED:?\s*/i, '')
+      : `the agent's turn ended ${finished.outcome}${finished.error ? `: ${finished.error}` : ''}`;
+  report();
+  await sent;
+  stream.detachPollers();
+  return { agentId, taskId: input.taskId, attempt: input.attempt, outcome: ok ? 'succeeded' : 'failed', summary, turnOutcome: finished.outcome, evidence, usage: finished.usage, steps: finished.steps };
+}
+
+/** Like the session's log: a tool result's beginning (the conversation store has all of it). */
+const OUTPUT_PREVIEW_CHARS = 2_000;
+function preview<E extends LogEvent | RunnerEvent>(event: E): E {
+  if (event.kind !== 'tool.result' || event.output.length <= OUTPUT_PREVIEW_CHARS) return event;
+  return { ...event, output: `${event.output.slice(0, OUTPUT_PREVIEW_CHARS)}… (${event.output.length - OUTPUT_PREVIEW_CHARS} more characters)` };
+}
