@@ -1,5 +1,6 @@
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
+import { keelEnv } from './env';
 
 export const DEFAULT_TASK_QUEUE = 'keel';
 
@@ -19,6 +20,6 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   return {
     connection: { ...connectionOptions, address: connectionOptions.address ?? 'localhost:7233' },
     namespace: namespace ?? 'default',
-    taskQueue: env.KEEL_TASK_QUEUE || DEFAULT_TASK_QUEUE,
+    taskQueue: keelEnv(env, 'KEEL_TASK_QUEUE') ?? DEFAULT_TASK_QUEUE,
   };
 }

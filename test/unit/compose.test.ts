@@ -1,0 +1,297 @@
+// No Docker engine runs where the tests run, so `docker compose config` cannot check the
+// deployment: this test reads docker-compose.yml, the Dockerfile and .dockerignore and
+// holds them to what the code needs — services, pinned images, ports, start order, health
+// checks, volumes, the search attributes, and the worker's environment against the
+// variables the worker really reads (worker/env.ts, itself checked against the code).
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import { KEEL_WORKER_ENV, TEMPORAL_CLIENT_ENV, TEMPORAL_GRPC_META_PREFIX, WORKER_ENV } from '../../worker/env';
+import { searchAttributeFlags } from '../../worker/search-attributes';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
+
+interface Healthcheck {
+  test: string | string[];
+  interval?: string;
+  retries?: number;
+}
+interface Service {
+  image?: string;
+  build?: { context: string; dockerfile?: string };
+  container_name?: string;
+  depends_on?: Record<string, { condition: string }>;
+  environment?: Record<string, string | null>;
+  ports?: string[];
+  volumes?: string[];
+  healthcheck?: Healthcheck;
+  entrypoint?: string[];
+  command?: string[];
+  restart?: string;
+  init?: boolean;
+}
+interface Compose {
+  name?: string;
+  services: Record<string, Service>;
+  volumes?: Record<string, unknown>;
+}
+
+const compose = parseYaml(read('docker-compose.yml')) as Compose;
+const services = compose.services;
+const service = (name: string): Service => {
+  const found = services[name];
+  if (!found) throw new Error(`docker-compose.yml has no service ${name}`);
+  return found;
+};
+const workerEnv = service('worker').environment ?? {};
+
+/** `${VAR:-default}` → default; a plain value as it is. */
+const defaultOf = (value: string | null | undefined) => value?.replace(/^\$\{[A-Z_]+:-(.*)\}$/, '$1');
+
+// ---- the Dockerfile, as instructions ----------------------------------------------------
+const dockerfile = read('Dockerfile')
+  .replace(/\\\n/g, ' ')
+  .split('\n')
+  .map((line) => line.trim())
+  .filter((line) => line && !line.startsWith('#'));
+const instructions = (keyword: string) => dockerfile.filter((line) => line.toUpperCase().startsWith(`${keyword} `));
+const runtimeStage = dockerfile.slice(dockerfile.findLastIndex((line) => /^FROM /i.test(line)));
+
+describe('docker-compose.yml', () => {
+  it('defines PostgreSQL, Temporal, the search-attribute job, the Web UI and the worker', () => {
+    expect(Object.keys(services).sort()).toEqual(['postgresql', 'search-attributes', 'temporal', 'ui', 'worker']);
+    expect(service('temporal').image).toMatch(/^temporalio\/auto-setup:/);
+    expect(service('search-attributes').image).toMatch(/^temporalio\/admin-tools:/);
+    expect(service('ui').image).toMatch(/^temporalio\/ui:/);
+    expect(service('postgresql').image).toMatch(/^postgres:/);
+    expect(service('worker').build).toMatchObject({ context: '.', dockerfile: 'Dockerfile' });
+  });
+
+  it('pins every image to a version (no `latest`, no bare name)', () => {
+    for (const [name, s] of Object.entries(services)) {
+      expect(s.image, name).toMatch(/^[a-z0-9./-]+:\d+(\.\d+)+[\w.-]*$/);
+      expect(s.image, name).not.toMatch(/latest/);
+    }
+    // admin-tools carries the server's version: the two move together.
+    const serverVersion = service('temporal').image?.split(':')[1];
+    expect(service('search-attributes').image?.split(':')[1]).toMatch(new RegExp(`^${serverVersion?.replace(/\./g, '\\.')}-`));
+  });
+
+  it('points Temporal at PostgreSQL with the postgres12 driver and matching credentials', () => {
+    const temporal = service('temporal').environment ?? {};
+    const postgres = service('postgresql').environment ?? {};
+    expect(temporal.DB).toBe('postgres12');
+    expect(temporal.POSTGRES_SEEDS).toBe('postgresql');
+    expect(temporal.DB_PORT).toBe('5432');
+    expect(temporal.POSTGRES_USER).toBe(postgres.POSTGRES_USER);
+    expect(temporal.POSTGRES_PWD).toBe(postgres.POSTGRES_PASSWORD);
+  });
+
+  it('publishes only the Temporal frontend (7233) and the Web UI (8080)', () => {
+    expect(service('temporal').ports).toEqual(['7233:7233']);
+    expect(service('ui').ports).toEqual(['8080:8080']);
+    expect(service('ui').environment?.TEMPORAL_ADDRESS).toBe('temporal:7233');
+    for (const name of ['postgresql', 'search-attributes', 'worker']) expect(service(name).ports, name).toBeUndefined();
+  });
+
+  it('starts in order: PostgreSQL healthy → Temporal healthy → search attributes registered → workers', () => {
+    expect(service('temporal').depends_on).toEqual({ postgresql: { condition: 'service_healthy' } });
+    expect(service('search-attributes').depends_on).toEqual({ temporal: { condition: 'service_healthy' } });
+    expect(service('ui').depends_on).toEqual({ temporal: { condition: 'service_healthy' } });
+    expect(service('worker').depends_on).toEqual({
+      temporal: { condition: 'service_healthy' },
+      'search-attributes': { condition: 'service_completed_successfully' },
+    });
+    // Every dependency names a service that exists.
+    for (const [name, s] of Object.entries(services)) {
+      for (const dependency of Object.keys(s.depends_on ?? {})) expect(services, `${name} → ${dependency}`).toHaveProperty([dependency]);
+    }
+  });
+
+  it('health-checks PostgreSQL and Temporal with real probes; the worker has its own in the image', () => {
+    expect(service('postgresql').healthcheck?.test).toEqual(['CMD-SHELL', expect.stringMatching(/^pg_isready -U temporal/)]);
+    expect(service('temporal').healthcheck?.test).toEqual(['CMD', 'temporal', 'operator', 'cluster', 'health', '--address', 'temporal:7233']);
+    for (const name of ['postgresql', 'temporal']) expect(service(name).healthcheck?.retries, name).toBeGreaterThan(0);
+    // The worker's probe comes from the Dockerfile's HEALTHCHECK; compose must not disable it.
+    expect(service('worker').healthcheck).toBeUndefined();
+  });
+
+  it('registers exactly the search attributes the workflows set, with their types', () => {
+    const job = service('search-attributes');
+    const registered = (job.environment?.KEEL_SEARCH_ATTRIBUTES ?? '').split(/\s+/).filter(Boolean);
+    const expected = searchAttributeFlags().filter((flag) => flag !== '--search-attribute');
+    expect(registered).toEqual(expected);
+    expect(registered).toEqual(['KeelKind=Keyword', 'KeelStatus=Keyword', 'KeelPendingApprovals=Int', 'KeelWorkspace=Keyword']);
+    const script = job.command?.join('\n') ?? '';
+    expect(script).toMatch(/temporal operator search-attribute create --address "\$\$TEMPORAL_ADDRESS" --namespace "\$\$TEMPORAL_NAMESPACE"/);
+    expect(job.environment?.TEMPORAL_ADDRESS).toBe('temporal:7233');
+    // `$$` is compose's escape: a single `$` would be interpolated from the host, not the container.
+    expect(script.replace(/\$\$/g, '')).not.toMatch(/\$/);
+    expect(job.restart).toBe('no');
+  });
+
+  it('uses one namespace everywhere: the one auto-setup creates, the job registers in, and the workers poll', () => {
+    const namespaces = [
+      service('temporal').environment?.DEFAULT_NAMESPACE,
+      service('search-attributes').environment?.TEMPORAL_NAMESPACE,
+      workerEnv.TEMPORAL_NAMESPACE,
+    ];
+    expect(new Set(namespaces)).toEqual(new Set(['${TEMPORAL_NAMESPACE:-default}']));
+  });
+
+  it('keeps data in named volumes; every worker mounts the same workspace and conversation store', () => {
+    expect(Object.keys(compose.volumes ?? {}).sort()).toEqual(['postgres-data', 'store', 'workspace']);
+    expect(service('postgresql').volumes).toEqual(['postgres-data:/var/lib/postgresql/data']);
+    const mounts = Object.fromEntries((service('worker').volumes ?? []).map((v) => v.split(':') as [string, string]).map(([from, to]) => [to, from]));
+    expect(mounts['/workspace']).toBe('workspace');
+    expect(workerEnv.KEEL_STORE_DIR).toBeTruthy();
+    expect(mounts[workerEnv.KEEL_STORE_DIR ?? '']).toBe('store');
+    for (const [name, s] of Object.entries(services)) {
+      for (const volume of s.volumes ?? []) {
+        const source = volume.split(':')[0] ?? '';
+        if (!source.startsWith('.') && !source.startsWith('/')) expect(compose.volumes, `${name}: ${volume}`).toHaveProperty([source]);
+      }
+    }
+  });
+
+  it('lets the worker scale: no container name, no host ports, an init to reap child processes', () => {
+    const worker = service('worker');
+    expect(worker.container_name).toBeUndefined();
+    expect(worker.ports).toBeUndefined();
+    expect(worker.init).toBe(true);
+    for (const s of Object.values(services)) expect(s.container_name).toBeUndefined();
+  });
+
+  it("sets only variables the worker reads, and every one of Keel's own", () => {
+    for (const name of Object.keys(workerEnv)) expect(WORKER_ENV, name).toContain(name);
+    expect(Object.keys(workerEnv).filter((name) => !name.startsWith('TEMPORAL_')).sort()).toEqual(Object.keys(KEEL_WORKER_ENV).sort());
+    expect(workerEnv.TEMPORAL_ADDRESS).toBe('temporal:7233');
+    expect(defaultOf(workerEnv.KEEL_TASK_QUEUE)).toBe('keel');
+  });
+
+  it('never writes a secret into the file: the API key comes from the shell', () => {
+    for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'KEEL_MCP_CONFIG', 'KEEL_MODEL_PRICES']) {
+      expect(workerEnv, name).toHaveProperty([name]);
+      expect(workerEnv[name], name).toBeNull();
+    }
+    expect(read('docker-compose.yml')).not.toMatch(/sk-ant-/);
+  });
+});
+
+describe('worker/env.ts', () => {
+  /** Upper-case names read as `env.X`, `env['X']` or `keelEnv(env, 'X')` in these folders. */
+  function namesReadIn(dirs: string[]): Set<string> {
+    const names = new Set<string>();
+    const visit = (file: string) => {
+      if (statSync(file).isDirectory()) return readdirSync(file).forEach((entry) => visit(path.join(file, entry)));
+      if (!file.endsWith('.ts')) return;
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/\benv(?:\?)?\.([A-Z][A-Z0-9_]+)|\benv\[['"]([A-Z][A-Z0-9_]+)['"]\]|keelEnv\(\w+, '([A-Z][A-Z0-9_]+)'\)/g)) {
+        names.add((m[1] ?? m[2] ?? m[3]) as string);
+      }
+    };
+    dirs.forEach((dir) => visit(path.join(root, dir)));
+    return names;
+  }
+
+  it("lists exactly the Keel variables the worker's code reads", () => {
+    // scripts/dev.ts and the tests read other variables; the worker process does not.
+    const read = namesReadIn(['worker', 'activities']);
+    expect([...read].sort()).toEqual(Object.keys(KEEL_WORKER_ENV).sort());
+  });
+
+  it('lists exactly the Temporal variables @temporalio/envconfig reads', () => {
+    const lib = path.join(root, 'node_modules/@temporalio/envconfig/lib');
+    const names = new Set<string>();
+    for (const file of readdirSync(lib).filter((f) => f.endsWith('.js'))) {
+      for (const m of readFileSync(path.join(lib, file), 'utf8').matchAll(/TEMPORAL_[A-Z_]+/g)) names.add(m[0]);
+    }
+    expect([...names].sort()).toEqual([...TEMPORAL_CLIENT_ENV, TEMPORAL_GRPC_META_PREFIX].sort());
+  });
+
+  it('is documented in the README configuration table', () => {
+    const readme = read('README.md') + read('docs/deployment.md');
+    for (const name of Object.keys(KEEL_WORKER_ENV)) expect(readme, name).toContain(`\`${name}\``);
+  });
+});
+
+describe('Dockerfile', () => {
+  it('is multi-stage on a pinned Node 20 image', () => {
+    const froms = instructions('FROM');
+    expect(froms.length).toBeGreaterThanOrEqual(2);
+    const image = instructions('ARG').find((line) => line.startsWith('ARG NODE_IMAGE='))?.split('=')[1];
+    expect(image).toMatch(/^node:20\.\d+\.\d+-/);
+    expect(froms.every((line) => line.startsWith('FROM ${NODE_IMAGE}'))).toBe(true);
+  });
+
+  it('installs from the lock file with npm ci, production dependencies only', () => {
+    const install = instructions('RUN').find((line) => line.includes('npm ci'));
+    expect(install).toMatch(/npm ci --omit=dev/);
+    expect(instructions('COPY').some((line) => line.includes('package-lock.json'))).toBe(true);
+  });
+
+  it('runs as a non-root user, in its last stage', () => {
+    const users = runtimeStage.filter((line) => /^USER /i.test(line)).map((line) => line.split(/\s+/)[1]);
+    expect(users.length).toBeGreaterThan(0);
+    expect(users.at(-1)).not.toMatch(/^(root|0)$/);
+  });
+
+  it('runs the worker (`npm run worker` without npm) and health-checks it', () => {
+    const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.worker).toBe('tsx worker/main.ts');
+    expect(runtimeStage.filter((line) => /^CMD /i.test(line))).toEqual(['CMD ["node", "--import", "tsx", "worker/main.ts"]']);
+    expect(runtimeStage.find((line) => /^HEALTHCHECK /i.test(line))).toMatch(/CMD \["node", "--import", "tsx", "worker\/healthcheck\.ts"\]$/);
+  });
+
+  it('copies every source folder the worker loads, and needs only production packages', () => {
+    const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
+    const copied = new Set(
+      runtimeStage
+        .filter((line) => /^COPY /i.test(line) && !line.includes('--from'))
+        .flatMap((line) => line.split(/\s+/).slice(1, -1).filter((part) => !part.startsWith('--'))),
+    );
+    // Follow relative imports from the entry points: the worker, its health check, and the
+    // workflow code it bundles when it starts.
+    const seen = new Set<string>();
+    const packages = new Set<string>();
+    const queue = ['worker/main.ts', 'worker/healthcheck.ts', 'workflows/index.ts'];
+    while (queue.length > 0) {
+      const file = queue.pop() as string;
+      if (seen.has(file)) continue;
+      seen.add(file);
+      for (const m of read(file).matchAll(/[\s}]from\s+'([^']+)'|\bimport\s*\(\s*'([^']+)'|^import\s+'([^']+)'/gm)) {
+        const spec = (m[1] ?? m[2] ?? m[3]) as string;
+        if (spec.startsWith('.')) {
+          const target = path.relative(root, path.resolve(root, path.dirname(file), spec));
+          queue.push(existsSync(path.join(root, `${target}.ts`)) ? `${target}.ts` : target);
+        } else if (!spec.startsWith('node:') && !builtinModules.includes(spec)) {
+          packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] as string));
+        }
+      }
+    }
+    const folders = new Set([...seen].map((file) => file.split('/')[0] as string));
+    expect([...folders].sort()).toEqual(['activities', 'machines', 'worker', 'workflows']);
+    for (const folder of folders) expect(copied, folder).toContain(folder);
+    const dependencies = Object.keys(pkg.dependencies);
+    for (const name of packages) expect(dependencies, name).toContain(name);
+    expect(dependencies).toContain('tsx');
+  });
+
+  it('.dockerignore keeps state, secrets and test material out, and what the image copies in', () => {
+    const ignored = read('.dockerignore')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line && !line.startsWith('#'));
+    for (const name of ['node_modules', '.git', '.keel', 'test', '.env']) expect(ignored, name).toContain(name);
+    const copiedFromContext = dockerfile
+      .filter((line) => /^COPY /i.test(line) && !line.includes('--from'))
+      .flatMap((line) => line.split(/\s+/).slice(1, -1).filter((part) => !part.startsWith('--')));
+    for (const name of copiedFromContext) {
+      expect(ignored, name).not.toContain(name);
+      expect(existsSync(path.join(root, name)), name).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,47 @@
+// Every environment variable a Keel worker reads, in one place: worker/config.ts reads
+// the Temporal ones through @temporalio/envconfig, the activities read the rest. The
+// docker-compose test checks the worker service against this list (and this list against
+// the code), and the README's configuration table is written from it.
+
+/** Read by @temporalio/envconfig (loadWorkerConfig): the standard Temporal client settings. */
+export const TEMPORAL_CLIENT_ENV = [
+  'TEMPORAL_ADDRESS',
+  'TEMPORAL_NAMESPACE',
+  'TEMPORAL_API_KEY',
+  'TEMPORAL_TLS',
+  'TEMPORAL_TLS_CLIENT_CERT_PATH',
+  'TEMPORAL_TLS_CLIENT_CERT_DATA',
+  'TEMPORAL_TLS_CLIENT_KEY_PATH',
+  'TEMPORAL_TLS_CLIENT_KEY_DATA',
+  'TEMPORAL_TLS_SERVER_CA_CERT_PATH',
+  'TEMPORAL_TLS_SERVER_CA_CERT_DATA',
+  'TEMPORAL_TLS_SERVER_NAME',
+  'TEMPORAL_TLS_DISABLE_HOST_VERIFICATION',
+  'TEMPORAL_CODEC_ENDPOINT',
+  'TEMPORAL_CODEC_AUTH',
+  'TEMPORAL_PROFILE',
+  'TEMPORAL_CONFIG_FILE',
+] as const;
+
+/** `TEMPORAL_GRPC_META_<NAME>`: a gRPC header sent with every call (also envconfig). */
+export const TEMPORAL_GRPC_META_PREFIX = 'TEMPORAL_GRPC_META_';
+
+/** Keel's own settings, with what each one means. */
+export const KEEL_WORKER_ENV = {
+  KEEL_TASK_QUEUE: 'the task queue the worker polls (default `keel`)',
+  ANTHROPIC_API_KEY: 'the key for Claude; read inside the model activity only',
+  ANTHROPIC_BASE_URL: 'another Messages API endpoint, e.g. the local stand-in',
+  KEEL_MODEL_PRICES: 'a JSON or YAML file extending the per-model price table',
+  KEEL_MCP_CONFIG: 'a JSON or YAML file listing MCP servers',
+  KEEL_STORE_DIR: 'where conversation segments are stored; workers on several hosts must share it',
+} as const;
+
+export type KeelWorkerEnvName = keyof typeof KEEL_WORKER_ENV;
+
+/** Every variable name a worker reads (besides TEMPORAL_GRPC_META_*). */
+export const WORKER_ENV: readonly string[] = [...TEMPORAL_CLIENT_ENV, ...(Object.keys(KEEL_WORKER_ENV) as KeelWorkerEnvName[])];
+
+/** The value of one of Keel's own settings, blank treated as unset. */
+export function keelEnv(env: NodeJS.ProcessEnv, name: KeelWorkerEnvName): string | undefined {
+  return env[name] || undefined;
+}
