@@ -16,7 +16,8 @@ try {
 }
 const keel = await createKeelWorker({ connection, namespace: config.namespace, taskQueue: config.taskQueue });
 console.log(`keel worker: polling task queue "${config.taskQueue}" on ${config.connection.address} (namespace ${config.namespace})`);
-// Worker.run() installs SIGINT/SIGTERM handlers and drains in-flight tasks before it resolves.
+// The SDK turns SIGINT/SIGTERM into a shutdown: polling stops, running activities are
+// cancelled (Temporal retries them on another worker) and workflow tasks finish first.
 await keel.run();
 await connection.close();
 console.log('keel worker: stopped');
