@@ -1,0 +1,127 @@
+// `keel`: the command line of Keel (client/bin/keel.js runs it through tsx, no build step).
+// Every command takes --json for scripts; exit codes are in client/cli/output.ts (EXIT) and
+// docs/client.md.
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Command, CommanderError } from 'commander';
+import { chatCommand, type ChatOptions } from './cli/chat';
+import { answerCommand, controlCommand, type ControlOptions, type GoalCommandOptions, goalCommand, lsCommand, statusCommand, watchCommand } from './cli/commands';
+import { EXIT } from './cli/output';
+
+// `keel ls | head`: a closed pipe ends the command quietly.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(process.exitCode ?? EXIT.ok);
+  throw error;
+});
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+const program = new Command('keel')
+  .description('Keel: durable autonomous agents on Temporal. Connection: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*; queue: KEEL_TASK_QUEUE.')
+  .showHelpAfterError()
+  .exitOverride();
+
+program
+  .command('dev')
+  .description('a local Temporal dev server with the Web UI, plus a Keel worker (as npm run dev)')
+  .action(async () => {
+    await import(pathToFileURL(path.join(root, 'scripts', 'dev.ts')).href);
+  });
+
+program
+  .command('worker')
+  .description('a Keel worker on TEMPORAL_ADDRESS and KEEL_TASK_QUEUE (as npm run worker)')
+  .action(async () => {
+    await import(pathToFileURL(path.join(root, 'worker', 'main.ts')).href);
+  });
+
+program
+  .command('goal')
+  .description('start a goal and follow it live: plan, tasks, model text, approvals, report')
+  .argument('<text>', 'what to achieve')
+  .option('--workspace <dir>', 'directory the agents work in (default: the current one)')
+  .option('--auto-approve', 'start executing the plan without asking')
+  .option('--mode <mode>', 'tool policy: read-only | ask | auto-edit | full-auto')
+  .option('--budget-usd <n>', 'stop the goal when it has spent this much')
+  .option('--model <name>', 'model of the planner, critic and agents')
+  .option('--id <id>', 'workflow id (starting the same id again gives the same goal)')
+  .option('-y, --yes', 'answer yes to every approval (plan and tool calls)')
+  .option('--detach', 'start it and print its id, without following')
+  .option('--json', 'print the final report as JSON')
+  .action((text: string, o: GoalCommandOptions) => goalCommand(text, o));
+
+program
+  .command('chat')
+  .description('a conversation with a session: streamed replies, inline approvals, /interrupt /steer /pause /resume /close')
+  .option('--session <id>', 'continue this session (default: start a new one)')
+  .option('--workspace <dir>', 'directory the tools work in (new sessions)')
+  .option('--mode <mode>', 'tool policy of a new session: read-only | ask | auto-edit | full-auto')
+  .option('--json', 'print the stream as JSON lines')
+  .action((o: ChatOptions) => chatCommand(o));
+
+for (const decision of ['approve', 'deny'] as const) {
+  program
+    .command(decision)
+    .description(decision === 'approve' ? "approve a waiting tool call (or, on a goal without a call id, its plan)" : 'deny a waiting tool call (or reject a goal\'s plan with --reason as feedback)')
+    .argument('<workflowId>')
+    .argument('[callId]', 'the call (default: the only one waiting)')
+    .option('--reason <text>')
+    .option('--scope <scope>', 'approve: once | session')
+    .option('--json')
+    .action((id: string, callId: string | undefined, o: { json?: boolean; reason?: string; scope?: string }) => answerCommand(decision, id, callId, o));
+}
+
+for (const control of ['interrupt', 'pause', 'close', 'cancel'] as const) {
+  program
+    .command(control)
+    .description(control === 'cancel' ? 'cancel a goal (a session: close it)' : `${control} a session`)
+    .argument('<workflowId>')
+    .option('--reason <text>')
+    .option('--json')
+    .action((id: string, o: ControlOptions) => controlCommand(control, id, o));
+}
+program
+  .command('resume')
+  .description('resume a paused session')
+  .argument('<workflowId>')
+  .option('--json')
+  .action((id: string, o: ControlOptions) => controlCommand('resume', id, o));
+program
+  .command('steer')
+  .description('add guidance to the running turn of a session')
+  .argument('<workflowId>')
+  .argument('<text...>')
+  .option('--json')
+  .action((id: string, text: string[], o: ControlOptions) => controlCommand('steer', id, { ...o, text: text.join(' ') }));
+
+program
+  .command('ls')
+  .description('running goals and sessions (search attributes)')
+  .option('--waiting', 'only those waiting for approval')
+  .option('--kind <kind>', 'goal | session | agent')
+  .option('--status <status>', 'a Keel status, e.g. awaiting_plan_approval')
+  .option('--all', 'closed ones too')
+  .option('--json')
+  .action((o: Parameters<typeof lsCommand>[0]) => lsCommand(o));
+
+program
+  .command('watch')
+  .description('follow a goal or session live')
+  .argument('<id>')
+  .option('--from <offset>', 'stream offset to start at (default 0)')
+  .option('--json', 'stream items as JSON lines')
+  .action((id: string, o: { json?: boolean; from?: string }) => watchCommand(id, o));
+
+program
+  .command('status')
+  .description("a goal's or session's state")
+  .argument('<id>')
+  .option('--json')
+  .action((id: string, o: { json?: boolean }) => statusCommand(id, o));
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) process.exitCode = error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+  else throw error;
+}

@@ -1,0 +1,237 @@
+// The CLI's commands (client/cli.ts wires them into commander).
+import type { GoalResult } from '../../workflows/goal';
+import type { GoalHandle } from '../goal-handle';
+import type { KeelClient } from '../keel-client';
+import type { SessionHandle } from '../session-handle';
+import { CliExit, resolve, withClient } from './common';
+import { followGoal, reportLines } from './goal-view';
+import { EXIT, LineReader, type Output, table } from './output';
+
+export interface GoalCommandOptions {
+  workspace?: string;
+  autoApprove?: boolean;
+  mode?: string;
+  budgetUsd?: string;
+  model?: string;
+  id?: string;
+  json?: boolean;
+  yes?: boolean;
+  detach?: boolean;
+}
+
+const MODES = ['read-only', 'ask', 'auto-edit', 'full-auto'] as const;
+type Mode = (typeof MODES)[number];
+
+function parseMode(mode: string | undefined): Mode | undefined {
+  if (mode === undefined) return undefined;
+  if (!(MODES as readonly string[]).includes(mode)) throw new CliExit(EXIT.usage, `--mode must be one of ${MODES.join(', ')}`);
+  return mode as Mode;
+}
+
+export function goalCommand(text: string, o: GoalCommandOptions): Promise<void> {
+  return withClient(o.json, async (keel, out) => {
+    const mode = parseMode(o.mode);
+    const budget = o.budgetUsd === undefined ? undefined : Number(o.budgetUsd);
+    if (budget !== undefined && !(budget > 0)) throw new CliExit(EXIT.usage, '--budget-usd must be a positive number');
+    const interactive = Boolean(process.stdin.isTTY) && !out.json && !o.yes;
+    const goal = await keel.startGoal(text, {
+      ...(o.workspace ? { workspace: o.workspace } : {}),
+      ...(o.id ? { id: o.id } : {}),
+      ...(o.model ? { model: o.model } : {}),
+      ...(o.autoApprove ? { autoApprove: true } : {}),
+      ...(mode ? { policy: { mode } } : {}),
+      ...(budget !== undefined ? { limits: { costUsd: budget } } : {}),
+      // Nobody will answer: the policy's headless choice instead of waiting forever.
+      ...(!interactive && !o.yes ? { headless: true } : {}),
+    });
+    if (o.detach) {
+      if (out.json) out.emit({ id: goal.id });
+      else out.line(goal.id);
+      return EXIT.ok;
+    }
+    if (!out.json) out.line(out.dim(`goal ${goal.id} (follow again with: keel watch ${goal.id})`));
+    const ask = interactive ? new LineReader() : null;
+    let interrupts = 0;
+    const onSigint = () => {
+      interrupts += 1;
+      if (interrupts >= 2) {
+        process.stderr.write(`\nkeel: left goal ${goal.id} running (keel watch ${goal.id}, keel cancel ${goal.id})\n`);
+        process.exit(EXIT.detached);
+      }
+      void (async () => {
+        if (ask) {
+          out.line(`Cancel goal ${goal.id}? [y/N] (Ctrl-C again leaves it running)`);
+          const a = await ask.next('> ');
+          if (a?.trim().toLowerCase() !== 'y') {
+            interrupts = 0;
+            return;
+          }
+        }
+        out.line('cancelling the goal… (Ctrl-C again leaves it running)');
+        await goal.cancel('cancelled at the terminal').catch((e: unknown) => out.line(String(e)));
+      })();
+    };
+    process.on('SIGINT', onSigint);
+    try {
+      const result = await followGoal(goal, { out, yes: Boolean(o.yes), ask });
+      if (!result) return EXIT.error;
+      printReport(out, goal.id, result);
+      return result.verdict === 'goal_met' ? EXIT.ok : EXIT.notMet;
+    } finally {
+      process.off('SIGINT', onSigint);
+      ask?.close();
+    }
+  });
+}
+
+function printReport(out: Output, id: string, result: GoalResult): void {
+  if (out.json) out.emit({ id, ...result });
+  else for (const line of reportLines(result, out)) out.line(line);
+}
+
+export function watchCommand(id: string, o: { json?: boolean; from?: string }): Promise<void> {
+  return withClient(o.json, async (keel, out) => {
+    const from = o.from === undefined ? 0 : Number(o.from);
+    const target = await resolve(keel, id);
+    const handle: GoalHandle | SessionHandle = target.kind === 'goal' ? target.goal : target.session;
+    if (out.json) {
+      for await (const item of handle.events({ from })) out.emit(item);
+      return EXIT.ok;
+    }
+    if (target.kind === 'goal') {
+      const result = await followGoal(target.goal, { out, yes: false, ask: null, from });
+      if (result) printReport(out, id, result);
+      return result?.verdict === 'goal_met' ? EXIT.ok : EXIT.notMet;
+    }
+    for await (const item of target.session.events({ from })) {
+      if (item.topic === 'model') {
+        if (item.data.kind === 'delta' && item.data.block === 'text') out.text(item.data.text);
+      } else out.line(out.dim(`${item.data.seq} ${item.data.kind} ${summarize(item.data)}`));
+    }
+    return EXIT.ok;
+  });
+}
+
+function summarize(e: object): string {
+  const rest = Object.fromEntries(Object.entries(e).filter(([k]) => !['kind', 'seq', 'at', 'sessionId', 'workflowId'].includes(k)));
+  const text = JSON.stringify(rest);
+  return text.length > 160 ? `${text.slice(0, 159)}…` : text;
+}
+
+export function statusCommand(id: string, o: { json?: boolean }): Promise<void> {
+  return withClient(o.json, async (keel, out) => {
+    const target = await resolve(keel, id);
+    if (target.kind === 'goal') {
+      const [state, plan] = await Promise.all([target.goal.state(), target.goal.plan()]);
+      if (out.json) {
+        out.emit({ id, kind: 'goal', status: state.status, reason: state.reason, plan, pendingApprovals: state.pendingApprovals, usage: state.usage });
+        return;
+      }
+      out.line(`goal ${id}: ${out.bold(state.status)}${state.reason ? ` (${state.reason})` : ''}`);
+      out.line(`  ${state.goal.goal}`);
+      if (plan.tasks.length) for (const row of table([['task', 'status', 'tries', 'title'], ...plan.tasks.map((t) => [t.id, t.status, String(t.attempts), t.title])])) out.line(`  ${row}`);
+      for (const p of state.pendingApprovals) out.line(`  waiting: ${p.callId} [${p.taskId}] ${p.name} (keel approve ${id} ${p.callId})`);
+      out.line(`  usage: ${state.usage.usage.inputTokens} in / ${state.usage.usage.outputTokens} out tokens, $${state.usage.usage.costUsd.toFixed(4)}`);
+      return;
+    }
+    const state = await target.session.state();
+    if (out.json) {
+      out.emit({ id, kind: 'session', status: state.status, reason: state.reason, turn: state.turn, queueLength: state.queueLength, pendingApprovals: state.pendingApprovals, question: state.question, usage: state.usage });
+      return;
+    }
+    out.line(`session ${id}: ${out.bold(state.status)}${state.reason ? ` (${state.reason})` : ''}`);
+    if (state.turn) out.line(`  turn ${state.turn.turnId}: ${state.turn.status}`);
+    for (const p of state.pendingApprovals) out.line(`  waiting: ${p.callId} ${p.name} ${JSON.stringify(p.input).slice(0, 100)} (keel approve ${id} ${p.callId})`);
+    if (state.question) out.line(`  question: ${state.question.question}`);
+    out.line(`  turns: ${state.usage.turns}, usage: ${state.usage.usage.inputTokens} in / ${state.usage.usage.outputTokens} out tokens, $${state.usage.usage.costUsd.toFixed(4)}`);
+  });
+}
+
+export function lsCommand(o: { json?: boolean; waiting?: boolean; kind?: string; status?: string; all?: boolean }): Promise<void> {
+  return withClient(o.json, async (keel, out) => {
+    if (o.kind && !['goal', 'session', 'agent'].includes(o.kind)) throw new CliExit(EXIT.usage, '--kind must be goal, session or agent');
+    const entries = await keel.list({
+      ...(o.waiting ? { waitingForApproval: true } : {}),
+      ...(o.kind ? { kind: o.kind as 'goal' | 'session' | 'agent' } : {}),
+      ...(o.status ? { status: o.status } : {}),
+      ...(o.all ? { all: true } : {}),
+    });
+    if (out.json) {
+      out.emit(entries);
+      return;
+    }
+    if (entries.length === 0) {
+      out.line(o.waiting ? 'nothing waits for approval' : 'no goals or sessions');
+      return;
+    }
+    for (const row of table([['id', 'kind', 'status', 'waiting', 'started', 'workspace'], ...entries.map((e) => [e.id, e.kind ?? '', e.status ?? e.execution.toLowerCase(), String(e.pendingApprovals), e.startTime.slice(0, 19), e.workspace ?? ''])]))
+      out.line(row);
+  });
+}
+
+/** approve / deny: a tool call (by call id, or the only one waiting) or, on a goal with no call id, its plan. */
+export function answerCommand(decision: 'approve' | 'deny', id: string, callId: string | undefined, o: { json?: boolean; reason?: string; scope?: string }): Promise<void> {
+  return withClient(o.json, async (keel, out) => {
+    const target = await resolve(keel, id);
+    let result: unknown;
+    if (target.kind === 'goal') {
+      const state = await target.goal.state();
+      if (!callId && state.status === 'awaiting_plan_approval') {
+        result = decision === 'approve' ? await target.goal.approvePlan() : await target.goal.rejectPlan(o.reason ?? 'rejected at the terminal');
+        return done(out, `plan ${decision === 'approve' ? 'approved' : 'rejected'}`, result);
+      }
+      const call = callId ?? only(state.pendingApprovals.map((p) => p.callId), id);
+      result = decision === 'approve' ? await target.goal.approve(call, scopeOf(o.scope)) : await target.goal.deny(call, o.reason);
+      return done(out, `${call} ${decision === 'approve' ? 'approved' : 'denied'}`, result);
+    }
+    const call = callId ?? only((await target.session.pendingApprovals()).map((p) => p.callId), id);
+    result = decision === 'approve' ? await target.session.approve(call, scopeOf(o.scope)) : await target.session.deny(call, o.reason);
+    return done(out, `${call} ${decision === 'approve' ? 'approved' : 'denied'}`, result);
+  });
+}
+
+function scopeOf(scope: string | undefined): { scope?: 'once' | 'session'; approver: string } {
+  if (scope !== undefined && scope !== 'once' && scope !== 'session') throw new CliExit(EXIT.usage, '--scope must be once or session');
+  return { ...(scope ? { scope } : {}), approver: 'keel cli' };
+}
+
+function only(callIds: string[], id: string): string {
+  if (callIds.length === 1) return callIds[0]!;
+  throw new CliExit(EXIT.usage, callIds.length === 0 ? `nothing of ${id} waits for approval` : `several calls wait (${callIds.join(', ')}): name one`);
+}
+
+function done(out: Output, text: string, result: unknown): number {
+  if (out.json) out.emit(result);
+  else out.line(`${text}${result && typeof result === 'object' && 'status' in result ? ` (now ${String(result.status)})` : ''}`);
+  return EXIT.ok;
+}
+
+type Control = 'interrupt' | 'steer' | 'pause' | 'resume' | 'close' | 'cancel';
+
+export interface ControlOptions {
+  json?: boolean;
+  reason?: string;
+  text?: string;
+}
+
+export function controlCommand(control: Control, id: string, o: ControlOptions): Promise<void> {
+  return withClient(o.json, async (keel: KeelClient, out) => {
+    const target = await resolve(keel, id);
+    if (target.kind === 'goal') {
+      if (control !== 'cancel' && control !== 'close') throw new CliExit(EXIT.usage, `${control} acts on sessions; a goal takes approve, deny, cancel`);
+      return done(out, 'cancelled', await target.goal.cancel(o.reason));
+    }
+    const s = target.session;
+    const result =
+      control === 'interrupt'
+        ? await s.interrupt(o.reason)
+        : control === 'steer'
+          ? await s.steer(o.text ?? '')
+          : control === 'pause'
+            ? await s.pause(o.reason)
+            : control === 'resume'
+              ? await s.resume()
+              : await s.close(o.reason);
+    return done(out, `${control} accepted`, result);
+  });
+}

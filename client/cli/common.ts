@@ -1,0 +1,50 @@
+// What every CLI command shares: a connected client, errors turned into exit codes, and
+// output that is JSON for scripts (--json) or plain lines for people.
+import { ConnectionError, NotFoundError, UpdateRejectedError, WorkflowEndedError } from '../errors';
+import { KeelClient } from '../keel-client';
+import { EXIT, Output } from './output';
+
+export class CliExit extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Runs a command body with a client; maps errors to the documented exit codes. */
+export async function withClient(json: boolean | undefined, body: (keel: KeelClient, out: Output) => Promise<number | void>): Promise<void> {
+  const out = new Output(Boolean(json));
+  let keel: KeelClient | null = null;
+  let code: number;
+  try {
+    keel = await KeelClient.connect();
+    code = (await body(keel, out)) ?? EXIT.ok;
+  } catch (error) {
+    code = exitCodeOf(error);
+    const message = error instanceof Error ? error.message : String(error);
+    if (out.json) out.emit({ error: { code, type: error instanceof Error ? error.name : 'Error', message, ...(error instanceof UpdateRejectedError ? { reason: error.reason } : {}) } });
+    else process.stderr.write(`keel: ${message}\n`);
+  } finally {
+    await keel?.close().catch(() => undefined);
+  }
+  process.exitCode = code;
+}
+
+export function exitCodeOf(error: unknown): number {
+  if (error instanceof CliExit) return error.code;
+  if (error instanceof UpdateRejectedError) return EXIT.rejected;
+  if (error instanceof NotFoundError) return EXIT.notFound;
+  if (error instanceof ConnectionError) return EXIT.unreachable;
+  if (error instanceof WorkflowEndedError) return EXIT.error;
+  return EXIT.error;
+}
+
+/** A goal or a session, by its workflow type. */
+export async function resolve(keel: KeelClient, id: string) {
+  const kind = await keel.kindOf(id);
+  if (kind === 'goal') return { kind, goal: keel.getGoal(id) } as const;
+  if (kind === 'session') return { kind, session: keel.getSession(id) } as const;
+  throw new CliExit(EXIT.usage, `${id} is ${kind ? `an ${kind}` : 'not a Keel workflow'}: use its goal or session id`);
+}

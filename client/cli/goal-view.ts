@@ -1,0 +1,158 @@
+// The live view of a goal, shared by `keel goal`, `keel watch` and `npm run demo`: the plan
+// as a table, task status changes, the planner's and critic's streamed text, approvals
+// answered inline (y / n / always) or automatically with --yes, then the final report.
+import type { GoalHandle } from '../goal-handle';
+import type { GoalLogEntry } from '../../workflows/definitions';
+import type { GoalResult } from '../../workflows/goal';
+import { UpdateRejectedError } from '../errors';
+import { type LineReader, type Output, table } from './output';
+
+export interface GoalViewOptions {
+  out: Output;
+  /** Answer every question yes: the plan and every tool call. */
+  yes: boolean;
+  /** Where to ask; null when nobody can answer (non-interactive, --json). */
+  ask: LineReader | null;
+  /** Stream offset to start at. */
+  from?: number;
+  signal?: AbortSignal;
+}
+
+interface PlannedTask {
+  id: string;
+  title: string;
+  role?: string;
+  dependencies?: string[];
+}
+
+/** Follows the goal until it ends (or `signal` aborts: then null). */
+export async function followGoal(goal: GoalHandle, options: GoalViewOptions): Promise<GoalResult | null> {
+  const { out, ask } = options;
+  let always = options.yes;
+  const answered = new Set<string>();
+  const tolerate = async (body: () => Promise<unknown>) => {
+    try {
+      await body();
+    } catch (error) {
+      // Answered meanwhile (another terminal, a timeout): the goal's log says what happened.
+      if (error instanceof UpdateRejectedError) out.line(out.dim(`  (${error.reason})`));
+      else throw error;
+    }
+  };
+  const question = async (text: string): Promise<string | null> => {
+    if (!ask) return null;
+    out.spinner(null);
+    out.line(text);
+    const line = await ask.next('> ');
+    return line === null ? null : line.trim().toLowerCase();
+  };
+  /** Prints one event (and answers what it asks, when it can). */
+  const show = async (e: GoalLogEntry): Promise<void> => {
+    if (e.kind === 'plan.goal_received') {
+      out.line(`${out.bold('goal')} ${e.goalDescription}`);
+      out.spinner('planning…');
+    } else if (e.kind === 'plan.invalid') {
+      out.line(out.yellow(`plan attempt ${e.attempt} was invalid: ${e.errors.join('; ')}`));
+    } else if (e.kind === 'plan.created' || e.kind === 'plan.updated') {
+      const tasks = e.tasks as unknown as PlannedTask[];
+      out.line(out.bold(`plan v${e.planVersion}${e.kind === 'plan.updated' ? ` (${e.changes})` : ''}`));
+      for (const row of table([['id', 'role', 'after', 'title'], ...tasks.map((t) => [t.id, t.role ?? '', (t.dependencies ?? []).join(',') || '-', t.title])])) out.line(`  ${row}`);
+    } else if (e.kind === 'plan.approval_requested') {
+      if (always) {
+        out.line(out.green(`plan v${e.planVersion} approved (--yes)`));
+        await tolerate(() => goal.approvePlan());
+        return;
+      }
+      const a = await question(`Approve plan v${e.planVersion}? [y/n]`);
+      if (a === 'y' || a === 'yes' || a === 'always') {
+        if (a === 'always') always = true;
+        await tolerate(() => goal.approvePlan());
+      } else if (a === 'n' || a === 'no') {
+        const feedback = (await question('What should change?')) || 'please propose a different plan';
+        await tolerate(() => goal.rejectPlan(feedback));
+      } else out.line(out.yellow(`the plan waits for approval: keel approve ${goal.id}`));
+    } else if (e.kind === 'plan.approved') {
+      if (!options.yes) out.line(`plan v${e.planVersion} approved (${e.by})`);
+      out.spinner('running tasks…');
+    } else if (e.kind === 'plan.rejected') {
+      out.line(`plan v${e.planVersion} rejected: ${e.feedback}`);
+      out.spinner('planning…');
+    } else if (e.kind === 'plan.task_started') {
+      out.line(`${out.cyan('▶')} [${e.taskId}] started${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''}`);
+    } else if (e.kind === 'plan.task_completed') {
+      out.line(`${e.outcome === 'succeeded' ? out.green('✔') : out.red('✘')} [${e.taskId}] ${e.outcome}${e.result ? `: ${oneLine(e.result)}` : ''}`);
+    } else if (e.kind === 'plan.blocked') {
+      out.line(out.yellow(`blocked on ${e.taskIds.join(', ')}: resolve with the SDK (resolveTask) or cancel with keel cancel ${goal.id}`));
+    } else if (e.kind === 'agent.approval_requested') {
+      if (answered.has(e.callId)) return;
+      answered.add(e.callId);
+      const what = `[${e.taskId}] ${e.toolName} ${oneLine(JSON.stringify(e.input), 120)}`;
+      if (always) {
+        out.line(`${out.green('✓')} approved ${what}`);
+        await tolerate(() => goal.approve(e.callId, { approver: 'keel --yes' }));
+        return;
+      }
+      const a = await question(`${out.yellow('?')} ${what}${e.reason ? ` (${e.reason})` : ''}\n  allow? [y/n/always]`);
+      if (a === 'y' || a === 'yes' || a === 'always') {
+        if (a === 'always') always = true;
+        await tolerate(() => goal.approve(e.callId, { approver: 'keel cli' }));
+      } else if (a === 'n' || a === 'no') await tolerate(() => goal.deny(e.callId, 'denied at the terminal'));
+      else out.line(out.yellow(`waiting for approval: keel approve ${goal.id} ${e.callId}`));
+    } else if (e.kind === 'agent.approval_answered') {
+      if (!options.yes) out.line(out.dim(`  ${e.callId} ${e.decision}`));
+    } else if (e.kind === 'plan.critique') {
+      out.line(`${out.bold('critic')} (${e.verdict}): ${e.findings}`);
+      out.spinner(e.verdict === 'pass' ? 'finishing…' : 'running follow-up…');
+    } else if (e.kind === 'budget.exhausted') {
+      out.line(out.red(`budget exhausted: ${e.limit} (${e.used} of ${e.allowed})`));
+    } else if (e.kind === 'plan.stopped') {
+      out.line(out.red(`stopped: ${e.reason}`));
+    } else if (e.kind === 'plan.goal_met') {
+      out.line(out.green('goal met'));
+    }
+  };
+  out.spinner('starting…');
+  let modelCall: string | null = null;
+  for await (const item of goal.events({ ...(options.from !== undefined ? { from: options.from } : {}), ...(options.signal ? { signal: options.signal } : {}) })) {
+    if (item.topic === 'model') {
+      const d = item.data;
+      if (d.kind === 'start' && d.callId !== modelCall) {
+        modelCall = d.callId;
+        out.line(out.dim('model:'));
+      }
+      if (d.kind === 'delta' && d.block === 'text') out.text(out.dim(d.text));
+      continue;
+    }
+    const e = item.data;
+    await show(e);
+    if (e.kind === 'plan.goal_met' || e.kind === 'plan.stopped') break;
+  }
+  out.spinner(null);
+  if (options.signal?.aborted) return null;
+  return goal.result();
+}
+
+/** The final report as lines. */
+export function reportLines(result: GoalResult, out: Output): string[] {
+  const lines = [
+    '',
+    out.bold(`report: ${result.verdict === 'goal_met' ? out.green('goal met') : out.red(result.verdict)}`),
+    `  ${result.summary}`,
+    '',
+    ...table([['task', 'status', 'tries', 'files / commands'], ...result.tasks.map((t) => [t.id, t.status, String(t.attempts), evidence(t.details)])]).map((l) => `  ${l}`),
+    '',
+    `  usage: ${result.usage.inputTokens} input + ${result.usage.outputTokens} output tokens, $${result.cost.toFixed(4)}, plan v${result.planVersion}, ${result.reviews.length} review(s)`,
+  ];
+  return lines;
+}
+
+function evidence(details: GoalResult['tasks'][number]['details']): string {
+  if (!details) return '-';
+  const parts = [...details.filesChanged, ...details.commands.map((c) => `\`${c.command}\` → ${c.exitCode ?? c.status}`)];
+  return parts.join(', ') || '-';
+}
+
+function oneLine(text: string, max = 160): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

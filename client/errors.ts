@@ -1,0 +1,69 @@
+// Typed errors of the client SDK: what a caller can tell apart without reading messages.
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+
+export class KeelError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The workflow refused an update: its validator (the state machine) said why. */
+export class UpdateRejectedError extends KeelError {
+  constructor(
+    readonly workflowId: string,
+    readonly update: string,
+    /** The machine's reason, e.g. `unknown call id toolu_x: waiting for approval: toolu_y`. */
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${update} rejected by ${workflowId}: ${reason}`, options);
+  }
+}
+
+/** No goal or session with this id (in this namespace). */
+export class NotFoundError extends KeelError {
+  constructor(
+    readonly workflowId: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`no goal or session with id ${workflowId}`, options);
+  }
+}
+
+/** The Temporal server cannot be reached. */
+export class ConnectionError extends KeelError {
+  constructor(
+    readonly address: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`cannot reach Temporal at ${address}; start one with \`keel dev\` or set TEMPORAL_ADDRESS`, options);
+  }
+}
+
+/** A goal or session ended in a way the call cannot use (e.g. `result()` of a failed workflow). */
+export class WorkflowEndedError extends KeelError {}
+
+/** Maps what @temporalio/client throws to the SDK's errors; anything else is rethrown as is. */
+export function toKeelError(error: unknown, workflowId: string, operation: string): unknown {
+  if (error instanceof KeelError) return error;
+  if (error instanceof WorkflowUpdateFailedError) {
+    const reason = error.cause?.message ?? error.message;
+    return new UpdateRejectedError(workflowId, operation, reason, { cause: error });
+  }
+  if (error instanceof WorkflowNotFoundError) {
+    // An update (or signal) to a workflow that has ended: refused, with that as the reason.
+    if (/already completed|closed/i.test(error.message)) return new UpdateRejectedError(workflowId, operation, `${workflowId} has already ended`, { cause: error });
+    return new NotFoundError(workflowId, { cause: error });
+  }
+  if (error instanceof WorkflowExecutionAlreadyStartedError) return error;
+  return error;
+}
+
+export async function mapErrors<T>(workflowId: string, operation: string, body: () => Promise<T>): Promise<T> {
+  try {
+    return await body();
+  } catch (error) {
+    throw toKeelError(error, workflowId, operation);
+  }
+}

@@ -1,0 +1,104 @@
+// A goal started or found by KeelClient: its controls (updates, so a refusal comes back as
+// UpdateRejectedError with the machine's reason), its queries, its stream and its result.
+import { type Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import {
+  approvePlanUpdate,
+  cancelUpdate,
+  goalApproveUpdate,
+  goalDenyUpdate,
+  goalEventsQuery,
+  goalPendingApprovalsQuery,
+  goalStateQuery,
+  goalUsageQuery,
+  planQuery,
+  rejectPlanUpdate,
+  resolveTaskUpdate,
+  type GoalControlResult,
+  type GoalLogEntry,
+  type GoalPendingApproval,
+  type GoalStateView,
+  type GoalUsageView,
+  type PlanView,
+} from '../workflows/definitions';
+import type { GoalResult, goalWorkflow } from '../workflows/goal';
+import { mapErrors, WorkflowEndedError } from './errors';
+import { followStream, type EventsOptions, type GoalStreamItem } from './events';
+
+export class GoalHandle {
+  readonly workflowHandle: WorkflowHandle<typeof goalWorkflow>;
+
+  constructor(
+    private readonly client: Client,
+    readonly id: string,
+  ) {
+    this.workflowHandle = client.workflow.getHandle<typeof goalWorkflow>(id);
+  }
+
+  private call<T>(name: string, body: () => Promise<T>): Promise<T> {
+    return mapErrors(this.id, name, body);
+  }
+
+  /** The goal's stream: the event log and the model's streamed text, resumable by offset. */
+  events(options?: EventsOptions): AsyncGenerator<GoalStreamItem> {
+    return followStream<GoalLogEntry>(this.client, this.id, options);
+  }
+
+  /** The event log by query (works after the goal ended too). */
+  log(from = 0, limit = 500): Promise<{ firstAvailable: number; entries: GoalLogEntry[] }> {
+    return this.call('events', () => this.workflowHandle.query(goalEventsQuery, { from, limit }));
+  }
+
+  approvePlan(): Promise<GoalControlResult> {
+    return this.call('approvePlan', () => this.workflowHandle.executeUpdate(approvePlanUpdate, { args: [] }));
+  }
+
+  rejectPlan(feedback: string): Promise<GoalControlResult> {
+    return this.call('rejectPlan', () => this.workflowHandle.executeUpdate(rejectPlanUpdate, { args: [{ feedback }] }));
+  }
+
+  resolveTask(taskId: string, action: 'retry' | 'skip' | 'edit', instructions?: string): Promise<GoalControlResult> {
+    const input = { taskId, action, ...(instructions !== undefined ? { instructions } : {}) };
+    return this.call('resolveTask', () => this.workflowHandle.executeUpdate(resolveTaskUpdate, { args: [input] }));
+  }
+
+  /** Approves a task agent's tool call waiting for a human. */
+  approve(callId: string, options: { scope?: 'once' | 'session'; approver?: string } = {}) {
+    return this.call('approve', () => this.workflowHandle.executeUpdate(goalApproveUpdate, { args: [{ callId, ...options }] }));
+  }
+
+  deny(callId: string, reason?: string) {
+    return this.call('deny', () => this.workflowHandle.executeUpdate(goalDenyUpdate, { args: [{ callId, ...(reason ? { reason } : {}) }] }));
+  }
+
+  cancel(reason?: string): Promise<GoalControlResult> {
+    return this.call('cancel', () => this.workflowHandle.executeUpdate(cancelUpdate, { args: [reason ? { reason } : undefined] }));
+  }
+
+  state(): Promise<GoalStateView> {
+    return this.call('state', () => this.workflowHandle.query(goalStateQuery));
+  }
+
+  plan(): Promise<PlanView> {
+    return this.call('plan', () => this.workflowHandle.query(planQuery));
+  }
+
+  usage(): Promise<GoalUsageView> {
+    return this.call('usage', () => this.workflowHandle.query(goalUsageQuery));
+  }
+
+  pendingApprovals(): Promise<GoalPendingApproval[]> {
+    return this.call('pendingApprovals', () => this.workflowHandle.query(goalPendingApprovalsQuery));
+  }
+
+  /** Waits for the goal to end: the report (verdict `goal_met` or `stopped`). */
+  result(): Promise<GoalResult> {
+    return this.call('result', async () => {
+      try {
+        return await this.workflowHandle.result();
+      } catch (error) {
+        if (error instanceof WorkflowFailedError) throw new WorkflowEndedError(`goal ${this.id} ended without a report: ${error.cause?.message ?? error.message}`, { cause: error });
+        throw error;
+      }
+    });
+  }
+}

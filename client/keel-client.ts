@@ -1,0 +1,195 @@
+// KeelClient: start and find goals and sessions on a Temporal server. Connection settings
+// are read the way every Temporal tool reads them (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE,
+// TEMPORAL_API_KEY, TEMPORAL_TLS_*, a profile in the Temporal config file); KEEL_TASK_QUEUE
+// names the workers' queue. Starts are idempotent: the same id twice gives the same workflow.
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { Client, Connection, type ConnectionOptions, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import { goalWorkflow, type GoalOptions } from '../workflows/goal';
+import { sessionWorkflow, type SessionOptions } from '../workflows/session';
+import { ConnectionError, mapErrors } from './errors';
+import { GoalHandle } from './goal-handle';
+import { SessionHandle } from './session-handle';
+
+export const DEFAULT_TASK_QUEUE = 'keel';
+
+export interface KeelClientOptions {
+  /** host:port; default TEMPORAL_ADDRESS, a config profile, or localhost:7233. */
+  address?: string;
+  namespace?: string;
+  taskQueue?: string;
+  /** TLS, API key, metadata… passed to Connection.connect as they are. */
+  connectionOptions?: ConnectionOptions;
+  /** Where TEMPORAL_* and KEEL_TASK_QUEUE are read (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** An existing client (its connection is not closed by close()). */
+  client?: Client;
+}
+
+export type StartGoalOptions = Omit<GoalOptions, 'goal' | 'workspace'> & {
+  /** Directory the agents work in (made absolute; default the current directory). */
+  workspace?: string;
+  /** Workflow id; pass the same id again (e.g. from a retried request) to get the same goal. */
+  id?: string;
+};
+
+export type StartSessionOptions = Omit<SessionOptions, 'workspace'> & {
+  workspace?: string;
+  id?: string;
+};
+
+export interface ListOptions {
+  /** Only workflows with a tool call waiting for a human, or a goal's plan waiting for approval. */
+  waitingForApproval?: boolean;
+  kind?: 'goal' | 'session' | 'agent';
+  /** A Keel status (`processing`, `awaiting_plan_approval`, `goal_met`, …). */
+  status?: string;
+  /** Include closed workflows (default: running only). */
+  all?: boolean;
+  limit?: number;
+}
+
+export interface ListEntry {
+  id: string;
+  kind: string | null;
+  status: string | null;
+  pendingApprovals: number;
+  workspace: string | null;
+  /** Temporal's execution status: RUNNING, COMPLETED, … */
+  execution: string;
+  type: string;
+  startTime: string;
+}
+
+const KIND = defineSearchAttributeKey('KeelKind', SearchAttributeType.KEYWORD);
+const STATUS = defineSearchAttributeKey('KeelStatus', SearchAttributeType.KEYWORD);
+const PENDING = defineSearchAttributeKey('KeelPendingApprovals', SearchAttributeType.INT);
+const WORKSPACE = defineSearchAttributeKey('KeelWorkspace', SearchAttributeType.KEYWORD);
+
+const quote = (v: string) => `'${v.replace(/'/g, "\\'")}'`;
+
+export class KeelClient {
+  private constructor(
+    readonly client: Client,
+    readonly taskQueue: string,
+    readonly address: string,
+    private readonly connection: Connection | null,
+  ) {}
+
+  static async connect(options: KeelClientOptions = {}): Promise<KeelClient> {
+    const env = options.env ?? process.env;
+    const taskQueue = options.taskQueue ?? (env.KEEL_TASK_QUEUE || DEFAULT_TASK_QUEUE);
+    if (options.client) return new KeelClient(options.client, taskQueue, '(given client)', null);
+    const loaded = loadClientConnectConfig({ overrideEnvVars: env as Record<string, string> });
+    const address = options.address ?? loaded.connectionOptions.address ?? 'localhost:7233';
+    const namespace = options.namespace ?? loaded.namespace ?? 'default';
+    let connection: Connection;
+    try {
+      connection = await Connection.connect({ ...loaded.connectionOptions, ...options.connectionOptions, address, connectTimeout: '5s' });
+    } catch (error) {
+      throw new ConnectionError(address, { cause: error });
+    }
+    return new KeelClient(new Client({ connection, namespace }), taskQueue, address, connection);
+  }
+
+  /** Starts a goal (or, with an id already in use, returns that goal). */
+  async startGoal(goal: string, options: StartGoalOptions = {}): Promise<GoalHandle> {
+    const { id, workspace, ...rest } = options;
+    const workflowId = id ?? `goal-${randomUUID()}`;
+    const args: GoalOptions = { ...rest, goal, workspace: path.resolve(workspace ?? process.cwd()) };
+    await this.start(workflowId, 'startGoal', () =>
+      this.client.workflow.start(goalWorkflow, {
+        taskQueue: this.taskQueue,
+        workflowId,
+        args: [args],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        staticSummary: `goal: ${oneLine(goal, 180)}`,
+        staticDetails: `Keel goal in ${args.workspace}\n\n${goal}`,
+      }),
+    );
+    return new GoalHandle(this.client, workflowId);
+  }
+
+  getGoal(id: string): GoalHandle {
+    return new GoalHandle(this.client, id);
+  }
+
+  /** Starts a session (or, with an id already in use, returns that session). */
+  async startSession(options: StartSessionOptions = {}): Promise<SessionHandle> {
+    const { id, workspace, ...rest } = options;
+    const workflowId = id ?? `session-${randomUUID()}`;
+    const args: SessionOptions = { ...rest, workspace: path.resolve(workspace ?? process.cwd()) };
+    await this.start(workflowId, 'startSession', () =>
+      this.client.workflow.start(sessionWorkflow, {
+        taskQueue: this.taskQueue,
+        workflowId,
+        args: [args],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        workflowIdReusePolicy: 'REJECT_DUPLICATE',
+        staticSummary: `session in ${args.workspace}`,
+      }),
+    );
+    return new SessionHandle(this.client, workflowId);
+  }
+
+  getSession(id: string): SessionHandle {
+    return new SessionHandle(this.client, id);
+  }
+
+  /** Which kind a workflow id is (`goal`, `session`, `agent`), from its type. */
+  async kindOf(id: string): Promise<'goal' | 'session' | 'agent' | null> {
+    const d = await mapErrors(id, 'describe', () => this.client.workflow.getHandle(id).describe());
+    if (d.type === 'goalWorkflow') return 'goal';
+    if (d.type === 'sessionWorkflow') return 'session';
+    if (d.type === 'agentWorkflow') return 'agent';
+    return null;
+  }
+
+  /** Goals and sessions by their search attributes (a visibility query). */
+  async list(options: ListOptions = {}): Promise<ListEntry[]> {
+    const clauses = ['KeelKind IS NOT NULL'];
+    if (options.kind) clauses.push(`KeelKind = ${quote(options.kind)}`);
+    if (options.status) clauses.push(`KeelStatus = ${quote(options.status)}`);
+    if (options.waitingForApproval) clauses.push("(KeelPendingApprovals > 0 OR KeelStatus = 'awaiting_plan_approval')");
+    if (!options.all) clauses.push("ExecutionStatus = 'Running'");
+    const out: ListEntry[] = [];
+    const limit = options.limit ?? 100;
+    for await (const info of this.client.workflow.list({ query: clauses.join(' AND ') })) {
+      const sa = info.typedSearchAttributes;
+      out.push({
+        id: info.workflowId,
+        kind: sa.get(KIND) ?? null,
+        status: sa.get(STATUS) ?? null,
+        pendingApprovals: sa.get(PENDING) ?? 0,
+        workspace: sa.get(WORKSPACE) ?? null,
+        execution: info.status.name,
+        type: info.type,
+        startTime: info.startTime.toISOString(),
+      });
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await this.connection?.close();
+  }
+
+  private async start(workflowId: string, operation: string, body: () => Promise<unknown>): Promise<void> {
+    try {
+      await mapErrors(workflowId, operation, body);
+    } catch (error) {
+      // Already run to its end under this id: the same goal, not a new one.
+      if (error instanceof WorkflowExecutionAlreadyStartedError) return;
+      throw error;
+    }
+  }
+}
+
+function oneLine(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
