@@ -4,6 +4,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     pool: 'forks',
+    // CI also writes a JSON summary, from which .ci/run prints a plain "N passed, N failed".
+    reporters: process.env.CI ? ['default', 'json'] : ['default'],
+    outputFile: process.env.CI ? { json: '.keel/vitest-results.json' } : undefined,
     projects: [
       {
         extends: true,
