@@ -1,8 +1,13 @@
 // What integration tests share: a connection to the run's dev server, a fresh task
 // queue per test, and the workflow code bundled once per test file.
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { inject } from 'vitest';
 
 export interface TemporalTestEnv {
@@ -49,3 +54,44 @@ const silentLogger = {
     console.error(message, meta);
   },
 };
+
+const historiesRoot = path.join(path.dirname(fileURLToPath(import.meta.url)), '../histories');
+
+/** With KEEL_RECORD_HISTORIES=1, saves a workflow's history in test/histories/<folder> for the replay test. */
+export async function recordHistoryIn(folder: string, handle: WorkflowHandle, name: string): Promise<void> {
+  if (!process.env.KEEL_RECORD_HISTORIES) return;
+  const history = await handle.fetchHistory();
+  await mkdir(path.join(historiesRoot, folder), { recursive: true });
+  await writeFile(path.join(historiesRoot, folder, `${name}.json`), historyToJSON(history));
+}
+
+export interface EventFollower<T extends { kind: string }> {
+  readonly entries: T[];
+  kinds(): string[];
+  waitFor(predicate: (entries: T[]) => boolean, timeoutMs?: number): Promise<T[]>;
+}
+
+/** Follows a workflow's event topic live from offset 0, as a client would. */
+export function followEventTopic<T extends { kind: string }>(client: Client, workflowId: string, topicName: string): EventFollower<T> {
+  const entries: T[] = [];
+  const topic = WorkflowStreamClient.create(client, workflowId).topic<T>(topicName);
+  void (async () => {
+    try {
+      for await (const item of topic.subscribe(0, { pollCooldown: 20 })) entries.push(item.data);
+    } catch {
+      // The workflow completed: the log is whole.
+    }
+  })();
+  return {
+    entries,
+    kinds: () => entries.map((e) => e.kind),
+    async waitFor(predicate, timeoutMs = 30_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!predicate(entries)) {
+        if (Date.now() > deadline) throw new Error(`events did not arrive in ${timeoutMs} ms; got ${entries.map((e) => e.kind).join(', ')}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      return entries;
+    },
+  };
+}

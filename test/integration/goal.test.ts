@@ -277,8 +277,8 @@ describe('goal workflow', () => {
     });
   });
 
-  it('the demo scenario (test/fixtures/scenarios/goal-demo.yaml): code, tests run with node --test, README, critic pass', async () => {
-    const scenario = await loadScenario(path.join(here, '../fixtures/scenarios/goal-demo.yaml'));
+  it('the demo scenario (client/demo/goal-demo.yaml): code, tests run with node --test, README, critic pass', async () => {
+    const scenario = await loadScenario(path.join(here, '../../client/demo/goal-demo.yaml'));
     const g = await goalEnv(env, workflowBundle, scenario, 'sk-ant-demo');
     await g.run(async () => {
       const run = await g.start({ goal: 'A slugify module with passing tests and a README', policy: { mode: 'auto-edit', allow: ['run_command(node *)'] } });
