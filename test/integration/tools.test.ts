@@ -149,6 +149,15 @@ describe('tool activities on a real worker', () => {
           if (pids.length < 2) await new Promise((resolve) => setTimeout(resolve, 50));
         }
         expect(pids).toHaveLength(2);
+        // The activity records the running command just after spawning it; on a busy
+        // machine the command can write its pids first. Kill the worker once it is recorded.
+        const running = path.join(dir, '.keel/state/running');
+        let recorded: string[] = [];
+        for (let i = 0; i < 200 && recorded.length === 0; i += 1) {
+          recorded = await fs.readdir(running).catch(() => []);
+          if (recorded.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        expect(recorded).toHaveLength(1);
         activityWorker.kill('SIGKILL');
 
         const outcome = await handle.result();
