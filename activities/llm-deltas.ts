@@ -9,7 +9,17 @@ export const MODEL_STREAM_TOPIC = 'model';
 export type ModelStreamEvent =
   /** A new attempt begins: everything shown from earlier attempts of this call is void. */
   | { kind: 'retry'; callId: string | null; attempt: number }
-  | { kind: 'start'; callId: string | null; attempt: number; requestId: string | null; model: string }
+  | {
+      kind: 'start';
+      callId: string | null;
+      attempt: number;
+      requestId: string | null;
+      model: string;
+      /** Billed from message_start on (an interrupt counts these plus the streamed output). */
+      inputTokens?: number;
+      inputCostUsd?: number | null;
+      outputUsdPerToken?: number | null;
+    }
   | { kind: 'delta'; callId: string | null; attempt: number; index: number; block: 'text' | 'thinking'; text: string }
   | { kind: 'stop'; callId: string | null; attempt: number; stopReason: string | null };
 
@@ -32,8 +42,8 @@ export class DeltaPublisher {
     this.send({ kind: 'retry', ...this.call });
   }
 
-  start(requestId: string | null, model: string): void {
-    this.send({ kind: 'start', ...this.call, requestId, model });
+  start(requestId: string | null, model: string, billed: { inputTokens: number; inputCostUsd: number | null; outputUsdPerToken: number | null }): void {
+    this.send({ kind: 'start', ...this.call, requestId, model, ...billed });
   }
 
   delta(index: number, block: 'text' | 'thinking', text: string): void {

@@ -10,6 +10,7 @@ import {
   APIUserAbortError,
 } from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/activity';
+import { failureClassOf, type ModelFailureClass } from '../machines/model-retry';
 
 export const MODEL_FAILURE = {
   // Not retryable: the same request fails the same way.
@@ -24,6 +25,10 @@ export const MODEL_FAILURE = {
   unprocessable: 'ModelUnprocessable',
   rejected: 'ModelRequestRejected',
   client: 'ModelClientError',
+  // Retried once, after compaction (machines/model-retry.ts): a smaller request may fit.
+  contextWindow: 'ModelContextWindowExceeded',
+  // Never the same request twice (machines/model-retry.ts).
+  malformedResponse: 'ModelMalformedResponse',
   // Retryable: the service or the network may do better next time.
   requestTimeout: 'ModelRequestTimeout',
   conflict: 'ModelConflict',
@@ -34,7 +39,6 @@ export const MODEL_FAILURE = {
   timeout: 'ModelTimeout',
   streamDropped: 'ModelStreamDropped',
   streamStalled: 'ModelStreamStalled',
-  malformedResponse: 'ModelMalformedResponse',
   unexpected: 'ModelUnexpectedError',
 } as const;
 export type ModelFailureType = (typeof MODEL_FAILURE)[keyof typeof MODEL_FAILURE];
@@ -48,6 +52,19 @@ export interface ModelFailureDetails {
   /** The failure arrived as an `event: error` inside a 200 stream. */
   inStream: boolean;
   retryAfterMs: number | null;
+  /** Which row of the retry table (machines/model-retry.ts) applies. */
+  failureClass: ModelFailureClass;
+  /** Tokens this attempt was billed for before it failed (null: nothing was billed). */
+  usage: SpentUsage | null;
+}
+
+/** What a failed or interrupted attempt spent, as far as the stream told. */
+export interface SpentUsage {
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number | null;
+  /** Output counted from streamed text because the closing message_delta never came. */
+  estimated: boolean;
 }
 
 const BY_STATUS: Record<number, { type: ModelFailureType; retryable: boolean }> = {
@@ -125,6 +142,7 @@ function fromApiError(error: ApiErrorFields): ApplicationFailure {
   const retryable = shouldRetry === 'false' ? false : shouldRetry === 'true' ? true : mapped.retryable;
   const delay = retryable ? retryAfterMs(headers) : null;
   const apiMessage = error.apiMessage ?? null;
+  const type = isContextWindow(mapped.type, apiMessage) ? MODEL_FAILURE.contextWindow : mapped.type;
   const parts = [
     inStream ? `stream error ${errorType ?? 'unknown'}` : `${error.status} ${errorType ?? 'error'}`,
     apiMessage ? `: ${apiMessage}` : '',
@@ -138,13 +156,34 @@ function fromApiError(error: ApiErrorFields): ApplicationFailure {
     requestId,
     inStream,
     retryAfterMs: delay,
+    failureClass: failureClassOf(type, retryable),
+    usage: null,
   };
   return ApplicationFailure.create({
-    type: mapped.type,
+    type,
     message: parts.join(''),
     nonRetryable: !retryable,
     details: [details],
     ...(delay !== null ? { nextRetryDelay: Math.ceil(delay) } : {}),
+  });
+}
+
+/** A 400 "prompt is too long" is the context window, which compaction can fix. */
+function isContextWindow(type: ModelFailureType, apiMessage: string | null): boolean {
+  return (type === MODEL_FAILURE.badRequest || type === MODEL_FAILURE.requestTooLarge) && apiMessage !== null && /prompt is too long|context window|context length/i.test(apiMessage);
+}
+
+/** The failure with what the attempt spent attached (the workflow counts it). */
+export function withSpentUsage(failure: ApplicationFailure, usage: SpentUsage | null): ApplicationFailure {
+  if (usage === null) return failure;
+  const details = failure.details?.[0] as ModelFailureDetails | undefined;
+  if (details === undefined) return failure;
+  return ApplicationFailure.create({
+    type: failure.type ?? MODEL_FAILURE.unexpected,
+    message: failure.message,
+    nonRetryable: failure.nonRetryable === true,
+    details: [{ ...details, usage }],
+    ...(details.retryAfterMs !== null ? { nextRetryDelay: Math.ceil(details.retryAfterMs) } : {}),
   });
 }
 
@@ -156,6 +195,8 @@ function failure(type: ModelFailureType, message: string, retryable: boolean, re
     requestId,
     inStream: false,
     retryAfterMs: null,
+    failureClass: failureClassOf(type, retryable),
+    usage: null,
   };
   return ApplicationFailure.create({ type, message, nonRetryable: !retryable, details: [details] });
 }
@@ -192,7 +233,7 @@ export function classifyModelError(error: unknown, requestId: string | null = nu
   }
   if (error instanceof APIError) return fromApiError(error as ApiErrorFields);
   if (error instanceof SyntaxError) {
-    return failure(MODEL_FAILURE.malformedResponse, `The model API sent malformed JSON: ${error.message}`, true, requestId);
+    return failure(MODEL_FAILURE.malformedResponse, `The model API sent malformed JSON: ${error.message}`, false, requestId);
   }
   if (error instanceof AnthropicError) {
     return failure(MODEL_FAILURE.client, `The Anthropic SDK rejected the call: ${error.message}`, false, requestId);

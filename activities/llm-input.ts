@@ -7,6 +7,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import type { Compaction } from './conversation-compaction';
 import { appendSegment, readConversation, storeDir } from './conversation-store';
+import type { CutToolUse } from './llm-accumulate';
 import type { ModelCost } from './llm-pricing';
 
 export type ModelConversation =
@@ -21,6 +22,8 @@ export type ModelConversation =
       append: Anthropic.MessageParam[];
       /** Above this many (estimated) tokens, older turns are summarized first (conversation-compaction.ts). */
       compactAboveTokens?: number;
+      /** Compact before this call whatever the size: the last request exceeded the context window. */
+      compactNow?: boolean;
     };
 
 export interface ModelCallInput {
@@ -58,6 +61,8 @@ export interface ModelCallResult {
   conversationHead?: string | null;
   /** Set when the conversation was compacted before this call (the head is then the compacted chain). */
   compaction?: Compaction;
+  /** A tool_use cut by max_tokens (left out of `message.content`): the turn decides, never a blind retry. */
+  cutToolUse?: CutToolUse;
 }
 
 const block = z.looseObject({ type: z.string() });
@@ -74,6 +79,7 @@ const conversationSchema = z.discriminatedUnion('kind', [
     head: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
     append: z.array(messageSchema),
     compactAboveTokens: z.number().int().positive().optional(),
+    compactNow: z.boolean().optional(),
   }),
 ]);
 

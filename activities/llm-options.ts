@@ -5,23 +5,30 @@ import type { ActivityOptions } from '@temporalio/common';
 /**
  * - startToCloseTimeout: a long answer streams for minutes; the SDK's own request timeout
  *   is derived from it (10% or 1 s earlier) so the SDK gives up first with a clear error.
- * - heartbeatTimeout: the activity heartbeats twice a second while it runs, and Temporal
- *   delivers a cancel (an interrupt) only in answer to a heartbeat, which the worker
- *   sends at most every 0.8 × this: cancellation reaches the HTTP request in about a
- *   second (measured: under 1.5 s). A worker that dies is noticed as quickly.
- * - retry: bounded (never unlimited). Errors that retrying cannot fix are marked
- *   non-retryable by the activity; 429/529 carry the delay the API asked for.
+ * - heartbeatTimeout: how long without a heartbeat before the server declares the attempt
+ *   lost. It is NOT what makes an interrupt fast: a cancel is delivered in answer to a
+ *   heartbeat, and the worker sends the activity's twice-a-second heartbeats at least
+ *   every `maxHeartbeatThrottleInterval` (500 ms, worker/worker.ts), so cancel latency
+ *   stays about a second whatever this is. It only decides when a silent attempt counts
+ *   as dead — and a lost attempt is retried, i.e. paid for again. At 1.5 s any event-loop
+ *   stall over 1.5 s (GC, a busy worker, a laptop lid) turned into a second paid call;
+ *   10 s tolerates a busy loop and still notices a dead worker within seconds.
+ * - retry: for callers that use the activity's own retries (the goal's planner and
+ *   critic): at most 3 retries for the whole call. The turn runner sets
+ *   maximumAttempts 1 and retries in the turn machine by the one table in
+ *   machines/model-retry.ts, so the two tiers never multiply.
  * - cancellationType: the workflow learns of the cancel only once the request is closed,
  *   so no tokens of an interrupted answer arrive after the interrupt.
  */
 export const MODEL_ACTIVITY_OPTIONS = {
   startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '1500 ms',
+  heartbeatTimeout: '10 seconds',
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
     maximumInterval: '30 seconds',
     maximumAttempts: 4,
+    nonRetryableErrorTypes: ['ModelMalformedResponse', 'ModelContextWindowExceeded'],
   },
   cancellationType: 'WAIT_CANCELLATION_COMPLETED',
 } as const satisfies ActivityOptions;

@@ -16,15 +16,18 @@ import {
   apiKeyMissingFailure,
   classifyModelError,
   invalidInputFailure,
+  MODEL_FAILURE,
+  type SpentUsage,
   streamDroppedFailure,
   streamStalledFailure,
+  withSpentUsage,
 } from './llm-errors';
-import { type Compaction, compactConversation } from './conversation-compaction';
+import { type Compaction, compactConversation, estimateTokens } from './conversation-compaction';
 import { type ModelCallInput, modelCallInputSchema, type ModelCallResult, messagesOf, toolsOf } from './llm-input';
-import { costOf, loadPriceTable, type PriceTable } from './llm-pricing';
+import { costOf, loadPriceTable, type PriceTable, type UsageForCost } from './llm-pricing';
 
 export { MODEL_ACTIVITY_OPTIONS } from './llm-options';
-export { MODEL_FAILURE, type ModelFailureDetails, type ModelFailureType } from './llm-errors';
+export { MODEL_FAILURE, type ModelFailureDetails, type ModelFailureType, type SpentUsage } from './llm-errors';
 export { MODEL_STREAM_TOPIC, type ModelStreamEvent } from './llm-deltas';
 export type { ModelCallHeartbeat, ModelConnectionState } from './llm-connection';
 export type { ModelCallInput, ModelCallResult, ModelConversation } from './llm-input';
@@ -87,7 +90,11 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
   if (!apiKey) throw apiKeyMissingFailure();
 
   const progress = new ConnectionProgress(attempt);
-  const heartbeat = () => ctx.heartbeat(progress.details());
+  const accumulator = new MessageAccumulator();
+  const spent = (): SpentUsage | null => spentUsage(accumulator, input.model, settings.prices);
+  // The usage so far rides on every heartbeat: if this worker dies mid-stream, the
+  // workflow reads it from the heartbeat timeout's last details and still counts it.
+  const heartbeat = () => ctx.heartbeat({ ...progress.details(), usage: spent() });
   heartbeat();
   // Heartbeats on a clock as well as on stream events: a cancel is delivered only in
   // answer to a heartbeat, and the wait for the first byte can be long.
@@ -118,7 +125,6 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
   };
   const signal = AbortSignal.any([ctx.cancellationSignal, idle.signal]);
 
-  const accumulator = new MessageAccumulator();
   let requestId: string | null = null;
   try {
     const client = new Anthropic({
@@ -135,7 +141,12 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
     const conversation = await messagesOf(input.conversation, settings.env);
     if (conversation.messages.length === 0) throw invalidInputFailure('conversation: the stored conversation is empty');
     let compaction: Compaction | undefined;
-    const compactAbove = input.conversation.kind === 'ref' ? input.conversation.compactAboveTokens : undefined;
+    const compactNow = input.conversation.kind === 'ref' && input.conversation.compactNow === true;
+    const compactAbove = compactNow
+      ? Math.max(1, Math.floor(estimateTokens(conversation.messages) / 2))
+      : input.conversation.kind === 'ref'
+        ? input.conversation.compactAboveTokens
+        : undefined;
     if (compactAbove !== undefined && conversation.dir !== undefined) {
       const compacted = await compactConversation(conversation.dir, conversation.messages, compactAbove, async (system, text) => {
         const summary = await client.messages.create(
@@ -149,6 +160,13 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
         conversation.head = compacted.head;
         compaction = compacted.compaction;
         heartbeat();
+      } else if (compactNow) {
+        throw ApplicationFailure.create({
+          type: MODEL_FAILURE.contextWindow,
+          message: 'The conversation exceeds the context window and has no earlier turns to compact.',
+          nonRetryable: true,
+          details: [{ status: null, errorType: null, apiMessage: null, requestId: null, inStream: false, retryAfterMs: null, failureClass: 'fatal', usage: null }],
+        });
       }
     }
     progress.connecting();
@@ -159,11 +177,16 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
     progress.connected(requestId);
     armIdleTimer();
     heartbeat();
-    deltas?.start(requestId, input.model);
+    let started = false;
 
     for await (const event of stream) {
       progress.event();
       accumulator.apply(event);
+      if (!started && event.type === 'message_start') {
+        started = true;
+        // Input tokens are billed from here on: watchers (and an interrupt) can count them.
+        deltas?.start(requestId, input.model, spentPrices(accumulator, input.model, settings.prices));
+      }
       if (event.type === 'content_block_delta') {
         if (event.delta.type === 'text_delta') deltas?.delta(event.index, 'text', event.delta.text);
         else if (event.delta.type === 'thinking_delta') deltas?.delta(event.index, 'thinking', event.delta.thinking);
@@ -178,7 +201,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
       throw streamDroppedFailure('the stream closed before message_stop', requestId);
     }
 
-    const message = accumulator.result();
+    const { message, cut } = accumulator.result();
     progress.completed();
     heartbeat();
     deltas?.stop(message.stop_reason);
@@ -192,18 +215,23 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
       attempt,
       ...(conversation.head !== undefined ? { conversationHead: conversation.head } : {}),
       ...(compaction !== undefined ? { compaction } : {}),
+      ...(cut !== null ? { cutToolUse: cut } : {}),
     };
   } catch (error) {
     progress.failed();
     if (ctx.cancellationSignal.aborted) {
       deltas?.discard();
       const reason: unknown = ctx.cancellationSignal.reason;
-      throw reason instanceof CancelledFailure ? reason : new CancelledFailure('model call cancelled');
+      // The interrupted attempt's spend travels with the cancel (the turn counted its own
+      // estimate from the stream when it interrupted; this is for logs and heartbeats).
+      throw reason instanceof CancelledFailure ? reason : new CancelledFailure('model call cancelled', [spent()]);
     }
-    const failure =
+    const failure = withSpentUsage(
       idle.signal.aborted && !(error instanceof ApplicationFailure)
         ? streamStalledFailure(settings.streamIdleTimeoutMs, requestId)
-        : classifyModelError(error, requestId);
+        : classifyModelError(error, requestId),
+      spent(),
+    );
     ctx.log.warn('model call failed', {
       failureType: failure.type,
       nonRetryable: failure.nonRetryable,
@@ -243,6 +271,32 @@ function requestBody(input: ModelCallInput, messages: Anthropic.MessageParam[]):
     ...(input.thinking !== undefined ? { thinking: input.thinking } : {}),
     ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
     ...(input.stopSequences !== undefined ? { stop_sequences: input.stopSequences } : {}),
+  };
+}
+
+function spentUsage(accumulator: MessageAccumulator, model: string, prices: PriceTable): SpentUsage | null {
+  const spent = accumulator.spent();
+  if (spent === null) return null;
+  const u = spent.usage;
+  return {
+    inputTokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0),
+    outputTokens: u.output_tokens,
+    costUsd: costOf(model, u, prices)?.total ?? null,
+    estimated: spent.estimated,
+  };
+}
+
+/** Input already billed and the price of an output token, for the stream's `start` event. */
+function spentPrices(accumulator: MessageAccumulator, model: string, prices: PriceTable): { inputTokens: number; inputCostUsd: number | null; outputUsdPerToken: number | null } {
+  const spent = accumulator.spent();
+  const u: UsageForCost = spent?.usage ?? { input_tokens: 0, output_tokens: 0 };
+  const inputOnly = { ...u, output_tokens: 0 };
+  const inputCost = costOf(model, inputOnly, prices);
+  const oneOutput = costOf(model, { input_tokens: 0, output_tokens: 1 }, prices);
+  return {
+    inputTokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0),
+    inputCostUsd: inputCost?.total ?? null,
+    outputUsdPerToken: oneOutput?.total ?? null,
   };
 }
 

@@ -29,6 +29,8 @@ export const usageSchema = z.strictObject({
   costUsd: nonNeg,
   /** Model calls whose price was unknown: their cost is missing from costUsd, not zero. */
   unpricedCalls: nonNegInt,
+  /** Calls cut short (interrupted, dropped, worker lost) whose output tokens are estimated from the streamed text. */
+  estimatedCalls: nonNegInt.optional(),
 });
 export type Usage = z.infer<typeof usageSchema>;
 
@@ -39,6 +41,8 @@ export const callUsageSchema = z.strictObject({
   inputTokens: nonNegInt,
   outputTokens: nonNegInt,
   costUsd: nonNeg.nullable(),
+  /** The figures are an estimate (the stream was cut before its closing usage). */
+  estimated: z.boolean().optional(),
 });
 export type CallUsage = z.infer<typeof callUsageSchema>;
 
@@ -48,6 +52,7 @@ export function addCallUsage(usage: Usage, call: CallUsage): Usage {
     outputTokens: usage.outputTokens + call.outputTokens,
     costUsd: usage.costUsd + (call.costUsd ?? 0),
     unpricedCalls: usage.unpricedCalls + (call.costUsd === null ? 1 : 0),
+    ...(call.estimated === true || usage.estimatedCalls !== undefined ? { estimatedCalls: (usage.estimatedCalls ?? 0) + (call.estimated === true ? 1 : 0) } : {}),
   };
 }
 
@@ -57,6 +62,7 @@ export function addUsage(a: Usage, b: Usage): Usage {
     outputTokens: a.outputTokens + b.outputTokens,
     costUsd: a.costUsd + b.costUsd,
     unpricedCalls: a.unpricedCalls + b.unpricedCalls,
+    ...(a.estimatedCalls !== undefined || b.estimatedCalls !== undefined ? { estimatedCalls: (a.estimatedCalls ?? 0) + (b.estimatedCalls ?? 0) } : {}),
   };
 }
 

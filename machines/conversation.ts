@@ -32,20 +32,31 @@ export const assistantText = (text: string): Message => ({ role: 'assistant', co
 
 /**
  * Problems that would make the Messages API refuse this conversation as a request; empty
- * when it is valid. Stricter than the API where the API silently merges (consecutive
- * same-role messages): the transcript should read as what the model actually saw.
+ * when it is valid. Consecutive messages of one role are allowed — the API merges them:
+ * a turn that ended without an answer (a refusal, an empty reply) must not invent one to
+ * keep the roles alternating, and a paused answer is followed by its continuation. The last message
+ * comes from the user, except for a `continuation` (pause_turn: the model's paused answer
+ * goes back as it is, and the model goes on from there).
  */
-export function conversationProblems(messages: readonly Message[]): string[] {
+export function conversationProblems(messages: readonly Message[], options: { continuation?: boolean } = {}): string[] {
   const problems: string[] = [];
   if (messages.length === 0) return ['the conversation is empty'];
   if (messages[0]?.role !== 'user') problems.push('message 0: the first message must come from the user');
   const last = messages[messages.length - 1];
-  if (last?.role !== 'user') problems.push(`message ${messages.length - 1}: the last message must come from the user`);
+  if (options.continuation === true) {
+    if (last?.role !== 'assistant' || last.content.some((b) => b.type === 'tool_use')) {
+      problems.push(`message ${messages.length - 1}: a continuation ends with the model's paused answer (no tool_use)`);
+    }
+  } else if (last?.role !== 'user') problems.push(`message ${messages.length - 1}: the last message must come from the user`);
   const seenToolUse = new Set<string>();
   messages.forEach((message, i) => {
     if (message.content.length === 0) problems.push(`message ${i}: empty content`);
     const previous = messages[i - 1];
-    if (previous !== undefined && previous.role === message.role) problems.push(`message ${i}: two ${message.role} messages in a row`);
+    // The API merges consecutive messages of one role (a paused answer and its continuation);
+    // only a tool_use that is not answered by the very next (user) message is refused.
+    if (previous?.role === 'assistant' && message.role === 'assistant' && previous.content.some((b) => b.type === 'tool_use')) {
+      problems.push(`message ${i}: the tool_use blocks of message ${i - 1} are not answered`);
+    }
     if (message.role === 'assistant') {
       for (const block of message.content) {
         if (block.type === 'tool_result') problems.push(`message ${i}: tool_result in an assistant message`);

@@ -34,11 +34,17 @@ export interface LogPayloads {
   'turn.started': { turnId: string; input: string };
   'turn.tool_calls_received': { turnId: string; step: number; callIds: string[] };
   'turn.tools_finished': { turnId: string; step: number; results: { callId: string; status: ToolResultStatus }[] };
-  'turn.completed': { turnId: string; reason: 'end_turn' | 'max_steps' | 'budget_exhausted'; finalOutput: string | null; usage: Usage; stopReason: string | null };
+  'turn.completed': { turnId: string; reason: 'end_turn' | 'max_steps' | 'budget_exhausted' | 'truncated' | 'refused'; finalOutput: string | null; usage: Usage; stopReason: string | null };
   'turn.interrupted': { turnId: string; reason: string; partialOutput: string | null };
   'turn.error': { turnId: string; errorType: 'non_retryable' | 'retries_exhausted'; message: string; attempts: number };
   // Keel: seed 001's second-tier retry, visible so a user knows why nothing happens.
   'turn.retry_scheduled': { turnId: string; step: number; attempt: number; delayMs: number; error: string };
+  // Keel: the model stopped at max_tokens (inside a tool call when `inToolUse`): the answer is cut.
+  'turn.truncated': { turnId: string; step: number; inToolUse: boolean; maxTokens: number | null };
+  // Keel: the model refused (stop_reason refusal); the API's category and explanation, verbatim.
+  'turn.refused': { turnId: string; step: number; category: string | null; explanation: string | null };
+  // Keel: the turn called the model again without new user input, and why.
+  'turn.continued': { turnId: string; step: number; why: 'pause_turn' | 'max_tokens' | 'context_window'; maxTokens: number | null };
   // Keel: steer is applied at the next safe boundary; both moments are recorded.
   'turn.steer_queued': { turnId: string; text: string };
   'turn.steer_applied': { turnId: string; step: number; count: number };
@@ -158,6 +164,9 @@ export const KEEL_KINDS = [
   'session.failed',
   'session.restarting',
   'turn.retry_scheduled',
+  'turn.truncated',
+  'turn.refused',
+  'turn.continued',
   'turn.steer_queued',
   'turn.steer_applied',
   'tool.queued',

@@ -15,6 +15,7 @@ import {
   turnLimitsSchema,
   usageSchema,
   ZERO_USAGE,
+  type CallUsage,
   type Exhaustion,
   type TurnLimits,
   type Usage,
@@ -23,6 +24,7 @@ import { contentBlockSchema, type ContentBlock, type Message } from './conversat
 import { assertNever, defineMachine, reject, type Step } from './core';
 import { cancelActivity, cancelTimer, startTimer } from './directives';
 import { emit, type ToolResultStatus } from './events';
+import { MAX_CALL_ATTEMPTS, modelFailureClassSchema, retryDecision } from './model-retry';
 import {
   createToolCall,
   isTerminalCall,
@@ -35,7 +37,7 @@ import {
   type ToolCallState,
 } from './tool-call';
 
-/** Seed 001: three retries after the activity's own retries are spent, 1 s, 2 s, 3 s apart. */
+/** Seed 001: at most three retries for the whole call, 1 s, 2 s, 3 s apart (machines/model-retry.ts). */
 export const DEFAULT_RETRY_BACKOFF_MS = [1_000, 2_000, 3_000] as const;
 
 export const toolStatsSchema = z.strictObject({
@@ -58,6 +60,9 @@ export const turnConfigSchema = z.strictObject({
   approvalTimeoutMs: z.number().int().positive().nullable(),
   maxParallelTools: z.number().int().positive(),
   retryBackoffMs: z.array(z.number().int().nonnegative()),
+  /** The output limit of a call, and the larger one a call cut inside a tool_use is retried with once (null: no larger one). */
+  maxTokens: z.number().int().positive().nullable().optional(),
+  raisedMaxTokens: z.number().int().positive().nullable().optional(),
 });
 export type TurnConfig = z.infer<typeof turnConfigSchema>;
 
@@ -71,19 +76,38 @@ const common = {
   text: z.string().nullable(),
 };
 const step = z.number().int().nonnegative();
+/** What this step already did once (each at most once a step): a larger limit, a compaction. */
+const escalation = {
+  raised: z.boolean().optional(),
+  compacted: z.boolean().optional(),
+  /** The call continues a paused answer (pause_turn): retries must send it the same way. */
+  continuation: z.boolean().optional(),
+};
+const refusalSchema = z.strictObject({ category: z.string().nullable(), explanation: z.string().nullable() });
 
 export const turnStateSchema = z.discriminatedUnion('status', [
   z.strictObject({ status: z.literal('idle'), ...common }),
-  z.strictObject({ status: z.literal('calling_llm'), ...common, step, attempt: z.number().int().positive(), activityId: z.string() }),
-  z.strictObject({ status: z.literal('retry_wait'), ...common, step, attempt: z.number().int().positive(), timerId: z.string(), error: z.string() }),
+  z.strictObject({ status: z.literal('calling_llm'), ...common, step, attempt: z.number().int().positive(), activityId: z.string(), ...escalation }),
+  z.strictObject({
+    status: z.literal('retry_wait'),
+    ...common,
+    step,
+    attempt: z.number().int().positive(),
+    timerId: z.string(),
+    error: z.string(),
+    ...escalation,
+    /** The retry compacts first (context window). */
+    compact: z.boolean().optional(),
+  }),
   z.strictObject({ status: z.literal('executing_tools'), ...common, step, calls: z.array(toolCallStateSchema).min(1) }),
   z.strictObject({
     status: z.literal('completed'),
     ...common,
     step,
-    reason: z.enum(['end_turn', 'max_steps', 'budget_exhausted']),
+    reason: z.enum(['end_turn', 'max_steps', 'budget_exhausted', 'truncated', 'refused']),
     stopReason: z.string().nullable(),
     exhaustion: exhaustionSchema.nullable(),
+    refusal: refusalSchema.nullable().optional(),
   }),
   z.strictObject({ status: z.literal('interrupted'), ...common, step, reason: z.string() }),
   z.strictObject({ status: z.literal('failed'), ...common, step, error: z.string() }),
@@ -98,24 +122,38 @@ export const turnEventSchema = z.discriminatedUnion('type', [
     content: z.array(contentBlockSchema),
     stopReason: z.string().nullable().optional(),
     usage: callUsageSchema,
+    /** A tool_use cut by max_tokens, left out of `content` (its input JSON never closed). */
+    cutToolUse: z.strictObject({ id: z.string(), name: z.string() }).optional(),
+    /** stop_details of a refusal, as the API sent them. */
+    refusal: refusalSchema.optional(),
   }),
   z.strictObject({
     type: z.literal('model_failed'),
     message: z.string(),
     retryable: z.boolean(),
     retryAfterMs: z.number().int().nonnegative().optional(),
+    /** The row of the retry table (machines/model-retry.ts); absent: transient if retryable, else fatal. */
+    failureClass: modelFailureClassSchema.optional(),
+    /** What the failed attempt was billed for (counted before anything else is decided). */
+    usage: callUsageSchema.optional(),
   }),
   z.strictObject({ type: z.literal('timer_fired'), timerId: z.string() }),
   z.strictObject({ type: z.literal('tool'), callId: z.string(), event: toolCallEventSchema }),
   z.strictObject({ type: z.literal('answer'), callId: z.string(), text: z.string() }),
   z.strictObject({ type: z.literal('steer'), text: z.string().min(1) }),
-  z.strictObject({ type: z.literal('interrupt'), reason: z.string().optional(), partialText: z.string().optional() }),
+  z.strictObject({
+    type: z.literal('interrupt'),
+    reason: z.string().optional(),
+    partialText: z.string().optional(),
+    /** What the interrupted call had been billed for (input, and output estimated from the streamed text). */
+    partialUsage: callUsageSchema.optional(),
+  }),
 ]);
 export type TurnEvent = z.infer<typeof turnEventSchema>;
 
 export const turnResultSchema = z.strictObject({
   turnId: z.string(),
-  outcome: z.enum(['completed', 'max_steps', 'budget_exhausted', 'interrupted', 'failed']),
+  outcome: z.enum(['completed', 'max_steps', 'budget_exhausted', 'interrupted', 'failed', 'truncated', 'refused']),
   steps: z.number().int().nonnegative(),
   usage: usageSchema,
   toolCalls: toolStatsSchema,
@@ -124,6 +162,10 @@ export const turnResultSchema = z.strictObject({
   exhaustion: exhaustionSchema.nullable(),
   /** Steers the turn could not apply; the session queues them as messages, never drops them. */
   unappliedSteers: z.array(z.string()),
+  /** For `refused`: the API's category and explanation. */
+  refusal: refusalSchema.nullable().optional(),
+  /** The model's last stop_reason (max_tokens for `truncated`). */
+  stopReason: z.string().nullable().optional(),
 });
 export type TurnResult = z.infer<typeof turnResultSchema>;
 
@@ -131,8 +173,19 @@ export type TurnDirective =
   | ToolCallDirective
   /** Append to the conversation store, in order, before executing what follows. */
   | { readonly type: 'append_messages'; readonly messages: readonly Message[] }
-  /** Call the model with the stored conversation; answer with `model_response` or `model_failed`. */
-  | { readonly type: 'call_model'; readonly turnId: string; readonly step: number; readonly attempt: number; readonly activityId: string }
+  /** Call the model with the stored conversation; answer with `model_response` or `model_failed`.
+   *  `maxTokens`: a larger output limit than configured; `compact`: compact the conversation
+   *  first; `continuation`: the conversation ends with the model's paused answer (pause_turn). */
+  | {
+      readonly type: 'call_model';
+      readonly turnId: string;
+      readonly step: number;
+      readonly attempt: number;
+      readonly activityId: string;
+      readonly maxTokens?: number;
+      readonly compact?: boolean;
+      readonly continuation?: boolean;
+    }
   /** The turn is over: hand the result to the session (`turn_finished`) or the parent goal. */
   | { readonly type: 'finish'; readonly result: TurnResult };
 
@@ -147,6 +200,8 @@ export interface NewTurn {
   readonly approvalTimeoutMs?: number | null;
   readonly maxParallelTools?: number;
   readonly retryBackoffMs?: readonly number[];
+  readonly maxTokens?: number | null;
+  readonly raisedMaxTokens?: number | null;
 }
 
 export function createTurn(init: NewTurn): TurnState {
@@ -160,6 +215,8 @@ export function createTurn(init: NewTurn): TurnState {
       approvalTimeoutMs: init.approvalTimeoutMs ?? null,
       maxParallelTools: init.maxParallelTools ?? 4,
       retryBackoffMs: [...(init.retryBackoffMs ?? DEFAULT_RETRY_BACKOFF_MS)],
+      ...(init.maxTokens !== undefined ? { maxTokens: init.maxTokens } : {}),
+      ...(init.raisedMaxTokens !== undefined ? { raisedMaxTokens: init.raisedMaxTokens } : {}),
     },
     usage: ZERO_USAGE,
     steers: [],
@@ -187,9 +244,12 @@ export const turnMachine = defineMachine<TurnState, TurnEvent, TurnDirective>({
     row('idle', 'start', 'calling_llm', 'budget left'),
     row('calling_llm', 'model_response', 'executing_tools', 'tool_use blocks, budget left'),
     row('calling_llm', 'model_response', 'calling_llm', 'no tool_use, steer pending, steps left'),
-    row('calling_llm', 'model_response', 'completed', 'no tool_use (end_turn / max_steps) or budget exhausted'),
-    row('calling_llm', 'model_failed', 'retry_wait', 'retryable, retries left'),
-    row('calling_llm', 'model_failed', 'failed', 'not retryable or retries spent'),
+    row('calling_llm', 'model_response', 'calling_llm', 'pause_turn; or cut in a tool_use / context window exceeded, first time this step'),
+    row('calling_llm', 'model_response', 'completed', 'no tool_use (end_turn / max_steps / truncated / refused) or budget exhausted'),
+    row('calling_llm', 'model_response', 'failed', 'context window exceeded again after compaction'),
+    row('calling_llm', 'model_failed', 'retry_wait', 'retry table allows another attempt, budget left'),
+    row('calling_llm', 'model_failed', 'completed', 'budget exhausted by the failed attempt'),
+    row('calling_llm', 'model_failed', 'failed', 'not retried by the retry table'),
     row('calling_llm', 'steer', 'calling_llm'),
     row('calling_llm', 'interrupt', 'interrupted'),
     row('retry_wait', 'timer_fired', 'calling_llm', 'this retry timer'),
@@ -219,11 +279,40 @@ function turnExhaustion(limits: TurnLimits, usage: Usage): Exhaustion | null {
   return findExhaustion({ ...NO_LIMITS, inputTokens: limits.inputTokens, outputTokens: limits.outputTokens, costUsd: limits.costUsd }, { usage });
 }
 
-function callModel(c: Common, stepNo: number, attempt: number, directives: D[]): Out {
+interface CallOptions {
+  readonly raised?: boolean | undefined;
+  readonly compacted?: boolean | undefined;
+  readonly compact?: boolean | undefined;
+  readonly continuation?: boolean | undefined;
+}
+
+function callModel(c: Common, stepNo: number, attempt: number, directives: D[], o: CallOptions = {}): Out {
   const activityId = modelActivityId(c.config.turnId, stepNo, attempt);
+  const raisedTo = o.raised === true ? c.config.raisedMaxTokens : null;
   return {
-    state: { status: 'calling_llm', ...c, step: stepNo, attempt, activityId },
-    directives: [...directives, { type: 'call_model', turnId: c.config.turnId, step: stepNo, attempt, activityId }],
+    state: {
+      status: 'calling_llm',
+      ...c,
+      step: stepNo,
+      attempt,
+      activityId,
+      ...(o.raised === true ? { raised: true } : {}),
+      ...(o.compacted === true ? { compacted: true } : {}),
+      ...(o.continuation === true ? { continuation: true } : {}),
+    },
+    directives: [
+      ...directives,
+      {
+        type: 'call_model',
+        turnId: c.config.turnId,
+        step: stepNo,
+        attempt,
+        activityId,
+        ...(typeof raisedTo === 'number' ? { maxTokens: raisedTo } : {}),
+        ...(o.compact === true ? { compact: true } : {}),
+        ...(o.continuation === true ? { continuation: true } : {}),
+      },
+    ],
   };
 }
 
@@ -245,13 +334,40 @@ function result(c: Common, stepNo: number, outcome: TurnResult['outcome'], extra
   };
 }
 
-function complete(c: Common, stepNo: number, reason: 'end_turn' | 'max_steps' | 'budget_exhausted', stopReason: string | null, exhaustion: Exhaustion | null, directives: D[]): Out {
+type CompleteReason = 'end_turn' | 'max_steps' | 'budget_exhausted' | 'truncated' | 'refused';
+
+function complete(
+  c: Common,
+  stepNo: number,
+  reason: CompleteReason,
+  stopReason: string | null,
+  exhaustion: Exhaustion | null,
+  directives: D[],
+  refusal: { category: string | null; explanation: string | null } | null = null,
+): Out {
   const out: D[] = [...directives];
   if (exhaustion !== null) out.push(emit('budget.exhausted', { ...exhaustion, scope: `turn ${c.config.turnId}` }));
   out.push(emit('turn.completed', { turnId: c.config.turnId, reason, finalOutput: c.text, usage: c.usage, stopReason }));
   const outcome = reason === 'end_turn' ? 'completed' : reason;
-  out.push(result(c, stepNo, outcome, { exhaustion }));
-  return { state: { status: 'completed', ...c, step: stepNo, reason, stopReason, exhaustion }, directives: out };
+  out.push(result(c, stepNo, outcome, { exhaustion, stopReason, ...(refusal !== null ? { refusal } : {}) }));
+  return {
+    state: { status: 'completed', ...c, step: stepNo, reason, stopReason, exhaustion, ...(refusal !== null ? { refusal } : {}) },
+    directives: out,
+  };
+}
+
+function fail(c: Common, stepNo: number, attempts: number, message: string, error: string, errorType: 'non_retryable' | 'retries_exhausted', directives: D[] = []): Out {
+  const turnId = c.config.turnId;
+  return {
+    state: { status: 'failed', ...c, step: stepNo, error },
+    directives: [
+      ...directives,
+      // The user's message is stored and unanswered: close it so the next turn is valid.
+      append(note(`(The model could not answer: ${message})`)),
+      emit('turn.error', { turnId, errorType, message, attempts }),
+      result(c, stepNo, 'failed', { error }),
+    ],
+  };
 }
 
 const stepLimit = (c: Common, stepNo: number): Exhaustion | null =>
@@ -346,13 +462,69 @@ function onToolEvent(state: TurnState, callId: string, event: ToolCallEvent): Ou
 }
 
 function onModelResponse(state: Extract<TurnState, { status: 'calling_llm' }>, event: Extract<TurnEvent, { type: 'model_response' }>): Out {
-  const content: ContentBlock[] = event.content.length > 0 ? event.content : [{ type: 'text', text: '(no response)' }];
+  const content: ContentBlock[] = event.content;
   const text = content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
-  const c: Common = { ...commonOf(state), usage: addCallUsage(state.usage, event.usage), text: text === '' ? state.text : text };
   const stopReason = event.stopReason ?? null;
-  const out: D[] = [append({ role: 'assistant', content })];
-  const exhaustion = turnExhaustion(c.config.limits, c.usage);
+  const turnId = state.config.turnId;
+  // Every billed token counts, whatever happens to the answer.
+  const spent: Common = { ...commonOf(state), usage: addCallUsage(state.usage, event.usage) };
+  const exhaustion = turnExhaustion(spent.config.limits, spent.usage);
+  const escalated = { raised: state.raised, compacted: state.compacted, continuation: state.continuation };
+  const attemptsLeft = state.attempt < MAX_CALL_ATTEMPTS;
+
+  // The request did not fit: compact and try once more; never the same request again.
+  if (stopReason === 'model_context_window_exceeded') {
+    if (state.compacted === true || !attemptsLeft) {
+      const message = 'the conversation exceeds the context window even after compaction';
+      return fail(spent, state.step, state.attempt, message, message, 'non_retryable');
+    }
+    if (exhaustion !== null) return complete(spent, state.step, 'budget_exhausted', stopReason, exhaustion, []);
+    return callModel(spent, state.step, state.attempt + 1, [emit('turn.continued', { turnId, step: state.step, why: 'context_window', maxTokens: null })], {
+      ...escalated,
+      compacted: true,
+      compact: true,
+    });
+  }
+  // A refusal ends the turn; nothing the model did not say goes into the conversation.
+  if (stopReason === 'refusal') {
+    const refusal = event.refusal ?? { category: null, explanation: null };
+    const refused: Common = { ...spent, text: text === '' ? null : text };
+    return complete(refused, state.step, 'refused', stopReason, null, [emit('turn.refused', { turnId, step: state.step, ...refusal })], refusal);
+  }
+  // Cut inside a tool call: its input is broken JSON. Once a step, ask again with a larger
+  // limit (a different request); otherwise the turn ends `truncated`.
+  if (event.cutToolUse !== undefined) {
+    const raised = spent.config.raisedMaxTokens ?? null;
+    if (state.raised !== true && raised !== null && exhaustion === null && attemptsLeft) {
+      return callModel(spent, state.step, state.attempt + 1, [emit('turn.continued', { turnId, step: state.step, why: 'max_tokens', maxTokens: raised })], {
+        ...escalated,
+        raised: true,
+      });
+    }
+    // Only what is whole is kept: text and thinking, not tool calls nobody will answer.
+    const kept = content.filter((b) => b.type !== 'tool_use');
+    const out: D[] = kept.length > 0 ? [append({ role: 'assistant', content: kept })] : [];
+    out.push(emit('turn.truncated', { turnId, step: state.step, inToolUse: true, maxTokens: state.raised === true ? raised : (spent.config.maxTokens ?? null) }));
+    const truncated: Common = { ...spent, text: text === '' ? state.text : text };
+    return complete(truncated, state.step, exhaustion !== null ? 'budget_exhausted' : 'truncated', stopReason, exhaustion, out);
+  }
+
+  const c: Common = { ...spent, text: text === '' ? state.text : text };
+  // An empty answer stays empty: no made-up text goes back to the model.
+  const out: D[] = content.length > 0 ? [append({ role: 'assistant', content })] : [];
   const uses = content.flatMap((b) => (b.type === 'tool_use' ? [b] : []));
+
+  if (uses.length === 0 && stopReason === 'max_tokens') {
+    out.push(emit('turn.truncated', { turnId, step: state.step, inToolUse: false, maxTokens: state.raised === true ? (c.config.raisedMaxTokens ?? null) : (c.config.maxTokens ?? null) }));
+    return complete(c, state.step, exhaustion !== null ? 'budget_exhausted' : 'truncated', stopReason, exhaustion, out);
+  }
+  // A paused long-running turn: send the answer back as it is and the model goes on.
+  if (uses.length === 0 && stopReason === 'pause_turn' && content.length > 0 && exhaustion === null) {
+    const limit = stepLimit(c, state.step);
+    if (limit !== null) return complete(c, state.step, 'max_steps', stopReason, limit, out);
+    out.push(emit('turn.continued', { turnId, step: state.step + 1, why: 'pause_turn', maxTokens: null }));
+    return callModel(c, state.step + 1, 1, out, { continuation: true });
+  }
 
   if (uses.length === 0) {
     if (exhaustion !== null) return complete(c, state.step, 'budget_exhausted', stopReason, exhaustion, out);
@@ -416,33 +588,48 @@ function reduce(state: TurnState, event: TurnEvent): Out {
       return onModelResponse(state, event);
     case 'model_failed': {
       if (state.status !== 'calling_llm') return reject('no model call in flight');
-      const backoff = c.config.retryBackoffMs[state.attempt - 1];
-      if (event.retryable && backoff !== undefined) {
-        const delayMs = Math.max(backoff, event.retryAfterMs ?? 0);
+      // A failed attempt is real spend: counted first, so a budget stops a call that keeps failing.
+      const spent: Common = event.usage !== undefined ? { ...c, usage: addCallUsage(c.usage, event.usage) } : c;
+      const failureClass = event.failureClass ?? (event.retryable ? 'transient' : 'fatal');
+      // Compaction is once a call (its own counter); every retry comes out of the call's attempts.
+      const decision =
+        state.attempt >= MAX_CALL_ATTEMPTS
+          ? ({ retry: false, reason: 'attempts spent' } as const)
+          : retryDecision(failureClass, failureClass === 'context_window' ? (state.compacted === true ? 2 : 1) : state.attempt, event.retryAfterMs, c.config.retryBackoffMs);
+      const exhaustion = turnExhaustion(spent.config.limits, spent.usage);
+      if (decision.retry && exhaustion !== null) {
+        return complete(spent, state.step, 'budget_exhausted', null, exhaustion, [append(note(`(Stopped: the budget is exhausted; the model call failed: ${event.message})`))]);
+      }
+      if (decision.retry) {
+        const { delayMs } = decision;
         const timerId = retryTimerId(turnId, state.step, state.attempt);
         return {
-          state: { status: 'retry_wait', ...c, step: state.step, attempt: state.attempt, timerId, error: event.message },
+          state: {
+            status: 'retry_wait',
+            ...spent,
+            step: state.step,
+            attempt: state.attempt,
+            timerId,
+            error: event.message,
+            ...(state.raised === true ? { raised: true } : {}),
+            ...(state.continuation === true ? { continuation: true } : {}),
+            ...(state.compacted === true || decision.compact ? { compacted: true } : {}),
+            ...(decision.compact ? { compact: true } : {}),
+          },
           directives: [
             emit('turn.retry_scheduled', { turnId, step: state.step, attempt: state.attempt + 1, delayMs, error: event.message }),
             startTimer(timerId, delayMs),
           ],
         };
       }
-      const error = event.retryable ? `the model failed ${state.attempt} times: ${event.message}` : event.message;
-      return {
-        state: { status: 'failed', ...c, step: state.step, error },
-        directives: [
-          // The user's message is stored and unanswered: close it so the next turn is valid.
-          append(note(`(The model could not answer: ${event.message})`)),
-          emit('turn.error', { turnId, errorType: event.retryable ? 'retries_exhausted' : 'non_retryable', message: event.message, attempts: state.attempt }),
-          result(c, state.step, 'failed', { error }),
-        ],
-      };
+      const retried = state.attempt > 1;
+      const error = retried ? `the model failed ${state.attempt} times: ${event.message}` : event.message;
+      return fail(spent, state.step, state.attempt, event.message, error, retried ? 'retries_exhausted' : 'non_retryable');
     }
     case 'timer_fired': {
       if (state.status === 'retry_wait') {
         if (event.timerId !== state.timerId) return reject(`timer ${event.timerId} is not the retry timer`);
-        return callModel(c, state.step, state.attempt + 1, []);
+        return callModel(c, state.step, state.attempt + 1, [], { raised: state.raised, compacted: state.compacted, compact: state.compact, continuation: state.continuation });
       }
       if (state.status !== 'executing_tools') return reject('no timer is running');
       const call = state.calls.find((x) => x.status === 'awaiting_approval' && x.timerId === event.timerId);
@@ -462,14 +649,16 @@ function reduce(state: TurnState, event: TurnEvent): Out {
       if (state.status !== 'calling_llm' && state.status !== 'retry_wait' && state.status !== 'executing_tools') return reject('nothing to steer');
       return { state: { ...state, steers: [...state.steers, event.text] }, directives: [emit('turn.steer_queued', { turnId, text: event.text })] };
     case 'interrupt':
-      return interrupt(state, event.reason ?? 'interrupted by the user', event.partialText ?? '');
+      return interrupt(state, event.reason ?? 'interrupted by the user', event.partialText ?? '', event.partialUsage);
     default:
       return assertNever(event);
   }
 }
 
-function interrupt(state: TurnState, reason: string, partial: string): Out {
-  const c = commonOf(state);
+function interrupt(state: TurnState, reason: string, partial: string, partialUsage: CallUsage | undefined): Out {
+  const base = commonOf(state);
+  // The interrupted call's input and streamed output were billed: they count.
+  const c: Common = state.status === 'calling_llm' && partialUsage !== undefined ? { ...base, usage: addCallUsage(base.usage, partialUsage) } : base;
   const turnId = c.config.turnId;
   const out: D[] = [];
   let done = c;

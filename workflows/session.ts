@@ -88,7 +88,7 @@ import {
 } from './definitions';
 import { ConversationLog, SerialQueue, Timers, type ConversationSnapshot } from './runtime';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
-import { TurnRunner, type ToolEntry } from './turn-runner';
+import { streamedUsageOf, TurnRunner, type ToolEntry } from './turn-runner';
 
 type McpActivities = McpBridge['activities'];
 
@@ -120,6 +120,8 @@ export interface SessionOptions {
   modelActivity?: Partial<ActivityOptions>;
   /** Summarize older turns when the conversation exceeds this many estimated tokens (e.g. 150000 for a 200k window). */
   compactAboveTokens?: number;
+  /** Extended thinking: up to this many tokens of thinking per call, on top of maxTokens. */
+  thinking?: { budgetTokens: number };
 }
 
 /** What one run hands the next through continue-as-new. */
@@ -186,6 +188,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       retryBackoffMs: options.retryBackoffMs,
       modelActivity: options.modelActivity,
       compactAboveTokens: options.compactAboveTokens,
+      thinking: options.thinking,
     },
     {
       queue,
@@ -198,6 +201,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       emit: publish,
       rejected,
       streamedText: (activityId) => streamedText(stream, activityId),
+      streamedUsage: (activityId) => streamedUsageOf(modelEvents(stream), activityId),
       finished: (result) => queue.post(() => applyOrRecord('turn', sessionEventFromTurn(result.turnId, { type: 'finish', result }))),
       asked: (turnId, callId, question) => queue.post(() => applyOrRecord('turn', { type: 'input_requested', turnId, callId, question })),
     },
@@ -637,6 +641,17 @@ function streamedText(stream: WorkflowStream, activityId: string): string {
     if (event.kind === 'delta' && event.block === 'text') text += event.text;
   }
   return text;
+}
+
+function* modelEvents(stream: WorkflowStream): Generator<ModelStreamEvent> {
+  for (const item of stream.getState().log) {
+    if (item.topic !== MODEL_TOPIC) continue;
+    try {
+      yield decodeModelEvent(item.data);
+    } catch {
+      continue;
+    }
+  }
 }
 
 function decodeModelEvent(wire: string): ModelStreamEvent {

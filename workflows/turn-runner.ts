@@ -12,7 +12,7 @@ import {
   TimeoutFailure,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import type { ModelActivities, ModelCallInput, ModelCallResult } from '../activities/llm';
+import type { ModelActivities, ModelCallInput, ModelCallResult, ModelStreamEvent } from '../activities/llm';
 import { MODEL_ACTIVITY_OPTIONS } from '../activities/llm-options';
 import type { McpBridge } from '../activities/mcp/index';
 import type { ToolActivities, ToolActivityOptions, ToolResult } from '../activities/tools/index';
@@ -20,6 +20,7 @@ import {
   createTurn,
   pendingApprovals,
   turnMachine,
+  type CallUsage,
   type ContentBlock,
   type Json,
   type LogEvent,
@@ -32,6 +33,7 @@ import {
   type TurnState,
 } from '../machines/index';
 import { evaluatePolicy, type PolicyConfig, type SessionApproval } from '../machines/policy';
+import { MODEL_FAILURE_CLASSES, type ModelFailureClass } from '../machines/model-retry';
 import { interruptedToolResult } from '../machines/tool-result';
 import type { CompactedEvent } from './definitions';
 import type { ConversationLog, SerialQueue, Timers } from './runtime';
@@ -60,6 +62,25 @@ export interface TurnRunnerConfig {
   modelActivity?: Partial<ActivityOptions> | undefined;
   /** Compact the conversation (summary of older turns) above this many estimated tokens. */
   compactAboveTokens?: number | undefined;
+  /** Extended thinking: the model may think up to this many tokens before it answers (on top of maxTokens). */
+  thinking?: { budgetTokens: number } | undefined;
+  /** The largest output limit a call cut inside a tool_use may be retried with (default 64 000). */
+  maxTokensCeiling?: number | undefined;
+}
+
+/** The highest output limit current models accept (Sonnet 4.x, Haiku 4.5, Opus 4.5+). */
+export const DEFAULT_MAX_TOKENS_CEILING = 64_000;
+
+/** What a call sends as max_tokens: thinking tokens count towards it, so they are added. */
+export function effectiveMaxTokens(config: Pick<TurnRunnerConfig, 'maxTokens' | 'thinking'>): number {
+  return config.maxTokens + (config.thinking?.budgetTokens ?? 0);
+}
+
+/** The one larger limit a call cut inside a tool_use gets: twice as much, within the ceiling; null when there is no room. */
+export function raisedMaxTokens(config: Pick<TurnRunnerConfig, 'maxTokens' | 'thinking' | 'maxTokensCeiling'>): number | null {
+  const now = effectiveMaxTokens(config);
+  const raised = Math.min(now * 2, config.maxTokensCeiling ?? DEFAULT_MAX_TOKENS_CEILING);
+  return raised > now ? raised : null;
 }
 
 export interface TurnHost {
@@ -76,6 +97,8 @@ export interface TurnHost {
   rejected(source: string, error: TransitionError): void;
   /** Text the model had streamed for a call so far (kept when it is interrupted). */
   streamedText(activityId: string): string;
+  /** What a call had been billed for so far, from its stream (counted when it is interrupted); null when unknown. */
+  streamedUsage?(activityId: string): CallUsage | null;
   /** The turn's `finish` and `ask_human` directives, for the session (or the parent goal). */
   finished(result: TurnResult): void;
   asked(turnId: string, callId: string, question: string): void;
@@ -118,6 +141,8 @@ export class TurnRunner {
       approvalTimeoutMs: this.config.approvalTimeoutMs,
       maxParallelTools: this.config.maxParallelTools,
       ...(this.config.retryBackoffMs ? { retryBackoffMs: this.config.retryBackoffMs } : {}),
+      maxTokens: effectiveMaxTokens(this.config),
+      raisedMaxTokens: raisedMaxTokens(this.config),
     });
     return this.apply({ type: 'start', text });
   }
@@ -144,7 +169,8 @@ export class TurnRunner {
   /** An interrupt during a model call carries what the model had said so far. */
   private complete(event: TurnEvent): TurnEvent {
     if (event.type === 'interrupt' && this.state?.status === 'calling_llm' && event.partialText === undefined) {
-      return { ...event, partialText: this.host.streamedText(this.state.activityId) };
+      const usage = this.host.streamedUsage?.(this.state.activityId) ?? null;
+      return { ...event, partialText: this.host.streamedText(this.state.activityId), ...(usage !== null ? { partialUsage: usage } : {}) };
     }
     return event;
   }
@@ -179,7 +205,7 @@ export class TurnRunner {
         this.host.conversation.append(d.messages);
         return;
       case 'call_model':
-        this.callModel(turnId, d.activityId);
+        this.callModel(turnId, d);
         return;
       case 'check_policy': {
         const { policy, approvals, headless } = this.host.policy();
@@ -220,12 +246,15 @@ export class TurnRunner {
     return promise;
   }
 
-  private callModel(turnId: string, activityId: string): void {
+  private callModel(turnId: string, d: Extract<TurnDirective, { type: 'call_model' }>): void {
+    const { activityId } = d;
     const options = this.config.modelActivity ?? {};
     const { callModel } = proxyActivities<ModelActivities>({
       ...MODEL_ACTIVITY_OPTIONS,
       ...options,
-      retry: { ...MODEL_ACTIVITY_OPTIONS.retry, ...options.retry },
+      // One attempt per schedule: the turn machine retries by the table in
+      // machines/model-retry.ts and counts each attempt's usage; two tiers would multiply.
+      retry: { ...MODEL_ACTIVITY_OPTIONS.retry, ...options.retry, maximumAttempts: 1 },
       activityId,
     });
     const { head, append } = this.host.conversation.outgoing();
@@ -237,7 +266,8 @@ export class TurnRunner {
       callModel({
         callId: activityId,
         model: this.config.model,
-        maxTokens: this.config.maxTokens,
+        maxTokens: d.maxTokens ?? effectiveMaxTokens(this.config),
+        ...(this.config.thinking !== undefined ? { thinking: { type: 'enabled', budget_tokens: this.config.thinking.budgetTokens } } : {}),
         ...(this.config.system !== undefined ? { system: this.config.system } : {}),
         ...(toolsRef !== null ? { toolsRef: { store: this.config.storeDir, id: toolsRef } } : tools.length > 0 ? { tools } : {}),
         conversation: {
@@ -246,6 +276,7 @@ export class TurnRunner {
           head,
           append,
           ...(this.config.compactAboveTokens !== undefined ? { compactAboveTokens: this.config.compactAboveTokens } : {}),
+          ...(d.compact === true ? { compactNow: true } : {}),
         },
       }),
     ).then(
@@ -315,10 +346,14 @@ function modelResponse(result: ModelCallResult): TurnEvent {
   const u = result.usage;
   // A compaction's summary call is part of this step's spending.
   const summary = result.compaction?.usage ?? { input_tokens: 0, output_tokens: 0 };
+  const details = (result.message as { stop_details?: { category?: unknown; explanation?: unknown } | null }).stop_details;
+  const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
   return {
     type: 'model_response',
     content: toContent(result.message.content),
     stopReason: result.stopReason,
+    ...(result.cutToolUse !== undefined ? { cutToolUse: { id: result.cutToolUse.id, name: result.cutToolUse.name } } : {}),
+    ...(result.stopReason === 'refusal' ? { refusal: { category: text(details?.category), explanation: text(details?.explanation) } } : {}),
     usage: {
       inputTokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + summary.input_tokens,
       outputTokens: u.output_tokens + summary.output_tokens,
@@ -327,19 +362,42 @@ function modelResponse(result: ModelCallResult): TurnEvent {
   };
 }
 
+/** Usage an activity reported (failure details or heartbeat), checked: it is input from outside. */
+function spentUsage(raw: unknown, forceEstimated: boolean): CallUsage | undefined {
+  if (typeof raw !== 'object' || raw === null) return undefined;
+  const u = raw as Record<string, unknown>;
+  const count = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null);
+  const inputTokens = count(u.inputTokens);
+  const outputTokens = count(u.outputTokens);
+  if (inputTokens === null || outputTokens === null) return undefined;
+  const cost = typeof u.costUsd === 'number' && Number.isFinite(u.costUsd) && u.costUsd >= 0 ? u.costUsd : null;
+  return { inputTokens, outputTokens, costUsd: cost, ...(forceEstimated || u.estimated === true ? { estimated: true } : {}) };
+}
+
+const FAILURE_CLASSES = new Set<string>(MODEL_FAILURE_CLASSES);
+
 function modelFailure(error: unknown): TurnEvent {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (cause instanceof ApplicationFailure) {
-    const details = cause.details?.[0] as { retryAfterMs?: number | null } | undefined;
+    const details = cause.details?.[0] as { retryAfterMs?: unknown; failureClass?: unknown; usage?: unknown } | undefined;
     const retryAfterMs = details?.retryAfterMs;
+    const failureClass = typeof details?.failureClass === 'string' && FAILURE_CLASSES.has(details.failureClass) ? (details.failureClass as ModelFailureClass) : undefined;
+    const usage = spentUsage(details?.usage, false);
     return {
       type: 'model_failed',
       message: `${cause.type ?? 'ModelError'}: ${cause.message}`,
       retryable: cause.nonRetryable !== true,
       ...(typeof retryAfterMs === 'number' && retryAfterMs >= 0 ? { retryAfterMs: Math.round(retryAfterMs) } : {}),
+      ...(failureClass !== undefined ? { failureClass } : {}),
+      ...(usage !== undefined ? { usage } : {}),
     };
   }
-  if (cause instanceof TimeoutFailure) return { type: 'model_failed', message: `the model call timed out (${cause.timeoutType})`, retryable: true };
+  if (cause instanceof TimeoutFailure) {
+    // A lost worker: what it had streamed is known from its last heartbeat (an estimate).
+    const last = cause.lastHeartbeatDetails as { usage?: unknown } | undefined;
+    const usage = spentUsage(last?.usage, true);
+    return { type: 'model_failed', message: `the model call timed out (${cause.timeoutType})`, retryable: true, failureClass: 'transient', ...(usage !== undefined ? { usage } : {}) };
+  }
   return { type: 'model_failed', message: cause instanceof Error ? cause.message : String(cause), retryable: true };
 }
 
@@ -351,4 +409,32 @@ function toolFailure(name: string, error: unknown): Extract<TurnEvent, { type: '
   }
   const detail = cause instanceof Error ? cause.message : String(cause);
   return { type: 'failed', error: interruptedToolResult(name, 'failed', detail).content };
+}
+
+/**
+ * What one call had been billed for, from its events on the model stream (its latest
+ * attempt): the input tokens `start` reported at message_start, and output estimated at
+ * about 4 characters a token of the text and thinking streamed since. Marked estimated;
+ * null when the call never reached message_start (nothing billed yet, as far as we know).
+ */
+export function streamedUsageOf(events: Iterable<ModelStreamEvent>, activityId: string): CallUsage | null {
+  let attempt = -1;
+  let start: Extract<ModelStreamEvent, { kind: 'start' }> | null = null;
+  let chars = 0;
+  for (const event of events) {
+    if (event.callId !== activityId) continue;
+    if (event.attempt !== attempt) {
+      if (event.attempt < attempt) continue;
+      attempt = event.attempt;
+      start = null;
+      chars = 0;
+    }
+    if (event.kind === 'start') start = event;
+    else if (event.kind === 'delta') chars += event.text.length;
+  }
+  if (start === null || typeof start.inputTokens !== 'number') return null;
+  const outputTokens = Math.ceil(chars / 4);
+  const costUsd =
+    typeof start.inputCostUsd === 'number' && typeof start.outputUsdPerToken === 'number' ? start.inputCostUsd + outputTokens * start.outputUsdPerToken : null;
+  return { inputTokens: start.inputTokens, outputTokens, costUsd, estimated: true };
 }

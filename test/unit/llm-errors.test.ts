@@ -79,9 +79,16 @@ describe('classifyModelError', () => {
     });
   });
 
-  it('retries a socket dropped mid-stream, malformed JSON, a timeout and a refused connection', async () => {
+  it('never retries malformed output as the same request (retry table: malformed)', async () => {
+    expect(await failureFor({ kind: 'malformed_json', afterEvents: 2 })).toMatchObject({
+      type: MODEL_FAILURE.malformedResponse,
+      nonRetryable: true,
+      details: [expect.objectContaining({ failureClass: 'malformed' })],
+    });
+  });
+
+  it('retries a socket dropped mid-stream, a timeout and a refused connection', async () => {
     expect(await failureFor({ kind: 'drop', afterEvents: 4 })).toMatchObject({ type: MODEL_FAILURE.streamDropped, nonRetryable: false });
-    expect(await failureFor({ kind: 'malformed_json', afterEvents: 2 })).toMatchObject({ type: MODEL_FAILURE.malformedResponse, nonRetryable: false });
     expect(await failureFor({ kind: 'hang' })).toMatchObject({ type: MODEL_FAILURE.timeout, nonRetryable: false });
 
     const closed = await startStandin({ scenario: { rules: [] } });

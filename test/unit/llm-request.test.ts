@@ -78,7 +78,7 @@ describe('MessageAccumulator', () => {
     for (const event of events) accumulator.apply(event);
     expect(accumulator.complete).toBe(false);
     accumulator.apply({ type: 'message_stop' });
-    const message = accumulator.result();
+    const { message } = accumulator.result();
     expect(message.content).toEqual([
       { type: 'redacted_thinking', data: 'opaque-bytes' },
       { type: 'text', text: 'Per the doc', citations: [{ type: 'char_location', cited_text: 'x' }] },

@@ -111,7 +111,16 @@ function rareSessionRows() {
   world.applyTurn(modelResponseWith([{ type: 'tool_use', id: 'q1', name: 'ask', input: { question: 'which?' } }]));
   world.applyTurn({ type: 'interrupt' });
   expect(world.session.status).toBe('suspended');
-  return world.sessionSteps;
+  // The wall clock runs out while the agent waits for the human's answer.
+  const waiting = new World(createSession({ sessionId: 's', at: 0, limits: { wallClockMs: 60_000 } }).state);
+  waiting.applySession({ type: 'initialized' });
+  waiting.applySession({ type: 'user_message', messageId: 'm1', text: 'hi' });
+  waiting.applyTurn(modelResponseWith([{ type: 'tool_use', id: 'q1', name: 'ask', input: { question: 'which?' } }]));
+  expect(waiting.session.status).toBe('awaiting_input');
+  const deadline = waiting.session.deadlineTimerId;
+  if (deadline !== null) waiting.applySession({ type: 'timer_fired', timerId: deadline });
+  expect(waiting.session.status).toBe('suspended');
+  return [...world.sessionSteps, ...waiting.sessionSteps];
 }
 
 describeAudit(sessionMachine, () => [...Array.from({ length: 600 }, (_, i) => sessionWalk(i, choices(2_000 + i, 150)).sessionSteps).flat(), ...rareSessionRows()]);

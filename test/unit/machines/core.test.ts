@@ -47,7 +47,16 @@ describe('conversationProblems', () => {
       'message 2: 0 tool_result blocks answer 1 tool_use blocks',
     ]);
     expect(conversationProblems([user('hi'), { role: 'assistant', content: [{ type: 'text', text: 'yo' }] }])).toEqual(['message 1: the last message must come from the user']);
-    expect(conversationProblems([user('a'), user('b')])).toEqual(['message 1: two user messages in a row']);
+    // The API merges consecutive user messages (a refused turn leaves one unanswered); never two assistant ones.
+    expect(conversationProblems([user('a'), user('b')])).toEqual([]);
+    const said = { role: 'assistant' as const, content: [{ type: 'text' as const, text: 'yo' }] };
+    expect(conversationProblems([user('a'), said, said, user('b')])).toEqual([]);
+    expect(conversationProblems([user('a'), { role: 'assistant', content: [useBlock('a')] }, said, user('b')])).toContain('message 2: the tool_use blocks of message 1 are not answered');
+    // pause_turn: the paused answer goes back last.
+    expect(conversationProblems([user('a'), said], { continuation: true })).toEqual([]);
+    expect(conversationProblems([user('a'), { role: 'assistant', content: [useBlock('a')] }], { continuation: true })).toEqual([
+      "message 1: a continuation ends with the model's paused answer (no tool_use)",
+    ]);
     expect(conversationProblems([{ role: 'user', content: [result('x')] }])).toEqual(['message 0: 1 tool_result blocks answer 0 tool_use blocks']);
   });
 });

@@ -99,6 +99,8 @@ export function newTurn(variant: number, turnId = 't1', limits?: TurnState['conf
     ...TURN_TOOLS,
     approvalTimeoutMs: variant % 3 !== 2 ? 5_000 : null,
     maxParallelTools: 2,
+    maxTokens: 1_000,
+    raisedMaxTokens: variant % 2 === 0 ? 4_000 : null,
   });
 }
 
@@ -117,6 +119,24 @@ export function modelResponse(turnId: string, step: number, choice: number): Tur
   return { type: 'model_response', content, stopReason: 'tool_use', usage };
 }
 
+/** The stop reasons that are not a plain answer: pause, truncation (plain or inside a tool call), refusal, context window. */
+function edgeResponse(step: number, choice: number): TurnEvent {
+  const usage = { inputTokens: 300, outputTokens: 1_000, costUsd: 0.2 };
+  const said: ContentBlock[] = [{ type: 'text', text: `partial ${step}` }];
+  switch (Math.floor(choice / 7) % 5) {
+    case 0:
+      return { type: 'model_response', content: said, stopReason: 'pause_turn', usage };
+    case 1:
+      return { type: 'model_response', content: said, stopReason: 'max_tokens', usage };
+    case 2:
+      return { type: 'model_response', content: said, stopReason: 'max_tokens', usage, cutToolUse: { id: `cut-${step}`, name: 'write' } };
+    case 3:
+      return { type: 'model_response', content: [], stopReason: 'refusal', usage, refusal: { category: 'cyber', explanation: 'not this' } };
+    default:
+      return { type: 'model_response', content: [], stopReason: 'model_context_window_exceeded', usage };
+  }
+}
+
 export function turnEvents(state: TurnState, choice: number): { normal: TurnEvent[]; disruptive: TurnEvent[] } {
   const turnId = state.config.turnId;
   const normal: TurnEvent[] = [];
@@ -129,6 +149,14 @@ export function turnEvents(state: TurnState, choice: number): { normal: TurnEven
       normal.push(modelResponse(turnId, state.step, choice), modelResponse(turnId, state.step, choice + 1));
       normal.push({ type: 'model_failed', message: '529 overloaded', retryable: true });
       normal.push({ type: 'model_failed', message: '400 bad request', retryable: false });
+      normal.push(edgeResponse(state.step, choice));
+      normal.push({
+        type: 'model_failed',
+        message: choice % 2 === 0 ? '400 prompt is too long' : 'stream dropped',
+        retryable: true,
+        failureClass: choice % 2 === 0 ? 'context_window' : 'transient',
+        usage: { inputTokens: choice % 3 === 0 ? 2_100 : 700, outputTokens: 120, costUsd: 0.25, estimated: true },
+      });
       normal.push({ type: 'steer', text: 'also check the tests' });
       break;
     case 'retry_wait':

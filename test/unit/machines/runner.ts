@@ -110,7 +110,7 @@ export class World {
       this.conversation.push(...d.messages);
     } else if (d.type === 'call_model') {
       this.modelCalls++;
-      const problems = conversationProblems(this.conversation);
+      const problems = conversationProblems(this.conversation, { continuation: d.continuation === true });
       if (problems.length > 0) this.violations.push(`invalid conversation at model call: ${problems.join('; ')}`);
       const limits = this.session.config.limits;
       const spent = addUsageForTest(this.session.usage, this.turn?.usage);

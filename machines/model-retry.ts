@@ -1,0 +1,113 @@
+// The one retry table for model calls. Retries live in ONE tier — the turn machine, on
+// durable timers — and the model activity runs a single attempt per schedule, so the two
+// never multiply (before: 4 activity attempts × 4 turn attempts = 16 billed requests).
+// Every attempt returns to the workflow, which is also what lets the usage of failed
+// attempts be counted. The README's "Model call retries" section shows this same table.
+import { z } from 'zod';
+
+export const MODEL_FAILURE_CLASSES = ['overloaded', 'transient', 'context_window', 'malformed', 'fatal'] as const;
+export const modelFailureClassSchema = z.enum(MODEL_FAILURE_CLASSES);
+export type ModelFailureClass = z.infer<typeof modelFailureClassSchema>;
+
+export interface RetryRule {
+  /** Retries after the first attempt (the whole call: every class shares the step's attempts). */
+  readonly retries: number;
+  /** Wait before retry n (1-based → index n-1); a retry-after the API sends wins when longer. */
+  readonly backoffMs: readonly number[];
+  readonly honoursRetryAfter: boolean;
+  /** A retry-after longer than this is not waited for: the call fails instead (time bound). */
+  readonly maxDelayMs: number;
+  /** Retried as a different request (after compaction), never the same one. */
+  readonly compactFirst: boolean;
+  readonly why: string;
+}
+
+/** Attempts of one call, escalations (a larger limit, a compaction) included: 1 + 3 retries. */
+export const MAX_CALL_ATTEMPTS = 4;
+
+/** Seed 001: at most three retries, 1 s / 2 s / 3 s apart, for the whole call. */
+export const MODEL_RETRY_TABLE: Readonly<Record<ModelFailureClass, RetryRule>> = {
+  overloaded: {
+    retries: 3,
+    backoffMs: [1_000, 2_000, 3_000],
+    honoursRetryAfter: true,
+    maxDelayMs: 60_000,
+    compactFirst: false,
+    why: '429 rate limit, 529 overloaded: the API says when to come back (retry-after); waits longer than 60 s end the call',
+  },
+  transient: {
+    retries: 3,
+    backoffMs: [1_000, 2_000, 3_000],
+    honoursRetryAfter: true,
+    maxDelayMs: 60_000,
+    compactFirst: false,
+    why: 'network errors, 5xx, 408/409, dropped or stalled streams, timeouts, a lost worker: the next try may succeed',
+  },
+  context_window: {
+    retries: 1,
+    backoffMs: [0],
+    honoursRetryAfter: false,
+    maxDelayMs: 0,
+    compactFirst: true,
+    why: 'prompt too long / model_context_window_exceeded: compact the conversation, then one more (smaller) request',
+  },
+  malformed: {
+    retries: 0,
+    backoffMs: [],
+    honoursRetryAfter: false,
+    maxDelayMs: 0,
+    compactFirst: false,
+    why: 'malformed output: the same request is never sent twice (max_tokens inside tool_use is handled as truncation, not here)',
+  },
+  fatal: {
+    retries: 0,
+    backoffMs: [],
+    honoursRetryAfter: false,
+    maxDelayMs: 0,
+    compactFirst: false,
+    why: '400/401/402/403/404/413/422, a missing key, invalid input: the same request fails the same way',
+  },
+};
+
+export type RetryDecision =
+  | { readonly retry: true; readonly delayMs: number; readonly compact: boolean }
+  | { readonly retry: false; readonly reason: string };
+
+/**
+ * Whether attempt `attempt` (1-based) of a call, which failed with `failureClass`, gets
+ * another. Attempts before it count whatever their class: the budget is the whole call's.
+ */
+export function retryDecision(
+  failureClass: ModelFailureClass,
+  attempt: number,
+  retryAfterMs: number | null | undefined,
+  /** A session's own backoff (tests shorten it); it can lower the retries, never raise them. */
+  backoffOverride?: readonly number[],
+): RetryDecision {
+  const rule = MODEL_RETRY_TABLE[failureClass];
+  const backoffs = backoffOverride !== undefined && rule.retries > 0 && !rule.compactFirst ? backoffOverride : rule.backoffMs;
+  const retries = Math.min(rule.retries, rule.compactFirst ? rule.retries : backoffs.length);
+  const retriesSoFar = attempt - 1;
+  if (retriesSoFar >= retries) {
+    return { retry: false, reason: retries === 0 ? `${failureClass} failures are not retried` : `${failureClass}: ${retries} retries spent` };
+  }
+  const backoff = backoffs[retriesSoFar] ?? backoffs.at(-1) ?? 0;
+  const asked = rule.honoursRetryAfter && typeof retryAfterMs === 'number' ? retryAfterMs : 0;
+  if (asked > rule.maxDelayMs) return { retry: false, reason: `the API asked to wait ${Math.round(asked / 1000)} s, more than ${rule.maxDelayMs / 1000} s` };
+  return { retry: true, delayMs: Math.max(backoff, asked), compact: rule.compactFirst };
+}
+
+/** The class of an activity failure `type` (activities/llm-errors.ts MODEL_FAILURE values). */
+export function failureClassOf(type: string | null | undefined, retryable: boolean): ModelFailureClass {
+  switch (type ?? '') {
+    case 'ModelRateLimited':
+    case 'ModelOverloaded':
+      return 'overloaded';
+    case 'ModelContextWindowExceeded':
+      return 'context_window';
+    case 'ModelMalformedResponse':
+      return 'malformed';
+    default:
+      return retryable ? 'transient' : 'fatal';
+  }
+}
