@@ -51,6 +51,8 @@ export class MessageAccumulator {
         const message = this.require();
         message.stop_reason = event.delta.stop_reason;
         message.stop_sequence = event.delta.stop_sequence;
+        // A refusal's category and explanation arrive here.
+        if (event.delta.stop_details !== undefined) message.stop_details = event.delta.stop_details;
         // message_delta usage is cumulative: fields present replace, absent ones stay.
         const usage = event.usage as unknown as Record<string, unknown>;
         const target = message.usage as unknown as Record<string, unknown>;

@@ -8,7 +8,7 @@ import type { ApiUsage } from './usage';
 
 export type ApiContentBlock =
   | { type: 'text'; text: string }
-  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown>; cutAfterChars?: number }
   | { type: 'thinking'; thinking: string; signature: string };
 
 export interface ApiMessage {
@@ -19,6 +19,7 @@ export interface ApiMessage {
   content: ApiContentBlock[];
   stop_reason: string;
   stop_sequence: string | null;
+  stop_details: { type: 'refusal'; category: string | null; explanation: string | null } | null;
   usage: ApiUsage;
 }
 
@@ -35,12 +36,19 @@ export function renderMessage(reply: Reply, model: string, usage: ApiUsage): Api
       case 'text':
         return { type: 'text', text: block.text };
       case 'tool_use':
-        return { type: 'tool_use', id: block.id ?? toolUseId(), name: block.name, input: block.input };
+        return {
+          type: 'tool_use',
+          id: block.id ?? toolUseId(),
+          name: block.name,
+          input: block.input,
+          ...(block.cutAfterChars !== undefined ? { cutAfterChars: block.cutAfterChars } : {}),
+        };
       case 'thinking':
         return { type: 'thinking', thinking: block.thinking, signature: block.signature ?? thinkingSignature(block.thinking) };
     }
   });
-  const stopReason = reply.stopReason ?? (content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn');
+  const cut = content.some((block) => block.type === 'tool_use' && block.cutAfterChars !== undefined);
+  const stopReason = reply.stopReason ?? (cut ? 'max_tokens' : content.some((block) => block.type === 'tool_use') ? 'tool_use' : 'end_turn');
   return {
     id: messageId(),
     type: 'message',
@@ -49,6 +57,7 @@ export function renderMessage(reply: Reply, model: string, usage: ApiUsage): Api
     content,
     stop_reason: stopReason,
     stop_sequence: reply.stopSequence ?? null,
+    stop_details: reply.stopDetails !== undefined ? { type: 'refusal', ...reply.stopDetails } : null,
     usage,
   };
 }
@@ -73,6 +82,7 @@ export function renderStream(message: ApiMessage, chunkSize: number): SseEvent[]
       content: [],
       stop_reason: null,
       stop_sequence: null,
+      stop_details: null,
       // The opening usage counts the prompt; output so far is the first token.
       usage: { ...usage, output_tokens: Math.min(1, usage.output_tokens) },
     },
@@ -95,7 +105,8 @@ export function renderStream(message: ApiMessage, chunkSize: number): SseEvent[]
         if (index === 0) push('ping', { type: 'ping' });
         // The API opens tool input with an empty fragment; the pieces concatenate to JSON.
         delta({ type: 'input_json_delta', partial_json: '' });
-        for (const partial_json of chunks(JSON.stringify(block.input), chunkSize)) delta({ type: 'input_json_delta', partial_json });
+        // A cut block sends the beginning of its JSON only: max_tokens struck inside it.
+        for (const partial_json of chunks(JSON.stringify(block.input).slice(0, block.cutAfterChars), chunkSize)) delta({ type: 'input_json_delta', partial_json });
         break;
       case 'thinking':
         push('content_block_start', {
@@ -112,7 +123,7 @@ export function renderStream(message: ApiMessage, chunkSize: number): SseEvent[]
   });
   push('message_delta', {
     type: 'message_delta',
-    delta: { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence },
+    delta: { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence, stop_details: message.stop_details },
     usage: {
       input_tokens: usage.input_tokens,
       cache_creation_input_tokens: usage.cache_creation_input_tokens,

@@ -73,7 +73,8 @@ async function strikeMidStream(io: Io, fault: Exclude<Fault, { kind: 'status' }>
 
 export async function jsonReply(io: Io, message: ApiMessage, fault: Fault | undefined, rid: string): Promise<WriteOutcome> {
   const { res } = io;
-  const text = JSON.stringify(message);
+  // `cutAfterChars` scripts a stream; it is not part of the API's message.
+  const text = JSON.stringify(message, (key, value: unknown) => (key === 'cutAfterChars' ? undefined : value));
   if (!fault || fault.kind === 'status') {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(text);

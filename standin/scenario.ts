@@ -19,7 +19,8 @@ export const API_ERROR_TYPES = [
 ] as const;
 export type ApiErrorType = (typeof API_ERROR_TYPES)[number];
 
-const STOP_REASONS = ['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal'] as const;
+/** Every stop_reason of the SDK's `StopReason` (test/unit/conformance.test.ts keeps this in step). */
+export const STOP_REASONS = ['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal', 'model_context_window_exceeded'] as const;
 
 const textBlock = z.object({ type: z.literal('text'), text: z.string() }).strict();
 const toolUseBlock = z
@@ -28,6 +29,8 @@ const toolUseBlock = z
     name: z.string().min(1),
     input: z.record(z.string(), z.unknown()),
     id: z.string().min(1).optional(),
+    /** max_tokens strikes inside this block: only this many characters of its input JSON are sent. */
+    cutAfterChars: z.number().int().min(0).optional(),
   })
   .strict();
 const thinkingBlock = z
@@ -49,10 +52,16 @@ export type ScenarioUsage = z.infer<typeof usageSchema>;
 
 export const replySchema = z
   .object({
-    content: z.array(replyBlockSchema).min(1),
+    /** Empty only for a refusal or a context-window stop, as the real API may send them. */
+    content: z.array(replyBlockSchema),
     /** Defaults to `tool_use` when a tool_use block is present, else `end_turn`. */
     stopReason: z.enum(STOP_REASONS).optional(),
     stopSequence: z.string().nullable().optional(),
+    /** stop_details of a refusal: the policy category and the explanation. */
+    stopDetails: z
+      .object({ category: z.enum(['cyber', 'bio', 'frontier_llm', 'reasoning_extraction', 'general_harms']).nullable(), explanation: z.string().nullable() })
+      .strict()
+      .optional(),
     /** Overrides the estimated counts field by field. */
     usage: usageSchema.optional(),
     /** Pause before each content delta, to make a stream slow enough to watch or cancel. */
