@@ -147,14 +147,15 @@ describe('model activity under provider faults', () => {
     });
   });
 
-  it('retries malformed JSON in the stream', async () => {
+  it('never sends the same request again after malformed JSON in the stream (retry table: malformed)', async () => {
     standin.setScenario({
       rules: [{ times: 1, reply: { content: [{ type: 'text', text: 'garbled' }] }, fault: { kind: 'malformed_json', afterEvents: 2 } }, finalReply],
     });
+    const before = standin.requests.length;
     await withModelWorker(env, workflowBundle, config(), async (start) => {
       const run = await start({ call, options: { retry: FAST_RETRY } });
-      expect(await run.outcome()).toMatchObject({ status: 'completed', result: { attempt: 2 } });
-      expect(await previousAttemptFailure(run.handle)).toBe(MODEL_FAILURE.malformedResponse);
+      expect(await run.outcome()).toMatchObject({ status: 'failed', failure: { type: MODEL_FAILURE.malformedResponse, nonRetryable: true } });
+      expect(standin.requests.length - before).toBe(1);
     });
   });
 
