@@ -6,7 +6,7 @@
 import { UpdateRejectedError } from '../errors';
 import type { SessionHandle } from '../session-handle';
 import { CliExit, withClient } from './common';
-import { EXIT, LineReader, type Output } from './output';
+import { EXIT, LineReader, type Output, turnNotice } from './output';
 
 export interface ChatOptions {
   session?: string;
@@ -226,6 +226,12 @@ class Chat {
         if (!out.json) out.line(out.yellow(`[interrupted: ${e.reason}]`));
       } else if (e.kind === 'turn.error') {
         if (!out.json) out.line(out.red(`[error: ${e.message}]`));
+      } else if (e.kind === 'turn.refused' || e.kind === 'turn.truncated') {
+        if (!out.json) {
+          if (started) out.line('');
+          started = false;
+          out.line(out.yellow(turnNotice(e) ?? ''));
+        }
       } else if (e.kind === 'session.paused') {
         this.info(`paused: ${e.reason}`);
       } else if (e.kind === 'session.resumed') {

@@ -100,6 +100,22 @@ export class Output {
   }
 }
 
+/** How a turn that did not simply finish is shown: a refusal with the API's category and
+ *  explanation, or an answer cut at max_tokens. Null for any other event. */
+export function turnNotice(e: { kind: string; [key: string]: unknown }): string | null {
+  const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+  if (e.kind === 'turn.refused') {
+    const category = text(e.category);
+    const explanation = text(e.explanation);
+    return `[refused${category !== null ? ` (${category})` : ''}${explanation !== null ? `: ${explanation}` : ': the model declined to answer'}]`;
+  }
+  if (e.kind === 'turn.truncated') {
+    const limit = typeof e.maxTokens === 'number' ? ` at max_tokens ${e.maxTokens}` : ' at max_tokens';
+    return e.inToolUse === true ? `[truncated${limit} inside a tool call; the call was not run]` : `[truncated${limit}: the answer is incomplete]`;
+  }
+  return null;
+}
+
 /** A plain text table. */
 export function table(rows: string[][]): string[] {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length))) ?? [];
