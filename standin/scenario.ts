@@ -69,7 +69,11 @@ export const replySchema = z
     /** Characters per text/thinking/tool-input delta. */
     chunkSize: z.number().int().positive().default(16),
   })
-  .strict();
+  .strict()
+  .refine((reply) => reply.content.length > 0 || reply.stopReason === 'refusal' || reply.stopReason === 'model_context_window_exceeded', {
+    message: 'a reply needs content, unless it is a refusal or a context-window stop',
+    path: ['content'],
+  });
 export type Reply = z.infer<typeof replySchema>;
 
 // `afterEvents` counts SSE events (pings excluded) written before the fault strikes.

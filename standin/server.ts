@@ -9,6 +9,7 @@ import { errorBody, errorTypeForStatus } from './api-errors';
 import { requestId as newRequestId } from './ids';
 import { describeFacts, factsOf, matches, type RequestFacts } from './match';
 import { renderMessage } from './message';
+import { requestProblem } from './request-rules';
 import { faultHeaders, type Io, jsonReply, sendError, streamReply, type WriteOutcome } from './respond';
 import { parseScenario, type Reply, type Rule, type Scenario, type ScenarioInput } from './scenario';
 import { PromptCacheSimulator } from './usage';
@@ -233,6 +234,11 @@ export class Standin {
     }
     if (!Array.isArray(parsed.messages) || parsed.messages.length === 0) {
       reject(400, 'messages: at least one message is required');
+      return;
+    }
+    const problem = requestProblem(parsed);
+    if (problem !== null) {
+      reject(400, problem);
       return;
     }
 

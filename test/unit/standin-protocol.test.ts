@@ -206,7 +206,7 @@ describe('stand-in: replies', () => {
     const messageDelta = parsed.at(-2)!.data;
     expect(messageDelta).toEqual({
       type: 'message_delta',
-      delta: { stop_reason: 'tool_use', stop_sequence: null },
+      delta: { stop_reason: 'tool_use', stop_sequence: null, stop_details: null },
       usage: { input_tokens: 50, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 20 },
     });
   });

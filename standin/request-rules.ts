@@ -1,0 +1,72 @@
+// What the real Messages API refuses with a 400 invalid_request_error, checked before any
+// rule is matched — so a Keel bug that would fail against Claude fails against the
+// stand-in too. The messages are the API's own wording.
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Output limits by model family (the API's maximum `max_tokens`); 64 000 for current models. */
+export function maxOutputTokens(model: string): number {
+  if (/claude-opus-4-(0|1)\b|claude-opus-4-20250514|claude-opus-4-1-/.test(model)) return 32_000;
+  if (/claude-3-haiku/.test(model)) return 4_096;
+  if (/claude-3-5-/.test(model)) return 8_192;
+  return 64_000;
+}
+
+function blocksOf(message: Json): Json[] | null {
+  return Array.isArray(message.content) ? (message.content as unknown[]).filter(isObject) : null;
+}
+
+/** The first problem the real API would report for this request body, or null. */
+export function requestProblem(body: Json): string | null {
+  const model = typeof body.model === 'string' ? body.model : '';
+  const maxTokens = body.max_tokens;
+  if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < 1) return 'max_tokens: Input should be a valid integer greater than or equal to 1';
+  const cap = maxOutputTokens(model);
+  if (maxTokens > cap) return `max_tokens: ${maxTokens} > ${cap}, which is the maximum allowed number of output tokens for ${model}`;
+
+  if (isObject(body.thinking) && body.thinking.type === 'enabled') {
+    const budget = body.thinking.budget_tokens;
+    if (typeof budget !== 'number' || budget < 1_024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+    if (maxTokens <= budget) return '`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size';
+  }
+
+  const messages = Array.isArray(body.messages) ? (body.messages as unknown[]) : [];
+  const seen = new Set<string>();
+  for (const [i, raw] of messages.entries()) {
+    if (!isObject(raw)) return `messages.${i}: Input should be a valid dictionary`;
+    if (raw.role !== 'user' && raw.role !== 'assistant') return `messages.${i}.role: Input should be 'user' or 'assistant'`;
+    const last = i === messages.length - 1;
+    const blocks = blocksOf(raw);
+    const empty = typeof raw.content === 'string' ? raw.content.length === 0 : blocks === null || blocks.length === 0;
+    if (empty && !(last && raw.role === 'assistant')) return `messages.${i}: all messages must have non-empty content except for the optional final assistant message`;
+    for (const block of blocks ?? []) {
+      if (block.type === 'text' && (typeof block.text !== 'string' || block.text.length === 0)) return 'messages: text content blocks must be non-empty';
+      if (block.type === 'tool_use' && raw.role !== 'assistant') return `messages.${i}: \`tool_use\` blocks can only be in \`assistant\` messages`;
+      if (block.type === 'tool_result' && raw.role !== 'user') return `messages.${i}: \`tool_result\` blocks can only be in \`user\` messages`;
+      if (block.type === 'tool_use' && typeof block.id === 'string') {
+        if (seen.has(block.id)) return `messages.${i}: \`tool_use\` ids must be unique`;
+        seen.add(block.id);
+      }
+    }
+    // Every tool_use is answered in the very next message; every tool_result answers the previous one.
+    const previous = i > 0 && isObject(messages[i - 1]) ? blocksOf(messages[i - 1] as Json) : null;
+    const asked = new Set((previous ?? []).flatMap((b) => (b.type === 'tool_use' && typeof b.id === 'string' ? [b.id] : [])));
+    const answered = (blocks ?? []).flatMap((b) => (b.type === 'tool_result' && typeof b.tool_use_id === 'string' ? [b.tool_use_id] : []));
+    for (const [j, id] of answered.entries()) {
+      if (!asked.has(id)) {
+        return `messages.${i}.content.${j}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`;
+      }
+    }
+    const unanswered = [...asked].filter((id) => !answered.includes(id));
+    if (unanswered.length > 0) {
+      return `messages.${i}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${unanswered.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+    }
+  }
+  // A tool_use in the last message has no next message to be answered in.
+  const final = messages.at(-1);
+  if (isObject(final) && final.role === 'assistant' && (blocksOf(final) ?? []).some((b) => b.type === 'tool_use')) {
+    return `messages.${messages.length - 1}: the final assistant message cannot end with \`tool_use\` blocks: each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+  }
+  return null;
+}
