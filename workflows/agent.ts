@@ -58,6 +58,8 @@ export interface AgentInput {
   maxParallelTools: number;
   retryBackoffMs?: number[] | undefined;
   modelActivity?: Partial<ActivityOptions> | undefined;
+  /** Extended thinking for this agent's role (GoalOptions.thinking). */
+  thinking?: { budgetTokens: number } | undefined;
 }
 
 export interface AgentResult {
@@ -125,6 +127,7 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
       maxParallelTools: input.maxParallelTools,
       retryBackoffMs: input.retryBackoffMs,
       modelActivity: input.modelActivity,
+      thinking: input.thinking,
     },
     {
       queue,

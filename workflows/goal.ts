@@ -136,6 +136,20 @@ export interface GoalOptions {
   storeDir?: string;
   /** Overrides of the model activity's options (tests shorten retries). */
   modelActivity?: Partial<ActivityOptions>;
+  /**
+   * Extended thinking for the task agents: `budgetTokens` for every role, `byRole` per task
+   * role (null turns it off for that role). The planner and the critic answer through a
+   * forced tool call, which the API does not allow with thinking, so they never think.
+   */
+  thinking?: { budgetTokens?: number; byRole?: Record<string, { budgetTokens: number } | null> };
+}
+
+/** The thinking an agent of `role` gets from the goal's options. */
+export function thinkingFor(options: Pick<GoalOptions, 'thinking'>, role: string): { budgetTokens: number } | undefined {
+  const byRole = options.thinking?.byRole;
+  if (byRole !== undefined && Object.hasOwn(byRole, role)) return byRole[role] ?? undefined;
+  const budget = options.thinking?.budgetTokens;
+  return budget !== undefined ? { budgetTokens: budget } : undefined;
 }
 
 export interface GoalTaskReport extends Task {
@@ -355,6 +369,7 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
       maxParallelTools: options.maxParallelTools ?? 4,
       retryBackoffMs: options.retryBackoffMs,
       modelActivity: options.modelActivity,
+      thinking: thinkingFor(options, d.role),
     };
     const source = `agent ${d.agentId}`;
     scope

@@ -51,7 +51,7 @@ describe('stand-in strictness', () => {
     expect(await refusal(base([{ role: 'user', content: 'x' }, { role: 'assistant', content: [use('t1')] }, { role: 'user', content: 'no result' }]))).toEqual({
       status: 400,
       type: 'invalid_request_error',
-      message: expect.stringContaining('`tool_use` ids were found without `tool_result` blocks immediately after: t1'),
+      message: expect.stringContaining('`tool_use` ids were found without `tool_result` blocks immediately after: t1') as string,
     });
   });
 
