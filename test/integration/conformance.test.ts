@@ -37,6 +37,8 @@ interface Played {
   /** The session's usage when the last turn was over. */
   usage: Usage;
   outcomes: string[];
+  /** The session is on another run than the one it started with. */
+  continuedAsNew: boolean;
 }
 
 /** Sends `messages` one turn each to a session whose model is the replay server. */
@@ -46,6 +48,7 @@ async function play(script: Recorded[], messages: string[], options: Partial<Ses
   try {
     return await s.run(async () => {
       const run = await s.start({ retryBackoffMs: [50, 50, 50], maxTokens: 1_000, ...options });
+      const firstRun = (await run.handle.describe()).runId;
       for (const [i, text] of messages.entries()) {
         await run.handle.executeUpdate(userMessageUpdate, { args: [text] });
         await run.waitForState((v) => v.session.turns === i + 1 && v.status !== 'processing');
@@ -53,7 +56,8 @@ async function play(script: Recorded[], messages: string[], options: Partial<Ses
       const log = await run.log();
       const outcomes = log.flatMap((e) => (e.kind === 'session.turn_finished' ? [(e as { outcome: string }).outcome] : []));
       const usage = (await run.state()).usage.usage;
-      return { bodies: replay.bodies as unknown as Body[], log, usage, outcomes };
+      const continuedAsNew = (await env.client.workflow.getHandle(run.handle.workflowId).describe()).runId !== firstRun;
+      return { bodies: replay.bodies as unknown as Body[], log, usage, outcomes, continuedAsNew };
     });
   } finally {
     await replay.close();
@@ -141,6 +145,22 @@ describe('conformance: recorded API shapes', () => {
     expect(p.bodies[1]!.messages[1]!.content.slice(0, 2)).toEqual([
       { type: 'thinking', thinking: 'The user wants the list.I should call list_dir.', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds' },
       { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP' },
+    ]);
+  });
+
+  it('thinking blocks survive continue-as-new verbatim', async () => {
+    const p = await play([{ sse: 'thinking.sse' }, { sse: 'thinking_answered.sse' }, { sse: 'end_turn.sse' }], ['list it', 'thanks'], {
+      thinking: { budgetTokens: 1_024 },
+      continueAsNewAfterTurns: 1,
+    });
+    expect(p.outcomes).toEqual(['completed', 'completed']);
+    expect(p.continuedAsNew).toBe(true);
+    const after = p.bodies[2]!.messages;
+    const blocks = after.flatMap((m) => m.content).filter((b) => b.type === 'thinking' || b.type === 'redacted_thinking');
+    expect(blocks).toEqual([
+      { type: 'thinking', thinking: 'The user wants the list.I should call list_dir.', signature: 'EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds' },
+      { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP' },
+      { type: 'thinking', thinking: 'Empty directory.', signature: 'EpYBCkYIBRgCKkB5dn4qsxV1ThinkingSignatureTwo' },
     ]);
   });
 
