@@ -56,6 +56,8 @@ export interface ModelFailureDetails {
   failureClass: ModelFailureClass;
   /** Tokens this attempt was billed for before it failed (null: nothing was billed). */
   usage: SpentUsage | null;
+  /** Whether retrying could help, when `nonRetryable` was forced for the caller's own retries. */
+  retryable?: boolean;
 }
 
 /** What a failed or interrupted attempt spent, as far as the stream told. */
@@ -173,16 +175,31 @@ function isContextWindow(type: ModelFailureType, apiMessage: string | null): boo
   return (type === MODEL_FAILURE.badRequest || type === MODEL_FAILURE.requestTooLarge) && apiMessage !== null && /prompt is too long|context window|context length/i.test(apiMessage);
 }
 
-/** The failure with what the attempt spent attached (the workflow counts it). */
-export function withSpentUsage(failure: ApplicationFailure, usage: SpentUsage | null): ApplicationFailure {
-  if (usage === null) return failure;
+/** Adds two attempts' usage; the sum is estimated if either part is. */
+export function sumSpent(a: SpentUsage | null, b: SpentUsage | null): SpentUsage | null {
+  if (a === null || b === null) return a ?? b;
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    costUsd: a.costUsd !== null && b.costUsd !== null ? a.costUsd + b.costUsd : null,
+    estimated: a.estimated || b.estimated,
+  };
+}
+
+/**
+ * The failure with what the attempt spent attached (the workflow counts it); with
+ * `callerRetries`, marked non-retryable for Temporal and its real retryability kept in
+ * the details (see ModelCallInput.serverRetries).
+ */
+export function withSpentUsage(failure: ApplicationFailure, usage: SpentUsage | null, callerRetries = false): ApplicationFailure {
+  if (usage === null && !callerRetries) return failure;
   const details = failure.details?.[0] as ModelFailureDetails | undefined;
   if (details === undefined) return failure;
   return ApplicationFailure.create({
     type: failure.type ?? MODEL_FAILURE.unexpected,
     message: failure.message,
-    nonRetryable: failure.nonRetryable === true,
-    details: [{ ...details, usage }],
+    nonRetryable: callerRetries || failure.nonRetryable === true,
+    details: [{ ...details, usage, ...(callerRetries ? { retryable: failure.nonRetryable !== true } : {}) }],
     ...(details.retryAfterMs !== null ? { nextRetryDelay: Math.ceil(details.retryAfterMs) } : {}),
   });
 }

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { Compaction } from './conversation-compaction';
 import { appendSegment, readConversation, storeDir } from './conversation-store';
 import type { CutToolUse } from './llm-accumulate';
+import type { SpentUsage } from './llm-errors';
 import type { ModelCost } from './llm-pricing';
 
 export type ModelConversation =
@@ -44,6 +45,13 @@ export interface ModelCallInput {
   promptCaching?: boolean;
   /** Publish deltas to the calling workflow's stream (default true). */
   publish?: boolean;
+  /**
+   * `timeouts_only`: every failure is marked non-retryable (its real retryability is in
+   * `details[0].retryable`), so Temporal retries the activity only when an attempt is lost
+   * (heartbeat timeout, a dead worker) — fast, on the server — and the caller retries the
+   * rest by its own table. The turn runner uses this.
+   */
+  serverRetries?: 'timeouts_only';
 }
 
 export interface ModelCallResult {
@@ -63,6 +71,8 @@ export interface ModelCallResult {
   compaction?: Compaction;
   /** A tool_use cut by max_tokens (left out of `message.content`): the turn decides, never a blind retry. */
   cutToolUse?: CutToolUse;
+  /** What an earlier attempt lost with its worker had been billed for (from its last heartbeat; estimated). */
+  lostAttemptUsage?: SpentUsage;
 }
 
 const block = z.looseObject({ type: z.string() });
@@ -99,6 +109,7 @@ export const modelCallInputSchema = z.object({
   conversation: conversationSchema,
   promptCaching: z.boolean().optional(),
   publish: z.boolean().optional(),
+  serverRetries: z.literal('timeouts_only').optional(),
 });
 
 /** The messages to send, wherever the conversation lives; a `ref` is stored first. */

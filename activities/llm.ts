@@ -20,6 +20,7 @@ import {
   type SpentUsage,
   streamDroppedFailure,
   streamStalledFailure,
+  sumSpent,
   withSpentUsage,
 } from './llm-errors';
 import { type Compaction, compactConversation, estimateTokens } from './conversation-compaction';
@@ -90,6 +91,8 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
   if (!apiKey) throw apiKeyMissingFailure();
 
   const progress = new ConnectionProgress(attempt);
+  // An earlier attempt lost with its worker was billed too: its last heartbeat says for what.
+  const lost = attempt > 1 ? lostUsage(ctx.info.heartbeatDetails as unknown) : null;
   const accumulator = new MessageAccumulator();
   const spent = (): SpentUsage | null => spentUsage(accumulator, input.model, settings.prices);
   // The usage so far rides on every heartbeat: if this worker dies mid-stream, the
@@ -216,6 +219,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
       ...(conversation.head !== undefined ? { conversationHead: conversation.head } : {}),
       ...(compaction !== undefined ? { compaction } : {}),
       ...(cut !== null ? { cutToolUse: cut } : {}),
+      ...(lost !== null ? { lostAttemptUsage: lost } : {}),
     };
   } catch (error) {
     progress.failed();
@@ -230,7 +234,8 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
       idle.signal.aborted && !(error instanceof ApplicationFailure)
         ? streamStalledFailure(settings.streamIdleTimeoutMs, requestId)
         : classifyModelError(error, requestId),
-      spent(),
+      sumSpent(spent(), lost),
+      input.serverRetries === 'timeouts_only',
     );
     ctx.log.warn('model call failed', {
       failureType: failure.type,
@@ -272,6 +277,13 @@ function requestBody(input: ModelCallInput, messages: Anthropic.MessageParam[]):
     ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
     ...(input.stopSequences !== undefined ? { stop_sequences: input.stopSequences } : {}),
   };
+}
+
+/** The `usage` of a previous attempt's last heartbeat, marked estimated; null when absent or not a usage. */
+function lostUsage(details: unknown): SpentUsage | null {
+  const usage = (details as { usage?: unknown } | null | undefined)?.usage as Partial<SpentUsage> | null | undefined;
+  if (typeof usage?.inputTokens !== 'number' || typeof usage.outputTokens !== 'number') return null;
+  return { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, costUsd: typeof usage.costUsd === 'number' ? usage.costUsd : null, estimated: true };
 }
 
 function spentUsage(accumulator: MessageAccumulator, model: string, prices: PriceTable): SpentUsage | null {

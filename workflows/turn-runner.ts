@@ -252,9 +252,12 @@ export class TurnRunner {
     const { callModel } = proxyActivities<ModelActivities>({
       ...MODEL_ACTIVITY_OPTIONS,
       ...options,
-      // One attempt per schedule: the turn machine retries by the table in
-      // machines/model-retry.ts and counts each attempt's usage; two tiers would multiply.
-      retry: { ...MODEL_ACTIVITY_OPTIONS.retry, ...options.retry, maximumAttempts: 1 },
+      // The turn machine retries by the table in machines/model-retry.ts and counts each
+      // attempt's usage; two tiers would multiply. Temporal retries only a lost attempt
+      // (a dead worker: the activity marks every other failure non-retryable), once, on
+      // the server — no workflow task, so failover stays fast — and the next attempt
+      // reports what the lost one was billed for.
+      retry: { ...MODEL_ACTIVITY_OPTIONS.retry, ...options.retry, maximumAttempts: 2 },
       activityId,
     });
     const { head, append } = this.host.conversation.outgoing();
@@ -266,6 +269,7 @@ export class TurnRunner {
       callModel({
         callId: activityId,
         model: this.config.model,
+        serverRetries: 'timeouts_only',
         maxTokens: d.maxTokens ?? effectiveMaxTokens(this.config),
         ...(this.config.thinking !== undefined ? { thinking: { type: 'enabled', budget_tokens: this.config.thinking.budgetTokens } } : {}),
         ...(this.config.system !== undefined ? { system: this.config.system } : {}),
@@ -347,6 +351,7 @@ function modelResponse(result: ModelCallResult): TurnEvent {
   // A compaction's summary call is part of this step's spending.
   const summary = result.compaction?.usage ?? { input_tokens: 0, output_tokens: 0 };
   const details = (result.message as { stop_details?: { category?: unknown; explanation?: unknown } | null }).stop_details;
+  const lost = spentUsage(result.lostAttemptUsage, true);
   const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
   return {
     type: 'model_response',
@@ -355,9 +360,10 @@ function modelResponse(result: ModelCallResult): TurnEvent {
     ...(result.cutToolUse !== undefined ? { cutToolUse: { id: result.cutToolUse.id, name: result.cutToolUse.name } } : {}),
     ...(result.stopReason === 'refusal' ? { refusal: { category: text(details?.category), explanation: text(details?.explanation) } } : {}),
     usage: {
-      inputTokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + summary.input_tokens,
-      outputTokens: u.output_tokens + summary.output_tokens,
-      costUsd: result.cost?.total ?? null,
+      inputTokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + summary.input_tokens + (lost?.inputTokens ?? 0),
+      outputTokens: u.output_tokens + summary.output_tokens + (lost?.outputTokens ?? 0),
+      costUsd: result.cost === null ? null : result.cost.total + (lost === undefined ? 0 : (lost.costUsd ?? 0)),
+      ...(lost !== undefined ? { estimated: true } : {}),
     },
   };
 }
@@ -379,14 +385,15 @@ const FAILURE_CLASSES = new Set<string>(MODEL_FAILURE_CLASSES);
 function modelFailure(error: unknown): TurnEvent {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (cause instanceof ApplicationFailure) {
-    const details = cause.details?.[0] as { retryAfterMs?: unknown; failureClass?: unknown; usage?: unknown } | undefined;
+    const details = cause.details?.[0] as { retryAfterMs?: unknown; failureClass?: unknown; usage?: unknown; retryable?: unknown } | undefined;
     const retryAfterMs = details?.retryAfterMs;
     const failureClass = typeof details?.failureClass === 'string' && FAILURE_CLASSES.has(details.failureClass) ? (details.failureClass as ModelFailureClass) : undefined;
     const usage = spentUsage(details?.usage, false);
     return {
       type: 'model_failed',
       message: `${cause.type ?? 'ModelError'}: ${cause.message}`,
-      retryable: cause.nonRetryable !== true,
+      // With serverRetries 'timeouts_only' every failure is non-retryable for Temporal; the details say what it really is.
+      retryable: typeof details?.retryable === 'boolean' ? details.retryable : cause.nonRetryable !== true,
       ...(typeof retryAfterMs === 'number' && retryAfterMs >= 0 ? { retryAfterMs: Math.round(retryAfterMs) } : {}),
       ...(failureClass !== undefined ? { failureClass } : {}),
       ...(usage !== undefined ? { usage } : {}),

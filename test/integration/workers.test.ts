@@ -162,14 +162,12 @@ describe('two workers on one task queue', () => {
       expect(await fs.readFile(path.join(workspace, 'slugify.mjs'), 'utf8')).toContain('slugify');
       expect(standin.requests.filter((r) => JSON.stringify(r.body).includes('task [code]'))).toHaveLength(2);
 
-      // Where the work ran: the killed worker had the model call (above), which failed by
-      // heartbeat timeout; the turn's retry (a new activity: the activity itself runs one
-      // attempt, machines/model-retry.ts) ran on the survivor, which also completed the
-      // goal's last workflow task.
-      expect(activityWorkers(await historyOf(agentId))).toEqual([
-        [victim.identity, 1],
-        [survivor.identity, 1],
-      ]);
+      // Where the work ran: the killed worker had the model call (above); the survivor ran
+      // its retry to completion, and completed the goal's last workflow task.
+      const [modelCall, ...rest] = activityWorkers(await historyOf(agentId));
+      expect(rest).toEqual([]);
+      expect(modelCall?.[0]).toBe(survivor.identity);
+      expect(modelCall?.[1]).toBeGreaterThanOrEqual(2);
       expect(workflowTaskWorkers(await historyOf(workflowId)).at(-1)).toBe(survivor.identity);
       expect(survivor.child.exitCode).toBeNull();
     } finally {
