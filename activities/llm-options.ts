@@ -14,9 +14,10 @@ import type { ActivityOptions } from '@temporalio/common';
  *   stall over 1.5 s (GC, a busy worker, a laptop lid) turned into a second paid call;
  *   10 s tolerates a busy loop and still notices a dead worker within seconds.
  * - retry: for callers that use the activity's own retries (the goal's planner and
- *   critic): at most 3 retries for the whole call. The turn runner sets
- *   maximumAttempts 1 and retries in the turn machine by the one table in
- *   machines/model-retry.ts, so the two tiers never multiply.
+ *   critic): at most 3 retries for the whole call. The turn runner instead has the
+ *   activity mark every failure non-retryable (serverRetries 'timeouts_only'), allows 2
+ *   attempts so only a lost attempt is retried here, and retries the rest in the turn
+ *   machine by the one table in machines/model-retry.ts: the tiers never multiply.
  * - cancellationType: the workflow learns of the cancel only once the request is closed,
  *   so no tokens of an interrupted answer arrive after the interrupt.
  */
