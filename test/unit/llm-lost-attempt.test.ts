@@ -1,0 +1,55 @@
+// An attempt lost with its worker was billed: the next attempt reads the lost one's usage
+// from its last heartbeat and reports it; with serverRetries 'timeouts_only' every failure
+// is non-retryable for Temporal and carries its real retryability and its usage.
+import { ApplicationFailure } from '@temporalio/activity';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createModelActivities, type ModelCallInput, type ModelCallResult } from '../../activities/llm';
+import { type Standin, startStandin } from '../../standin/server';
+
+let standin: Standin;
+
+beforeAll(async () => {
+  standin = await startStandin({ scenario: { rules: [] } });
+});
+
+afterAll(async () => {
+  await standin?.close();
+});
+
+const input: ModelCallInput = { model: 'claude-sonnet-4-5', maxTokens: 256, publish: false, conversation: { kind: 'inline', messages: [{ role: 'user', content: 'hi' }] } };
+const lostHeartbeat = { stream: { status: 'streaming', bytes: 900 }, events: 12, attempt: 1, requestId: 'req_1', usage: { inputTokens: 500, outputTokens: 40, costUsd: 0.0021, estimated: true } };
+const billed = { input_tokens: 100, output_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+
+function call(attempt: number, heartbeatDetails: unknown, body: ModelCallInput = input): Promise<ModelCallResult> {
+  const activities = createModelActivities({ env: { ANTHROPIC_API_KEY: 'sk-ant-unit', ANTHROPIC_BASE_URL: standin.url } });
+  return new MockActivityEnvironment({ attempt, heartbeatDetails }).run<[], ModelCallResult, () => Promise<ModelCallResult>>(() => activities.callModel(body));
+}
+
+describe('a lost attempt is counted', () => {
+  it("adds the lost attempt's last heartbeat usage to the next attempt's result, marked estimated", async () => {
+    standin.setScenario({ rules: [{ reply: { content: [{ type: 'text', text: 'Hello.' }], usage: billed } }] });
+    const result = await call(2, lostHeartbeat);
+    expect(result.usage).toMatchObject({ input_tokens: 100, output_tokens: 10 });
+    expect(result.lostAttemptUsage).toEqual({ inputTokens: 500, outputTokens: 40, costUsd: 0.0021, estimated: true });
+    expect((await call(1, undefined)).lostAttemptUsage).toBeUndefined();
+  });
+
+  it('with serverRetries timeouts_only, a retryable failure is non-retryable for Temporal and says what it is, with its usage', async () => {
+    standin.setScenario({
+      rules: [{ reply: { content: [{ type: 'text', text: 'This breaks off midway.' }], usage: billed }, fault: { kind: 'stream_error', afterEvents: 4, errorType: 'overloaded_error' } }],
+    });
+    const error = await call(2, lostHeartbeat, { ...input, serverRetries: 'timeouts_only' }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ApplicationFailure);
+    const failure = error as ApplicationFailure;
+    expect(failure.type).toBe('ModelOverloaded');
+    expect(failure.nonRetryable).toBe(true);
+    const details = failure.details?.[0] as { retryable: boolean; failureClass: string; usage: { inputTokens: number; estimated: boolean } };
+    expect(details).toMatchObject({ retryable: true, failureClass: 'overloaded' });
+    // This attempt's 100 input tokens (from message_start) plus the lost attempt's 500.
+    expect(details.usage).toMatchObject({ inputTokens: 600, estimated: true });
+  });
+});
