@@ -234,6 +234,31 @@ export function suggestedRuleFor(request: PolicyRequest): string | undefined {
   }
 }
 
+/**
+ * What "for the session" remembered before approvals became exact: the first two words
+ * of a command (`rm -rf*`), or the bare tool. Kept only so that histories recorded
+ * before the change replay as they ran (workflows choose it behind a patch marker);
+ * never used for a new approval.
+ */
+export function legacySessionRuleFor(request: PolicyRequest): string {
+  const subject = subjectOf(request);
+  switch (subject.type) {
+    case 'command': {
+      if (subject.parts.length !== 1 || !subject.parts[0] || subject.parts[0].unprovable) return request.tool;
+      return `${request.tool}(${subject.parts[0].tokens.slice(0, 2).map(quoteForRule).join(' ')}*)`;
+    }
+    case 'path':
+      return subject.path.type === 'inside' ? `${request.tool}(${subject.path.path})` : request.tool;
+    case 'none':
+      return request.tool;
+    default:
+      return assertNever(subject);
+  }
+}
+
+/** The patch marker under which workflows remember exact calls (see legacySessionRuleFor). */
+export const EXACT_APPROVALS_PATCH = 'keel-exact-session-approvals';
+
 export function rememberApproval(approvals: readonly SessionApproval[], approval: SessionApproval): SessionApproval[] {
   const label = describeApproval(approval);
   if (approvals.some((existing) => describeApproval(existing) === label)) return [...approvals];

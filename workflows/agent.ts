@@ -9,6 +9,7 @@ import {
   condition,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -17,7 +18,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowStream } from '@temporalio/workflow-streams/workflow';
 import { ZERO_USAGE, type LogEvent, type TransitionError, type TurnLimits, type TurnResult, type Usage } from '../machines/index';
-import { rememberApproval, sessionApprovalFor, type PolicyConfig, type SessionApproval } from '../machines/policy';
+import { EXACT_APPROVALS_PATCH, legacySessionRuleFor, rememberApproval, sessionApprovalFor, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import {
   agentReportSignal,
   approveSchema,
@@ -199,7 +200,12 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
       if (grant && !grant.ok) throw new Error(`approve: ${grant.error}`);
       const r = turns.apply({ type: 'tool', callId: a.callId, event: { type: 'approved', approver, scope: a.scope ?? 'once' } });
       if (!r.ok) return rejected('signal approve', r.error);
-      if (grant?.ok) approvals = rememberApproval(approvals, { ...grant.approval, grantedAt: new Date(now()).toISOString() });
+      if (grant?.ok) {
+        // Histories recorded before approvals were exact replay with the rule they remembered then.
+        const legacy = a.rule === undefined && !patched(EXACT_APPROVALS_PATCH);
+        const approval = legacy ? { rule: legacySessionRuleFor({ tool: call.name, input: call.input }), grantedBy: 'human' } : grant.approval;
+        approvals = rememberApproval(approvals, { ...approval, grantedAt: new Date(now()).toISOString() });
+      }
     }),
   );
   setHandler(denySignal, (raw) =>

@@ -8,6 +8,7 @@ import {
   condition,
   continueAsNew,
   defaultPayloadConverter,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -35,7 +36,7 @@ import {
   type TransitionError,
   type TurnEvent,
 } from '../machines/index';
-import { defaultPolicy, rememberApproval, sessionApprovalFor, type PolicyConfig, type PolicyConfigInput, type SessionApproval } from '../machines/policy';
+import { defaultPolicy, EXACT_APPROVALS_PATCH, legacySessionRuleFor, rememberApproval, sessionApprovalFor, type PolicyConfig, type PolicyConfigInput, type SessionApproval } from '../machines/policy';
 import {
   answerSchema,
   answerSignal,
@@ -402,7 +403,8 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   );
 
   // approve / deny act on the turn's tool call; the session machine has no say in them.
-  const approvalEvent = (raw: unknown): { callId: string; event: TurnEvent; rule: string | null; remember: SessionApproval | null } => {
+  type Approval = { callId: string; event: TurnEvent; rule: string | null; remember: SessionApproval | null; legacy?: string };
+  const approvalEvent = (raw: unknown): Approval => {
     const input = parse(approveSchema, raw, 'approve');
     const call = pending().find((p) => p.callId === input.callId);
     if (!call) throw new Error(unknownCall(input.callId));
@@ -415,8 +417,12 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
     // The exact call unless the human gave a rule; the grant time is filled in when applied.
     const grant = sessionApprovalFor({ tool: call.name, input: call.input }, input.rule, { grantedBy: approver });
     if (!grant.ok) throw new Error(`approve: ${grant.error}`);
-    return { callId: input.callId, event, rule: grant.label, remember: grant.approval };
+    const legacy = input.rule === undefined ? legacySessionRuleFor({ tool: call.name, input: call.input }) : undefined;
+    return { callId: input.callId, event, rule: grant.label, remember: grant.approval, ...(legacy ? { legacy } : {}) };
   };
+  // Histories recorded before approvals were exact replay with the rule they remembered then.
+  const replayable = (a: Approval): Approval =>
+    a.legacy === undefined || patched(EXACT_APPROVALS_PATCH) ? a : { ...a, rule: a.legacy, remember: { rule: a.legacy, grantedBy: 'human' } };
   const unknownCall = (callId: string) => {
     const waiting = pending().map((p) => p.callId);
     return `unknown call id ${callId}: ${waiting.length === 0 ? 'no tool call is waiting for approval' : `waiting for approval: ${waiting.join(', ')}`}`;
@@ -429,7 +435,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   setHandler(approveSignal, (raw) =>
     queue.post(() => {
       try {
-        applyApproval('signal approve', approvalEvent(raw));
+        applyApproval('signal approve', replayable(approvalEvent(raw)));
       } catch (error) {
         rejected('signal approve', { code: 'guard_failed', machine: 'turn', state: turns.state?.status ?? 'none', event: 'approved', message: (error as Error).message });
       }
@@ -438,7 +444,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   setHandler(
     approveUpdate,
     (raw) => {
-      const a = approvalEvent(raw);
+      const a = replayable(approvalEvent(raw));
       queue.post(() => applyApproval('update approve', a));
       return { status: session.status, callId: a.callId, sessionRule: a.rule };
     },

@@ -1,6 +1,7 @@
 // What a tool implementation may use: the workspace, a key unique to this tool call
 // (stable across retries), a way to report progress, and the cancellation signal.
 import { type CommandSandbox } from '../../machines/policy';
+import { type SandboxProbe } from './sandbox';
 import { type Workspace } from './workspace';
 
 export interface ToolContext {
@@ -17,6 +18,8 @@ export interface ToolContext {
   sandbox?: CommandSandbox;
   /** Extra host paths commands may read (KEEL_SANDBOX_READ). */
   sandboxRead?: readonly string[];
+  /** Whether bubblewrap works here, as the worker found at start; probed on first use when absent. */
+  sandboxProbe?: SandboxProbe;
 }
 
 export const DEFAULT_SANDBOX: CommandSandbox = { level: 'workspace-write', network: false };

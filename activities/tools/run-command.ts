@@ -70,7 +70,7 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
   let file = commandFile;
   let args = commandArgs;
   if (sandbox.level !== 'off') {
-    const probe = await probeSandbox();
+    const probe = ctx.sandboxProbe ?? (await probeSandbox());
     if (!probe.ok) {
       // Never a silent fallback to running unconfined.
       throw new ToolError(`commands cannot run: the sandbox is unavailable on this worker (${probe.reason}); the policy would have to set "sandbox": "off" to run them unconfined`);

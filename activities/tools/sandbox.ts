@@ -86,25 +86,25 @@ let probe: Promise<SandboxProbe> | undefined;
  * with the same namespaces a real command gets.
  */
 export function probeSandbox(): Promise<SandboxProbe> {
-  probe ??= runProbe();
+  probe ??= runProbe(BWRAP);
   return probe;
 }
 
-async function runProbe(): Promise<SandboxProbe> {
+export async function runProbe(program: string): Promise<SandboxProbe> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-sandbox-probe-'));
   try {
     await ensureKeelDir(dir);
     const real = await fs.realpath(dir);
     const args = bwrapArgs({ sandbox: { level: 'workspace-write', network: false }, workspace: real, cwd: real });
     return await new Promise<SandboxProbe>((resolve) => {
-      const child = spawn(BWRAP, [...args, '/bin/sh', '-c', 'exit 0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(program, [...args, '/bin/sh', '-c', 'exit 0'], { stdio: ['ignore', 'ignore', 'pipe'] });
       let stderr = '';
       child.stderr.on('data', (chunk: Buffer) => {
         stderr += chunk.toString('utf8');
       });
-      child.once('error', (error) => resolve({ ok: false, reason: `${BWRAP} cannot be started (${error.message}); install the Debian package bubblewrap` }));
+      child.once('error', (error) => resolve({ ok: false, reason: `${program} cannot be started (${error.message}); install the Debian package bubblewrap` }));
       child.once('close', (code) =>
-        resolve(code === 0 ? { ok: true } : { ok: false, reason: `${BWRAP} failed (exit ${code}): ${stderr.trim().split('\n')[0] ?? ''} — user namespaces are probably not allowed here` }),
+        resolve(code === 0 ? { ok: true } : { ok: false, reason: `${program} failed (exit ${code}): ${stderr.trim().split('\n')[0] ?? ''} — user namespaces are probably not allowed here` }),
       );
     });
   } finally {
@@ -113,8 +113,7 @@ async function runProbe(): Promise<SandboxProbe> {
 }
 
 /** The one line a worker prints at start about its sandbox. */
-export async function sandboxStartupLine(): Promise<string> {
-  const result = await probeSandbox();
+export function sandboxStartupLine(result: SandboxProbe): string {
   return result.ok
     ? 'sandbox: bubblewrap works; run_command is confined to the workspace (policy "sandbox" chooses the level)'
     : `sandbox: UNAVAILABLE — ${result.reason}. run_command is refused unless the policy sets "sandbox": "off"`;

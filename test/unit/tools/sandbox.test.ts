@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { executeTool } from '../../../activities/tools/run-tool';
 import { type CommandSandbox } from '../../../machines/policy';
-import { probeSandbox } from '../../../activities/tools/sandbox';
+import { probeSandbox, runProbe, sandboxStartupLine } from '../../../activities/tools/sandbox';
 import { makeWorkspace, matching, type TestWorkspace } from './context';
 
 let t: TestWorkspace;
@@ -91,5 +91,17 @@ describe('run_command sandbox', () => {
   it('off: runs unconfined, and says so in its result', async () => {
     const result = await run(`cat ${t.outside}/secret.txt`, { level: 'off', network: false });
     expect(result).toMatchObject({ is_error: false, content: matching(/^\$ cat .*\[sandbox off\]\nSECRET\n/) });
+  });
+
+  it('where bubblewrap cannot run: one clear start-up line, and commands refused unless the policy chose off', async () => {
+    const probe = await runProbe('/nonexistent/bwrap');
+    expect(probe).toEqual({ ok: false, reason: matching(/cannot be started .*install the Debian package bubblewrap/) });
+    expect(sandboxStartupLine(probe)).toMatch(/^sandbox: UNAVAILABLE — .*run_command is refused unless the policy sets "sandbox": "off"$/);
+    expect(sandboxStartupLine({ ok: true })).toMatch(/^sandbox: bubblewrap works/);
+    const refused = await executeTool(t.ctx({ sandboxProbe: probe }), 'run_command', { command: 'echo ran > ran.txt' });
+    expect(refused).toMatchObject({ is_error: true, content: matching(/commands cannot run: the sandbox is unavailable on this worker/) });
+    await expect(fs.stat(path.join(t.dir, 'ran.txt'))).rejects.toThrow(/ENOENT/);
+    const off = await executeTool(t.ctx({ sandboxProbe: probe, sandbox: { level: 'off', network: false } }), 'run_command', { command: 'echo ran' });
+    expect(off).toMatchObject({ is_error: false, content: matching(/\[sandbox off\]\nran\n/) });
   });
 });
