@@ -227,6 +227,10 @@ export function suggestedRuleFor(request: PolicyRequest): string | undefined {
     }
     case 'path':
       return subject.path.type === 'inside' ? `${request.tool}(${subject.path.path})` : undefined;
+    case 'paths': {
+      const only = subject.paths.length === 1 ? subject.paths[0] : undefined;
+      return only?.type === 'inside' ? `${request.tool}(${only.path})` : undefined;
+    }
     case 'none':
       return request.tool;
     default:
@@ -249,6 +253,7 @@ export function legacySessionRuleFor(request: PolicyRequest): string {
     }
     case 'path':
       return subject.path.type === 'inside' ? `${request.tool}(${subject.path.path})` : request.tool;
+    case 'paths':
     case 'none':
       return request.tool;
     default:
@@ -289,6 +294,47 @@ export interface PolicyRequest {
   tool: string;
   /** The model's input, as given (validated or not: the policy only reads it). */
   input: unknown;
+  /**
+   * The workspace root (absolute). MCP tools name files by absolute path; with the root
+   * known, those inside become workspace paths the rules can judge. Without it, every
+   * absolute path is outside.
+   */
+  workspace?: string;
+}
+
+/** Argument names of MCP tools that name files (`path`, `paths`, `source`, `destination`, …). */
+const PATH_ARGUMENT = /^(path|paths|file|files|filename|filepath|file_path|dir|directory|dirpath|folder|source|destination|src|dest|target|root|cwd|uri)$/i;
+
+/** The file names in an MCP tool's arguments, top level and one level into arrays. */
+export function pathArgumentsOf(input: unknown): string[] {
+  if (!isRecord(input)) return [];
+  const found: string[] = [];
+  for (const [key, value] of Object.entries(input)) {
+    if (!PATH_ARGUMENT.test(key)) continue;
+    if (typeof value === 'string') found.push(value);
+    else if (Array.isArray(value)) for (const item of value) if (typeof item === 'string') found.push(item);
+  }
+  return found;
+}
+
+/** An MCP path argument as a workspace path: absolute inside the root, or relative to it. */
+export function mcpWorkspacePath(raw: string, workspace: string | undefined): WorkspacePath {
+  let text = raw.startsWith('file://') ? decodeURIComponentSafe(raw.slice('file://'.length)) : raw;
+  if (text.startsWith('/')) {
+    const root = workspace?.replace(/\/+$/, '');
+    if (!root || !(text === root || text.startsWith(`${root}/`))) return { type: 'outside', raw };
+    text = text === root ? '.' : text.slice(root.length + 1);
+  }
+  const normalized = normalizeWorkspacePath(text);
+  return normalized.type === 'outside' ? { type: 'outside', raw } : normalized;
+}
+
+function decodeURIComponentSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 export interface PolicyContext {
@@ -358,6 +404,17 @@ function evaluateWithoutHeadless(
       reason: `${request.tool}: ${KEEL_DIR}/ holds Keel's own state and policy; the agent may not write there`,
       matchedRule: 'workspace',
     };
+  }
+
+  if (subject.type === 'paths') {
+    const outside = subject.paths.find((p) => p.type === 'outside');
+    if (outside && outside.type === 'outside') {
+      return { decision: 'deny', reason: `${request.tool}: path ${JSON.stringify(outside.raw)} is outside the workspace`, matchedRule: 'workspace' };
+    }
+    // An MCP tool may write whatever it names: none may name Keel's own state.
+    if (subject.paths.some((p) => p.type === 'inside' && isKeelStatePath(p.path))) {
+      return { decision: 'deny', reason: `${request.tool}: ${KEEL_DIR}/ holds Keel's own state and policy; MCP tools may not name it`, matchedRule: 'workspace' };
+    }
   }
 
   const deny = firstMatch(policy.deny, request, subject, 'any');
@@ -493,6 +550,15 @@ function firstMatch(rules: readonly string[], request: PolicyRequest, subject: S
       const hit = candidates.find(({ parsed }) => matchesNonCommand(parsed.pattern, subject));
       return hit?.rule;
     }
+    case 'paths': {
+      // Deny and ask: any file named matches; allow: every file named must match.
+      const judge = (pattern: string | undefined) =>
+        pattern === undefined ||
+        (mode === 'any'
+          ? subject.paths.some((p) => matchesNonCommand(pattern, { type: 'path', path: p }))
+          : subject.paths.every((p) => matchesNonCommand(pattern, { type: 'path', path: p })));
+      return candidates.find(({ parsed }) => judge(parsed.pattern))?.rule;
+    }
     case 'command': {
       if (mode === 'any') {
         for (const part of subject.parts) {
@@ -595,6 +661,8 @@ export interface CommandPart {
 type Subject =
   | { type: 'none' }
   | { type: 'path'; path: WorkspacePath }
+  /** An MCP tool's file arguments (at least one). */
+  | { type: 'paths'; paths: WorkspacePath[] }
   | { type: 'command'; parts: CommandPart[] };
 
 const KEEL_DIR = '.keel';
@@ -619,8 +687,11 @@ function subjectOf(request: PolicyRequest): Subject {
       if (cwd.type === 'outside') return { type: 'path', path: cwd };
       return { type: 'command', parts: commandParts(input.command) };
     }
-    default:
-      return { type: 'none' };
+    default: {
+      if (!request.tool.startsWith(MCP_TOOL_PREFIX)) return { type: 'none' };
+      const paths = pathArgumentsOf(input).map((raw) => mcpWorkspacePath(raw, request.workspace));
+      return paths.length ? { type: 'paths', paths } : { type: 'none' };
+    }
   }
 }
 

@@ -183,7 +183,7 @@ export class TurnRunner {
         return;
       case 'check_policy': {
         const { policy, approvals, headless } = this.host.policy();
-        const verdict = evaluatePolicy(policy, { tool: d.name, input: d.input }, { headless, approvals });
+        const verdict = evaluatePolicy(policy, { tool: d.name, input: d.input, workspace: this.config.workspace }, { headless, approvals });
         this.deliver(turnId, 'policy', { type: 'tool', callId: d.callId, event: { type: 'policy_decided', decision: verdict.decision, reason: verdict.reason } });
         return;
       }

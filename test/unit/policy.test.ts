@@ -311,3 +311,24 @@ describe('normalizeWorkspacePath', () => {
     expect(normalizeWorkspacePath('/etc')).toEqual({ type: 'outside', raw: '/etc' });
   });
 });
+
+describe('MCP tool arguments that name files', () => {
+  const ws = '/srv/ws';
+  const mcp = (input: Record<string, unknown>) => ({ tool: 'mcp__fs__write_file', input, workspace: ws });
+  it('are judged by the same path rules as built-in tools', () => {
+    const p = policy({ mode: 'full-auto', deny: ['mcp__*(.env)', 'mcp__*(secrets/**)'], ask: ['mcp__fs__*(src/**)'] });
+    expect(evaluatePolicy(p, mcp({ path: '/srv/ws/.env', content: 'x' })).decision).toBe('deny');
+    expect(evaluatePolicy(p, mcp({ source: '/srv/ws/a.txt', destination: '/srv/ws/secrets/k' })).decision).toBe('deny');
+    expect(evaluatePolicy(p, mcp({ path: 'src/index.ts' })).decision).toBe('ask');
+    expect(evaluatePolicy(p, mcp({ path: '/srv/ws/notes.md' })).decision).toBe('allow');
+  });
+  it('are denied outside the workspace and in .keel/, whatever the mode', () => {
+    const p = policy({ mode: 'full-auto' });
+    for (const path of ['/etc/passwd', '/srv/ws/../other/x', '/srv/wsx/y', '../x', 'file:///etc/passwd', '/srv/ws/.keel/policy.json']) {
+      expect(evaluatePolicy(p, mcp({ path })).decision, path).toBe('deny');
+    }
+    expect(evaluatePolicy(p, mcp({ paths: ['/srv/ws/a', '/tmp/b'] })).decision).toBe('deny');
+    // Without the workspace root known, an absolute path cannot be proved inside.
+    expect(evaluatePolicy(p, { tool: 'mcp__fs__read_file', input: { path: '/srv/ws/a' } }).decision).toBe('deny');
+  });
+});
