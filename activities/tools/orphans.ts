@@ -22,8 +22,8 @@ export const RUN_TOKEN_ENV = 'KEEL_RUN_TOKEN';
  * Where records of one workspace's running commands live: `$KEEL_RUN_DIR` or a
  * directory of this user under the system temporary directory, never in the workspace.
  */
-export function runningDir(ws: Workspace): string {
-  const base = keelEnv(process.env, 'KEEL_RUN_DIR') ?? path.join(os.tmpdir(), `keel-run-${os.userInfo().uid}`);
+export function runningDir(ws: Workspace, env: NodeJS.ProcessEnv = process.env): string {
+  const base = keelEnv(env, 'KEEL_RUN_DIR') ?? path.join(os.tmpdir(), `keel-run-${os.userInfo().uid}`);
   return path.join(base, createHash('sha256').update(ws.root).digest('hex').slice(0, 24));
 }
 
