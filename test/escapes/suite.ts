@@ -183,7 +183,7 @@ export async function runEscapes(options: { swaps: number; /** A control run: pr
     } finally {
       await teardown?.();
       // What a contained attempt made inside the workspace stays out of the next route.
-      for (const name of await fs.readdir(ws)) if (name !== '.keel') await fs.rm(path.join(ws, name), { recursive: true, force: true });
+      for (const name of await fs.readdir(ws)) if (name !== '.keel') await fs.rm(path.join(ws, name), { recursive: true, force: true, maxRetries: 5 });
     }
     routes.push(r);
   };
@@ -344,8 +344,17 @@ export async function runEscapes(options: { swaps: number; /** A control run: pr
           `ln -sfn ${secretAbs} race-file.tmp && mv -T race-file.tmp race-file; cp real-file race-file.tmp && mv -T race-file.tmp race-file; ` +
           `ln -sfn ${outside} race-dir.tmp && mv -T race-dir.tmp race-dir; rm -rf race-dir.tmp; mkdir -p race-dir.tmp && mv -T race-dir.tmp race-dir 2>/dev/null; done`,
       ],
-      { stdio: 'ignore' },
+      // Its own group, so that the loop and whatever it is running die together.
+      { stdio: 'ignore', detached: true },
     );
+    const stopSwapping = async () => {
+      try {
+        process.kill(-(swapper.pid ?? 0), 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    };
     try {
       const swaps: Attempt[] = [];
       for (let i = 0; i < options.swaps; i += 1) {
@@ -364,12 +373,12 @@ export async function runEscapes(options: { swaps: number; /** A control run: pr
       }
       await route(`symlinks swapped between check and use (${options.swaps} tries)`, swaps);
     } finally {
-      swapper.kill('SIGKILL');
+      await stopSwapping();
     }
   } finally {
     server.close();
     await bridge.close();
-    await fs.rm(base, { recursive: true, force: true });
+    await fs.rm(base, { recursive: true, force: true, maxRetries: 5 });
     await fs.rm(hostMarker, { force: true });
   }
 
