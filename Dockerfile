@@ -18,6 +18,11 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime
+# bubblewrap: run_command's sandbox (activities/tools/sandbox.ts). It also needs user
+# namespaces at run time: see security_opt in docker-compose.yml.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends bubblewrap \
+ && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
     KEEL_STORE_DIR=/var/lib/keel/store
 WORKDIR /app

@@ -5,6 +5,7 @@ import { createStoreActivities } from './conversation-store';
 import { createModelActivities } from './llm';
 import { createMcpBridge, parseMcpConfig } from './mcp/index';
 import { createToolActivities } from './tools/index';
+import { extraReadPaths } from './tools/sandbox';
 
 export interface KeelActivities {
   activities: ReturnType<typeof createModelActivities> &
@@ -26,7 +27,7 @@ export type KeelActivityFunctions = KeelActivities['activities'];
 export function createActivities(env: NodeJS.ProcessEnv = process.env): KeelActivities {
   const mcp = createMcpBridge(parseMcpConfig(readMcpConfig(env.KEEL_MCP_CONFIG), `KEEL_MCP_CONFIG ${env.KEEL_MCP_CONFIG ?? ''}`.trim()));
   return {
-    activities: { ...createModelActivities({ env }), ...createStoreActivities(env), ...createToolActivities(), ...mcp.activities },
+    activities: { ...createModelActivities({ env }), ...createStoreActivities(env), ...createToolActivities({ sandboxRead: extraReadPaths(env) }), ...mcp.activities },
     close: () => mcp.close(),
   };
 }

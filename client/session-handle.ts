@@ -108,7 +108,7 @@ export class SessionHandle {
     throw new WorkflowEndedError(`session ${this.id} ended before the turn of message ${sent.messageId} finished`);
   }
 
-  approve(callId: string, options: { scope?: 'once' | 'session'; approver?: string } = {}): Promise<ApprovalResult> {
+  approve(callId: string, options: { scope?: 'once' | 'session'; approver?: string; rule?: string } = {}): Promise<ApprovalResult> {
     return this.call('approve', () => this.workflowHandle.executeUpdate(approveUpdate, { args: [{ callId, ...options }] }));
   }
 

@@ -68,6 +68,26 @@ export const PolicyRule = z
 
 export const HeadlessAsk = z.enum(['deny', 'allow']);
 
+/**
+ * How `run_command` is confined. `workspace-write`: the workspace is writable, system
+ * directories are read-only, the rest of the host is not there, `.keel/` is read-only,
+ * /tmp is private. `read-only`: the same with the workspace read-only too. `off`: no
+ * sandbox at all — the command has every right of the worker's user.
+ */
+export const sandboxLevels = ['workspace-write', 'read-only', 'off'] as const;
+export const SandboxLevel = z.enum(sandboxLevels);
+export type SandboxLevel = z.infer<typeof SandboxLevel>;
+
+/** Sandbox settings for the commands a rule matches, over the policy's own. */
+export const SandboxRule = z
+  .object({
+    rule: PolicyRule,
+    sandbox: SandboxLevel.optional(),
+    network: z.boolean().optional(),
+  })
+  .strict();
+export type SandboxRule = z.infer<typeof SandboxRule>;
+
 export const PolicyConfig = z
   .object({
     mode: PolicyMode.default('ask'),
@@ -76,6 +96,12 @@ export const PolicyConfig = z
     deny: z.array(PolicyRule).default([]),
     /** What `ask` becomes when no human can answer. */
     headless: z.object({ ask: HeadlessAsk.default('deny') }).strict().default({ ask: 'deny' }),
+    /** The sandbox of run_command; `off` must be written out, it is never a default. */
+    sandbox: SandboxLevel.default('workspace-write'),
+    /** Whether commands may reach the network. */
+    network: z.boolean().default(false),
+    /** Per-command exceptions, first match wins: `{"rule": "run_command(npm install*)", "network": true}`. */
+    sandboxRules: z.array(SandboxRule).default([]),
   })
   .strict();
 export type PolicyConfig = z.infer<typeof PolicyConfig>;
@@ -105,13 +131,23 @@ export function parsePolicy(raw: unknown, source = 'policy'): PolicyParse {
  */
 export function mergePolicies(file: PolicyConfig, options: PolicyConfigInput | undefined): PolicyConfig {
   if (!options) return file;
-  const extra = PolicyConfig.parse({ ...options, mode: options.mode ?? file.mode, headless: options.headless ?? file.headless });
+  const extra = PolicyConfig.parse({
+    ...options,
+    mode: options.mode ?? file.mode,
+    headless: options.headless ?? file.headless,
+    sandbox: options.sandbox ?? file.sandbox,
+    network: options.network ?? file.network,
+  });
   return {
     mode: extra.mode,
     allow: [...file.allow, ...extra.allow],
     ask: [...file.ask, ...extra.ask],
     deny: [...file.deny, ...extra.deny],
     headless: extra.headless,
+    sandbox: extra.sandbox,
+    network: extra.network,
+    // The session's exceptions are more specific than the file's: they are tried first.
+    sandboxRules: [...extra.sandboxRules, ...file.sandboxRules],
   };
 }
 
@@ -121,30 +157,80 @@ export function mergePolicies(file: PolicyConfig, options: PolicyConfigInput | u
 export const ApprovalScope = z.enum(['once', 'session']);
 export type ApprovalScope = z.infer<typeof ApprovalScope>;
 
-export const SessionApproval = z.object({
-  /** A rule in the same syntax as the config, e.g. `run_command(npm test*)`. */
-  rule: PolicyRule,
+/** One call exactly as the human saw it: the tool and its input in canonical JSON. */
+export const ExactCall = z.object({ tool: z.string().min(1), input: z.string() }).strict();
+export type ExactCall = z.infer<typeof ExactCall>;
+
+const approvalMeta = {
   /** When it was granted (from the approving event; machines never read the clock). */
   grantedAt: z.string().optional(),
   grantedBy: z.string().optional(),
-});
-export type SessionApproval = z.infer<typeof SessionApproval>;
+};
 
 /**
- * The rule a "for the rest of the session" approval remembers: the tool and the
- * narrowest pattern that still covers the obvious repeats — the first two words of
- * each command (`npm test*`), or the exact path.
+ * What "approve for the rest of the session" remembers: by default the exact call the
+ * human saw (the same tool with the same input runs again without asking); a rule
+ * (`run_command(npm test*)`) only when the human wrote or accepted one.
  */
-export function sessionRuleFor(request: PolicyRequest): string {
+export const SessionApproval = z.union([
+  z.object({ call: ExactCall, ...approvalMeta }).strict(),
+  z.object({ rule: PolicyRule, ...approvalMeta }).strict(),
+]);
+export type SessionApproval = z.infer<typeof SessionApproval>;
+
+/** How an approval reads in results, events and prompts. */
+export function describeApproval(approval: SessionApproval): string {
+  return 'call' in approval ? `exactly ${approval.call.tool} ${approval.call.input}` : approval.rule;
+}
+
+export type ApprovalGrant = { ok: true; approval: SessionApproval; label: string } | { ok: false; error: string };
+
+/**
+ * The session approval for one approved call: the exact call, or the rule the human
+ * gave — which must be valid and must cover the call being approved (a rule that does
+ * not is almost surely a typo, and would grant something the human did not look at).
+ */
+export function sessionApprovalFor(
+  request: PolicyRequest,
+  rule: string | undefined,
+  meta: { grantedAt?: string; grantedBy?: string } = {},
+): ApprovalGrant {
+  if (rule === undefined) {
+    const approval: SessionApproval = { call: { tool: request.tool, input: canonicalJson(request.input) }, ...meta };
+    return { ok: true, approval, label: describeApproval(approval) };
+  }
+  const parsed = PolicyRule.safeParse(rule);
+  if (!parsed.success) return { ok: false, error: parsed.error.issues.map((issue) => issue.message).join('; ') };
+  if (!ruleCovers(parsed.data, request)) {
+    return { ok: false, error: `rule ${JSON.stringify(parsed.data)} does not cover the call being approved (${request.tool} ${canonicalJson(request.input)})` };
+  }
+  return { ok: true, approval: { rule: parsed.data, ...meta }, label: parsed.data };
+}
+
+/** Whether an allow-style rule covers a call (every part of a command). */
+export function ruleCovers(rule: string, request: PolicyRequest): boolean {
+  return firstMatch([rule], request, subjectOf(request), 'every') !== undefined;
+}
+
+/**
+ * The rule a person is offered to remember instead of the exact call — the narrowest
+ * that still reads as a rule: the whole command word for word (no trailing `*`), or
+ * the exact path. They may edit it; undefined when no rule can say it (`a && b`).
+ */
+export function suggestedRuleFor(request: PolicyRequest): string | undefined {
   const subject = subjectOf(request);
   switch (subject.type) {
     case 'command': {
-      if (subject.parts.length !== 1 || !subject.parts[0] || subject.parts[0].unprovable) return request.tool;
-      const head = subject.parts[0].tokens.slice(0, 2).map(quoteForRule).join(' ');
-      return `${request.tool}(${head}*)`;
+      if (subject.parts.length !== 1 || !subject.parts[0] || subject.parts[0].unprovable) return undefined;
+      const rule = `${request.tool}(${subject.parts[0].tokens.map(quoteForRule).join(' ')})`;
+      return PolicyRule.safeParse(rule).success && ruleCovers(rule, request) ? rule : undefined;
     }
     case 'path':
-      return subject.path.type === 'inside' ? `${request.tool}(${subject.path.path})` : request.tool;
+      return subject.path.type === 'inside' ? `${request.tool}(${subject.path.path})` : undefined;
+    case 'paths': {
+      const only = subject.paths.length === 1 ? subject.paths[0] : undefined;
+      return only?.type === 'inside' ? `${request.tool}(${only.path})` : undefined;
+    }
     case 'none':
       return request.tool;
     default:
@@ -152,12 +238,53 @@ export function sessionRuleFor(request: PolicyRequest): string {
   }
 }
 
-export function rememberApproval(
-  approvals: readonly SessionApproval[],
-  approval: SessionApproval,
-): SessionApproval[] {
-  if (approvals.some((existing) => existing.rule === approval.rule)) return [...approvals];
+/**
+ * What "for the session" remembered before approvals became exact: the first two words
+ * of a command (`rm -rf*`), or the bare tool. Kept only so that histories recorded
+ * before the change replay as they ran (workflows choose it behind a patch marker);
+ * never used for a new approval.
+ */
+export function legacySessionRuleFor(request: PolicyRequest): string {
+  const subject = subjectOf(request);
+  switch (subject.type) {
+    case 'command': {
+      if (subject.parts.length !== 1 || !subject.parts[0] || subject.parts[0].unprovable) return request.tool;
+      return `${request.tool}(${subject.parts[0].tokens.slice(0, 2).map(quoteForRule).join(' ')}*)`;
+    }
+    case 'path':
+      return subject.path.type === 'inside' ? `${request.tool}(${subject.path.path})` : request.tool;
+    case 'paths':
+    case 'none':
+      return request.tool;
+    default:
+      return assertNever(subject);
+  }
+}
+
+/** The patch marker under which workflows remember exact calls (see legacySessionRuleFor). */
+export const EXACT_APPROVALS_PATCH = 'keel-exact-session-approvals';
+
+export function rememberApproval(approvals: readonly SessionApproval[], approval: SessionApproval): SessionApproval[] {
+  const label = describeApproval(approval);
+  if (approvals.some((existing) => describeApproval(existing) === label)) return [...approvals];
   return [...approvals, approval];
+}
+
+/** JSON with object keys sorted: the same input always gives the same text. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(sortKeys(value)) ?? 'null';
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (isRecord(value)) {
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((key) => [key, sortKeys(value[key])]),
+    );
+  }
+  return value;
 }
 
 // ---------------------------------------------------------------------------------
@@ -167,6 +294,47 @@ export interface PolicyRequest {
   tool: string;
   /** The model's input, as given (validated or not: the policy only reads it). */
   input: unknown;
+  /**
+   * The workspace root (absolute). MCP tools name files by absolute path; with the root
+   * known, those inside become workspace paths the rules can judge. Without it, every
+   * absolute path is outside.
+   */
+  workspace?: string;
+}
+
+/** Argument names of MCP tools that name files (`path`, `paths`, `source`, `destination`, …). */
+const PATH_ARGUMENT = /^(path|paths|file|files|filename|filepath|file_path|dir|directory|dirpath|folder|source|destination|src|dest|target|root|cwd|uri)$/i;
+
+/** The file names in an MCP tool's arguments, top level and one level into arrays. */
+export function pathArgumentsOf(input: unknown): string[] {
+  if (!isRecord(input)) return [];
+  const found: string[] = [];
+  for (const [key, value] of Object.entries(input)) {
+    if (!PATH_ARGUMENT.test(key)) continue;
+    if (typeof value === 'string') found.push(value);
+    else if (Array.isArray(value)) for (const item of value) if (typeof item === 'string') found.push(item);
+  }
+  return found;
+}
+
+/** An MCP path argument as a workspace path: absolute inside the root, or relative to it. */
+export function mcpWorkspacePath(raw: string, workspace: string | undefined): WorkspacePath {
+  let text = raw.startsWith('file://') ? decodeURIComponentSafe(raw.slice('file://'.length)) : raw;
+  if (text.startsWith('/')) {
+    const root = workspace?.replace(/\/+$/, '');
+    if (!root || !(text === root || text.startsWith(`${root}/`))) return { type: 'outside', raw };
+    text = text === root ? '.' : text.slice(root.length + 1);
+  }
+  const normalized = normalizeWorkspacePath(text);
+  return normalized.type === 'outside' ? { type: 'outside', raw } : normalized;
+}
+
+function decodeURIComponentSafe(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }
 
 export interface PolicyContext {
@@ -183,6 +351,8 @@ export interface PolicyVerdict {
   reason: string;
   /** The rule that decided, e.g. `deny: run_command(rm *)` or `mode: ask`. */
   matchedRule?: string;
+  /** For commands that may run: the sandbox they run in. */
+  sandbox?: CommandSandbox;
 }
 
 /**
@@ -192,7 +362,10 @@ export interface PolicyVerdict {
  * allowed by rules only when every part is.
  */
 export function evaluatePolicy(policy: PolicyConfig, request: PolicyRequest, context: PolicyContext = {}): PolicyVerdict {
-  const verdict = evaluateWithoutHeadless(policy, request, context.approvals ?? []);
+  return withSandbox(policy, request, withHeadless(policy, evaluateWithoutHeadless(policy, request, context.approvals ?? []), context));
+}
+
+function withHeadless(policy: PolicyConfig, verdict: PolicyVerdict, context: PolicyContext): PolicyVerdict {
   if (verdict.decision !== 'ask' || !context.headless) return verdict;
   if (policy.headless.ask === 'allow') {
     return { ...verdict, decision: 'allow', reason: `${verdict.reason}; allowed without a human because headless.ask is "allow"` };
@@ -202,6 +375,12 @@ export function evaluatePolicy(policy: PolicyConfig, request: PolicyRequest, con
     decision: 'deny',
     reason: `${verdict.reason}; no human can answer in a headless run, so it is denied (set headless.ask to "allow" to change this)`,
   };
+}
+
+function withSandbox(policy: PolicyConfig, request: PolicyRequest, verdict: PolicyVerdict): PolicyVerdict {
+  if (toolKind(request.tool) !== 'execute' || verdict.decision === 'deny') return verdict;
+  const sandbox = sandboxFor(policy, request);
+  return { ...verdict, sandbox, reason: `${verdict.reason} [${describeSandbox(sandbox)}]` };
 }
 
 function evaluateWithoutHeadless(
@@ -227,11 +406,31 @@ function evaluateWithoutHeadless(
     };
   }
 
+  if (subject.type === 'paths') {
+    const outside = subject.paths.find((p) => p.type === 'outside');
+    if (outside && outside.type === 'outside') {
+      return { decision: 'deny', reason: `${request.tool}: path ${JSON.stringify(outside.raw)} is outside the workspace`, matchedRule: 'workspace' };
+    }
+    // An MCP tool may write whatever it names: none may name Keel's own state.
+    if (subject.paths.some((p) => p.type === 'inside' && isKeelStatePath(p.path))) {
+      return { decision: 'deny', reason: `${request.tool}: ${KEEL_DIR}/ holds Keel's own state and policy; MCP tools may not name it`, matchedRule: 'workspace' };
+    }
+  }
+
   const deny = firstMatch(policy.deny, request, subject, 'any');
   if (deny) return { decision: 'deny', reason: `${request.tool} matches deny rule ${deny}`, matchedRule: `deny: ${deny}` };
 
+  const exact = canonicalJson(request.input);
+  const sameCall = approvals.find((approval) => 'call' in approval && approval.call.tool === request.tool && approval.call.input === exact);
+  if (sameCall) {
+    return {
+      decision: 'allow',
+      reason: `${request.tool} with exactly this input was approved for the rest of the session`,
+      matchedRule: `session: ${describeApproval(sameCall)}`,
+    };
+  }
   const approved = firstMatch(
-    approvals.map((approval) => approval.rule),
+    approvals.flatMap((approval) => ('rule' in approval ? [approval.rule] : [])),
     request,
     subject,
     'every',
@@ -251,6 +450,33 @@ function evaluateWithoutHeadless(
   if (allow) return { decision: 'allow', reason: `${request.tool} matches allow rule ${allow}`, matchedRule: `allow: ${allow}` };
 
   return modeDefault(policy.mode, kind, request.tool);
+}
+
+export interface CommandSandbox {
+  level: SandboxLevel;
+  network: boolean;
+  /** The sandbox rule that set it, when one did. */
+  matchedRule?: string;
+}
+
+/**
+ * The sandbox a command runs in: the first sandbox rule that covers every part of it,
+ * else the policy's own level and network. A policy carried over from before sandboxes
+ * existed has neither field and gets the safe defaults.
+ */
+export function sandboxFor(policy: PolicyConfig, request: PolicyRequest): CommandSandbox {
+  const base: CommandSandbox = { level: policy.sandbox ?? 'workspace-write', network: policy.network ?? false };
+  for (const entry of policy.sandboxRules ?? []) {
+    if (!ruleCovers(entry.rule, request)) continue;
+    return { level: entry.sandbox ?? base.level, network: entry.network ?? base.network, matchedRule: entry.rule };
+  }
+  return base;
+}
+
+/** How a sandbox reads in a verdict, and so in every approval prompt and policy event. */
+export function describeSandbox(sandbox: CommandSandbox): string {
+  if (sandbox.level === 'off') return 'SANDBOX OFF: the command runs with every right of the worker\'s user, outside the workspace too';
+  return `sandbox ${sandbox.level}, ${sandbox.network ? 'network allowed' : 'no network'}`;
 }
 
 function modeDefault(mode: PolicyMode, kind: ToolKind, tool: string): PolicyVerdict {
@@ -323,6 +549,15 @@ function firstMatch(rules: readonly string[], request: PolicyRequest, subject: S
     case 'path': {
       const hit = candidates.find(({ parsed }) => matchesNonCommand(parsed.pattern, subject));
       return hit?.rule;
+    }
+    case 'paths': {
+      // Deny and ask: any file named matches; allow: every file named must match.
+      const judge = (pattern: string | undefined) =>
+        pattern === undefined ||
+        (mode === 'any'
+          ? subject.paths.some((p) => matchesNonCommand(pattern, { type: 'path', path: p }))
+          : subject.paths.every((p) => matchesNonCommand(pattern, { type: 'path', path: p })));
+      return candidates.find(({ parsed }) => judge(parsed.pattern))?.rule;
     }
     case 'command': {
       if (mode === 'any') {
@@ -426,6 +661,8 @@ export interface CommandPart {
 type Subject =
   | { type: 'none' }
   | { type: 'path'; path: WorkspacePath }
+  /** An MCP tool's file arguments (at least one). */
+  | { type: 'paths'; paths: WorkspacePath[] }
   | { type: 'command'; parts: CommandPart[] };
 
 const KEEL_DIR = '.keel';
@@ -450,8 +687,11 @@ function subjectOf(request: PolicyRequest): Subject {
       if (cwd.type === 'outside') return { type: 'path', path: cwd };
       return { type: 'command', parts: commandParts(input.command) };
     }
-    default:
-      return { type: 'none' };
+    default: {
+      if (!request.tool.startsWith(MCP_TOOL_PREFIX)) return { type: 'none' };
+      const paths = pathArgumentsOf(input).map((raw) => mcpWorkspacePath(raw, request.workspace));
+      return paths.length ? { type: 'paths', paths } : { type: 'none' };
+    }
   }
 }
 

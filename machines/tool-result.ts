@@ -9,6 +9,8 @@ export interface ToolResult {
   artifact?: string;
   /** Bytes of output left out of `content` (all of them are in the artifact). */
   truncated_bytes?: number;
+  /** The tool stopped at its own time limit (a command's timeout_seconds): the call ends as `timed_out`. */
+  timed_out?: true;
 }
 
 export function toolOk(content: string): ToolResult {

@@ -34,6 +34,8 @@ export const KEEL_WORKER_ENV = {
   KEEL_MODEL_PRICES: 'a JSON or YAML file extending the per-model price table',
   KEEL_MCP_CONFIG: 'a JSON or YAML file listing MCP servers',
   KEEL_STORE_DIR: 'where conversation segments are stored; workers on several hosts must share it',
+  KEEL_SANDBOX_READ: 'extra host paths (colon-separated) that sandboxed commands may read, e.g. a toolchain outside /usr',
+  KEEL_RUN_DIR: "where records of running commands are kept (default: a private directory of the worker's user under the system temp dir)",
 } as const;
 
 export type KeelWorkerEnvName = keyof typeof KEEL_WORKER_ENV;

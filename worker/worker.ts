@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index';
 import { TOOL_WORKER_OPTIONS } from '../activities/tools/index';
+import { probeSandbox, sandboxStartupLine } from '../activities/tools/sandbox';
 
 export const workflowsPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/index.ts');
 
@@ -13,6 +14,8 @@ export interface KeelWorkerOptions {
   /** A prebuilt bundle (tests build it once per file); bundled from source when omitted. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   env?: NodeJS.ProcessEnv;
+  /** Where the start-up line about the command sandbox goes (default console.log). */
+  log?: (line: string) => void;
 }
 
 export interface KeelWorker {
@@ -22,6 +25,9 @@ export interface KeelWorker {
 }
 
 export async function createKeelWorker(options: KeelWorkerOptions): Promise<KeelWorker> {
+  // Said once at start, in one line: whether commands will run confined or be refused.
+  const sandbox = await probeSandbox();
+  (options.log ?? console.log)(sandboxStartupLine(sandbox));
   const keelActivities = createActivities(options.env);
   const { activities } = keelActivities;
   const close = () => keelActivities.close();

@@ -9,6 +9,7 @@ import {
   condition,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -17,7 +18,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowStream } from '@temporalio/workflow-streams/workflow';
 import { ZERO_USAGE, type LogEvent, type TransitionError, type TurnLimits, type TurnResult, type Usage } from '../machines/index';
-import { rememberApproval, sessionRuleFor, type PolicyConfig, type SessionApproval } from '../machines/policy';
+import { EXACT_APPROVALS_PATCH, legacySessionRuleFor, rememberApproval, sessionApprovalFor, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import {
   agentReportSignal,
   approveSchema,
@@ -195,10 +196,18 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
       const a = approveSchema.parse(raw);
       const call = pending().find((p) => p.callId === a.callId);
       if (!call) throw new Error(`unknown call id ${a.callId}`);
-      const r = turns.apply({ type: 'tool', callId: a.callId, event: { type: 'approved', approver: a.approver ?? 'human', scope: a.scope ?? 'once' } });
+      const approver = a.approver ?? 'human';
+      if (a.rule !== undefined && a.scope !== 'session') throw new Error('approve: a rule is remembered only with scope "session"');
+      // The exact call unless the human gave a rule (checked before the call runs).
+      const grant = a.scope === 'session' ? sessionApprovalFor({ tool: call.name, input: call.input }, a.rule, { grantedBy: approver }) : null;
+      if (grant && !grant.ok) throw new Error(`approve: ${grant.error}`);
+      const r = turns.apply({ type: 'tool', callId: a.callId, event: { type: 'approved', approver, scope: a.scope ?? 'once' } });
       if (!r.ok) return rejected('signal approve', r.error);
-      if (a.scope === 'session') {
-        approvals = rememberApproval(approvals, { rule: sessionRuleFor({ tool: call.name, input: call.input }), grantedAt: new Date(now()).toISOString(), grantedBy: 'human' });
+      if (grant?.ok) {
+        // Histories recorded before approvals were exact replay with the rule they remembered then.
+        const legacy = a.rule === undefined && !patched(EXACT_APPROVALS_PATCH);
+        const approval = legacy ? { rule: legacySessionRuleFor({ tool: call.name, input: call.input }), grantedBy: 'human' } : grant.approval;
+        approvals = rememberApproval(approvals, { ...approval, grantedAt: new Date(now()).toISOString() });
       }
     }),
   );

@@ -18,6 +18,8 @@ export const approveSchema = z.strictObject({
   callId: z.string().min(1),
   scope: z.enum(['once', 'session']).optional(),
   approver: z.string().min(1).optional(),
+  /** With scope `session`: a policy rule to remember instead of the exact call, e.g. `run_command(npm test*)`. */
+  rule: z.string().min(1).optional(),
 });
 export const denySchema = z.strictObject({ callId: z.string().min(1), reason: z.string().min(1).optional() });
 export const reasonSchema = optionalObject({ reason: z.string().min(1).optional() }).or(z.null().transform(() => undefined));
@@ -75,7 +77,10 @@ export interface UserMessageResult extends ControlResult {
 }
 export interface ApprovalResult extends ControlResult {
   callId: string;
-  /** The approval remembered for the rest of the session, when scope was `session`. */
+  /**
+   * What was remembered for the rest of the session, when scope was `session`: the rule
+   * the human gave, or `exactly <tool> <input JSON>` for the exact call.
+   */
   sessionRule: string | null;
 }
 

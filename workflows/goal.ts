@@ -44,7 +44,7 @@ import {
   type TransitionError,
   type Usage,
 } from '../machines/index';
-import type { PolicyConfig, PolicyConfigInput } from '../machines/policy';
+import { defaultPolicy, type PolicyConfig, type PolicyConfigInput } from '../machines/policy';
 import type { AgentInput, AgentResult } from './agent';
 import { agentWorkflow } from './agent';
 import {
@@ -362,7 +362,7 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
       // so each child's start event stays small.
       tools: toolsRef === null ? tools : tools.map((t) => ({ ...t, spec: { name: t.spec.name, description: '', input_schema: { type: 'object' } } })),
       toolsRef,
-      policy: policy ?? { mode: 'ask', allow: [], ask: [], deny: [], headless: { ask: 'deny' } },
+      policy: policy ?? defaultPolicy,
       headless: options.headless ?? false,
       limits: { ...remainingForTurn(goal.config.limits, goal.usage), maxSteps: options.maxStepsPerTask ?? 25 },
       approvalTimeoutMs: options.approvalTimeoutMs ?? null,

@@ -8,6 +8,7 @@ import {
   condition,
   continueAsNew,
   defaultPayloadConverter,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -35,7 +36,7 @@ import {
   type TransitionError,
   type TurnEvent,
 } from '../machines/index';
-import { rememberApproval, sessionRuleFor, type PolicyConfig, type PolicyConfigInput, type SessionApproval } from '../machines/policy';
+import { defaultPolicy, EXACT_APPROVALS_PATCH, legacySessionRuleFor, rememberApproval, sessionApprovalFor, type PolicyConfig, type PolicyConfigInput, type SessionApproval } from '../machines/policy';
 import {
   answerSchema,
   answerSignal,
@@ -197,7 +198,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       now,
       tools: () => tools,
       toolsRef: () => toolsRef,
-      policy: () => ({ policy: policy ?? { mode: 'ask', allow: [], ask: [], deny: [], headless: { ask: 'deny' } }, approvals, headless: options.headless ?? false }),
+      policy: () => ({ policy: policy ?? defaultPolicy, approvals, headless: options.headless ?? false }),
       emit: publish,
       rejected,
       streamedText: (activityId) => streamedText(stream, activityId),
@@ -406,26 +407,39 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   );
 
   // approve / deny act on the turn's tool call; the session machine has no say in them.
-  const approvalEvent = (raw: unknown): { callId: string; event: TurnEvent; rule: string | null } => {
+  type Approval = { callId: string; event: TurnEvent; rule: string | null; remember: SessionApproval | null; legacy?: string };
+  const approvalEvent = (raw: unknown): Approval => {
     const input = parse(approveSchema, raw, 'approve');
     const call = pending().find((p) => p.callId === input.callId);
     if (!call) throw new Error(unknownCall(input.callId));
-    const event: TurnEvent = { type: 'tool', callId: input.callId, event: { type: 'approved', approver: input.approver ?? 'human', scope: input.scope ?? 'once' } };
-    return { callId: input.callId, event, rule: input.scope === 'session' ? sessionRuleFor({ tool: call.name, input: call.input }) : null };
+    const approver = input.approver ?? 'human';
+    const event: TurnEvent = { type: 'tool', callId: input.callId, event: { type: 'approved', approver, scope: input.scope ?? 'once' } };
+    if (input.scope !== 'session') {
+      if (input.rule !== undefined) throw new Error('approve: a rule is remembered only with scope "session"');
+      return { callId: input.callId, event, rule: null, remember: null };
+    }
+    // The exact call unless the human gave a rule; the grant time is filled in when applied.
+    const grant = sessionApprovalFor({ tool: call.name, input: call.input }, input.rule, { grantedBy: approver });
+    if (!grant.ok) throw new Error(`approve: ${grant.error}`);
+    const legacy = input.rule === undefined ? legacySessionRuleFor({ tool: call.name, input: call.input }) : undefined;
+    return { callId: input.callId, event, rule: grant.label, remember: grant.approval, ...(legacy ? { legacy } : {}) };
   };
+  // Histories recorded before approvals were exact replay with the rule they remembered then.
+  const replayable = (a: Approval): Approval =>
+    a.legacy === undefined || patched(EXACT_APPROVALS_PATCH) ? a : { ...a, rule: a.legacy, remember: { rule: a.legacy, grantedBy: 'human' } };
   const unknownCall = (callId: string) => {
     const waiting = pending().map((p) => p.callId);
     return `unknown call id ${callId}: ${waiting.length === 0 ? 'no tool call is waiting for approval' : `waiting for approval: ${waiting.join(', ')}`}`;
   };
-  const applyApproval = (source: string, a: { event: TurnEvent; rule: string | null }) => {
+  const applyApproval = (source: string, a: { event: TurnEvent; remember: SessionApproval | null }) => {
     const r = turns.apply(a.event);
     if (!r.ok) return rejected(source, r.error);
-    if (a.rule !== null) approvals = rememberApproval(approvals, { rule: a.rule, grantedAt: new Date(now()).toISOString(), grantedBy: 'human' });
+    if (a.remember !== null) approvals = rememberApproval(approvals, { ...a.remember, grantedAt: new Date(now()).toISOString() });
   };
   setHandler(approveSignal, (raw) =>
     queue.post(() => {
       try {
-        applyApproval('signal approve', approvalEvent(raw));
+        applyApproval('signal approve', replayable(approvalEvent(raw)));
       } catch (error) {
         rejected('signal approve', { code: 'guard_failed', machine: 'turn', state: turns.state?.status ?? 'none', event: 'approved', message: (error as Error).message });
       }
@@ -434,7 +448,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   setHandler(
     approveUpdate,
     (raw) => {
-      const a = approvalEvent(raw);
+      const a = replayable(approvalEvent(raw));
       queue.post(() => applyApproval('update approve', a));
       return { status: session.status, callId: a.callId, sessionRule: a.rule };
     },
@@ -590,7 +604,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       session: sessionMachine.toJSON(session),
       conversation: conversation.snapshot(40, 256 * 1024),
       approvals,
-      policy: policy ?? { mode: 'ask', allow: [], ask: [], deny: [], headless: { ask: 'deny' } },
+      policy: policy ?? defaultPolicy,
       tools,
       toolsRef,
       stream: trim > 0 ? { ...streamState, log: streamState.log.slice(trim), base_offset: streamState.base_offset + trim } : streamState,

@@ -32,8 +32,8 @@ import {
   type TurnResult,
   type TurnState,
 } from '../machines/index';
-import { evaluatePolicy, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import { MODEL_FAILURE_CLASSES, type ModelFailureClass } from '../machines/model-retry';
+import { type CommandSandbox, evaluatePolicy, sandboxFor, toolKind, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import { interruptedToolResult } from '../machines/tool-result';
 import type { CompactedEvent } from './definitions';
 import type { ConversationLog, SerialQueue, Timers } from './runtime';
@@ -209,7 +209,7 @@ export class TurnRunner {
         return;
       case 'check_policy': {
         const { policy, approvals, headless } = this.host.policy();
-        const verdict = evaluatePolicy(policy, { tool: d.name, input: d.input }, { headless, approvals });
+        const verdict = evaluatePolicy(policy, { tool: d.name, input: d.input, workspace: this.config.workspace }, { headless, approvals });
         this.deliver(turnId, 'policy', { type: 'tool', callId: d.callId, event: { type: 'policy_decided', decision: verdict.decision, reason: verdict.reason } });
         return;
       }
@@ -303,6 +303,12 @@ export class TurnRunner {
     );
   }
 
+  /** The sandbox a command runs in, from the same policy that allowed it. */
+  private sandboxOf(name: string, input: Json): { sandbox?: CommandSandbox } {
+    if (toolKind(name) !== 'execute') return {};
+    return { sandbox: sandboxFor(this.host.policy().policy, { tool: name, input }) };
+  }
+
   private runTool(turnId: string, callId: string, activityId: string, name: string, input: Json): void {
     const source = `tool ${name} (${callId})`;
     const tool = this.host.tools().find((t) => t.spec.name === name);
@@ -318,13 +324,17 @@ export class TurnRunner {
     };
     const run = tool.mcp
       ? () => proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace })
-      : () => proxyActivities<ToolActivities>(options).runTool({ workspace: this.config.workspace, tool: name, input });
+      : () => proxyActivities<ToolActivities>(options).runTool({ workspace: this.config.workspace, tool: name, input, ...this.sandboxOf(name, input) });
     this.track(activityId, run).then(
       (result: ToolResult) =>
         this.deliver(turnId, source, {
           type: 'tool',
           callId,
-          event: result.is_error ? { type: 'failed', error: result.content } : { type: 'succeeded', output: result.content },
+          event: result.timed_out
+            ? { type: 'timed_out', message: result.content }
+            : result.is_error
+              ? { type: 'failed', error: result.content }
+              : { type: 'succeeded', output: result.content },
         }),
       (error: unknown) => {
         if (isCancellation(error)) return;

@@ -4,7 +4,11 @@ import { Context } from '@temporalio/activity';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { type ToolResult, toolError } from '../tools/result';
 import { capResult, DEFAULT_OUTPUT_CAP_BYTES } from '../tools/artifacts';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { openWorkspace } from '../tools/workspace';
+import { refusePathsOutside } from './paths';
 import { type ToolActivityOptions } from '../tools/definitions';
 import { toolCallKey } from '../tools/activity';
 import { type McpConfig } from './config';
@@ -28,7 +32,10 @@ export interface McpToolList {
 }
 
 export interface CallMcpToolRequest {
-  /** Where truncated output is saved; without it long output is only cut. */
+  /**
+   * The session's workspace: the server instance of this workspace runs the call (its
+   * only root), file arguments must lie inside it, and truncated output is saved there.
+   */
   workspace?: string;
   tool: string;
   input: unknown;
@@ -54,11 +61,15 @@ export interface McpBridge {
 export function createMcpBridge(config: McpConfig, options: { outputCapBytes?: number } = {}): McpBridge {
   const pool = new McpPool(config);
   const outputCap = options.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES;
+  // Tools are listed before any session names a workspace: from instances rooted in an
+  // empty directory of their own, which no call ever uses.
+  let listingRoot: Promise<string> | undefined;
+  const listingWorkspace = () => (listingRoot ??= fs.mkdtemp(path.join(os.tmpdir(), 'keel-mcp-list-')).then((dir) => fs.realpath(dir)));
 
   async function listServerTools(server: string): Promise<McpToolDescription[]> {
     const serverConfig = pool.serverConfig(server);
     if (!serverConfig) return [];
-    const client = await pool.client(server);
+    const client = await pool.client(server, await listingWorkspace());
     const tools: McpToolDescription[] = [];
     let cursor: string | undefined;
     do {
@@ -105,7 +116,11 @@ export function createMcpBridge(config: McpConfig, options: { outputCapBytes?: n
         if (request.input !== undefined && (typeof request.input !== 'object' || request.input === null || Array.isArray(request.input))) {
           return toolError(`invalid input for ${request.tool}: expected an object of arguments`);
         }
-        const client = await pool.client(parsed.server);
+        if (!request.workspace) return toolError(`${request.tool}: MCP tools run only inside a session's workspace, and none was given`);
+        const ws = await openWorkspace(request.workspace);
+        const refusal = await refusePathsOutside(ws, request.input);
+        if (refusal) return toolError(`${request.tool}: ${refusal}`);
+        const client = await pool.client(parsed.server, ws.root);
         const beat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
         let result: ToolResult;
         try {
@@ -132,8 +147,6 @@ export function createMcpBridge(config: McpConfig, options: { outputCapBytes?: n
         } finally {
           clearInterval(beat);
         }
-        if (!request.workspace) return result;
-        const ws = await openWorkspace(request.workspace);
         return capResult(ws, result, {
           capBytes: outputCap,
           callKey: toolCallKey(context.info),

@@ -9,7 +9,7 @@ import { type ToolResult } from './result';
 import { executeTool } from './run-tool';
 import { openWorkspace } from './workspace';
 import { type LoadedPolicy, loadPolicy } from './policy-file';
-import { type PolicyConfigInput, type ToolKind } from '../../machines/policy';
+import { type CommandSandbox, type PolicyConfigInput, type ToolKind } from '../../machines/policy';
 
 export interface RunToolRequest {
   /** Absolute path of the session's workspace directory. */
@@ -17,6 +17,8 @@ export interface RunToolRequest {
   tool: string;
   /** The model's input, unvalidated. */
   input: unknown;
+  /** For run_command: the sandbox the policy chose. Absent: workspace-write, no network. */
+  sandbox?: CommandSandbox;
 }
 
 export interface ToolDescription {
@@ -30,6 +32,8 @@ export interface ToolDescription {
 export interface ToolActivitiesConfig {
   envAllowList?: readonly string[];
   outputCapBytes?: number;
+  /** Extra host paths sandboxed commands may read (KEEL_SANDBOX_READ). */
+  sandboxRead?: readonly string[];
 }
 
 const HEARTBEAT_EVERY_MS = 500;
@@ -52,6 +56,8 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
         signal: context.cancellationSignal,
         envAllowList: config.envAllowList ?? DEFAULT_ENV_ALLOW_LIST,
         outputCapBytes: config.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
+        ...(request.sandbox ? { sandbox: request.sandbox } : {}),
+        ...(config.sandboxRead ? { sandboxRead: config.sandboxRead } : {}),
       };
       // Every tool heartbeats, not only commands: it is how a long grep hears of a cancel.
       const beat = setInterval(() => context.heartbeat(lastProgress), HEARTBEAT_EVERY_MS);

@@ -1,5 +1,7 @@
 // What a tool implementation may use: the workspace, a key unique to this tool call
 // (stable across retries), a way to report progress, and the cancellation signal.
+import { type CommandSandbox } from '../../machines/policy';
+import { type SandboxProbe } from './sandbox';
 import { type Workspace } from './workspace';
 
 export interface ToolContext {
@@ -12,7 +14,15 @@ export interface ToolContext {
   /** Environment variable names a command may inherit from the worker. */
   envAllowList: readonly string[];
   outputCapBytes: number;
+  /** How run_command is confined; absent means the safe default (workspace-write, no network). */
+  sandbox?: CommandSandbox;
+  /** Extra host paths commands may read (KEEL_SANDBOX_READ). */
+  sandboxRead?: readonly string[];
+  /** Whether bubblewrap works here, as the worker found at start; probed on first use when absent. */
+  sandboxProbe?: SandboxProbe;
 }
+
+export const DEFAULT_SANDBOX: CommandSandbox = { level: 'workspace-write', network: false };
 
 export const DEFAULT_ENV_ALLOW_LIST: readonly string[] = [
   'PATH',

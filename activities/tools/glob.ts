@@ -4,8 +4,8 @@ import picomatch from 'picomatch';
 import { z } from 'zod';
 import { type ToolContext } from './context';
 import { type ToolResult, toolOk } from './result';
-import { SKIPPED_DIRS, walk } from './walk';
-import { relativePath, ToolError } from './workspace';
+import { assertGlobInside, SKIPPED_DIRS, walk } from './walk';
+import { relativePath } from './workspace';
 
 export const globInput = z
   .object({
@@ -23,9 +23,7 @@ const MAX_RESULTS = 500;
 const MAX_WALK = 200_000;
 
 export async function glob(ctx: ToolContext, input: GlobInput): Promise<ToolResult> {
-  if (input.pattern.startsWith('/') || input.pattern.split('/').includes('..')) {
-    throw new ToolError(`glob pattern ${JSON.stringify(input.pattern)} must stay inside the workspace: no leading / and no ..`);
-  }
+  assertGlobInside(input.pattern);
   const start = relativePath(input.path ?? '.');
   const isMatch = picomatch(input.pattern, { dot: true });
   // Skipped directories are entered only when the pattern itself starts with one.

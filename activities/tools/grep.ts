@@ -4,8 +4,9 @@ import { z } from 'zod';
 import { type ToolContext } from './context';
 import { type ToolResult, toolOk } from './result';
 import { looksBinary } from './text';
-import { openWalked, SKIPPED_DIRS, walk } from './walk';
-import { openExisting, relativePath, ToolError } from './workspace';
+import { type FileHandle } from 'node:fs/promises';
+import { assertGlobInside, openWalked, SKIPPED_DIRS, walk } from './walk';
+import { hardLinkRefusal, openExisting, relativePath, ToolError } from './workspace';
 
 export const grepInput = z
   .object({
@@ -20,12 +21,22 @@ export type GrepInput = z.infer<typeof grepInput>;
 
 export const GREP_DESCRIPTION =
   'Search the text files of the workspace for a regular expression (JavaScript syntax). Returns ' +
-  '"path:line: text" for each matching line. Binary files, files over 64 MiB, .git, .keel and ' +
-  'node_modules are skipped (search .keel/artifacts by passing it as path).';
+  '"path:line: text" for each matching line. Files of any size are read as a stream. Binary files, ' +
+  'files with several hard links, .git, .keel and node_modules are skipped (search .keel/artifacts by passing it as path); ' +
+  'the answer says when files with several hard links were skipped.';
 
-const MAX_FILE_BYTES = 64 * 1024 * 1024;
 const MAX_LINE_CHARS = 300;
+/** A line longer than this is matched on its first part only; the answer says so. */
+const MAX_MATCHED_LINE_BYTES = 1024 * 1024;
+const CHUNK_BYTES = 1024 * 1024;
 const MAX_WALK = 200_000;
+
+interface Tally {
+  files: number;
+  binary: number;
+  hardLinked: number;
+  longLines: number;
+}
 
 export async function grep(ctx: ToolContext, input: GrepInput): Promise<ToolResult> {
   let regex: RegExp;
@@ -34,35 +45,79 @@ export async function grep(ctx: ToolContext, input: GrepInput): Promise<ToolResu
   } catch (error) {
     throw new ToolError(`invalid regular expression ${JSON.stringify(input.pattern)}: ${(error as Error).message}`);
   }
+  if (input.glob !== undefined) assertGlobInside(input.glob);
   const limit = input.max_results ?? 200;
   const start = relativePath(input.path ?? '.');
   const filter = input.glob ? picomatch(input.glob, { dot: true }) : undefined;
   const out: string[] = [];
   let matches = 0;
-  let files = 0;
+  const tally: Tally = { files: 0, binary: 0, hardLinked: 0, longLines: 0 };
+  const enough = () => matches > limit * 10 || ctx.signal.aborted;
 
-  const scan = (rel: string, bytes: Buffer) => {
-    if (bytes.length > MAX_FILE_BYTES || looksBinary(bytes)) return;
-    files += 1;
-    const lines = bytes.toString('utf8').split('\n');
-    for (let i = 0; i < lines.length; i += 1) {
-      const line = lines[i] ?? '';
-      if (!regex.test(line)) continue;
+  // Streams the file in chunks: memory stays bounded whatever its size, and the scan
+  // stops as soon as enough lines matched.
+  const scan = async (rel: string, handle: FileHandle) => {
+    let carry = Buffer.alloc(0);
+    let lineNo = 0;
+    let first = true;
+    let skippingLongLine = false;
+    const onLine = (bytes: Buffer) => {
+      lineNo += 1;
+      const line = bytes.toString('utf8');
+      if (!regex.test(line)) return;
       matches += 1;
-      if (out.length < limit) {
-        const shown = line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line;
-        out.push(`${rel}:${i + 1}: ${shown}`);
+      if (out.length < limit) out.push(`${rel}:${lineNo}: ${line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line}`);
+    };
+    const buffer = Buffer.alloc(CHUNK_BYTES);
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, null);
+      if (bytesRead === 0) break;
+      let chunk = buffer.subarray(0, bytesRead);
+      if (first) {
+        first = false;
+        if (looksBinary(chunk)) {
+          tally.binary += 1;
+          return;
+        }
+        tally.files += 1;
+      }
+      for (;;) {
+        const nl = chunk.indexOf(0x0a);
+        if (nl < 0) break;
+        if (skippingLongLine) {
+          skippingLongLine = false;
+          lineNo += 1;
+        } else {
+          onLine(carry.length ? Buffer.concat([carry, chunk.subarray(0, nl)]) : chunk.subarray(0, nl));
+        }
+        carry = Buffer.alloc(0);
+        chunk = chunk.subarray(nl + 1);
+        if (enough()) return;
+      }
+      if (!skippingLongLine) {
+        carry = Buffer.concat([carry, chunk]);
+        if (carry.length > MAX_MATCHED_LINE_BYTES) {
+          // Match the first part of a giant line, then skip to its end.
+          tally.longLines += 1;
+          onLine(carry.subarray(0, MAX_MATCHED_LINE_BYTES));
+          lineNo -= 1; // counted again when its end is reached
+          carry = Buffer.alloc(0);
+          skippingLongLine = true;
+        }
       }
     }
+    if (first) tally.files += 1; // empty file
+    if (carry.length && !skippingLongLine) onLine(carry);
   };
 
-  const single = await openExisting(ctx.ws, start, 'read').catch((error: unknown) => {
+  const single = await openExisting(ctx.ws, start, 'read', { allowHardLinks: true }).catch((error: unknown) => {
     if (error instanceof ToolError && /is a directory/.test(error.message)) return undefined;
     throw error;
   });
   if (single) {
     try {
-      scan(single.rel, single.stats.size > MAX_FILE_BYTES ? Buffer.alloc(MAX_FILE_BYTES + 1) : await single.handle.readFile());
+      if (single.stats.nlink > 1) throw hardLinkRefusal(start, single.stats.nlink);
+      await scan(single.rel, single.handle);
     } finally {
       await single.handle.close();
     }
@@ -78,15 +133,27 @@ export async function grep(ctx: ToolContext, input: GrepInput): Promise<ToolResu
       if (!handle) continue;
       try {
         const stats = await handle.stat();
-        if (!stats.isFile() || stats.size > MAX_FILE_BYTES) continue;
-        scan(start === '.' ? entry.rel : `${start}/${entry.rel}`, await handle.readFile());
+        if (!stats.isFile()) continue;
+        if (stats.nlink > 1) {
+          tally.hardLinked += 1;
+          continue;
+        }
+        await scan(start === '.' ? entry.rel : `${start}/${entry.rel}`, handle);
       } finally {
         await handle.close();
       }
-      if (matches > limit * 10) break;
+      if (enough()) break;
     }
   }
-  if (matches === 0) return toolOk(`No matches for /${input.pattern}/ in ${files} file${files === 1 ? '' : 's'}.`);
+  const notes = skippedNote(tally);
+  if (matches === 0) return toolOk(`No matches for /${input.pattern}/ in ${tally.files} file${tally.files === 1 ? '' : 's'}.${notes}`);
   const more = matches > out.length ? `\n[more than ${out.length} matching lines; showing the first ${out.length}. Narrow the pattern, path or glob]` : '';
-  return toolOk(out.join('\n') + more);
+  return toolOk(out.join('\n') + more + notes);
+}
+
+function skippedNote(tally: Tally): string {
+  const parts: string[] = [];
+  if (tally.hardLinked) parts.push(`${tally.hardLinked} file${tally.hardLinked === 1 ? '' : 's'} with several hard links (their other names may be outside the workspace)`);
+  const notes = parts.length ? `\n[skipped: ${parts.join(', ')}]` : '';
+  return tally.longLines ? `${notes}\n[${tally.longLines} line${tally.longLines === 1 ? '' : 's'} longer than 1 MiB: only the first MiB of each was matched]` : notes;
 }

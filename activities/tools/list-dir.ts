@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { type ToolContext } from './context';
 import { type ToolResult, toolOk } from './result';
 import { formatBytes } from './text';
-import { displayName, openExisting, readDirectory } from './workspace';
+import { displayName, errorCode, isInside, openExisting, readDirectory, relativeOf, type Workspace } from './workspace';
 
 export const listDirInput = z
   .object({
@@ -16,7 +16,7 @@ export type ListDirInput = z.infer<typeof listDirInput>;
 
 export const LIST_DIR_DESCRIPTION =
   'List the entries of one directory of the workspace (not recursive): subdirectories end with "/", ' +
-  'symlinks show their target, files show their size. Names that are not valid UTF-8 show the odd bytes as \\xNN; ' +
+  'symlinks show their target inside the workspace (or that it is outside), files show their size. Names that are not valid UTF-8 show the odd bytes as \\xNN; ' +
   'pass them the same way in paths.';
 
 const MAX_ENTRIES = 1000;
@@ -35,11 +35,9 @@ export async function listDir(ctx: ToolContext, input: ListDirInput): Promise<To
         case 'dir':
           lines.push(`${name}/`);
           break;
-        case 'symlink': {
-          const target = await fs.readlink(at, { encoding: 'buffer' }).catch(() => undefined);
-          lines.push(`${name} -> ${target ? displayName(target) : '?'}`);
+        case 'symlink':
+          lines.push(`${name} -> ${await describeTarget(ctx.ws, at)}`);
           break;
-        }
         case 'file': {
           const stats = await fs.lstat(at).catch(() => undefined);
           lines.push(`${name}  (${stats ? formatBytes(stats.size) : '?'})`);
@@ -59,5 +57,25 @@ export async function listDir(ctx: ToolContext, input: ListDirInput): Promise<To
     return toolOk(entries.length ? `${header}\n${lines.join('\n')}` : `${header} (empty)`);
   } finally {
     await opened.handle.close();
+  }
+}
+
+/**
+ * Where a symlink leads, as the model may see it: a workspace path, or only the fact
+ * that it leads outside. The text of an outside target is not shown: it would tell the
+ * agent about the host's file system, which no tool lets it look at.
+ */
+async function describeTarget(ws: Workspace, at: Buffer): Promise<string> {
+  try {
+    const real = await fs.realpath(at, { encoding: 'buffer' });
+    return isInside(ws, real) ? relativeOf(ws, real) : '(outside the workspace)';
+  } catch (error) {
+    if (errorCode(error) === 'ENOENT') {
+      const text = await fs.readlink(at, { encoding: 'buffer' }).catch(() => undefined);
+      // A dangling link: show its text only when it is relative and stays inside lexically.
+      if (text && text[0] !== 0x2f && !displayName(text).split('/').includes('..')) return `${displayName(text)} (missing)`;
+      return '(missing target)';
+    }
+    return '?';
   }
 }

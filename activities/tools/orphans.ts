@@ -1,16 +1,56 @@
 // Commands whose worker died. A command runs in its own process group, so when the
-// worker process is killed the group lives on. Each running command is recorded in the
-// workspace; the next command in that workspace (from any worker on the same host)
-// kills groups whose worker is gone, checking the group leader's start time so that a
-// reused pid is never hit.
+// worker process is killed the group lives on. Each running command is recorded in a
+// directory of the worker's user outside every workspace (a record in the workspace
+// could be forged by a command to make the next one kill any process of this user);
+// the next command in that workspace (from any worker on the same host) kills groups
+// whose worker is gone. Before killing, it checks the group leader's start time (a
+// reused pid is never hit) and that the leader carries the random token Keel gave the
+// command in its environment (a record naming some other process is ignored).
 import { createHash } from 'node:crypto';
 import { constants, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { errorCode, KEEL_DIR, type Workspace, writeFileInside } from './workspace';
+import { randomBytes } from 'node:crypto';
+import { keelEnv } from '../../worker/env';
+import { errorCode, type Workspace } from './workspace';
 
-const RUNNING_DIR = `${KEEL_DIR}/state/running`;
+/** The environment variable that marks a process as a command Keel started. */
+export const RUN_TOKEN_ENV = 'KEEL_RUN_TOKEN';
+
+/**
+ * Where records of one workspace's running commands live: `$KEEL_RUN_DIR` or a
+ * directory of this user under the system temporary directory, never in the workspace.
+ */
+export function runningDir(ws: Workspace, env: NodeJS.ProcessEnv = process.env): string {
+  const base = keelEnv(env, 'KEEL_RUN_DIR') ?? path.join(os.tmpdir(), `keel-run-${os.userInfo().uid}`);
+  return path.join(base, createHash('sha256').update(ws.root).digest('hex').slice(0, 24));
+}
+
+/** Creates the record directory, private to this user; refuses one that is not ours. */
+async function ensurePrivateDir(dir: string): Promise<void> {
+  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  for (const d of [path.dirname(dir), dir]) {
+    const stats = await fs.lstat(d);
+    if (!stats.isDirectory() || stats.uid !== os.userInfo().uid || (stats.mode & 0o022) !== 0) {
+      throw new Error(`${d} must be a directory of this user, not writable by others, to hold command records`);
+    }
+  }
+}
+
+export function newRunToken(): string {
+  return randomBytes(16).toString('hex');
+}
+
+function carriesToken(pid: number, token: string | undefined): boolean {
+  if (!token) return false;
+  try {
+    const environ = readFileSync(`/proc/${pid}/environ`).toString('latin1').split('\0');
+    return environ.includes(`${RUN_TOKEN_ENV}=${token}`);
+  } catch {
+    return false;
+  }
+}
 
 export interface RunningCommand {
   pgid: number;
@@ -21,6 +61,8 @@ export interface RunningCommand {
   host: string;
   command: string;
   callKey: string;
+  /** The value of KEEL_RUN_TOKEN in the command's environment. */
+  token: string;
 }
 
 function recordName(callKey: string): string {
@@ -36,7 +78,7 @@ export function processStartTicks(pid: number): string | undefined {
   }
 }
 
-export async function recordRunning(ws: Workspace, callKey: string, pgid: number, command: string): Promise<() => Promise<void>> {
+export async function recordRunning(ws: Workspace, callKey: string, pgid: number, command: string, token: string): Promise<() => Promise<void>> {
   const record: RunningCommand = {
     pgid,
     startTicks: processStartTicks(pgid),
@@ -45,22 +87,27 @@ export async function recordRunning(ws: Workspace, callKey: string, pgid: number
     host: os.hostname(),
     command,
     callKey,
+    token,
   };
-  const rel = `${RUNNING_DIR}/${recordName(callKey)}`;
-  await writeFileInside(ws, rel, JSON.stringify(record), { allowKeelDir: true });
+  const dir = runningDir(ws);
+  await ensurePrivateDir(dir);
+  const file = path.join(dir, recordName(callKey));
+  const temp = `${file}.${process.pid}.tmp`;
+  await fs.writeFile(temp, JSON.stringify(record), { mode: 0o600, flag: 'w' });
+  await fs.rename(temp, file);
   return async () => {
-    await fs.rm(path.join(ws.root, rel), { force: true });
+    await fs.rm(file, { force: true });
   };
 }
 
 /** Kills the process groups of commands whose worker died; returns what it killed. */
 export async function reapOrphanedCommands(ws: Workspace): Promise<RunningCommand[]> {
-  const dir = path.join(ws.root, RUNNING_DIR);
+  const dir = runningDir(ws);
   let names: string[];
   try {
-    // The directory must be the real one, not a symlink planted by a command.
+    // The directory must be the real one, ours, and private.
     const stats = await fs.lstat(dir);
-    if (!stats.isDirectory()) return [];
+    if (!stats.isDirectory() || stats.uid !== os.userInfo().uid || (stats.mode & 0o022) !== 0) return [];
     names = await fs.readdir(dir);
   } catch {
     return [];
@@ -84,7 +131,7 @@ export async function reapOrphanedCommands(ws: Workspace): Promise<RunningComman
     if (record.host !== os.hostname()) continue;
     const workerAlive = record.workerStartTicks !== undefined && processStartTicks(record.workerPid) === record.workerStartTicks;
     if (workerAlive) continue;
-    if (record.startTicks !== undefined && processStartTicks(record.pgid) === record.startTicks) {
+    if (record.startTicks !== undefined && processStartTicks(record.pgid) === record.startTicks && carriesToken(record.pgid, record.token)) {
       try {
         process.kill(-record.pgid, 'SIGKILL');
         reaped.push(record);

@@ -5,10 +5,11 @@
 import { spawn } from 'node:child_process';
 import { z } from 'zod';
 import { saveArtifact, artifactPath, truncateForModel } from './artifacts';
-import { type ToolContext } from './context';
+import { DEFAULT_SANDBOX, type ToolContext } from './context';
 import { type ToolResult } from './result';
-import { recordRunning, reapOrphanedCommands } from './orphans';
-import { openExisting } from './workspace';
+import { newRunToken, recordRunning, reapOrphanedCommands, RUN_TOKEN_ENV } from './orphans';
+import { BWRAP, bwrapArgs, ensureKeelDir, probeSandbox } from './sandbox';
+import { openExisting, ToolError } from './workspace';
 
 export const runCommandInput = z
   .object({
@@ -26,7 +27,9 @@ export const RUN_COMMAND_DESCRIPTION =
   'A non-zero exit code is reported as an error. There is no terminal and no stdin; do not start ' +
   'interactive programs or servers that never exit. The command and every process it starts are ' +
   'killed at the timeout. Long output is truncated (the middle is cut) and saved in full under .keel/artifacts/. ' +
-  'The command runs at most once: it is not retried automatically.';
+  'The command runs at most once: it is not retried automatically. It runs in a sandbox: only the workspace ' +
+  'is writable (.keel/ is not), system directories are read-only, other host files are not visible, /tmp is ' +
+  'private and empty, HOME is /tmp/home, and the network is off unless the policy allows it.';
 
 export const DEFAULT_COMMAND_TIMEOUT_SECONDS = 120;
 export const MAX_COMMAND_TIMEOUT_SECONDS = 1800;
@@ -59,15 +62,32 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
   await cwd.handle.close();
 
   const timeoutSeconds = input.timeout_seconds ?? DEFAULT_COMMAND_TIMEOUT_SECONDS;
-  const [file, args, display] = Array.isArray(input.command)
+  const [commandFile, commandArgs, display] = Array.isArray(input.command)
     ? [input.command[0] ?? '', input.command.slice(1), input.command.map(quoteArg).join(' ')]
     : ['/bin/sh', ['-c', input.command], input.command];
+
+  const sandbox = ctx.sandbox ?? DEFAULT_SANDBOX;
+  let file = commandFile;
+  let args = commandArgs;
+  if (sandbox.level !== 'off') {
+    const probe = ctx.sandboxProbe ?? (await probeSandbox());
+    if (!probe.ok) {
+      // Never a silent fallback to running unconfined.
+      throw new ToolError(`commands cannot run: the sandbox is unavailable on this worker (${probe.reason}); the policy would have to set "sandbox": "off" to run them unconfined`);
+    }
+    await ensureKeelDir(ctx.ws.root);
+    file = BWRAP;
+    args = [...bwrapArgs({ sandbox, workspace: ctx.ws.root, cwd: cwdPath, extraRead: ctx.sandboxRead }), commandFile, ...commandArgs];
+  }
 
   const env: Record<string, string> = {};
   for (const name of ctx.envAllowList) {
     const value = process.env[name];
     if (value !== undefined) env[name] = value;
   }
+  // Marks the process group as Keel's own: a record naming any other process is never acted on.
+  const token = newRunToken();
+  env[RUN_TOKEN_ENV] = token;
 
   const chunks: Buffer[] = [];
   let retained = 0;
@@ -80,7 +100,7 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
   // A command whose record cannot be written (say, .keel/ replaced by a file) still runs.
   const noRecord = async () => undefined;
   const recorded =
-    pid === undefined ? Promise.resolve(noRecord) : recordRunning(ctx.ws, ctx.callKey, pid, display).catch(() => noRecord);
+    pid === undefined ? Promise.resolve(noRecord) : recordRunning(ctx.ws, ctx.callKey, pid, display, token).catch(() => noRecord);
   const onData = (chunk: Buffer) => {
     total += chunk.length;
     if (retained + chunk.length <= MAX_RETAINED_BYTES) {
@@ -164,18 +184,24 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
   const output = Buffer.concat(chunks);
   const status = describeEnding(ending);
   const isError = !(ending.type === 'exited' && ending.code === 0);
-  const header = `$ ${display}${input.cwd && input.cwd !== '.' ? `   (in ${cwd.rel})` : ''}\n`;
+  const where = input.cwd && input.cwd !== '.' ? `   (in ${cwd.rel})` : '';
+  const header = `$ ${display}${where}${sandbox.level === 'off' ? '   [sandbox off]' : ''}\n`;
   const footer = `\n[${status}]`;
   if (total <= ctx.outputCapBytes) {
     const text = output.toString('utf8');
     const body = text.length && !text.endsWith('\n') ? `${text}\n` : text;
-    return { content: header + body + footer.trimStart(), is_error: isError };
+    return { content: header + body + footer.trimStart(), is_error: isError, ...timedOut(ending) };
   }
   const artifactRel = await saveArtifact(ctx.ws, artifactPath(ctx.callKey, 'run_command'), output);
   const room = Math.max(1024, ctx.outputCapBytes - Buffer.byteLength(header + footer) - 400);
   const truncated = truncateForModel(output, room, artifactRel, total);
   const lost = total > retained ? `\n[only the first ${retained} of ${total} bytes were kept in the artifact]` : '';
-  return { ...truncated, content: header + truncated.content + lost + footer, is_error: isError };
+  return { ...truncated, content: header + truncated.content + lost + footer, is_error: isError, ...timedOut(ending) };
+}
+
+/** A command killed at its own timeout ends as `timed_out`, not as a plain error. */
+function timedOut(ending: Ending): { timed_out?: true } {
+  return ending.type === 'timed_out' ? { timed_out: true } : {};
 }
 
 function describeEnding(ending: Ending): string {

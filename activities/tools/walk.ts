@@ -3,7 +3,14 @@
 // directory swapped for a symlink mid-walk is skipped rather than entered.
 import { constants } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
-import { displayName, type EntryKind, openExisting, type Workspace } from './workspace';
+import { displayName, type EntryKind, openExisting, ToolError, type Workspace } from './workspace';
+
+/** glob's pattern and grep's glob filter: the same rule and the same words for both. */
+export function assertGlobInside(pattern: string): void {
+  if (pattern.startsWith('/') || pattern.startsWith('~') || pattern.split('/').includes('..')) {
+    throw new ToolError(`glob pattern ${JSON.stringify(pattern)} must stay inside the workspace: no leading / or ~ and no ..`);
+  }
+}
 
 export interface WalkEntry {
   /** Path relative to the walk's start, as shown to the model. */

@@ -111,6 +111,18 @@ export function isInside(ws: Workspace, real: Buffer): boolean {
   );
 }
 
+/**
+ * Whether a real (resolved) path lies in Keel's own directory. Checked on what is
+ * actually opened or renamed into, never on the text the model gave: a symlink
+ * `cfg -> .keel` makes `cfg/policy.json` this directory too.
+ */
+export function isKeelReal(ws: Workspace, real: Buffer): boolean {
+  const keel = Buffer.concat([ws.rootBuffer, Buffer.from(`/${KEEL_DIR}`)]);
+  return real.equals(keel) || (real.length > keel.length && real.subarray(0, keel.length).equals(keel) && real[keel.length] === 0x2f);
+}
+
+const KEEL_REFUSAL = `${KEEL_DIR}/ holds Keel's own state; the agent may not write there`;
+
 export function relativeOf(ws: Workspace, real: Buffer): string {
   if (real.equals(ws.rootBuffer)) return '.';
   return displayName(real.subarray(ws.rootBuffer.length + 1));
@@ -139,12 +151,21 @@ export interface OpenedFile {
 
 type OpenIntent = 'read' | 'directory';
 
+export interface OpenOptions {
+  /**
+   * Keel's own reads (policy, records) may read a file with several hard links; the
+   * agent's tools may not: the other names of such a file may be outside the workspace,
+   * and nothing on this side can tell where they are.
+   */
+  allowHardLinks?: boolean;
+}
+
 /**
  * Opens an existing file or directory inside the workspace for reading. A symlink as
  * the last component is followed only if its target is inside; anything the opened
  * descriptor turns out to be outside is refused and closed.
  */
-export async function openExisting(ws: Workspace, rawPath: string, intent: OpenIntent): Promise<OpenedFile> {
+export async function openExisting(ws: Workspace, rawPath: string, intent: OpenIntent, options: OpenOptions = {}): Promise<OpenedFile> {
   const rel = relativePath(rawPath);
   let target = absoluteBuffer(ws, rel);
   const flags =
@@ -172,6 +193,7 @@ export async function openExisting(ws: Workspace, rawPath: string, intent: OpenI
     const stats = await handle.stat();
     if (intent === 'read' && stats.isDirectory()) throw new ToolError(`${rawPath} is a directory; use list_dir`);
     if (intent === 'read' && !stats.isFile()) throw new ToolError(`${rawPath} is not a regular file`);
+    if (intent === 'read' && stats.nlink > 1 && !options.allowHardLinks) throw hardLinkRefusal(rawPath, stats.nlink);
     return { handle, real, rel, stats };
   } catch (error) {
     await handle.close();
@@ -201,6 +223,13 @@ async function directoryAccessPath(opened: OpenedFile): Promise<Buffer | string>
   } catch {
     return opened.real;
   }
+}
+
+export function hardLinkRefusal(rawPath: string, links: number): ToolError {
+  return new ToolError(
+    `${rawPath} has ${links} hard links; its other names may be outside the workspace, so Keel's tools do not read it. ` +
+      'Ask the human to replace it with a plain copy (cp --remove-destination) if it is meant to be read.',
+  );
 }
 
 async function isSymlink(target: Buffer): Promise<boolean> {
@@ -251,9 +280,7 @@ async function writeFileInsideUnsafe(
 ): Promise<{ rel: string; created: boolean }> {
   const rel = relativePath(rawPath);
   if (rel === '.') throw new ToolError('a file path is required');
-  if (!options.allowKeelDir && (rel === KEEL_DIR || rel.startsWith(`${KEEL_DIR}/`))) {
-    throw new ToolError(`${KEEL_DIR}/ holds Keel's own state; the agent may not write there`);
-  }
+  if (!options.allowKeelDir && (rel === KEEL_DIR || rel.startsWith(`${KEEL_DIR}/`))) throw new ToolError(KEEL_REFUSAL);
   let targetAbs = absoluteBuffer(ws, rel);
   let existing: Stats | undefined;
   try {
@@ -267,9 +294,15 @@ async function writeFileInsideUnsafe(
     existing = await fs.stat(targetAbs);
   }
   if (existing?.isDirectory()) throw new ToolError(`${rawPath} is a directory`);
-  const parentReal = await ensureParentInside(ws, targetAbs, rawPath);
   const base = path.basename(targetAbs.toString('latin1'));
   const baseBytes = Buffer.from(base, 'latin1');
+  // Checked before any directory is created: a refused write leaves nothing behind.
+  const guardKeel = (real: Buffer) => {
+    if (!options.allowKeelDir && isKeelReal(ws, real)) throw new ToolError(KEEL_REFUSAL);
+  };
+  guardKeel(targetAbs);
+  const parentReal = await ensureParentInside(ws, targetAbs, rawPath, guardKeel);
+  guardKeel(Buffer.concat([parentReal, Buffer.from('/'), baseBytes]));
   const tempPath = Buffer.concat([parentReal, Buffer.from(`/.keel-tmp-${randomBytes(6).toString('hex')}-`), baseBytes]);
   const handle = await fs.open(
     tempPath,
@@ -282,6 +315,10 @@ async function writeFileInsideUnsafe(
     if (!isInside(ws, tempReal)) {
       await fs.unlink(tempReal).catch(() => undefined);
       throw new ToolError(`path ${JSON.stringify(rawPath)} resolves outside the workspace (a directory changed under it); refused`);
+    }
+    if (!options.allowKeelDir && isKeelReal(ws, tempReal)) {
+      await fs.unlink(tempReal).catch(() => undefined);
+      throw new ToolError(KEEL_REFUSAL);
     }
     await handle.writeFile(content);
     await handle.sync();
@@ -299,7 +336,7 @@ async function writeFileInsideUnsafe(
 }
 
 /** Creates missing parent directories one at a time, never through a symlink out. */
-async function ensureParentInside(ws: Workspace, targetAbs: Buffer, rawPath: string): Promise<Buffer> {
+async function ensureParentInside(ws: Workspace, targetAbs: Buffer, rawPath: string, guard: (real: Buffer) => void): Promise<Buffer> {
   const parent = targetAbs.subarray(0, targetAbs.lastIndexOf(0x2f));
   const missing: Buffer[] = [];
   let existing = parent;
@@ -318,6 +355,7 @@ async function ensureParentInside(ws: Workspace, targetAbs: Buffer, rawPath: str
   }
   let real = await fs.realpath(existing, { encoding: 'buffer' });
   if (!isInside(ws, real)) throw new ToolError(`path ${JSON.stringify(rawPath)} resolves outside the workspace (through a symlink); refused`);
+  guard(Buffer.concat([real, ...missing.flatMap((name) => [Buffer.from('/'), name])]));
   for (const name of missing) {
     real = Buffer.concat([real, Buffer.from('/'), name]);
     await fs.mkdir(real).catch((error: unknown) => {

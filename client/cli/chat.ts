@@ -3,6 +3,8 @@
 // by the next line. /interrupt (or Ctrl-C during a reply), /steer TEXT, /pause, /resume,
 // /close; /quit or the end of input leaves the session open. Lines are read while a reply
 // runs, so a piped script works the same as a terminal.
+import os from 'node:os';
+import { suggestedRuleFor } from '../../machines/policy';
 import { UpdateRejectedError } from '../errors';
 import type { SessionHandle } from '../session-handle';
 import { CliExit, withClient } from './common';
@@ -15,7 +17,12 @@ export interface ChatOptions {
   json?: boolean;
 }
 
-const HELP = 'commands: /interrupt  /steer TEXT  /pause  /resume  /close  /status  /quit   (approvals: y / n / always)';
+/** Who answered: recorded with every approval, so the log says which person it was. */
+const APPROVER = `keel chat (${os.userInfo().username})`;
+
+const HELP =
+  'commands: /interrupt  /steer TEXT  /pause  /resume  /close  /status  /quit   ' +
+  '(approvals: y / n / always — always offers a rule to remember for the session, which you can edit)';
 
 export function chatCommand(o: ChatOptions): Promise<void> {
   return withClient(o.json, async (keel, out) => {
@@ -29,7 +36,7 @@ export function chatCommand(o: ChatOptions): Promise<void> {
     else out.line(out.dim(`session ${session.id} (${state.status}). ${HELP}`));
     const chat = new Chat(session, out);
     // What already waits when the REPL attaches is asked again.
-    for (const p of state.pendingApprovals) chat.waitingApproval(p.callId, p.name, p.reason);
+    for (const p of state.pendingApprovals) chat.waitingApproval(p.callId, p.name, p.reason, p.input);
     if (state.question) chat.waitingQuestion(state.question.question);
     return chat.run();
   });
@@ -37,8 +44,11 @@ export function chatCommand(o: ChatOptions): Promise<void> {
 
 class Chat {
   private readonly approvals: string[] = [];
+  /** Tool calls seen, for the rule `always` offers. */
+  private readonly calls = new Map<string, { tool: string; input: unknown }>();
+  /** After `always`: the next line edits the rule to remember (Enter keeps it). */
+  private editing: { callId: string; suggested: string } | null = null;
   private question: string | null = null;
-  private always = false;
   private turnRunning = false;
   private closed = false;
   private readonly reader = new LineReader();
@@ -65,7 +75,7 @@ class Chat {
         const line = await this.reader.next(this.out.tty ? (this.turnRunning ? '' : '› ') : undefined);
         if (line === null) break;
         const text = line.trim();
-        if (!text) continue;
+        if (!text && !this.editing) continue;
         if (text === '/quit' || text === '/exit') break;
         if (!(await this.handle(text))) break;
         if (this.closed) break;
@@ -90,11 +100,30 @@ class Chat {
   /** Handles one line; false ends the REPL. */
   private async handle(text: string): Promise<boolean> {
     const s = this.session;
+    if (this.editing) {
+      const { callId, suggested } = this.editing;
+      this.editing = null;
+      const rule = text === '' ? suggested : text;
+      await this.control(() => (rule === 'exact' ? this.approveExact(callId) : s.approve(callId, { scope: 'session', rule, approver: APPROVER })));
+      return true;
+    }
     if (this.approvals.length > 0 && /^(y|yes|n|no|a|always)$/i.test(text)) {
       const callId = this.approvals.shift()!;
       const answer = text.toLowerCase();
-      if (answer.startsWith('a')) this.always = true;
-      await this.control(() => (answer.startsWith('n') ? s.deny(callId, 'denied in keel chat') : s.approve(callId, { scope: answer.startsWith('a') ? 'session' : 'once', approver: 'keel chat' })));
+      if (answer.startsWith('n')) await this.control(() => s.deny(callId, 'denied in keel chat'));
+      else if (answer.startsWith('y')) await this.control(() => s.approve(callId, { scope: 'once', approver: APPROVER }));
+      else {
+        // `always` grants what the person reads here, nothing wider: a rule they can edit,
+        // or the exact call when no rule can say it.
+        const call = this.calls.get(callId);
+        const suggested = call ? suggestedRuleFor({ tool: call.tool, input: call.input }) : undefined;
+        if (suggested === undefined) {
+          await this.control(() => this.approveExact(callId));
+        } else {
+          this.editing = { callId, suggested };
+          if (!this.out.json) this.out.line(`  remember for this session: ${this.out.bold(suggested)}\n  Enter keeps it; type another rule (e.g. ${suggested.replace(/\)$/, '*)')}) or "exact" for this exact call only`);
+        }
+      }
       return true;
     }
     if (this.question !== null && !text.startsWith('/')) {
@@ -147,7 +176,13 @@ class Chat {
     return true;
   }
 
-  waitingApproval(callId: string, toolName: string, reason: string | null): void {
+  private async approveExact(callId: string): Promise<void> {
+    const answer = await this.session.approve(callId, { scope: 'session', approver: APPROVER });
+    if (!this.out.json && answer.sessionRule) this.info(`remembered for this session: ${answer.sessionRule}`);
+  }
+
+  waitingApproval(callId: string, toolName: string, reason: string | null, input?: unknown): void {
+    if (input !== undefined) this.calls.set(callId, { tool: toolName, input });
     this.approvals.push(callId);
     if (!this.out.json) this.out.line(`${this.out.yellow('?')} allow ${toolName}${reason ? ` (${reason})` : ''}? [y/n/always]`);
   }
@@ -212,10 +247,10 @@ class Chat {
         this.beginTurn();
         started = false;
       } else if (e.kind === 'tool.call') {
+        this.calls.set(e.callId, { tool: e.toolName, input: e.arguments });
         if (!out.json) out.line(out.dim(`  ⚙ ${e.toolName} ${JSON.stringify(e.arguments).slice(0, 120)}`));
       } else if (e.kind === 'tool.approval_requested') {
-        if (this.always) await this.control(() => this.session.approve(e.callId, { scope: 'session', approver: 'keel chat (always)' }));
-        else this.waitingApproval(e.callId, e.toolName, e.policyReason);
+        this.waitingApproval(e.callId, e.toolName, e.policyReason);
       } else if (e.kind === 'tool.denied' || e.kind === 'tool.approved') {
         this.drop(e.callId);
       } else if (e.kind === 'tool.result') {

@@ -1,6 +1,8 @@
 // The live view of a goal, shared by `keel goal`, `keel watch` and `npm run demo`: the plan
 // as a table, task status changes, the planner's and critic's streamed text, approvals
 // answered inline (y / n / always) or automatically with --yes, then the final report.
+import os from 'node:os';
+import { PolicyRule, ruleCovers, suggestedRuleFor } from '../../machines/policy';
 import type { GoalHandle } from '../goal-handle';
 import type { GoalLogEntry } from '../../workflows/definitions';
 import type { GoalResult } from '../../workflows/goal';
@@ -28,7 +30,11 @@ interface PlannedTask {
 /** Follows the goal until it ends (or `signal` aborts: then null). */
 export async function followGoal(goal: GoalHandle, options: GoalViewOptions): Promise<GoalResult | null> {
   const { out, ask } = options;
-  let always = options.yes;
+  // `always` on a plan approves later plans; on a tool call it remembers a rule the person
+  // saw (and could edit) for calls it covers — never every call of every tool.
+  let plansAlways = options.yes;
+  const rules: { rule: string; approver: string }[] = [];
+  const person = `keel goal (${os.userInfo().username})`;
   const answered = new Set<string>();
   const tolerate = async (body: () => Promise<unknown>) => {
     try {
@@ -39,12 +45,13 @@ export async function followGoal(goal: GoalHandle, options: GoalViewOptions): Pr
       else throw error;
     }
   };
-  const question = async (text: string): Promise<string | null> => {
+  const question = async (text: string, raw = false): Promise<string | null> => {
     if (!ask) return null;
     out.spinner(null);
     out.line(text);
     const line = await ask.next('> ');
-    return line === null ? null : line.trim().toLowerCase();
+    if (line === null) return null;
+    return raw ? line.trim() : line.trim().toLowerCase();
   };
   /** Prints one event (and answers what it asks, when it can). */
   const show = async (e: GoalLogEntry): Promise<void> => {
@@ -58,14 +65,14 @@ export async function followGoal(goal: GoalHandle, options: GoalViewOptions): Pr
       out.line(out.bold(`plan v${e.planVersion}${e.kind === 'plan.updated' ? ` (${e.changes})` : ''}`));
       for (const row of table([['id', 'role', 'after', 'title'], ...tasks.map((t) => [t.id, t.role ?? '', (t.dependencies ?? []).join(',') || '-', t.title])])) out.line(`  ${row}`);
     } else if (e.kind === 'plan.approval_requested') {
-      if (always) {
-        out.line(out.green(`plan v${e.planVersion} approved (--yes)`));
+      if (plansAlways) {
+        out.line(out.green(`plan v${e.planVersion} approved (${options.yes ? '--yes' : 'always'})`));
         await tolerate(() => goal.approvePlan());
         return;
       }
       const a = await question(`Approve plan v${e.planVersion}? [y/n]`);
       if (a === 'y' || a === 'yes' || a === 'always') {
-        if (a === 'always') always = true;
+        if (a === 'always') plansAlways = true;
         await tolerate(() => goal.approvePlan());
       } else if (a === 'n' || a === 'no') {
         const feedback = (await question('What should change?')) || 'please propose a different plan';
@@ -87,15 +94,35 @@ export async function followGoal(goal: GoalHandle, options: GoalViewOptions): Pr
       if (answered.has(e.callId)) return;
       answered.add(e.callId);
       const what = `[${e.taskId}] ${e.toolName} ${oneLine(JSON.stringify(e.input), 120)}`;
-      if (always) {
-        out.line(`${out.green('✓')} approved ${what}`);
+      const request = { tool: e.toolName, input: e.input };
+      if (options.yes) {
+        out.line(`${out.green('✓')} approved ${what} (--yes)`);
         await tolerate(() => goal.approve(e.callId, { approver: 'keel --yes' }));
         return;
       }
+      const covering = rules.find((r) => ruleCovers(r.rule, request));
+      if (covering) {
+        out.line(`${out.green('✓')} approved ${what} (always: ${covering.rule})`);
+        await tolerate(() => goal.approve(e.callId, { scope: 'session', rule: covering.rule, approver: `${covering.approver}, always` }));
+        return;
+      }
       const a = await question(`${out.yellow('?')} ${what}${e.reason ? ` (${e.reason})` : ''}\n  allow? [y/n/always]`);
-      if (a === 'y' || a === 'yes' || a === 'always') {
-        if (a === 'always') always = true;
-        await tolerate(() => goal.approve(e.callId, { approver: 'keel cli' }));
+      if (a === 'y' || a === 'yes') {
+        await tolerate(() => goal.approve(e.callId, { approver: person }));
+      } else if (a === 'always') {
+        const suggested = suggestedRuleFor(request);
+        let rule: string | undefined;
+        if (suggested !== undefined) {
+          const edited = await question(`  remember for this goal: ${out.bold(suggested)}\n  Enter keeps it; type another rule or "exact" for this exact call only`, true);
+          rule = edited === null || edited === '' ? suggested : edited === 'exact' ? undefined : edited;
+        }
+        if (rule !== undefined && PolicyRule.safeParse(rule).success && ruleCovers(rule, request)) {
+          rules.push({ rule, approver: person });
+          await tolerate(() => goal.approve(e.callId, { scope: 'session', rule, approver: person }));
+        } else {
+          if (rule !== undefined) out.line(out.yellow(`  ${JSON.stringify(rule)} is not a rule that covers this call; remembering this exact call only`));
+          await tolerate(() => goal.approve(e.callId, { scope: 'session', approver: person }));
+        }
       } else if (a === 'n' || a === 'no') await tolerate(() => goal.deny(e.callId, 'denied at the terminal'));
       else out.line(out.yellow(`waiting for approval: keel approve ${goal.id} ${e.callId}`));
     } else if (e.kind === 'agent.approval_answered') {

@@ -14,7 +14,7 @@ import { workflowsPath } from '../../worker/worker';
 import { cancelUpdate, goalApproveUpdate, goalPendingApprovalsQuery, goalUsageQuery, resolveTaskUpdate, type GoalLogEntry } from '../../workflows/definitions';
 import { agent, attachGoal, critic, goalEnv, plan, planner, recordGoalHistory, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
-import { isAlive } from '../unit/tools/context';
+import { hostPidWith, isAlive } from '../unit/tools/context';
 
 let env: TemporalTestEnv;
 let workflowBundle: WorkflowBundleWithSourceMap;
@@ -141,14 +141,15 @@ describe('goal control', () => {
         { match: planner(), reply: plan([task('build', 'Build', 'Run the build.'), task('after', 'After', 'Never runs.', { dependencies: ['build'] })]) },
         {
           match: agent('build', { hasToolResults: false }),
-          reply: { content: [{ type: 'tool_use' as const, name: 'run_command', input: { command: 'echo $$ > pid.txt; sleep 30; echo built > built.txt', timeout_seconds: 60 } }] },
+          reply: { content: [{ type: 'tool_use' as const, name: 'run_command', input: { command: 'echo started > pid.txt; sleep 30.4171; echo built > built.txt', timeout_seconds: 60 } }] },
         },
         { match: agent('build', { hasToolResults: true }), reply: text('Built.') },
       ],
     });
     await g.run(async () => {
       const run = await g.start({ goal: 'Build it', autoApprove: true });
-      const pid = await waitUntil(() => fs.readFile(path.join(g.workspace, 'pid.txt'), 'utf8').then((t) => Number(t.trim()), () => 0), (p) => p > 0, 30_000, 'the command');
+      // The command runs in the sandbox's own pid namespace: its host pid is found by its marker.
+      const pid = await waitUntil(async () => hostPidWith('30.4171'), (p) => p > 0, 30_000, 'the command');
       const answer = await run.handle.executeUpdate(cancelUpdate, { args: [{ reason: 'changed my mind' }] });
       expect(answer.status).toBe('stopped');
       const result = await run.handle.result();
@@ -170,7 +171,7 @@ describe('goal control', () => {
       // Temporal's own cancel does the same.
       await fs.rm(path.join(g.workspace, 'pid.txt'));
       const again = await g.start({ goal: 'Build it again', autoApprove: true });
-      const pid2 = await waitUntil(() => fs.readFile(path.join(g.workspace, 'pid.txt'), 'utf8').then((t) => Number(t.trim()), () => 0), (p) => p > 0, 30_000, 'the command');
+      const pid2 = await waitUntil(async () => hostPidWith('30.4171'), (p) => p > 0, 30_000, 'the command');
       await again.handle.cancel();
       const second = await again.handle.result();
       expect(second).toMatchObject({ verdict: 'stopped', summary: 'the workflow was cancelled' });

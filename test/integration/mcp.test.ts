@@ -45,6 +45,10 @@ function call(tool: string, input: unknown, mock = new MockActivityEnvironment()
   return mock.run<[], ToolResult, () => Promise<ToolResult>>(() => bridge.activities.callMcpTool({ tool, input, workspace }));
 }
 
+function callIn(dir: string, tool: string, input: unknown): Promise<ToolResult> {
+  return new MockActivityEnvironment().run<[], ToolResult, () => Promise<ToolResult>>(() => bridge.activities.callMcpTool({ tool, input, workspace: dir }));
+}
+
 function listTools(): Promise<McpToolList> {
   return new MockActivityEnvironment().run<[], McpToolList, () => Promise<McpToolList>>(() => bridge.activities.listMcpTools());
 }
@@ -72,7 +76,7 @@ describe('MCP bridge over real stdio', () => {
     const second = await call('mcp__test__pid', {});
     expect(first.content).toMatch(/^\d+$/);
     expect(second.content).toBe(first.content);
-    expect(await bridge.pool.pid('test')).toBe(Number(first.content));
+    expect(await bridge.pool.pid('test', workspace)).toBe(Number(first.content));
   });
 
   it('restarts a server that exited on its next use', async () => {
@@ -85,6 +89,53 @@ describe('MCP bridge over real stdio', () => {
     }
     expect(after).toMatch(/^\d+$/);
     expect(after).not.toBe(before);
+  });
+
+  it("gives each workspace its own server, whose only root is that workspace", async () => {
+    const other = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'keel-mcp-other-')));
+    try {
+      const mine = JSON.parse((await call('mcp__test__roots', {})).content) as { roots: string[]; cwd: string };
+      const theirs = JSON.parse((await callIn(other, 'mcp__test__roots', {})).content) as { roots: string[]; cwd: string };
+      expect(mine).toEqual({ roots: [`file://${workspace}`], cwd: repoRoot });
+      expect(theirs.roots).toEqual([`file://${other}`]);
+      expect((await call('mcp__test__pid', {})).content).not.toBe((await callIn(other, 'mcp__test__pid', {})).content);
+    } finally {
+      await fs.rm(other, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses file arguments outside the workspace or in .keel/, through any route, before the server sees them', async () => {
+    const outside = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'keel-mcp-outside-')));
+    try {
+      await fs.mkdir(path.join(workspace, '.keel'), { recursive: true });
+      await fs.symlink(outside, path.join(workspace, 'out'));
+      await fs.symlink('.keel', path.join(workspace, 'cfg'));
+      await fs.symlink(path.join(outside, 'new.txt'), path.join(workspace, 'dangling'));
+      for (const target of [
+        path.join(outside, 'x.txt'),
+        '../x.txt',
+        path.join(workspace, '../x.txt'),
+        path.join(workspace, 'out/x.txt'),
+        'out/x.txt',
+        path.join(workspace, '.keel/policy.json'),
+        path.join(workspace, 'cfg/policy.json'),
+        'dangling',
+        `file://${outside}/x.txt`,
+      ]) {
+        const result = await call('mcp__test__write', { path: target, text: 'escaped' });
+        expect(result, target).toMatchObject({ is_error: true, content: matching(/outside the workspace|holds Keel's own state/) });
+      }
+      expect(await fs.readdir(outside)).toEqual([]);
+      expect(await fs.readdir(path.join(workspace, '.keel'))).not.toContain('policy.json');
+      // Inside, it works.
+      expect(await call('mcp__test__write', { path: path.join(workspace, 'ok.txt'), text: 'fine' })).toMatchObject({ is_error: false });
+      expect(await fs.readFile(path.join(workspace, 'ok.txt'), 'utf8')).toBe('fine');
+    } finally {
+      await fs.rm(path.join(workspace, 'out'), { force: true });
+      await fs.rm(path.join(workspace, 'cfg'), { force: true });
+      await fs.rm(path.join(workspace, 'dangling'), { force: true });
+      await fs.rm(outside, { recursive: true, force: true });
+    }
   });
 
   it('turns isError, unknown tools, bad arguments and bad names into tool errors', async () => {
@@ -164,7 +215,7 @@ describe('MCP tool through a real worker', () => {
       env.client.workflow.execute(callMcpToolWorkflow, {
         taskQueue,
         workflowId: `mcp-${taskQueue}`,
-        args: [{ tool: 'mcp__test__echo', input: { text: 'through temporal' } }, echo.activityOptions],
+        args: [{ tool: 'mcp__test__echo', input: { text: 'through temporal' }, workspace }, echo.activityOptions],
       }),
     );
     expect(result).toEqual({ is_error: false, content: 'echo: through temporal' });

@@ -1,7 +1,5 @@
 // Human control of a running session: interrupt during model streaming and during
 // run_command, steer mid-turn, a message queued while a turn runs, pause and resume.
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +9,7 @@ import { workflowsPath } from '../../worker/worker';
 import { interruptUpdate, MODEL_TOPIC, pauseSignal, resumeUpdate, steerUpdate, transcriptQuery, userMessageSignal, userMessageUpdate } from '../../workflows/definitions';
 import { recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
-import { isAlive } from '../unit/tools/context';
+import { hostPidWith, isAlive } from '../unit/tools/context';
 
 let env: TemporalTestEnv;
 let workflowBundle: WorkflowBundleWithSourceMap;
@@ -78,20 +76,15 @@ describe('session control', () => {
   it('interrupt during run_command stops the process, writes a cancelled result, and the next turn is valid', async () => {
     const s = await sessionEnv(env, workflowBundle, {
       rules: [
-        { match: { lastUserContains: 'run the slow thing', hasToolResults: false }, reply: use('run_command', { command: 'echo $$ > pid.txt; sleep 60', timeout_seconds: 120 }, 'toolu_slow') },
+        { match: { lastUserContains: 'run the slow thing', hasToolResults: false }, reply: use('run_command', { command: 'echo started > pid.txt; sleep 60.4172', timeout_seconds: 120 }, 'toolu_slow') },
         { match: { lastUserContains: 'are you there' }, reply: say('Yes.') },
       ],
     });
     await s.run(async () => {
       const run = await s.start();
       await run.handle.executeUpdate(userMessageUpdate, { args: ['run the slow thing'] });
-      const pidFile = path.join(s.workspace, 'pid.txt');
-      const pid = await waitUntil(
-        () => fs.readFile(pidFile, 'utf8').then((t) => Number(t.trim()), () => 0),
-        (p) => p > 0,
-        20_000,
-        'the command to start',
-      );
+      // The command runs in the sandbox's own pid namespace: its host pid is found by its marker.
+      const pid = await waitUntil(async () => hostPidWith('60.4172'), (p) => p > 0, 20_000, 'the command to start');
       expect(isAlive(pid)).toBe(true);
       await run.handle.executeUpdate(interruptUpdate, { args: [{}] });
       await run.waitForState((v) => v.status === 'active' && v.session.turns === 1);

@@ -18,7 +18,7 @@ import { eventsQuery, userMessageSignal, userMessageUpdate } from '../../workflo
 import { sessionWorkflow } from '../../workflows/session';
 import { attachRun, KEY, makeWorkspace, recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
-import { isAlive } from '../unit/tools/context';
+import { hostPidWith, isAlive } from '../unit/tools/context';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const run = promisify(execFile);
@@ -60,7 +60,7 @@ describe('session durability', () => {
     const standin = await startStandin({
       scenario: {
         rules: [
-          { match: { lastUserContains: 'build it', hasToolResults: false }, reply: use('run_command', { command: 'echo $$ > pid.txt; sleep 30; echo built > built.txt', timeout_seconds: 60 }, 'toolu_build') },
+          { match: { lastUserContains: 'build it', hasToolResults: false }, reply: use('run_command', { command: 'echo started > pid.txt; sleep 30.4173; echo built > built.txt', timeout_seconds: 60 }, 'toolu_build') },
           { match: { hasToolResults: true, lastUserContains: 'stopped responding' }, reply: say('The build was interrupted; I will check before retrying.') },
           { match: { lastUserContains: 'status?' }, reply: say('Still here.') },
         ],
@@ -75,7 +75,8 @@ describe('session durability', () => {
       await env.client.workflow.start(sessionWorkflow, { taskQueue, workflowId, args: [{ workspace, policy: { mode: 'full-auto' } }] });
       const session = attachRun(env, workflowId);
       await session.handle.executeUpdate(userMessageUpdate, { args: ['build it'] });
-      pid = await waitUntil(() => fs.readFile(path.join(workspace, 'pid.txt'), 'utf8').then((t) => Number(t.trim()), () => 0), (p) => p > 0, 30_000, 'the command');
+      // The command runs in the sandbox's own pid namespace: its host pid is found by its marker.
+      pid = await waitUntil(async () => hostPidWith('30.4173'), (p) => p > 0, 30_000, 'the command');
 
       worker.kill('SIGKILL');
       await new Promise((resolve) => worker.once('exit', resolve));
@@ -105,7 +106,7 @@ describe('session durability', () => {
       worker.kill('SIGKILL');
       // The command outlived its worker (its group is detached); the next command in the
       // workspace would reap it (tools.test.ts shows that). Here the test cleans up.
-      if (pid > 0 && isAlive(pid)) process.kill(-pid, 'SIGKILL');
+      if (pid > 0 && isAlive(pid)) process.kill(pid, 'SIGKILL');
       await standin.close();
       await fs.rm(workspace, { recursive: true, force: true });
     }

@@ -55,7 +55,8 @@ describe('long sessions', () => {
       const first = await run.handle.describe();
       await run.handle.executeUpdate(userMessageUpdate, { args: ['write the note'] });
       const waiting = await run.waitForState((v) => v.pendingApprovals.length === 1);
-      await run.handle.executeUpdate(approveUpdate, { args: [{ callId: waiting.pendingApprovals[0]!.callId, scope: 'session' }] });
+      // A rule, given explicitly: without one only the exact call (content v1) would be remembered.
+      await run.handle.executeUpdate(approveUpdate, { args: [{ callId: waiting.pendingApprovals[0]!.callId, scope: 'session', rule: 'write_file(note.txt)' }] });
       await run.waitForState((v) => v.status === 'active' && v.session.turns === 1);
       await run.handle.executeUpdate(userMessageUpdate, { args: ['message 2'] });
       await run.waitForState((v) => v.status === 'active' && v.session.turns === 2);

@@ -118,7 +118,8 @@ describe('session workflow', () => {
       expect(await rejection(run.handle.executeUpdate(approveUpdate, { args: [{ callId: 'toolu_nope' }] }))).toContain(
         'unknown call id toolu_nope: waiting for approval: toolu_write_1',
       );
-      const approved = await run.handle.executeUpdate(approveUpdate, { args: [{ callId: 'toolu_write_1', scope: 'session' }] });
+      // A rule the human gives is remembered; without one only the exact call would be.
+      const approved = await run.handle.executeUpdate(approveUpdate, { args: [{ callId: 'toolu_write_1', scope: 'session', rule: 'write_file(notes/a.txt)' }] });
       expect(approved.sessionRule).toBe('write_file(notes/a.txt)');
       await run.waitForState((v) => v.status === 'active' && v.session.turns === 1);
       expect(await fs.readFile(path.join(s.workspace, 'notes/a.txt'), 'utf8')).toBe('one');

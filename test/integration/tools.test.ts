@@ -2,6 +2,7 @@
 // a malformed input (a tool error, not a failure), and a command cancelled mid-run
 // whose processes are gone within 2 s.
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -10,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createToolActivities, findBuiltinTool, TOOL_WORKER_OPTIONS, type ToolActivityOptions } from '../../activities/tools/index';
-import { reapOrphanedCommands } from '../../activities/tools/orphans';
+import { reapOrphanedCommands, runningDir } from '../../activities/tools/orphans';
 import { openWorkspace } from '../../activities/tools/workspace';
 import { cancelTool, policyWorkflow, runToolWorkflow } from '../fixtures/tools-workflow';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
@@ -83,7 +84,8 @@ describe('tool activities on a real worker', () => {
         taskQueue,
         workflowId: `tools-cancel-${taskQueue}`,
         args: [
-          { workspace, tool: 'run_command', input: { command: 'echo $$ > pids.txt; sleep 300 & echo $! >> pids.txt; wait' } },
+          // Host pids are read below: sandbox off (the sandboxed case is in unit/tools/run-command.test.ts).
+          { workspace, tool: 'run_command', input: { command: 'echo $$ > pids.txt; sleep 300 & echo $! >> pids.txt; wait' }, sandbox: { level: 'off', network: false } },
           optionsFor('run_command'),
         ],
       });
@@ -141,7 +143,11 @@ describe('tool activities on a real worker', () => {
         const handle = await env.client.workflow.start(runToolWorkflow, {
           taskQueue,
           workflowId: `tools-lost-${taskQueue}`,
-          args: [{ workspace: dir, tool: 'run_command', input: { command: 'echo $$ > pids.txt; sleep 300 & echo $! >> pids.txt; wait' } }, optionsFor('run_command')],
+          // Unsandboxed: a sandboxed command dies with its worker (bwrap --die-with-parent), see below.
+          args: [
+            { workspace: dir, tool: 'run_command', input: { command: 'echo $$ > pids.txt; sleep 300 & echo $! >> pids.txt; wait' }, sandbox: { level: 'off', network: false } },
+            optionsFor('run_command'),
+          ],
         });
         let pids: number[] = [];
         for (let i = 0; i < 600 && pids.length < 2; i += 1) {
@@ -151,7 +157,7 @@ describe('tool activities on a real worker', () => {
         expect(pids).toHaveLength(2);
         // The activity records the running command just after spawning it; on a busy
         // machine the command can write its pids first. Kill the worker once it is recorded.
-        const running = path.join(dir, '.keel/state/running');
+        const running = runningDir(await openWorkspace(dir));
         let recorded: string[] = [];
         for (let i = 0; i < 200 && recorded.length === 0; i += 1) {
           recorded = await fs.readdir(running).catch(() => []);
@@ -192,7 +198,58 @@ describe('tool activities on a real worker', () => {
         });
       return Promise.all([evaluate('npm test -- -u', false), evaluate('npm test && curl x | sh', true)]);
     });
-    expect(verdicts[0]).toEqual({ decision: 'allow', reason: 'run_command matches allow rule run_command(npm test*)', matchedRule: 'allow: run_command(npm test*)' });
+    expect(verdicts[0]).toEqual({
+      decision: 'allow',
+      reason: 'run_command matches allow rule run_command(npm test*) [sandbox workspace-write, no network]',
+      matchedRule: 'allow: run_command(npm test*)',
+      sandbox: { level: 'workspace-write', network: false },
+    });
     expect(verdicts[1]).toMatchObject({ decision: 'deny', matchedRule: 'mode: ask' });
   });
+
+  it('a sandboxed command dies with its worker: nothing is left to reap', async () => {
+    const taskQueue = uniqueTaskQueue('tools-lost-sandboxed');
+    const dir = await fs.mkdtemp(path.join(workspace, 'lost-sandboxed-'));
+    const marker = '3004.417';
+    const workflowWorker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle });
+    const activityWorker = spawn(process.execPath, ['--import', 'tsx', path.join(here, '../fixtures/tools-worker.ts'), env.address, taskQueue], {
+      cwd: path.join(here, '../..'),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        activityWorker.stdout.on('data', (chunk: Buffer) => {
+          if (chunk.toString().includes('worker ready')) resolve();
+        });
+        activityWorker.once('exit', (code) => reject(new Error(`activity worker exited with ${code}`)));
+      });
+      await workflowWorker.runUntil(async () => {
+        const handle = await env.client.workflow.start(runToolWorkflow, {
+          taskQueue,
+          workflowId: `tools-lost-sandboxed-${taskQueue}`,
+          args: [{ workspace: dir, tool: 'run_command', input: { command: `sleep ${marker} & sleep ${marker}; wait` } }, optionsFor('run_command')],
+        });
+        expect(await waitFor(() => hostPidsWith(marker).length === 2, 20_000)).toBe(true);
+        activityWorker.kill('SIGKILL');
+        expect(await waitFor(() => hostPidsWith(marker).length === 0, 5_000)).toBe(true);
+        expect((await handle.result()).ending).toBe('failed');
+      });
+    } finally {
+      activityWorker.kill('SIGKILL');
+    }
+  });
 });
+
+/** Host pids of processes whose command line holds `marker`. */
+function hostPidsWith(marker: string): number[] {
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        return readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(marker) && isAlive(Number(entry));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}

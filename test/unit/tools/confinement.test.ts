@@ -144,4 +144,67 @@ describe('workspace confinement', () => {
     const result = await run('write_file', { path: '.keel/policy.json', content: '{"mode":"full-auto"}' });
     expect(result).toMatchObject({ is_error: true, content: matching(/\.keel\/ holds Keel's own state/) });
   });
+
+  it('keeps .keel/ out of reach through a symlinked directory, a symlinked file and a symlinked parent chain', async () => {
+    await fs.mkdir(path.join(t.dir, '.keel'));
+    await fs.writeFile(path.join(t.dir, '.keel/policy.json'), '{"mode":"ask"}');
+    await fs.symlink('.keel', path.join(t.dir, 'cfg'));
+    await fs.symlink('.keel/policy.json', path.join(t.dir, 'pol.json'));
+    await fs.mkdir(path.join(t.dir, 'deep'));
+    await fs.symlink('../cfg', path.join(t.dir, 'deep/up'));
+    const attempts: [string, unknown][] = [
+      ['write_file', { path: 'cfg/policy.json', content: '{"mode":"full-auto"}' }],
+      ['write_file', { path: 'cfg/new/policy.json', content: '{}' }],
+      ['write_file', { path: 'pol.json', content: '{"mode":"full-auto"}' }],
+      ['write_file', { path: 'deep/up/policy.json', content: '{"mode":"full-auto"}' }],
+      ['edit_file', { path: 'cfg/policy.json', old_string: 'ask', new_string: 'full-auto' }],
+      ['edit_file', { path: 'pol.json', old_string: 'ask', new_string: 'full-auto' }],
+    ];
+    for (const [tool, input] of attempts) {
+      const result = await run(tool, input);
+      expect(result, `${tool} ${JSON.stringify(input)}`).toMatchObject({ is_error: true, content: matching(/\.keel\/ holds Keel's own state/) });
+    }
+    expect(await fs.readFile(path.join(t.dir, '.keel/policy.json'), 'utf8')).toBe('{"mode":"ask"}');
+    // Nothing of the agent's making appeared there (state/ holds edit_file's own records).
+    expect((await fs.readdir(path.join(t.dir, '.keel'))).filter((name) => name !== 'state')).toEqual(['policy.json']);
+  });
+
+  it('does not read a file with several hard links (its other name may be outside)', async () => {
+    await fs.link(path.join(t.outside, 'secret.txt'), path.join(t.dir, 'linked.txt'));
+    for (const [tool, input] of [
+      ['read_file', { path: 'linked.txt' }],
+      ['grep', { pattern: 'SECRET', path: 'linked.txt' }],
+      ['edit_file', { path: 'linked.txt', old_string: 'SECRET', new_string: 'x' }],
+    ] as const) {
+      const result = await run(tool, input);
+      expect(result, tool).toMatchObject({ is_error: true, content: matching(/has 2 hard links/) });
+    }
+    const searched = await run('grep', { pattern: 'SECRET' });
+    expect(searched.content).not.toContain('SECRET\n');
+    expect(searched.content).toMatch(/No matches .*\n\[skipped: 1 file with several hard links/);
+    expect(await fs.readFile(path.join(t.outside, 'secret.txt'), 'utf8')).toBe('SECRET\n');
+  });
+
+  it('list_dir does not show where symlinks outside lead', async () => {
+    await fs.symlink(path.join(t.outside, 'secret.txt'), path.join(t.dir, 'abs'));
+    await fs.symlink('../outside', path.join(t.dir, 'rel'));
+    await fs.symlink('inside.txt', path.join(t.dir, 'ok'));
+    await fs.symlink('nowhere.txt', path.join(t.dir, 'dangling'));
+    const listing = (await run('list_dir', {})).content;
+    expect(listing).not.toContain(t.outside);
+    expect(listing).not.toContain('../outside');
+    expect(listing).toContain('abs -> (outside the workspace)');
+    expect(listing).toContain('rel -> (outside the workspace)');
+    expect(listing).toContain('ok -> inside.txt');
+    expect(listing).toContain('dangling -> nowhere.txt (missing)');
+  });
+
+  it('grep and glob refuse patterns that reach outside, with the same message', async () => {
+    for (const pattern of ['../**', '/etc/*', 'a/../../x', '~/x']) {
+      const viaGlob = await run('glob', { pattern });
+      const viaGrep = await run('grep', { pattern: 'SECRET', glob: pattern });
+      expect(viaGlob).toMatchObject({ is_error: true, content: matching(/must stay inside the workspace/) });
+      expect(viaGrep.content.replace(/^grep: /, '')).toBe(viaGlob.content.replace(/^glob: /, ''));
+    }
+  });
 });

@@ -1,6 +1,6 @@
 // A tool context on a fresh temporary workspace, for tests without Temporal.
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -70,4 +70,21 @@ export async function waitFor(check: () => boolean, timeoutMs: number): Promise<
 export function matching(pattern: RegExp): string {
   const matcher: unknown = expect.stringMatching(pattern);
   return matcher as string;
+}
+
+/**
+ * The host pid of a running process whose command line has `marker` as one argument (a
+ * unique sleep duration, say). A sandboxed command has its own pid namespace, so `$$`
+ * inside it is not a host pid; tests find its processes this way instead. 0 when none.
+ */
+export function hostPidWith(marker: string): number {
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(marker) && isAlive(Number(entry))) return Number(entry);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return 0;
 }

@@ -67,13 +67,22 @@ describe('interruptedToolResult', () => {
 describe('loadPolicy', () => {
   it('uses the defaults without a file, the file when there is one, and session options over it', async () => {
     const ws = t.ctx().ws;
-    expect(await loadPolicy(ws)).toEqual({ ok: true, source: 'defaults', policy: { mode: 'ask', allow: [], ask: [], deny: [], headless: { ask: 'deny' } } });
+    expect(await loadPolicy(ws)).toEqual({ ok: true, source: 'defaults', policy: { mode: 'ask', allow: [], ask: [], deny: [], headless: { ask: 'deny' }, sandbox: 'workspace-write', network: false, sandboxRules: [] } });
     await fs.mkdir(path.join(t.dir, '.keel'));
     await fs.writeFile(path.join(t.dir, '.keel/policy.json'), JSON.stringify({ mode: 'auto-edit', deny: ['run_command(rm *)'] }));
     expect(await loadPolicy(ws, { allow: ['run_command(npm test*)'] })).toEqual({
       ok: true,
       source: '.keel/policy.json + session options',
-      policy: { mode: 'auto-edit', allow: ['run_command(npm test*)'], ask: [], deny: ['run_command(rm *)'], headless: { ask: 'deny' } },
+      policy: {
+        mode: 'auto-edit',
+        allow: ['run_command(npm test*)'],
+        ask: [],
+        deny: ['run_command(rm *)'],
+        headless: { ask: 'deny' },
+        sandbox: 'workspace-write',
+        network: false,
+        sandboxRules: [],
+      },
     });
   });
 

@@ -196,3 +196,19 @@ describe('input validation', () => {
     expect(await run('ask_user', { question: 'q' })).toMatchObject({ is_error: true, content: matching(/workflow handles it/) });
   });
 });
+
+describe('grep on a file larger than 64 MiB', () => {
+  it('streams it instead of answering "No matches"', async () => {
+    // 66 MiB where every line matches: grep used to skip it silently and report success.
+    const line = `${'x'.repeat(63)}\n`;
+    const handle = await fs.open(path.join(t.dir, 'big.log'), 'w');
+    const block = Buffer.from(line.repeat(16384));
+    for (let i = 0; i < 66; i += 1) await handle.write(block);
+    await handle.close();
+    const result = await executeTool(t.ctx(), 'grep', { pattern: 'x+', path: 'big.log', max_results: 3 });
+    expect(result).toMatchObject({ is_error: false });
+    expect(result.content).toMatch(/^big\.log:1: x{63}\nbig\.log:2: x{63}\nbig\.log:3: x{63}\n\[more than 3 matching lines/);
+    const whole = await executeTool(t.ctx(), 'grep', { pattern: 'x$', max_results: 1 });
+    expect(whole.content).toMatch(/^big\.log:1: /);
+  });
+});

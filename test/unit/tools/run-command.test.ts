@@ -1,12 +1,13 @@
 // run_command against real child processes: exit codes, argv and shell forms, the
 // env allow-list, a 10 MB output, and the whole process group killed on timeout and
 // on cancel (checked by pid).
+import { readdirSync, readFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { executeTool } from '../../../activities/tools/run-tool';
 import { type ToolContext } from '../../../activities/tools/context';
-import { reapOrphanedCommands } from '../../../activities/tools/orphans';
+import { reapOrphanedCommands, runningDir } from '../../../activities/tools/orphans';
 import { isAlive, makeWorkspace, matching, type TestWorkspace, waitFor } from './context';
 
 let t: TestWorkspace;
@@ -18,6 +19,22 @@ afterEach(async () => {
 });
 
 const run = (input: unknown, ctx: ToolContext = t.ctx()) => executeTool(ctx, 'run_command', input);
+/** Group-kill tests read host pids the command prints: inside the sandbox pids are its own. */
+const unsandboxed = (overrides: Partial<ToolContext> = {}) => t.ctx({ sandbox: { level: 'off', network: false }, ...overrides });
+
+/** Host pids of processes whose command line holds `marker` (a unique sleep duration). */
+function hostPidsWith(marker: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(marker) && isAlive(Number(entry))) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
 
 /** Pids a command printed as "pid=N" lines. */
 function pidsIn(text: string): number[] {
@@ -33,7 +50,8 @@ describe('run_command', () => {
   it('runs argv without a shell', async () => {
     const result = await run({ command: ['echo', '$HOME && rm -rf /', ';'] });
     expect(result).toEqual({ is_error: false, content: "$ echo '$HOME && rm -rf /' ';'\n$HOME && rm -rf / ;\n[exit code 0]" });
-    expect(await run({ command: ['definitely-not-a-program-keel'] })).toMatchObject({ is_error: true, content: matching(/could not start: spawn definitely-not-a-program-keel ENOENT/) });
+    expect(await run({ command: ['definitely-not-a-program-keel'] })).toMatchObject({ is_error: true, content: matching(/could not start: spawn definitely-not-a-program-keel ENOENT|execvp definitely-not-a-program-keel: No such file/) });
+    expect(await run({ command: ['definitely-not-a-program-keel'] }, unsandboxed())).toMatchObject({ is_error: true, content: matching(/could not start: spawn definitely-not-a-program-keel ENOENT/) });
   });
 
   it('runs in a cwd inside the workspace and refuses one outside', async () => {
@@ -70,7 +88,7 @@ describe('run_command', () => {
     const tail = await executeTool(t.ctx(), 'read_file', { path: artifact, offset: 2 });
     expect(tail.content).toBe('2\tTHE-END');
     const found = await executeTool(t.ctx(), 'grep', { pattern: 'THE-END', path: '.keel/artifacts' });
-    expect(found.content).toBe(`${artifact}:2: THE-END`);
+    expect(found.content).toBe(`${artifact}:2: THE-END\n[1 line longer than 1 MiB: only the first MiB of each was matched]`);
   });
 
   it('streams progress while the command runs', async () => {
@@ -82,8 +100,9 @@ describe('run_command', () => {
 
   it('on timeout kills the whole process group, grandchildren included', async () => {
     const started = Date.now();
-    const result = await run({ command: 'sleep 300 & echo pid=$!; (sleep 300 & echo pid=$!; wait) & echo pid=$$; wait', timeout_seconds: 1 });
+    const result = await run({ command: 'sleep 300 & echo pid=$!; (sleep 300 & echo pid=$!; wait) & echo pid=$$; wait', timeout_seconds: 1 }, unsandboxed());
     expect(result.is_error).toBe(true);
+    expect(result.timed_out).toBe(true);
     expect(result.content).toMatch(/\[timed out after 1 s; the command and all processes it started were killed\]$/);
     const pids = pidsIn(result.content);
     expect(pids.length).toBeGreaterThanOrEqual(3);
@@ -92,7 +111,7 @@ describe('run_command', () => {
   });
 
   it('escalates to SIGKILL for a command that ignores SIGTERM', async () => {
-    const result = await run({ command: "trap '' TERM; sleep 300 & echo pid=$!; echo pid=$$; while :; do sleep 0.1; done", timeout_seconds: 1 });
+    const result = await run({ command: "trap '' TERM; sleep 300 & echo pid=$!; echo pid=$$; while :; do sleep 0.1; done", timeout_seconds: 1 }, unsandboxed());
     const pids = pidsIn(result.content);
     expect(pids).toHaveLength(2);
     expect(await waitFor(() => pids.every((pid) => !isAlive(pid)), 2_000)).toBe(true);
@@ -100,7 +119,7 @@ describe('run_command', () => {
 
   it('on cancel mid-command kills the whole process group', async () => {
     const abort = new AbortController();
-    const ctx = t.ctx({ signal: abort.signal });
+    const ctx = unsandboxed({ signal: abort.signal });
     const pending = run({ command: 'sleep 300 & echo pid=$!; echo pid=$$; wait' }, ctx);
     await waitFor(() => t.progress.some((p) => pidsIn((p as { tail: string }).tail).length === 2), 5_000);
     const pids = pidsIn((t.progress.at(-1) as { tail: string }).tail);
@@ -112,7 +131,7 @@ describe('run_command', () => {
   });
 
   it('does not leave background children behind when the command exits', async () => {
-    const result = await run({ command: 'sleep 300 > /dev/null 2>&1 & echo pid=$!' });
+    const result = await run({ command: 'sleep 300 > /dev/null 2>&1 & echo pid=$!' }, unsandboxed());
     expect(result.is_error).toBe(false);
     const [pid] = pidsIn(result.content);
     expect(await waitFor(() => !isAlive(pid ?? 0), 2_000)).toBe(true);
@@ -123,12 +142,54 @@ describe('run_command', () => {
     const ctx = t.ctx({ signal: abort.signal });
     const pending = run({ command: 'echo pid=$$; sleep 300' }, ctx);
     await waitFor(() => t.progress.some((p) => pidsIn((p as { tail: string }).tail).length === 1), 5_000);
-    const running = await fs.readdir(path.join(t.dir, '.keel/state/running'));
+    // Records live outside the workspace, where no command can forge one.
+    await expect(fs.readdir(path.join(t.dir, '.keel/state/running'))).rejects.toThrow(/ENOENT/);
+    const running = await fs.readdir(runningDir(ctx.ws));
     expect(running).toHaveLength(1);
     // This worker is alive: its command is not an orphan.
     expect(await reapOrphanedCommands(ctx.ws)).toEqual([]);
     abort.abort();
     await pending;
-    expect(await fs.readdir(path.join(t.dir, '.keel/state/running'))).toEqual([]);
+    expect(await fs.readdir(runningDir(ctx.ws))).toEqual([]);
+  });
+
+  it('a command\'s own timeout ends as timed_out, in the sandbox too, and nothing it started survives', async () => {
+    const marker = '3001.417';
+    const result = await run({ command: `sleep ${marker} & (sleep ${marker} & wait) & wait`, timeout_seconds: 1 });
+    expect(result).toMatchObject({ is_error: true, timed_out: true, content: matching(/\[timed out after 1 s; the command and all processes it started were killed\]$/) });
+    expect(await waitFor(() => hostPidsWith(marker).length === 0, 2_000)).toBe(true);
+  });
+
+  it('on cancel kills everything a sandboxed command started', async () => {
+    const marker = '3002.417';
+    const abort = new AbortController();
+    const pending = run({ command: `sleep ${marker} & sleep ${marker} & echo started; wait` }, t.ctx({ signal: abort.signal }));
+    expect(await waitFor(() => hostPidsWith(marker).length === 2, 5_000)).toBe(true);
+    abort.abort();
+    expect(await pending).toMatchObject({ is_error: true, content: matching(/cancelled/) });
+    expect(await waitFor(() => hostPidsWith(marker).length === 0, 2_000)).toBe(true);
+  });
+
+  it('a forged running record cannot make the next command kill another process', async () => {
+    // A victim of the same user, and a record naming it as if its worker had died.
+    const { spawn } = await import('node:child_process');
+    const victim = spawn('sleep', ['3003.417'], { detached: true, stdio: 'ignore' });
+    try {
+      const pid = victim.pid ?? 0;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const startTicks = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+      const forged = { pgid: pid, startTicks, workerPid: 999_999, workerStartTicks: '1', host: (await import('node:os')).hostname(), command: 'x', callKey: 'x' };
+      // Where the old code looked (the workspace) …
+      await fs.mkdir(path.join(t.dir, '.keel/state/running'), { recursive: true });
+      await fs.writeFile(path.join(t.dir, '.keel/state/running/forged.json'), JSON.stringify(forged));
+      // … and where records live now, even with a guessed token.
+      const dir = runningDir(t.ctx().ws);
+      await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+      await fs.writeFile(path.join(dir, 'forged.json'), JSON.stringify({ ...forged, token: 'guessed' }));
+      expect((await run({ command: 'true' }, unsandboxed())).is_error).toBe(false);
+      expect(isAlive(pid)).toBe(true);
+    } finally {
+      victim.kill('SIGKILL');
+    }
   });
 });
