@@ -14,9 +14,12 @@ import {
   isCancellation,
   proxyActivities,
   setCurrentDetails,
+  setDefaultSignalHandler,
+  setDefaultUpdateHandler,
   setHandler,
   startChild,
   upsertSearchAttributes,
+  uuid4,
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
@@ -48,6 +51,7 @@ import type { PolicyConfig, PolicyConfigInput } from '../machines/policy';
 import type { AgentInput, AgentResult } from './agent';
 import { agentWorkflow } from './agent';
 import {
+  agentReportSchema,
   agentReportSignal,
   approvePlanSignal,
   approvePlanUpdate,
@@ -58,6 +62,7 @@ import {
   denySchema,
   denySignal,
   EVENTS_TOPIC,
+  GOAL_SIGNALS,
   goalApproveUpdate,
   goalEventsQuery,
   goalDenyUpdate,
@@ -82,8 +87,11 @@ import {
   type GoalUsageView,
   type TaskEvidence,
 } from './definitions';
+import { failureMessage, parsePayload as parse, parseStartInput, rejectUnknownUpdate, unknownSignal } from './payloads';
 import {
   CRITIC_SYSTEM,
+  describeAttempts,
+  type AttemptRecord,
   PLANNER_SYSTEM,
   planPrompt,
   reviewPrompt,
@@ -96,7 +104,9 @@ import {
   submitReviewTool,
   toTaskInputs,
 } from './planning';
+import { preview } from './preview';
 import { SerialQueue, Timers } from './runtime';
+import { goalOptionsSchema } from './start-input';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import type { ToolEntry } from './turn-runner';
 
@@ -160,6 +170,7 @@ export interface GoalResult {
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
 
 export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
+  parseStartInput(goalOptionsSchema, options, 'goal');
   const goalId = workflowInfo().workflowId;
   const stream = new WorkflowStream();
   const events = stream.topic<GoalLogEntry>(EVENTS_TOPIC);
@@ -177,14 +188,16 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
   let modelCalls = 0;
   const modelScopes = new Map<string, CancellationScope>();
   /** Running child agents by agent id. */
-  const children = new Map<string, { taskId: string; scope: CancellationScope }>();
+  const children = new Map<string, { taskId: string; attempt: number; scope: CancellationScope; token: string; evidence: TaskEvidence | null }>();
+  /** What each finished (or lost) attempt did, by task: the next attempt's agent is told. */
+  const attempts = new Map<string, AttemptRecord[]>();
   const agentUsage: Record<string, Usage> = {};
   const agentApprovals = new Map<string, GoalPendingApproval[]>();
   const evidence: Record<string, TaskEvidence> = {};
 
   const now = () => Date.now();
   const publish = (event: LogEvent | GoalRunnerEvent) => {
-    events.publish({ ...event, seq: seq++, at: new Date(now()).toISOString(), workflowId: goalId });
+    events.publish({ ...preview(event), seq: seq++, at: new Date(now()).toISOString(), workflowId: goalId });
   };
   const rejected = (source: string, error: TransitionError) => {
     publish({ kind: 'event.rejected', source, machine: error.machine, state: error.state, event: error.event, code: error.code, message: error.message });
@@ -331,7 +344,17 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
   // ---- task agents ------------------------------------------------------------------------
   function startAgent(d: Extract<GoalDirective, { type: 'start_child_agent' }>): void {
     const scope = new CancellationScope();
-    children.set(d.agentId, { taskId: d.taskId, scope });
+    // Reports: Temporal tells a signal's receiver nothing about its sender, so any client
+    // could send a well-formed `agentReport` (a forged approval request was forwarded, a
+    // forged 999,999-token report stopped a goal). Each agent gets a secret at start and
+    // every report must carry it; the goal trusts a report only from the running agent
+    // whose secret it holds. Results alone would not do: approvals must surface while the
+    // agent runs. The secret is in this goal's and the child's histories, so whoever can
+    // read those could forge a report — but such a caller can terminate the goal anyway;
+    // namespace access is Temporal's trust boundary.
+    const token = uuid4();
+    children.set(d.agentId, { taskId: d.taskId, attempt: d.attempt, scope, token, evidence: null });
+    const earlier = attempts.get(d.taskId) ?? [];
     const input: AgentInput = {
       goalId,
       goal: options.goal,
@@ -355,6 +378,8 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
       maxParallelTools: options.maxParallelTools ?? 4,
       retryBackoffMs: options.retryBackoffMs,
       modelActivity: options.modelActivity,
+      reportToken: token,
+      ...(earlier.length > 0 ? { earlierAttempts: describeAttempts(earlier) } : {}),
     };
     const source = `agent ${d.agentId}`;
     scope
@@ -372,6 +397,7 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
           queue.post(() => {
             finishAgent(d.agentId);
             evidence[d.taskId] = result.evidence;
+            remember(d.taskId, d.attempt, `${result.outcome}: ${result.summary}`, result.evidence);
             // Usage the agent reported is counted; the rest (usually nothing) comes with the result.
             const unreported = usageSince(agentUsage[d.agentId] ?? ZERO_USAGE, result.usage);
             agentUsage[d.agentId] = result.usage;
@@ -388,12 +414,22 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
           }),
         (error: unknown) =>
           queue.post(() => {
+            const lost = children.get(d.agentId);
             finishAgent(d.agentId);
+            // What it reported before it failed is all the goal knows of what it did.
+            const seen = lost?.evidence ?? { filesChanged: [], commands: [], summary: null };
+            remember(d.taskId, d.attempt, isCancellation(error) ? 'cancelled before it finished' : `failed: ${failureMessage(error)}`, seen);
             // Cancelled by this goal: the machine already counted the task as cancelled.
             if (isCancellation(error) && scope.consideredCancelled) return;
             applyOrRecord(source, { type: 'task_finished', taskId: d.taskId, attempt: d.attempt, outcome: 'failed', result: failureMessage(error) });
           }),
       );
+  }
+
+  function remember(taskId: string, attempt: number, ended: string, e: TaskEvidence): void {
+    const list = attempts.get(taskId) ?? [];
+    list.push({ attempt, ended, filesChanged: e.filesChanged, commands: e.commands });
+    attempts.set(taskId, list.slice(-5));
   }
 
   /** The agent is gone, and its approvals with it. */
@@ -410,19 +446,33 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
     if (!goalMachine.isTerminal(goal)) applyOrRecord(`agent ${agentId}`, { type: 'usage_reported', usage: delta });
   }
 
-  setHandler(agentReportSignal, (r) =>
+  setHandler(agentReportSignal, (raw: unknown) =>
     queue.post(() => {
-      if (children.has(r.agentId)) {
-        const before = new Set((agentApprovals.get(r.agentId) ?? []).map((p) => p.callId));
-        for (const p of r.pendingApprovals) {
-          if (before.has(p.callId)) continue;
-          publish({ kind: 'agent.approval_requested', agentId: r.agentId, taskId: r.taskId, callId: p.callId, toolName: p.name, input: p.input, reason: p.reason });
-        }
-        agentApprovals.set(r.agentId, r.pendingApprovals.map((p) => ({ ...p, agentId: r.agentId, taskId: r.taskId })));
+      const refuse = (message: string) =>
+        rejected('signal agentReport', { code: 'guard_failed', machine: 'autonomy', state: goal.status, event: 'agentReport', message });
+      let r: ReturnType<typeof agentReportSchema.parse>;
+      try {
+        r = parse(agentReportSchema, raw, 'agentReport');
+      } catch (error) {
+        return refuse((error as Error).message);
       }
+      const child = children.get(r.agentId);
+      // One message for every mismatch: a forger learns nothing about which part was wrong.
+      if (!child || child.token !== r.token || child.taskId !== r.taskId || child.attempt !== r.attempt) {
+        return refuse(`report not from a running agent of this goal (agent ${r.agentId.slice(0, 200)})`);
+      }
+      if (r.evidence) child.evidence = r.evidence;
+      const before = new Set((agentApprovals.get(r.agentId) ?? []).map((p) => p.callId));
+      for (const p of r.pendingApprovals) {
+        if (before.has(p.callId)) continue;
+        publish({ kind: 'agent.approval_requested', agentId: r.agentId, taskId: r.taskId, callId: p.callId, toolName: p.name, input: p.input, reason: p.reason });
+      }
+      agentApprovals.set(r.agentId, r.pendingApprovals.map((p) => ({ ...p, agentId: r.agentId, taskId: r.taskId })));
       countUsage(r.agentId, r.usage);
     }),
   );
+  setDefaultSignalHandler((name) => queue.post(() => publish(unknownSignal('autonomy', goal.status, name, GOAL_SIGNALS))));
+  setDefaultUpdateHandler((name) => rejectUnknownUpdate(name, GOAL_SIGNALS.filter((n) => n !== 'agentReport')));
 
   // ---- setup: tools and policy once, for every agent ------------------------------------
   function initialize(): void {
@@ -484,11 +534,6 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
   });
 
   // ---- signals and updates ----------------------------------------------------------------
-  const parse = <T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, value: unknown, name: string): T => {
-    const r = schema.safeParse(value);
-    if (r.success) return r.data;
-    throw new TypeError(`invalid ${name} payload: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
-  };
   const mustAccept = (event: GoalEvent) => {
     const r = goalMachine.transition(goal, event);
     if (!r.ok) throw new Error(r.error.message);
@@ -681,14 +726,4 @@ function describeEvidence(e: TaskEvidence): string[] {
     ...e.filesChanged.map((f) => `file changed: ${f}`),
     ...e.commands.map((c) => `command: ${c.command} → ${c.exitCode === null ? c.status : `exit code ${c.exitCode}`}`),
   ];
-}
-
-function failureMessage(error: unknown): string {
-  let e: unknown = error;
-  const parts: string[] = [];
-  while (e instanceof Error) {
-    parts.push(e.message);
-    e = (e as { cause?: unknown }).cause;
-  }
-  return parts.filter((p) => p !== '').join(': ') || String(error);
 }
