@@ -471,8 +471,7 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
       countUsage(r.agentId, r.usage);
     }),
   );
-  setDefaultSignalHandler((name) => queue.post(() => publish(unknownSignal('autonomy', goal.status, name, GOAL_SIGNALS))));
-  setDefaultUpdateHandler((name) => rejectUnknownUpdate(name, GOAL_SIGNALS.filter((n) => n !== 'agentReport')));
+
 
   // ---- setup: tools and policy once, for every agent ------------------------------------
   function initialize(): void {
@@ -633,6 +632,10 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
     }
     return { firstAvailable: base_offset, entries };
   });
+
+  // Unknown names: recorded / refused. After every named handler (a default handler takes what is buffered).
+  setDefaultSignalHandler((name) => queue.post(() => publish(unknownSignal('autonomy', goal.status, name, GOAL_SIGNALS))));
+  setDefaultUpdateHandler((name) => rejectUnknownUpdate(name, GOAL_SIGNALS.filter((n) => n !== 'agentReport')));
 
   // ---- run ---------------------------------------------------------------------------------------
   upsertSearchAttributes([

@@ -357,10 +357,6 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   }
 
   // ---- signals and updates -------------------------------------------------------
-  // A signal or update of a name the session does not know is recorded / refused, never
-  // left buffered in silence (a misspelled `aprove` used to vanish).
-  setDefaultSignalHandler((name) => queue.post(() => publish(unknownSignal('session', session.status, name, SESSION_SIGNALS))));
-  setDefaultUpdateHandler((name) => rejectUnknownUpdate(name, SESSION_SIGNALS));
   const mustAccept = (event: SessionEvent) => {
     const r = sessionMachine.transition(session, event);
     if (!r.ok) throw new Error(r.error.message);
@@ -550,6 +546,12 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       tools: tools.map((t) => t.spec.name),
     };
   });
+
+  // A signal or update of a name the session does not know is recorded / refused, never
+  // left buffered in silence (a misspelled `aprove` used to vanish). Registered after every
+  // named handler: a default handler takes the signals and updates already buffered.
+  setDefaultSignalHandler((name) => queue.post(() => publish(unknownSignal('session', session.status, name, SESSION_SIGNALS))));
+  setDefaultUpdateHandler((name) => rejectUnknownUpdate(name, SESSION_SIGNALS));
 
   // ---- start ---------------------------------------------------------------------------
   upsertSearchAttributes([
