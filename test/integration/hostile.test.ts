@@ -102,7 +102,7 @@ describe('a session survives any message', () => {
       await run.waitForState((v) => v.status === 'active' && v.session.turns === 2, 60_000);
       // Before: "Blob data size exceeds limit" (each turn.started carried the whole text).
       const page = await run.handle.query(eventsQuery, { from: 0, limit: 500 });
-      const started = page.entries.filter((e) => e.kind === 'turn.started') as Extract<LogEntry, { kind: 'turn.started' }>[];
+      const started = page.entries.filter((e): e is Extract<LogEntry, { kind: 'turn.started' }> => e.kind === 'turn.started');
       expect(started.length).toBeGreaterThan(0);
       for (const e of started) expect(e.input.length).toBeLessThan(10_000);
       expect(page.firstAvailable).toBe(page.entries[0]!.seq);
