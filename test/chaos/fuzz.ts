@@ -47,6 +47,14 @@ export interface FuzzResult {
   startInputs: { sent: number; failedAsInvalid: number; started: number };
   workflows: number;
   workflowTaskFailures: number;
+  /** WorkflowTaskFailed with cause UNHANDLED_COMMAND: a completion retried because signals arrived meanwhile. */
+  completionsDeferredBySignals: number;
+  /** Updates the server refused while such a completion was being retried (FAILED_PRECONDITION; a client retries). */
+  updatesRefusedWhileCompleting: number;
+  /** The first failures' messages, by workflow (empty on a pass). */
+  failures: string[];
+  /** Fuzzed workflows a valid close / cancel ended, replaced by fresh ones to keep the fuzz going. */
+  replaced: number;
   queriesAnswered: number;
   normalTurnCompleted: boolean;
   normalGoalCompleted: boolean;
@@ -54,6 +62,8 @@ export interface FuzzResult {
   pass: boolean;
 }
 
+/** temporal.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND */
+const UNHANDLED_COMMAND = 1;
 const UNKNOWN_NAMES = ['aprove', 'Approve', 'user_message', 'stop ', '🛑', 'x'.repeat(300), '__proto__', 'constructor', 'agentreport', 'query'];
 const ENCODINGS = ['json/protobuf', 'binary/protobuf', 'binary/unknown', 'json/plain', 'text/plain', '', 'bogus\u0000'];
 
@@ -165,6 +175,10 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
     startInputs: { sent: 0, failedAsInvalid: 0, started: 0 },
     workflows: 0,
     workflowTaskFailures: 0,
+    completionsDeferredBySignals: 0,
+    updatesRefusedWhileCompleting: 0,
+    failures: [],
+    replaced: 0,
     queriesAnswered: 0,
     normalTurnCompleted: false,
     normalGoalCompleted: false,
@@ -182,6 +196,22 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
       handles.push(await client.workflow.start(goalWorkflow, { taskQueue, workflowId: `${taskQueue}-goal-${i}`, args: [{ goal: `fuzz goal ${i}`, workspace, policy: { mode: 'full-auto' } }] }));
     }
     const targets = handles.length;
+    const fuzzed = [...handles];
+    /** The target, or a fresh workflow in its place when a valid close / cancel ended it. */
+    const alive = async (target: number): Promise<WorkflowHandle> => {
+      const current = handles[target]!;
+      const { status } = await current.describe();
+      if (status.name === 'RUNNING') return current;
+      result.replaced++;
+      const isGoal = current.workflowId.includes('-goal-');
+      const workflowId = `${current.workflowId.replace(/~\d+$/, '')}~${result.replaced}`;
+      const fresh = isGoal
+        ? await client.workflow.start(goalWorkflow, { taskQueue, workflowId, args: [{ goal: 'fuzz goal', workspace, policy: { mode: 'full-auto' } }] })
+        : await client.workflow.start(sessionWorkflow, { taskQueue, workflowId, args: [{ workspace, policy: { mode: 'full-auto' } }] });
+      handles[target] = fresh;
+      fuzzed.push(fresh);
+      return fresh;
+    };
     const messages = fc.sample(messageArb(targets), { numRuns: options.messages, seed: options.seed });
     const started: WorkflowHandle[] = [];
     let next = 0;
@@ -192,7 +222,8 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
         try {
           await send(m);
         } catch (error) {
-          result.unexpected.push(`${m.kind} ${'name' in m ? m.name.slice(0, 40) : m.workflow}: ${(error as Error).message.slice(0, 300)}`);
+          const e = error as Error & { cause?: Error };
+          result.unexpected.push(`${m.kind} ${'name' in m ? m.name.slice(0, 40) : m.workflow} → ${handles[(m as { target?: number }).target ?? 0]?.workflowId}: ${e.name}: ${e.message.slice(0, 200)}${e.cause ? ` (${e.cause.name}: ${e.cause.message.slice(0, 200)})` : ''}`);
         }
         if (i % 1000 === 0) log(`  ${i}/${messages.length} messages`);
       }
@@ -212,7 +243,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
         } else throw new Error(`start input ${JSON.stringify(m.input)?.slice(0, 100)}: ${outcome}`);
         return;
       }
-      const handle = handles[m.target]!;
+      const handle = await alive(m.target);
       if (m.kind === 'signal' || m.kind === 'huge') {
         const payload = m.kind === 'huge' ? { text: `huge ${'ü'.repeat(512 * 1024)}`, callId: 'x' } : m.payload;
         try {
@@ -241,10 +272,11 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
         return;
       }
       try {
-        await withTimeout(m.payload === undefined ? handle.executeUpdate(m.name) : handle.executeUpdate(m.name, { args: [m.payload] }), 20_000, `update ${m.name}`);
+        await withTimeout(m.payload === undefined ? handle.executeUpdate(m.name) : handle.executeUpdate(m.name, { args: [m.payload] }), 60_000, `update ${m.name}`);
         result.updatesAccepted++;
       } catch (error) {
         if (error instanceof WorkflowUpdateFailedError) result.updatesRejected++;
+        else if (/FAILED_PRECONDITION/.test(String((error as { cause?: Error }).cause?.message))) result.updatesRefusedWhileCompleting++;
         else if (isServerRefusal(error) || isClosed(error)) result.refusedByServer++;
         else throw error;
       }
@@ -271,14 +303,26 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
     result.normalGoalCompleted = (await withTimeout(goal.result(), 60_000, 'normal goal')).verdict === 'goal_met';
 
     // No workflow task failed, in any history (children of the fuzzed goals included).
-    const all = [...handles, ...started];
+    const all = [...new Set([...fuzzed, ...handles, ...started])];
     for await (const info of client.workflow.list({ query: `TaskQueue = "${taskQueue}"` })) {
       if (!all.some((h) => h.workflowId === info.workflowId)) all.push(client.workflow.getHandle(info.workflowId));
     }
     result.workflows = all.length;
     for (const h of all) {
       const history = await h.fetchHistory();
-      result.workflowTaskFailures += (history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes).length;
+      for (const e of history.events ?? []) {
+        const failed = e.workflowTaskFailedEventAttributes;
+        if (!failed) continue;
+        // UNHANDLED_COMMAND is the server refusing a completion because new signals arrived
+        // meanwhile (so none is lost); the workflow handles them in its next task. Not a
+        // failure of workflow code, and counted apart. Every other cause is a failure.
+        if (Number(failed.cause) === UNHANDLED_COMMAND) {
+          result.completionsDeferredBySignals++;
+          continue;
+        }
+        result.workflowTaskFailures++;
+        if (result.failures.length < 20) result.failures.push(`${h.workflowId}: cause ${failed.cause}: ${failed.failure?.message?.slice(0, 300)}`);
+      }
     }
   } finally {
     await Promise.allSettled(handles.map((h) => h.terminate('fuzz over')));
