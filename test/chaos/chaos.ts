@@ -18,7 +18,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { startStandin } from '../../standin/server';
 import { freePort, startDevServer, type DevServer } from '../../worker/dev-server';
 import { payloadConverterPath, workflowsPath } from '../../worker/worker';
-import { goalEventsQuery, stateQuery, transcriptQuery, type GoalLogEntry } from '../../workflows/definitions';
+import { goalEventsQuery, stateQuery, transcriptQuery } from '../../workflows/definitions';
 import { goalWorkflow, type GoalResult } from '../../workflows/goal';
 import { sessionWorkflow } from '../../workflows/session';
 import { seededRandom, startFaultProxy, type FaultProxy } from './model-faults';
