@@ -446,33 +446,6 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
     if (!goalMachine.isTerminal(goal)) applyOrRecord(`agent ${agentId}`, { type: 'usage_reported', usage: delta });
   }
 
-  setHandler(agentReportSignal, (raw: unknown) =>
-    queue.post(() => {
-      const refuse = (message: string) =>
-        rejected('signal agentReport', { code: 'guard_failed', machine: 'autonomy', state: goal.status, event: 'agentReport', message });
-      let r: ReturnType<typeof agentReportSchema.parse>;
-      try {
-        r = parse(agentReportSchema, raw, 'agentReport');
-      } catch (error) {
-        return refuse((error as Error).message);
-      }
-      const child = children.get(r.agentId);
-      // One message for every mismatch: a forger learns nothing about which part was wrong.
-      if (!child || child.token !== r.token || child.taskId !== r.taskId || child.attempt !== r.attempt) {
-        return refuse(`report not from a running agent of this goal (agent ${r.agentId.slice(0, 200)})`);
-      }
-      if (r.evidence) child.evidence = r.evidence;
-      const before = new Set((agentApprovals.get(r.agentId) ?? []).map((p) => p.callId));
-      for (const p of r.pendingApprovals) {
-        if (before.has(p.callId)) continue;
-        publish({ kind: 'agent.approval_requested', agentId: r.agentId, taskId: r.taskId, callId: p.callId, toolName: p.name, input: p.input, reason: p.reason });
-      }
-      agentApprovals.set(r.agentId, r.pendingApprovals.map((p) => ({ ...p, agentId: r.agentId, taskId: r.taskId })));
-      countUsage(r.agentId, r.usage);
-    }),
-  );
-
-
   // ---- setup: tools and policy once, for every agent ------------------------------------
   function initialize(): void {
     const { listTools, loadPolicy } = proxyActivities<ToolActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } });
@@ -632,6 +605,34 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
     }
     return { firstAvailable: base_offset, entries };
   });
+
+  // Registered here, after `pending` and `report` exist: a report buffered before the
+  // first activation is delivered as soon as its handler is set.
+  setHandler(agentReportSignal, (raw: unknown) =>
+    queue.post(() => {
+      const refuse = (message: string) =>
+        rejected('signal agentReport', { code: 'guard_failed', machine: 'autonomy', state: goal.status, event: 'agentReport', message });
+      let r: ReturnType<typeof agentReportSchema.parse>;
+      try {
+        r = parse(agentReportSchema, raw, 'agentReport');
+      } catch (error) {
+        return refuse((error as Error).message);
+      }
+      const child = children.get(r.agentId);
+      // One message for every mismatch: a forger learns nothing about which part was wrong.
+      if (!child || child.token !== r.token || child.taskId !== r.taskId || child.attempt !== r.attempt) {
+        return refuse(`report not from a running agent of this goal (agent ${r.agentId.slice(0, 200)})`);
+      }
+      if (r.evidence) child.evidence = r.evidence;
+      const before = new Set((agentApprovals.get(r.agentId) ?? []).map((p) => p.callId));
+      for (const p of r.pendingApprovals) {
+        if (before.has(p.callId)) continue;
+        publish({ kind: 'agent.approval_requested', agentId: r.agentId, taskId: r.taskId, callId: p.callId, toolName: p.name, input: p.input, reason: p.reason });
+      }
+      agentApprovals.set(r.agentId, r.pendingApprovals.map((p) => ({ ...p, agentId: r.agentId, taskId: r.taskId })));
+      countUsage(r.agentId, r.usage);
+    }),
+  );
 
   // Unknown names: recorded / refused. After every named handler (a default handler takes what is buffered).
   setDefaultSignalHandler((name) => queue.post(() => publish(unknownSignal('autonomy', goal.status, name, GOAL_SIGNALS))));
