@@ -7,6 +7,7 @@
 import {
   CancellationScope,
   condition,
+  defaultPayloadConverter,
   getExternalWorkflowHandle,
   isCancellation,
   setCurrentDetails,
@@ -17,7 +18,7 @@ import {
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import { WorkflowStream } from '@temporalio/workflow-streams/workflow';
+import { WorkflowStream, decodePayloadWire } from '@temporalio/workflow-streams/workflow';
 import { ZERO_USAGE, type LogEvent, type TransitionError, type TurnLimits, type TurnResult, type Usage } from '../machines/index';
 import { rememberApproval, sessionRuleFor, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import {
@@ -28,7 +29,9 @@ import {
   denySchema,
   denySignal,
   EVENTS_TOPIC,
+  goalEventsQuery,
   pendingApprovalsQuery,
+  transcriptQuerySchema,
   type GoalLogEntry,
   type PendingApproval,
   type AgentReport,
@@ -227,6 +230,19 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
     }),
   );
   setHandler(pendingApprovalsQuery, () => pending());
+  // The agent's own log by query, as the goal's (its tool calls and their results).
+  setHandler(goalEventsQuery, (raw) => {
+    const input = parsePayload(transcriptQuerySchema, raw, 'events') ?? {};
+    const { log } = stream.getState();
+    const entries: GoalLogEntry[] = [];
+    for (const item of log) {
+      if (item.topic !== EVENTS_TOPIC) continue;
+      const entry = defaultPayloadConverter.fromPayload<GoalLogEntry>(decodePayloadWire(item.data));
+      if (entry.seq >= (input.from ?? 0)) entries.push(entry);
+      if (entries.length >= (input.limit ?? 500)) break;
+    }
+    return { firstAvailable: 0, entries };
+  });
   setDefaultSignalHandler((name) => queue.post(() => publish(unknownSignal('turn', turns.state?.status ?? 'idle', name, AGENT_SIGNALS))));
   setDefaultUpdateHandler((name) => rejectUnknownUpdate(name, AGENT_SIGNALS));
 
