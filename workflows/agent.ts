@@ -69,7 +69,7 @@ export interface AgentInput {
   retryBackoffMs?: number[] | undefined;
   modelActivity?: Partial<ActivityOptions> | undefined;
   /** The goal's secret for this agent: its reports carry it, so the goal can tell them from forgeries. */
-  reportToken: string;
+  reportToken?: string | undefined;
   /** What earlier attempts at this task did (files, commands and exit codes, how they ended). */
   earlierAttempts?: string | undefined;
 }
@@ -183,14 +183,16 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
         { key: KeelPendingApprovals, value: waiting.length },
       ]);
     }
-    const key = JSON.stringify([usage, waiting.map((p) => p.callId), evidence.filesChanged.length, evidence.commands.length]);
+    // Evidence rides along with the next change of usage or approvals (every tool result is
+    // followed by a model call), so the number of reports stays what it was.
+    const key = JSON.stringify([usage, waiting.map((p) => p.callId)]);
     if (key === reportKey || !parent) return;
     reportKey = key;
     const payload: AgentReport = {
       agentId,
       taskId: input.taskId,
       attempt: input.attempt,
-      token: input.reportToken,
+      token: input.reportToken ?? '',
       usage,
       pendingApprovals: waiting,
       evidence: { filesChanged: [...evidence.filesChanged], commands: [...evidence.commands], summary: evidence.summary },

@@ -94,7 +94,8 @@ export const agentInputSchema = z.strictObject({
   maxParallelTools: positiveInt,
   retryBackoffMs: backoff,
   modelActivity: activityOverrides,
-  reportToken: z.string().min(1),
+  /** Absent only in agents started before goals issued tokens (their reports are then refused). */
+  reportToken: z.string().min(1).optional(),
   earlierAttempts: z.string().optional(),
 });
 
