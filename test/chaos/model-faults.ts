@@ -46,8 +46,10 @@ export async function startFaultProxy(target: string, rate: number, seed: number
         (up) => {
           res.writeHead(up.statusCode ?? 502, up.headers);
           let sent = 0;
+          res.on('error', () => undefined);
           up.on('data', (chunk: Buffer) => {
-            if (res.destroyed) return;
+            // Chunks already read still arrive after a cut.
+            if (res.destroyed || res.writableEnded) return;
             res.write(chunk);
             sent += chunk.length;
             if (kind === 'cut' && sent > 120) {
