@@ -18,6 +18,7 @@ import {
   setDefaultSignalHandler,
   setDefaultUpdateHandler,
   setHandler,
+  sleep,
   startChild,
   upsertSearchAttributes,
   uuid4,
@@ -271,12 +272,13 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
   function callTool(name: string, system: string, prompt: string, tool: typeof submitPlanTool): Promise<{ input: unknown; usage: CallUsage }> {
     const activityId = `${name}-${++modelCalls}`;
     const overrides = options.modelActivity ?? {};
-    const { callModel } = proxyActivities<ModelActivities>({
-      ...MODEL_ACTIVITY_OPTIONS,
-      ...overrides,
-      retry: { ...MODEL_ACTIVITY_OPTIONS.retry, ...overrides.retry },
-      activityId,
-    });
+    const callModelAs = (id: string) =>
+      proxyActivities<ModelActivities>({
+        ...MODEL_ACTIVITY_OPTIONS,
+        ...overrides,
+        retry: { ...MODEL_ACTIVITY_OPTIONS.retry, ...overrides.retry },
+        activityId: id,
+      }).callModel;
     const scope = new CancellationScope();
     modelScopes.set(activityId, scope);
     const request: ModelCallInput = {
@@ -288,7 +290,20 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
       toolChoice: { type: 'tool', name },
       conversation: { kind: 'inline', messages: [{ role: 'user', content: prompt }] },
     };
-    const call = scope.run(() => callModel(request));
+    // A second tier of retries, like the turn's: the activity's own attempts can all be spent
+    // on one bad minute (overload, a crashed worker's heartbeat timeouts), and a planner or
+    // critic failing for that stopped the whole goal (seen in `npm run chaos`).
+    const call = scope.run(async () => {
+      for (let round = 1; ; round++) {
+        const id = round === 1 ? activityId : `${activityId}-round-${round}`;
+        try {
+          return await callModelAs(id)({ ...request, callId: id });
+        } catch (error) {
+          if (isCancellation(error) || round >= MODEL_ROUNDS || !worthRetrying(error)) throw error;
+          await sleep(MODEL_ROUND_BACKOFF_MS * round);
+        }
+      }
+    });
     const forget = () => modelScopes.delete(activityId);
     call.then(forget, forget);
     return call.then((result) => ({ input: toolInput(result, name), usage: callUsage(result) }));
@@ -684,6 +699,18 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
     exhaustion: final.exhaustion,
     planVersion: goal.planVersion,
   };
+}
+
+/** Rounds of model activity attempts before the planner or critic counts as failed. */
+const MODEL_ROUNDS = 3;
+const MODEL_ROUND_BACKOFF_MS = 5_000;
+
+/** An error the activity's own retries gave up on that a later round may not see again. */
+function worthRetrying(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    if ((e as { nonRetryable?: boolean }).nonRetryable === true) return false;
+  }
+  return true;
 }
 
 function reasonOf(goal: GoalState): string | null {
