@@ -90,7 +90,7 @@ describe('a session survives any message', () => {
     });
   });
 
-  it('stop is taken in paused and suspended; two 1 MB messages leave the events query readable; firstAvailable is an event number', async () => {
+  it('stop is taken in paused (every other state: test/unit/machines/session.test.ts); two 1 MB messages leave the events query readable; firstAvailable is an event number', async () => {
     const s = await sessionEnv(env, workflowBundle, chat);
     await s.run(async () => {
       const run = await s.start({ continueAsNewAfterTurns: 1 });
