@@ -27,7 +27,9 @@ export function seededRandom(seed: number): () => number {
 const errorBody = (type: string, message: string) => JSON.stringify({ type: 'error', error: { type, message } });
 
 export async function startFaultProxy(target: string, rate: number, seed: number): Promise<FaultProxy> {
+  // Two streams: whether a request fails, and how (one stream for both skewed the rate).
   const random = seededRandom(seed);
+  const pick = seededRandom(seed ^ 0x5bd1e995);
   const counts: FaultProxy['counts'] = { '429': 0, '529': 0, '500': 0, cut: 0, stream_error: 0, passed: 0 };
   const upstream = new URL(target);
   const server = http.createServer((req, res) => {
@@ -36,7 +38,7 @@ export async function startFaultProxy(target: string, rate: number, seed: number
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const isMessages = req.method === 'POST' && (req.url ?? '').startsWith('/v1/messages') && !(req.url ?? '').includes('count_tokens');
-      const kind = isMessages && random() < rate ? KINDS[Math.floor(random() * KINDS.length)]! : null;
+      const kind = isMessages && random() < rate ? KINDS[Math.floor(pick() * KINDS.length)]! : null;
       counts[kind ?? 'passed']++;
       if (kind === '429') return void res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' }).end(errorBody('rate_limit_error', 'injected 429'));
       if (kind === '529') return void res.writeHead(529, { 'content-type': 'application/json' }).end(errorBody('overloaded_error', 'injected 529'));
