@@ -47,6 +47,8 @@ export interface FuzzResult {
   startInputs: { sent: number; failedAsInvalid: number; started: number };
   workflows: number;
   workflowTaskFailures: number;
+  /** Workflow tasks that took longer than their timeout (a busy worker; retried by the server, not a failure). */
+  workflowTaskTimeouts: number;
   /** WorkflowTaskFailed with cause UNHANDLED_COMMAND: a completion retried because signals arrived meanwhile. */
   completionsDeferredBySignals: number;
   /** Updates the server refused while such a completion was being retried (FAILED_PRECONDITION; a client retries). */
@@ -175,6 +177,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
     startInputs: { sent: 0, failedAsInvalid: 0, started: 0 },
     workflows: 0,
     workflowTaskFailures: 0,
+    workflowTaskTimeouts: 0,
     completionsDeferredBySignals: 0,
     updatesRefusedWhileCompleting: 0,
     failures: [],
@@ -309,8 +312,8 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
     }
     result.workflows = all.length;
     for (const h of all) {
-      const history = await h.fetchHistory();
-      for (const e of history.events ?? []) {
+      for (const e of await historyEvents(client, options.namespace, h.workflowId)) {
+        if (e.workflowTaskTimedOutEventAttributes) result.workflowTaskTimeouts++;
         const failed = e.workflowTaskFailedEventAttributes;
         if (!failed) continue;
         // UNHANDLED_COMMAND is the server refusing a completion because new signals arrived
@@ -339,6 +342,18 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
     result.normalTurnCompleted &&
     result.normalGoalCompleted;
   return result;
+}
+
+/** A history read in small pages: histories holding 1 MB signals exceed gRPC's 4 MB message limit in one. */
+async function historyEvents(client: Client, namespace: string, workflowId: string) {
+  const events: NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']> = [];
+  let nextPageToken: Uint8Array | undefined;
+  do {
+    const page = await client.workflowService.getWorkflowExecutionHistory({ namespace, execution: { workflowId }, maximumPageSize: 50, ...(nextPageToken ? { nextPageToken } : {}) });
+    events.push(...(page.history?.events ?? []));
+    nextPageToken = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
+  } while (nextPageToken);
+  return events;
 }
 
 function isServerRefusal(error: unknown): boolean {
