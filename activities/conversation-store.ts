@@ -9,7 +9,7 @@
 // names (by default `<workspace>/.keel/store`). Workers on several hosts need a shared
 // directory (or, later, an S3-compatible bucket behind the same two functions).
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 export interface StoredSegment<M = unknown> {
@@ -33,16 +33,36 @@ export function segmentHash(segment: StoredSegment): string {
   return createHash('sha256').update(JSON.stringify({ parent: segment.parent, messages: segment.messages })).digest('hex');
 }
 
-/** Immutable segments are cached by hash: a long session reads each one from disk once. */
+/**
+ * Segments read are cached so a long session reads each from disk once. The key is the
+ * store directory AND the hash: the same content (tool definitions are identical for every
+ * session) lives once per store, and a segment known in one directory says nothing about
+ * another. The cache only ever saves a read; whether a segment is on disk is asked of the
+ * disk (a cache keyed by content alone skipped writes to a second store, and a new worker
+ * then found "segment … is missing").
+ */
 const cache = new Map<string, StoredSegment>();
-const CACHE_LIMIT = 20_000;
+let cacheLimit = 20_000;
+const cacheKey = (dir: string, hash: string) => `${dir}\0${hash}`;
 
-function remember(hash: string, segment: StoredSegment): void {
-  if (cache.size >= CACHE_LIMIT) {
+function remember(dir: string, hash: string, segment: StoredSegment): void {
+  const key = cacheKey(dir, hash);
+  cache.delete(key);
+  while (cache.size >= cacheLimit) {
     const oldest = cache.keys().next().value;
-    if (oldest !== undefined) cache.delete(oldest);
+    if (oldest === undefined) break;
+    cache.delete(oldest);
   }
-  cache.set(hash, segment);
+  cache.set(key, segment);
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await access(file);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Stores `messages` after `parent` and returns the new head (the parent itself when there is nothing to add). */
@@ -50,22 +70,27 @@ export async function appendSegment<M>(dir: string, parent: string | null, messa
   if (messages.length === 0) return parent;
   const segment: StoredSegment = { parent, messages: [...messages] };
   const hash = segmentHash(segment);
-  if (cache.has(hash)) return hash;
   const file = segmentPath(dir, hash);
+  // One stat per append: cheaper than trusting memory, and right after any restart or eviction.
+  if (await exists(file)) return hash;
   await mkdir(path.dirname(file), { recursive: true });
   // Write-then-rename: a reader never sees half a segment, and a concurrent writer of the
   // same hash writes the same bytes.
   const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   await writeFile(tmp, JSON.stringify(segment));
   await rename(tmp, file);
-  remember(hash, segment);
+  remember(dir, hash, segment);
   return hash;
 }
 
 async function readSegment(dir: string, hash: string): Promise<StoredSegment> {
   if (!HEAD.test(hash)) throw new Error(`not a segment id: ${JSON.stringify(hash)}`);
-  const cached = cache.get(hash);
-  if (cached) return cached;
+  const cached = cache.get(cacheKey(dir, hash));
+  if (cached) {
+    // Most recently used last: eviction takes the coldest.
+    remember(dir, hash, cached);
+    return cached;
+  }
   let text: string;
   try {
     text = await readFile(segmentPath(dir, hash), 'utf8');
@@ -74,7 +99,7 @@ async function readSegment(dir: string, hash: string): Promise<StoredSegment> {
   }
   const segment = JSON.parse(text) as StoredSegment;
   if (segmentHash(segment) !== hash) throw new Error(`conversation segment ${hash} in ${dir} is corrupt (its content does not match its name)`);
-  remember(hash, segment);
+  remember(dir, hash, segment);
   return segment;
 }
 
@@ -95,6 +120,18 @@ export async function readConversation<M = unknown>(dir: string, head: string | 
 /** Test hook: forget cached segments (so reads hit the disk). */
 export function clearSegmentCache(): void {
   cache.clear();
+}
+
+/** Test hook: how many segments the cache holds at most (returns the previous limit). */
+export function setSegmentCacheLimit(limit: number): number {
+  const before = cacheLimit;
+  cacheLimit = Math.max(1, limit);
+  while (cache.size > cacheLimit) cache.delete(cache.keys().next().value!);
+  return before;
+}
+
+export function segmentCacheSize(): number {
+  return cache.size;
 }
 
 /** The store as activities: `storeSegment` puts items (messages, tool definitions) and returns their id. */

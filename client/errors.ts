@@ -21,6 +21,17 @@ export class UpdateRejectedError extends KeelError {
   }
 }
 
+/** Start options the workflow would refuse; nothing was started. */
+export class InvalidInputError extends KeelError {
+  constructor(
+    readonly operation: string,
+    /** One line per problem, naming the field: `maxConcurrency: Too small: expected number to be >0`. */
+    readonly problems: string[],
+  ) {
+    super(`${operation}: invalid options: ${problems.join('; ')}`);
+  }
+}
+
 /** No goal or session with this id (in this namespace). */
 export class NotFoundError extends KeelError {
   constructor(

@@ -9,7 +9,9 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { goalWorkflow, type GoalOptions } from '../workflows/goal';
 import { sessionWorkflow, type SessionOptions } from '../workflows/session';
-import { ConnectionError, mapErrors } from './errors';
+import { describeIssues } from '../workflows/payloads';
+import { goalOptionsSchema, sessionOptionsSchema } from '../workflows/start-input';
+import { ConnectionError, InvalidInputError, mapErrors } from './errors';
 import { GoalHandle } from './goal-handle';
 import { SessionHandle } from './session-handle';
 
@@ -99,6 +101,7 @@ export class KeelClient {
     const { id, workspace, ...rest } = options;
     const workflowId = id ?? `goal-${randomUUID()}`;
     const args: GoalOptions = { ...rest, goal, workspace: path.resolve(workspace ?? process.cwd()) };
+    validate(goalOptionsSchema, args, 'startGoal');
     await this.start(workflowId, 'startGoal', () =>
       this.client.workflow.start(goalWorkflow, {
         taskQueue: this.taskQueue,
@@ -122,6 +125,7 @@ export class KeelClient {
     const { id, workspace, ...rest } = options;
     const workflowId = id ?? `session-${randomUUID()}`;
     const args: SessionOptions = { ...rest, workspace: path.resolve(workspace ?? process.cwd()) };
+    validate(sessionOptionsSchema, args, 'startSession');
     await this.start(workflowId, 'startSession', () =>
       this.client.workflow.start(sessionWorkflow, {
         taskQueue: this.taskQueue,
@@ -192,4 +196,10 @@ export class KeelClient {
 function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** The workflow would refuse this input at once: refuse it here, before anything starts. */
+function validate(schema: typeof goalOptionsSchema | typeof sessionOptionsSchema, args: unknown, operation: string): void {
+  const r = schema.safeParse(args);
+  if (!r.success) throw new InvalidInputError(operation, describeIssues(r.error.issues));
 }

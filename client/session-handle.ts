@@ -34,6 +34,7 @@ import {
 import type { SessionResult, sessionWorkflow } from '../workflows/session';
 import { mapErrors, WorkflowEndedError } from './errors';
 import { followStream, type EventsOptions, type SessionStreamItem } from './events';
+import { previewText } from '../workflows/preview';
 
 /** How a turn ended, as `send` reports it. */
 export interface TurnOutcome {
@@ -93,7 +94,8 @@ export class SessionHandle {
       if (item.topic !== 'events') continue;
       const e = item.data;
       if (turnId === null) {
-        if (e.kind === 'turn.started' && e.input.trim() === wanted) turnId = e.turnId;
+        // The log carries a preview of a long message (workflows/preview.ts).
+        if (e.kind === 'turn.started' && e.input.trim() === previewText(wanted)) turnId = e.turnId;
         continue;
       }
       if (e.kind === 'turn.completed' && e.turnId === turnId) {

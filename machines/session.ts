@@ -25,6 +25,8 @@ import { emit, type EmitEvent, type SessionStats } from './events';
 import { toolStatsSchema, turnResultSchema, ZERO_TOOL_STATS, type ToolStats, type TurnDirective, type TurnEvent } from './turn';
 
 export const DEFAULT_MAX_CONSECUTIVE_ERRORS = 3;
+/** The pause reason of a session stopped before its tools were loaded (initialization still pending). */
+export const STOPPED_INITIALIZING = 'stopped while initializing';
 
 const queuedSchema = z.strictObject({ messageId: z.string(), text: z.string() });
 
@@ -218,9 +220,19 @@ export const sessionMachine = defineMachine<SessionState, SessionEvent, SessionD
     ...toWork('suspended', 'resume', 'budget left').filter((r) => r.to !== 'suspended'),
     ...toWork('suspended', 'reset', 'budget left').filter((r) => r.to !== 'suspended'),
     row('suspended', 'restart', 'initializing', 'budget left'),
+    // stop from every state that is not terminal (seeds 001, 003): interrupt what runs, and
+    // pause where pausing means something; suspended and closing keep their state (resume
+    // from a stop must not step over an exhausted budget or undo a close).
+    row('initializing', 'stop', 'paused'),
+    row('initializing', 'stop', 'suspended', 'budget exhausted'),
     row('active', 'stop', 'paused'),
     row('processing', 'stop', 'paused'),
     row('awaiting_input', 'stop', 'paused'),
+    row('paused', 'stop', 'paused'),
+    row('suspended', 'stop', 'suspended'),
+    row('closing', 'stop', 'closing'),
+    row('paused', 'initialized', 'paused', 'stopped while initializing'),
+    row('paused', 'init_failed', 'failed', 'stopped while initializing'),
     ...OPEN.map((s) => row(s, 'raise_budget', s, s === 'suspended' ? 'still exhausted, or suspended for errors' : undefined)),
     row('suspended', 'raise_budget', 'active', 'budget left; queue empty'),
     row('suspended', 'raise_budget', 'processing', 'budget left; a turn runs or a message is queued'),
@@ -297,9 +309,17 @@ function reduce(state: SessionState, event: SessionEvent): Out {
   const c = commonOf(state);
   const id = c.sessionId;
   switch (event.type) {
-    case 'initialized':
-      return work(c, [emit('session.activated', { sessionId: id, rootAgentId: `${id}/agent` })]);
+    case 'initialized': {
+      const out = [emit('session.activated', { sessionId: id, rootAgentId: `${id}/agent` })];
+      // Stopped while the tools were loading: ready, and still paused until resumed.
+      if (state.status === 'paused') {
+        if (state.reason !== STOPPED_INITIALIZING) return reject('the session is not initializing');
+        return { state: { ...state, reason: 'stopped' }, directives: out };
+      }
+      return work(c, out);
+    }
     case 'init_failed':
+      if (state.status === 'paused' && state.reason !== STOPPED_INITIALIZING) return reject('the session is not initializing');
       return {
         state: { status: 'failed', ...c, error: event.error },
         directives: [emit('session.failed', { sessionId: id, error: event.error }), { type: 'complete', outcome: 'failed', reason: event.error, stats: statsOf(c) }],
@@ -392,13 +412,22 @@ function reduce(state: SessionState, event: SessionEvent): Out {
     }
     case 'stop': {
       const out: D[] = [emit('session.control', { sessionId: id, signal: 'stop', turnId: c.turnId }), ...forward(c, { type: 'interrupt', reason: 'stopped by the user' })];
-      out.push(emit('session.paused', { sessionId: id, reason: 'stopped' }));
-      return { state: { status: 'paused', ...c, question: null, reason: 'stopped' }, directives: out };
+      if (state.status === 'suspended' || state.status === 'closing') return { state: { ...state, question: null }, directives: out };
+      // A session created with nothing to spend is suspended, not paused (a resume could not run anything).
+      const spent = state.status === 'initializing' ? exhaustionOf(c) : null;
+      if (spent !== null) return suspend(c, spent, out);
+      // Stopped while loading its tools: paused, and the pending `initialized` keeps it so.
+      const reason = state.status === 'initializing' || (state.status === 'paused' && state.reason === STOPPED_INITIALIZING) ? STOPPED_INITIALIZING : 'stopped';
+      out.push(emit('session.paused', { sessionId: id, reason }));
+      return { state: { status: 'paused', ...c, question: null, reason }, directives: out };
     }
     case 'resume':
     case 'reset':
     case 'restart': {
-      if (state.status === 'paused' && event.type === 'resume') return work(c, [emit('session.resumed', { sessionId: id })]);
+      if (state.status === 'paused' && event.type === 'resume') {
+        if (state.reason === STOPPED_INITIALIZING) return reject('the session is still loading its tools; resume when it has');
+        return work(c, [emit('session.resumed', { sessionId: id })]);
+      }
       if (state.status !== 'suspended') return reject('the session is not suspended');
       const exhaustion = exhaustionOf(c);
       if (exhaustion !== null) {

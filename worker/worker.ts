@@ -6,6 +6,8 @@ import { TOOL_WORKER_OPTIONS } from '../activities/tools/index';
 import { probeSandbox, sandboxStartupLine } from '../activities/tools/sandbox';
 
 export const workflowsPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/index.ts');
+/** Decoding never throws in workflow code (an undecodable signal would wedge it): see the module. */
+export const payloadConverterPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/payload-converter.ts');
 
 export interface KeelWorkerOptions {
   connection: NativeConnection;
@@ -36,7 +38,8 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
       connection: options.connection,
       namespace: options.namespace,
       taskQueue: options.taskQueue,
-      ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+      // A prebuilt bundle must have been built with payloadConverterPath (test/helpers/temporal.ts).
+      ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath, dataConverter: { payloadConverterPath } }),
       activities,
       // Cancellation reaches an activity only with a heartbeat response; a short throttle
       // lets an interrupt stop a command or a model stream within a second.

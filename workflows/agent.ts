@@ -7,32 +7,42 @@
 import {
   CancellationScope,
   condition,
+  defaultPayloadConverter,
   getExternalWorkflowHandle,
   isCancellation,
   patched,
   setCurrentDetails,
+  setDefaultSignalHandler,
+  setDefaultUpdateHandler,
   setHandler,
   upsertSearchAttributes,
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import { WorkflowStream } from '@temporalio/workflow-streams/workflow';
+import { WorkflowStream, decodePayloadWire } from '@temporalio/workflow-streams/workflow';
 import { ZERO_USAGE, type LogEvent, type TransitionError, type TurnLimits, type TurnResult, type Usage } from '../machines/index';
 import { EXACT_APPROVALS_PATCH, legacySessionRuleFor, rememberApproval, sessionApprovalFor, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import {
+  AGENT_SIGNALS,
   agentReportSignal,
   approveSchema,
   approveSignal,
   denySchema,
   denySignal,
   EVENTS_TOPIC,
+  goalEventsQuery,
   pendingApprovalsQuery,
+  transcriptQuerySchema,
   type GoalLogEntry,
   type PendingApproval,
+  type AgentReport,
   type RunnerEvent,
   type TaskEvidence,
 } from './definitions';
+import { parsePayload, parseStartInput, rejectUnknownUpdate, unknownSignal } from './payloads';
 import { agentSystem, taskPrompt } from './planning';
+import { preview } from './preview';
+import { agentInputSchema } from './start-input';
 import { ConversationLog, SerialQueue, Timers } from './runtime';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import { TurnRunner, type ToolEntry } from './turn-runner';
@@ -61,6 +71,10 @@ export interface AgentInput {
   modelActivity?: Partial<ActivityOptions> | undefined;
   /** Extended thinking for this agent's role (GoalOptions.thinking). */
   thinking?: { budgetTokens: number } | undefined;
+  /** The goal's secret for this agent: its reports carry it, so the goal can tell them from forgeries. */
+  reportToken?: string | undefined;
+  /** What earlier attempts at this task did (files, commands and exit codes, how they ended). */
+  earlierAttempts?: string | undefined;
 }
 
 export interface AgentResult {
@@ -77,6 +91,7 @@ export interface AgentResult {
 }
 
 export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
+  parseStartInput(agentInputSchema, input, 'agent');
   const agentId = workflowInfo().workflowId;
   const parent = workflowInfo().parent;
   const stream = new WorkflowStream();
@@ -172,10 +187,20 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
         { key: KeelPendingApprovals, value: waiting.length },
       ]);
     }
+    // Evidence rides along with the next change of usage or approvals (every tool result is
+    // followed by a model call), so the number of reports stays what it was.
     const key = JSON.stringify([usage, waiting.map((p) => p.callId)]);
     if (key === reportKey || !parent) return;
     reportKey = key;
-    const payload = { agentId, taskId: input.taskId, attempt: input.attempt, usage, pendingApprovals: waiting };
+    const payload: AgentReport = {
+      agentId,
+      taskId: input.taskId,
+      attempt: input.attempt,
+      token: input.reportToken ?? '',
+      usage,
+      pendingApprovals: waiting,
+      evidence: { filesChanged: [...evidence.filesChanged], commands: [...evidence.commands], summary: evidence.summary },
+    };
     const handle = getExternalWorkflowHandle(parent.workflowId);
     // In order, one at a time; a lost report costs nothing lasting, since usage is
     // cumulative and the result carries the total.
@@ -193,7 +218,7 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
     });
   setHandler(approveSignal, (raw) =>
     guard('signal approve', () => {
-      const a = approveSchema.parse(raw);
+      const a = parsePayload(approveSchema, raw, 'approve');
       const call = pending().find((p) => p.callId === a.callId);
       if (!call) throw new Error(`unknown call id ${a.callId}`);
       const approver = a.approver ?? 'human';
@@ -213,19 +238,34 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
   );
   setHandler(denySignal, (raw) =>
     guard('signal deny', () => {
-      const d = denySchema.parse(raw);
+      const d = parsePayload(denySchema, raw, 'deny');
       const r = turns.apply({ type: 'tool', callId: d.callId, event: { type: 'denied', ...(d.reason ? { reason: d.reason } : {}) } });
       if (!r.ok) rejected('signal deny', r.error);
     }),
   );
   setHandler(pendingApprovalsQuery, () => pending());
+  // The agent's own log by query, as the goal's (its tool calls and their results).
+  setHandler(goalEventsQuery, (raw) => {
+    const input = parsePayload(transcriptQuerySchema, raw, 'events') ?? {};
+    const { log } = stream.getState();
+    const entries: GoalLogEntry[] = [];
+    for (const item of log) {
+      if (item.topic !== EVENTS_TOPIC) continue;
+      const entry = defaultPayloadConverter.fromPayload<GoalLogEntry>(decodePayloadWire(item.data));
+      if (entry.seq >= (input.from ?? 0)) entries.push(entry);
+      if (entries.length >= (input.limit ?? 500)) break;
+    }
+    return { firstAvailable: 0, entries };
+  });
+  setDefaultSignalHandler((name) => queue.post(() => publish(unknownSignal('turn', turns.state?.status ?? 'idle', name, AGENT_SIGNALS))));
+  setDefaultUpdateHandler((name) => rejectUnknownUpdate(name, AGENT_SIGNALS));
 
   upsertSearchAttributes([
     { key: KeelKind, value: 'agent' },
     { key: KeelWorkspace, value: input.workspace },
   ]);
   queue.post(() => {
-    const started = turns.start(`${agentId}:turn`, taskPrompt(input.goal, input), input.limits);
+    const started = turns.start(`${agentId}:turn`, taskPrompt(input.goal, input, input.earlierAttempts), input.limits);
     if (!started.ok) rejected('start', started.error);
   });
 
@@ -258,11 +298,4 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
   await sent;
   stream.detachPollers();
   return { agentId, taskId: input.taskId, attempt: input.attempt, outcome: ok ? 'succeeded' : 'failed', summary, turnOutcome: finished.outcome, evidence, usage: finished.usage, steps: finished.steps };
-}
-
-/** Like the session's log: a tool result's beginning (the conversation store has all of it). */
-const OUTPUT_PREVIEW_CHARS = 2_000;
-function preview<E extends LogEvent | RunnerEvent>(event: E): E {
-  if (event.kind !== 'tool.result' || event.output.length <= OUTPUT_PREVIEW_CHARS) return event;
-  return { ...event, output: `${event.output.slice(0, OUTPUT_PREVIEW_CHARS)}… (${event.output.length - OUTPUT_PREVIEW_CHARS} more characters)` };
 }

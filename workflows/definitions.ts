@@ -5,6 +5,7 @@
 // synchronous validator rejects with the machine's reason.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
+import { usageSchema } from '../machines/budget';
 import type { BudgetLimits, BudgetPatch, GoalState, Json, LogEvent, Message, SessionState, SessionStats, Task, TurnState, Usage } from '../machines/index';
 
 const text = z.string().trim().min(1, 'text must not be empty');
@@ -64,6 +65,8 @@ export const restartSignal = defineSignal<[]>('restart');
 export const raiseBudgetSignal = defineSignal<[RaiseBudgetInput]>('raiseBudget');
 export const answerSignal = defineSignal<[AnswerInput]>('answer');
 export const closeSignal = defineSignal<[ReasonInput]>('close');
+/** Every signal (and update) name a session takes; others are recorded as `event.rejected`. */
+export const SESSION_SIGNALS = ['userMessage', 'approve', 'deny', 'interrupt', 'steer', 'pause', 'resume', 'stop', 'reset', 'restart', 'raiseBudget', 'answer', 'close'] as const;
 
 /** What an accepted update answers: the session's status afterwards. */
 export interface ControlResult {
@@ -229,22 +232,42 @@ export interface GoalPendingApproval extends PendingApproval {
   taskId: string;
 }
 
-/** What a task agent tells its goal (signal `agentReport`): cumulative usage and its waiting calls. */
-export interface AgentReport {
-  agentId: string;
-  taskId: string;
-  attempt: number;
-  usage: Usage;
-  pendingApprovals: PendingApproval[];
-}
-export const agentReportSignal = defineSignal<[AgentReport]>('agentReport');
-
 /** Evidence of one task attempt. */
-export interface TaskEvidence {
-  filesChanged: string[];
-  commands: { command: string; exitCode: number | null; status: string }[];
-  summary: string | null;
-}
+export const taskEvidenceSchema = z.strictObject({
+  filesChanged: z.array(z.string()).max(10_000),
+  commands: z.array(z.strictObject({ command: z.string(), exitCode: z.number().int().nullable(), status: z.string() })).max(10_000),
+  summary: z.string().nullable(),
+});
+export type TaskEvidence = z.infer<typeof taskEvidenceSchema>;
+
+const pendingApprovalSchema = z.strictObject({
+  callId: z.string().min(1),
+  name: z.string().min(1),
+  input: z.json(),
+  reason: z.string().nullable(),
+  turnId: z.string().min(1),
+});
+
+/**
+ * What a task agent tells its goal (signal `agentReport`): cumulative usage, its waiting
+ * calls and the evidence so far. `token` is the secret the goal gave this agent at start
+ * (see workflows/goal.ts, "reports"): a report without it is recorded and ignored.
+ */
+export const agentReportSchema = z.strictObject({
+  agentId: z.string().min(1),
+  taskId: z.string().min(1),
+  attempt: z.number().int().positive(),
+  token: z.string().min(1),
+  usage: usageSchema,
+  pendingApprovals: z.array(pendingApprovalSchema).max(1_000),
+  evidence: taskEvidenceSchema.optional(),
+});
+export type AgentReport = z.infer<typeof agentReportSchema>;
+export const agentReportSignal = defineSignal<[AgentReport]>('agentReport');
+/** Every signal name a goal takes (agentReport from its own agents only). */
+export const GOAL_SIGNALS = ['approvePlan', 'rejectPlan', 'resolveTask', 'cancel', 'approve', 'deny', 'agentReport'] as const;
+/** Every signal name a task agent takes (from its goal). */
+export const AGENT_SIGNALS = ['approve', 'deny'] as const;
 
 export interface GoalUsageView {
   usage: Usage;

@@ -12,11 +12,16 @@ import {
   defaultPayloadConverter,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
+  setDefaultSignalHandler,
+  setDefaultUpdateHandler,
   setHandler,
+  sleep,
   startChild,
   upsertSearchAttributes,
+  uuid4,
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
@@ -48,6 +53,7 @@ import { defaultPolicy, type PolicyConfig, type PolicyConfigInput } from '../mac
 import type { AgentInput, AgentResult } from './agent';
 import { agentWorkflow } from './agent';
 import {
+  agentReportSchema,
   agentReportSignal,
   approvePlanSignal,
   approvePlanUpdate,
@@ -58,6 +64,7 @@ import {
   denySchema,
   denySignal,
   EVENTS_TOPIC,
+  GOAL_SIGNALS,
   goalApproveUpdate,
   goalEventsQuery,
   goalDenyUpdate,
@@ -82,8 +89,11 @@ import {
   type GoalUsageView,
   type TaskEvidence,
 } from './definitions';
+import { failureMessage, parsePayload as parse, parseStartInput, rejectUnknownUpdate, unknownSignal } from './payloads';
 import {
   CRITIC_SYSTEM,
+  describeAttempts,
+  type AttemptRecord,
   PLANNER_SYSTEM,
   planPrompt,
   reviewPrompt,
@@ -96,7 +106,9 @@ import {
   submitReviewTool,
   toTaskInputs,
 } from './planning';
+import { preview } from './preview';
 import { SerialQueue, Timers } from './runtime';
+import { goalOptionsSchema } from './start-input';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import type { ToolEntry } from './turn-runner';
 
@@ -174,6 +186,7 @@ export interface GoalResult {
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
 
 export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
+  parseStartInput(goalOptionsSchema, options, 'goal');
   const goalId = workflowInfo().workflowId;
   const stream = new WorkflowStream();
   const events = stream.topic<GoalLogEntry>(EVENTS_TOPIC);
@@ -191,14 +204,16 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
   let modelCalls = 0;
   const modelScopes = new Map<string, CancellationScope>();
   /** Running child agents by agent id. */
-  const children = new Map<string, { taskId: string; scope: CancellationScope }>();
+  const children = new Map<string, { taskId: string; attempt: number; scope: CancellationScope; token: string; evidence: TaskEvidence | null }>();
+  /** What each finished (or lost) attempt did, by task: the next attempt's agent is told. */
+  const attempts = new Map<string, AttemptRecord[]>();
   const agentUsage: Record<string, Usage> = {};
   const agentApprovals = new Map<string, GoalPendingApproval[]>();
   const evidence: Record<string, TaskEvidence> = {};
 
   const now = () => Date.now();
   const publish = (event: LogEvent | GoalRunnerEvent) => {
-    events.publish({ ...event, seq: seq++, at: new Date(now()).toISOString(), workflowId: goalId });
+    events.publish({ ...preview(event), seq: seq++, at: new Date(now()).toISOString(), workflowId: goalId });
   };
   const rejected = (source: string, error: TransitionError) => {
     publish({ kind: 'event.rejected', source, machine: error.machine, state: error.state, event: error.event, code: error.code, message: error.message });
@@ -271,12 +286,13 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
   function callTool(name: string, system: string, prompt: string, tool: typeof submitPlanTool): Promise<{ input: unknown; usage: CallUsage }> {
     const activityId = `${name}-${++modelCalls}`;
     const overrides = options.modelActivity ?? {};
-    const { callModel } = proxyActivities<ModelActivities>({
-      ...MODEL_ACTIVITY_OPTIONS,
-      ...overrides,
-      retry: { ...MODEL_ACTIVITY_OPTIONS.retry, ...overrides.retry },
-      activityId,
-    });
+    const callModelAs = (id: string) =>
+      proxyActivities<ModelActivities>({
+        ...MODEL_ACTIVITY_OPTIONS,
+        ...overrides,
+        retry: { ...MODEL_ACTIVITY_OPTIONS.retry, ...overrides.retry },
+        activityId: id,
+      }).callModel;
     const scope = new CancellationScope();
     modelScopes.set(activityId, scope);
     const request: ModelCallInput = {
@@ -288,7 +304,20 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
       toolChoice: { type: 'tool', name },
       conversation: { kind: 'inline', messages: [{ role: 'user', content: prompt }] },
     };
-    const call = scope.run(() => callModel(request));
+    // A second tier of retries, like the turn's: the activity's own attempts can all be spent
+    // on one bad minute (overload, a crashed worker's heartbeat timeouts), and a planner or
+    // critic failing for that stopped the whole goal (seen in `npm run chaos`).
+    const call = scope.run(async () => {
+      for (let round = 1; ; round++) {
+        const id = round === 1 ? activityId : `${activityId}-round-${round}`;
+        try {
+          return await callModelAs(id)({ ...request, callId: id });
+        } catch (error) {
+          if (isCancellation(error) || round >= MODEL_ROUNDS || !worthRetrying(error)) throw error;
+          await sleep(MODEL_ROUND_BACKOFF_MS * round);
+        }
+      }
+    });
     const forget = () => modelScopes.delete(activityId);
     call.then(forget, forget);
     return call.then((result) => ({ input: toolInput(result, name), usage: callUsage(result) }));
@@ -345,7 +374,17 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
   // ---- task agents ------------------------------------------------------------------------
   function startAgent(d: Extract<GoalDirective, { type: 'start_child_agent' }>): void {
     const scope = new CancellationScope();
-    children.set(d.agentId, { taskId: d.taskId, scope });
+    // Reports: Temporal tells a signal's receiver nothing about its sender, so any client
+    // could send a well-formed `agentReport` (a forged approval request was forwarded, a
+    // forged 999,999-token report stopped a goal). Each agent gets a secret at start and
+    // every report must carry it; the goal trusts a report only from the running agent
+    // whose secret it holds. Results alone would not do: approvals must surface while the
+    // agent runs. The secret is in this goal's and the child's histories, so whoever can
+    // read those could forge a report — but such a caller can terminate the goal anyway;
+    // namespace access is Temporal's trust boundary.
+    const token = uuid4();
+    children.set(d.agentId, { taskId: d.taskId, attempt: d.attempt, scope, token, evidence: null });
+    const earlier = attempts.get(d.taskId) ?? [];
     const input: AgentInput = {
       goalId,
       goal: options.goal,
@@ -370,6 +409,8 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
       retryBackoffMs: options.retryBackoffMs,
       modelActivity: options.modelActivity,
       thinking: thinkingFor(options, d.role),
+      reportToken: token,
+      ...(earlier.length > 0 ? { earlierAttempts: describeAttempts(earlier) } : {}),
     };
     const source = `agent ${d.agentId}`;
     scope
@@ -387,6 +428,7 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
           queue.post(() => {
             finishAgent(d.agentId);
             evidence[d.taskId] = result.evidence;
+            remember(d.taskId, d.attempt, `${result.outcome}: ${result.summary}`, result.evidence);
             // Usage the agent reported is counted; the rest (usually nothing) comes with the result.
             const unreported = usageSince(agentUsage[d.agentId] ?? ZERO_USAGE, result.usage);
             agentUsage[d.agentId] = result.usage;
@@ -403,12 +445,22 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
           }),
         (error: unknown) =>
           queue.post(() => {
+            const lost = children.get(d.agentId);
             finishAgent(d.agentId);
+            // What it reported before it failed is all the goal knows of what it did.
+            const seen = lost?.evidence ?? { filesChanged: [], commands: [], summary: null };
+            remember(d.taskId, d.attempt, isCancellation(error) ? 'cancelled before it finished' : `failed: ${failureMessage(error)}`, seen);
             // Cancelled by this goal: the machine already counted the task as cancelled.
             if (isCancellation(error) && scope.consideredCancelled) return;
             applyOrRecord(source, { type: 'task_finished', taskId: d.taskId, attempt: d.attempt, outcome: 'failed', result: failureMessage(error) });
           }),
       );
+  }
+
+  function remember(taskId: string, attempt: number, ended: string, e: TaskEvidence): void {
+    const list = attempts.get(taskId) ?? [];
+    list.push({ attempt, ended, filesChanged: e.filesChanged, commands: e.commands });
+    attempts.set(taskId, list.slice(-5));
   }
 
   /** The agent is gone, and its approvals with it. */
@@ -424,20 +476,6 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
     agentUsage[agentId] = { ...total };
     if (!goalMachine.isTerminal(goal)) applyOrRecord(`agent ${agentId}`, { type: 'usage_reported', usage: delta });
   }
-
-  setHandler(agentReportSignal, (r) =>
-    queue.post(() => {
-      if (children.has(r.agentId)) {
-        const before = new Set((agentApprovals.get(r.agentId) ?? []).map((p) => p.callId));
-        for (const p of r.pendingApprovals) {
-          if (before.has(p.callId)) continue;
-          publish({ kind: 'agent.approval_requested', agentId: r.agentId, taskId: r.taskId, callId: p.callId, toolName: p.name, input: p.input, reason: p.reason });
-        }
-        agentApprovals.set(r.agentId, r.pendingApprovals.map((p) => ({ ...p, agentId: r.agentId, taskId: r.taskId })));
-      }
-      countUsage(r.agentId, r.usage);
-    }),
-  );
 
   // ---- setup: tools and policy once, for every agent ------------------------------------
   function initialize(): void {
@@ -499,11 +537,6 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
   });
 
   // ---- signals and updates ----------------------------------------------------------------
-  const parse = <T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, value: unknown, name: string): T => {
-    const r = schema.safeParse(value);
-    if (r.success) return r.data;
-    throw new TypeError(`invalid ${name} payload: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
-  };
   const mustAccept = (event: GoalEvent) => {
     const r = goalMachine.transition(goal, event);
     if (!r.ok) throw new Error(r.error.message);
@@ -604,6 +637,42 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
     return { firstAvailable: base_offset, entries };
   });
 
+  // Registered here, after `pending` and `report` exist: a report buffered before the
+  // first activation is delivered as soon as its handler is set.
+  setHandler(agentReportSignal, (raw: unknown) =>
+    queue.post(() => {
+      const refuse = (message: string) =>
+        rejected('signal agentReport', { code: 'guard_failed', machine: 'autonomy', state: goal.status, event: 'agentReport', message });
+      // Goals whose history predates the token replay as they ran (their agents sent none).
+      const checked = patched('agent-report-token');
+      let r: ReturnType<typeof agentReportSchema.parse>;
+      try {
+        r = parse(checked ? agentReportSchema : agentReportSchema.extend({ token: agentReportSchema.shape.token.optional() }), raw, 'agentReport') as typeof r;
+      } catch (error) {
+        return refuse((error as Error).message);
+      }
+      const child = children.get(r.agentId);
+      if (!checked) {
+        if (!child) return countUsage(r.agentId, r.usage);
+      } else if (!child || child.token !== r.token || child.taskId !== r.taskId || child.attempt !== r.attempt) {
+        // One message for every mismatch: a forger learns nothing about which part was wrong.
+        return refuse(`report not from a running agent of this goal (agent ${r.agentId.slice(0, 200)})`);
+      }
+      if (r.evidence) child.evidence = r.evidence;
+      const before = new Set((agentApprovals.get(r.agentId) ?? []).map((p) => p.callId));
+      for (const p of r.pendingApprovals) {
+        if (before.has(p.callId)) continue;
+        publish({ kind: 'agent.approval_requested', agentId: r.agentId, taskId: r.taskId, callId: p.callId, toolName: p.name, input: p.input, reason: p.reason });
+      }
+      agentApprovals.set(r.agentId, r.pendingApprovals.map((p) => ({ ...p, agentId: r.agentId, taskId: r.taskId })));
+      countUsage(r.agentId, r.usage);
+    }),
+  );
+
+  // Unknown names: recorded / refused. After every named handler (a default handler takes what is buffered).
+  setDefaultSignalHandler((name) => queue.post(() => publish(unknownSignal('autonomy', goal.status, name, GOAL_SIGNALS))));
+  setDefaultUpdateHandler((name) => rejectUnknownUpdate(name, GOAL_SIGNALS.filter((n) => n !== 'agentReport')));
+
   // ---- run ---------------------------------------------------------------------------------------
   upsertSearchAttributes([
     { key: KeelKind, value: 'goal' },
@@ -645,6 +714,18 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
     exhaustion: final.exhaustion,
     planVersion: goal.planVersion,
   };
+}
+
+/** Rounds of model activity attempts before the planner or critic counts as failed. */
+const MODEL_ROUNDS = 3;
+const MODEL_ROUND_BACKOFF_MS = 5_000;
+
+/** An error the activity's own retries gave up on that a later round may not see again. */
+function worthRetrying(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = (e as { cause?: unknown }).cause) {
+    if ((e as { nonRetryable?: boolean }).nonRetryable === true) return false;
+  }
+  return true;
 }
 
 function reasonOf(goal: GoalState): string | null {
@@ -696,14 +777,4 @@ function describeEvidence(e: TaskEvidence): string[] {
     ...e.filesChanged.map((f) => `file changed: ${f}`),
     ...e.commands.map((c) => `command: ${c.command} → ${c.exitCode === null ? c.status : `exit code ${c.exitCode}`}`),
   ];
-}
-
-function failureMessage(error: unknown): string {
-  let e: unknown = error;
-  const parts: string[] = [];
-  while (e instanceof Error) {
-    parts.push(e.message);
-    e = (e as { cause?: unknown }).cause;
-  }
-  return parts.filter((p) => p !== '').join(': ') || String(error);
 }

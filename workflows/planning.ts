@@ -104,8 +104,39 @@ export function reviewPrompt(state: GoalState, cycle: number, errors: readonly s
 }
 
 /** The task prompt a child agent starts with. */
-export function taskPrompt(goal: string, task: { taskId: string; title: string; instructions: string }): string {
-  return `Overall goal (for context): ${goal}\n\nYour task [${task.taskId}]: ${task.title}\n\n${task.instructions}\n\nWhen you are done, answer with a short summary of what you did. If you cannot do the task, start your answer with "TASK FAILED:" and say why.`;
+export function taskPrompt(goal: string, task: { taskId: string; title: string; instructions: string }, earlierAttempts?: string): string {
+  const earlier = earlierAttempts
+    ? `\n\nThis task was attempted before; the workspace already holds what those attempts did. Check before repeating anything with a side effect (appending to a file, sending, deleting):\n${earlierAttempts}`
+    : '';
+  return `Overall goal (for context): ${goal}\n\nYour task [${task.taskId}]: ${task.title}\n\n${task.instructions}${earlier}\n\nWhen you are done, answer with a short summary of what you did. If you cannot do the task, start your answer with "TASK FAILED:" and say why.`;
+}
+
+/** One earlier attempt at a task, as the next attempt's agent reads it. */
+export interface AttemptRecord {
+  attempt: number;
+  /** How it ended: its result or failure, or "interrupted" when it never finished. */
+  ended: string;
+  filesChanged: readonly string[];
+  commands: readonly { command: string; exitCode: number | null; status: string }[];
+}
+
+/** The earlier attempts, newest last, bounded so a long history of retries stays readable. */
+export function describeAttempts(records: readonly AttemptRecord[]): string {
+  return records
+    .slice(-5)
+    .map((r) => {
+      const lines = [`- attempt ${r.attempt}: ${oneLine(r.ended, 500)}`];
+      for (const f of r.filesChanged.slice(0, 30)) lines.push(`  changed file: ${f}`);
+      for (const c of r.commands.slice(-30)) lines.push(`  ran: ${oneLine(c.command, 300)} → ${c.exitCode === null ? c.status : `exit code ${c.exitCode}`}`);
+      if (r.filesChanged.length === 0 && r.commands.length === 0) lines.push('  (no file changes or commands recorded)');
+      return lines.join('\n');
+    })
+    .join('\n');
+}
+
+function oneLine(text: string, max: number): string {
+  const t = text.replace(/\s+/g, ' ').trim();
+  return t.length > max ? `${t.slice(0, max)}…` : t;
 }
 
 export const agentSystem = (taskId: string, role: string): string =>

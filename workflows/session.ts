@@ -11,6 +11,8 @@ import {
   patched,
   proxyActivities,
   setCurrentDetails,
+  setDefaultSignalHandler,
+  setDefaultUpdateHandler,
   setHandler,
   upsertSearchAttributes,
   uuid4,
@@ -67,6 +69,7 @@ import {
   restartSignal,
   restartUpdate,
   resumeSignal,
+  SESSION_SIGNALS,
   resumeUpdate,
   stateQuery,
   steerSchema,
@@ -87,7 +90,10 @@ import {
   type StateView,
   type UsageView,
 } from './definitions';
+import { failureMessage, parsePayload as parse, parseStartInput, rejectUnknownUpdate, unknownSignal } from './payloads';
+import { preview } from './preview';
 import { ConversationLog, SerialQueue, Timers, type ConversationSnapshot } from './runtime';
+import { sessionOptionsSchema } from './start-input';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import { streamedUsageOf, TurnRunner, type ToolEntry } from './turn-runner';
 
@@ -153,6 +159,7 @@ const DEFAULT_MODEL = 'claude-sonnet-4-6';
 const STREAM_KEEP_BYTES = 192 * 1024;
 
 export async function sessionWorkflow(options: SessionOptions, carry?: SessionCarry): Promise<SessionResult> {
+  parseStartInput(sessionOptionsSchema, options, 'session');
   const info = workflowInfo();
   const sessionId = info.workflowId;
   const stream = new WorkflowStream(carry?.stream);
@@ -307,7 +314,8 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
             applyOrRecord('initialize', { type: 'init_failed', error: r.error });
           }
         }),
-      (error: unknown) => queue.post(() => applyOrRecord('initialize', { type: 'init_failed', error: error instanceof Error ? error.message : String(error) })),
+      // The activity's own error (ENOENT, …) is the cause under "Activity task failed".
+      (error: unknown) => queue.post(() => applyOrRecord('initialize', { type: 'init_failed', error: failureMessage(error) })),
     );
   }
 
@@ -354,12 +362,6 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   }
 
   // ---- signals and updates -------------------------------------------------------
-  /** Validates a payload; throws with a reason a person can act on. */
-  const parse = <T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, value: unknown, name: string): T => {
-    const r = schema.safeParse(value);
-    if (r.success) return r.data;
-    throw new TypeError(`invalid ${name} payload: ${r.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
-  };
   const mustAccept = (event: SessionEvent) => {
     const r = sessionMachine.transition(session, event);
     if (!r.ok) throw new Error(r.error.message);
@@ -533,7 +535,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   });
   setHandler(eventsQuery, (raw) => {
     const input = parse(transcriptQuerySchema, raw, 'events') ?? {};
-    const { log, base_offset } = stream.getState();
+    const { log } = stream.getState();
     const entries: LogEntry[] = [];
     for (const item of log) {
       if (item.topic !== EVENTS_TOPIC) continue;
@@ -541,7 +543,9 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       if (entry.seq >= (input.from ?? 0)) entries.push(entry);
       if (entries.length >= (input.limit ?? 500)) break;
     }
-    return { firstAvailable: base_offset, entries };
+    // The seq of the oldest entry this run holds (older ones were trimmed at continue-as-new).
+    const first = log.find((item) => item.topic === EVENTS_TOPIC);
+    return { firstAvailable: first ? defaultPayloadConverter.fromPayload<LogEntry>(decodePayloadWire(first.data)).seq : seq, entries };
   });
   setHandler(stateQuery, (): StateView => {
     const turn = turns.state && session.turnId === turns.turnId ? turns.state : null;
@@ -560,6 +564,12 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       tools: tools.map((t) => t.spec.name),
     };
   });
+
+  // A signal or update of a name the session does not know is recorded / refused, never
+  // left buffered in silence (a misspelled `aprove` used to vanish). Registered after every
+  // named handler: a default handler takes the signals and updates already buffered.
+  setDefaultSignalHandler((name) => queue.post(() => publish(unknownSignal('session', session.status, name, SESSION_SIGNALS))));
+  setDefaultUpdateHandler((name) => rejectUnknownUpdate(name, SESSION_SIGNALS));
 
   // ---- start ---------------------------------------------------------------------------
   upsertSearchAttributes([
@@ -623,15 +633,6 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   stream.detachPollers();
   await condition(allHandlersFinished);
   return { sessionId, outcome: finished.outcome, reason: finished.reason, stats: finished.stats, runs: run };
-}
-
-/** Event-log entries are read by every subscriber's poll (an update, in history): a tool's
- *  whole output stays in the transcript, the log carries its beginning. */
-const OUTPUT_PREVIEW_CHARS = 2_000;
-function preview<E extends LogEvent | RunnerEvent>(event: E): E {
-  if (event.kind !== 'tool.result' || event.output.length <= OUTPUT_PREVIEW_CHARS) return event;
-  const more = event.output.length - OUTPUT_PREVIEW_CHARS;
-  return { ...event, output: `${event.output.slice(0, OUTPUT_PREVIEW_CHARS)}… (${more} more characters in the transcript)` };
 }
 
 /** Text the model streamed for one call (its latest attempt), read from the workflow's own stream. */

@@ -9,6 +9,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { inject } from 'vitest';
+import { payloadConverterPath } from '../../worker/worker';
 
 export interface TemporalTestEnv {
   address: string;
@@ -41,7 +42,8 @@ export function uniqueTaskQueue(prefix = 'test'): string {
 
 /** Bundles once; call it from beforeAll. Quiet, since webpack's report is noise here. */
 export async function bundle(workflowsPath: string): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath, logger: silentLogger });
+  // The same payload converter as the worker's (workflows/payload-converter.ts).
+  return bundleWorkflowCode({ workflowsPath, payloadConverterPath, logger: silentLogger });
 }
 
 const silentLogger = {

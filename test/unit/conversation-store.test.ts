@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compactConversation, cutPoint } from '../../activities/conversation-compaction';
-import { appendSegment, clearSegmentCache, readConversation, segmentHash, storeDir } from '../../activities/conversation-store';
+import { appendSegment, clearSegmentCache, readConversation, segmentCacheSize, segmentHash, setSegmentCacheLimit, storeDir } from '../../activities/conversation-store';
 import { messagesOf } from '../../activities/llm-input';
 
 let dir: string;
@@ -22,6 +22,55 @@ const user = (text: string) => ({ role: 'user', content: [{ type: 'text', text }
 const assistant = (text: string) => ({ role: 'assistant', content: [{ type: 'text', text }] });
 
 describe('conversation store', () => {
+  it('writes the same content to every store directory it is appended in (the cache is per location)', async () => {
+    // Before: the cache was keyed by hash only, so the second store never got the segment
+    // and a new worker (empty cache) reading it found "segment … is missing".
+    const a = path.join(dir, 'workspace-a');
+    const b = path.join(dir, 'workspace-b');
+    const tools = [{ name: 'read_file' }, { name: 'run_command' }];
+    const ha = await appendSegment(a, null, tools);
+    const hb = await appendSegment(b, null, tools);
+    expect(hb).toBe(ha);
+    const h2 = await appendSegment(b, hb, [user('only in b')]);
+    clearSegmentCache(); // a new worker process
+    expect(await readConversation(b, h2)).toEqual([...tools, user('only in b')]);
+    expect(await readConversation(a, ha)).toEqual(tools);
+  });
+
+  it('rewrites a segment that left the disk even while it is cached', async () => {
+    const d = path.join(dir, 'wiped');
+    const h = await appendSegment(d, null, [user('keep me')]);
+    await fs.rm(d, { recursive: true, force: true });
+    expect(await appendSegment(d, null, [user('keep me')])).toBe(h);
+    clearSegmentCache();
+    expect(await readConversation(d, h)).toEqual([user('keep me')]);
+  });
+
+  it('evicts the coldest segments at its limit and still serves every conversation from disk', async () => {
+    const before = setSegmentCacheLimit(3);
+    try {
+      const a = path.join(dir, 'evict-a');
+      const b = path.join(dir, 'evict-b');
+      let ha: string | null = null;
+      let hb: string | null = null;
+      for (let i = 0; i < 12; i++) {
+        ha = await appendSegment(a, ha, [user(`a${i}`)]);
+        // The same first segments in b, appended after a's were cached (and evicted).
+        hb = await appendSegment(b, hb, [user(i < 6 ? `a${i}` : `b${i}`)]);
+        expect(segmentCacheSize()).toBeLessThanOrEqual(3);
+      }
+      const wantA = Array.from({ length: 12 }, (_, i) => user(`a${i}`));
+      const wantB = Array.from({ length: 12 }, (_, i) => user(i < 6 ? `a${i}` : `b${i}`));
+      expect(await readConversation(a, ha)).toEqual(wantA);
+      expect(await readConversation(b, hb)).toEqual(wantB);
+      clearSegmentCache();
+      expect(await readConversation(b, hb)).toEqual(wantB);
+      expect(segmentCacheSize()).toBeLessThanOrEqual(3);
+    } finally {
+      setSegmentCacheLimit(before);
+    }
+  });
+
   it('chains segments and reads the whole conversation back, oldest first', async () => {
     const h1 = await appendSegment(dir, null, [user('one')]);
     const h2 = await appendSegment(dir, h1, [assistant('two'), user('three')]);

@@ -50,6 +50,32 @@ class Session {
 const msg = (messageId: string, text = 'hello'): SessionEvent => ({ type: 'user_message', messageId, text });
 
 describe('session machine', () => {
+  it('takes stop in every state that is not terminal (seeds 001, 003); a stop while initializing stays paused until resumed', () => {
+    const reach: Record<string, (s: Session) => void> = {
+      initializing: () => {},
+      active: (s) => s.send({ type: 'initialized' }),
+      processing: (s) => s.send({ type: 'initialized' }, msg('m1')),
+      paused: (s) => s.send({ type: 'initialized' }, { type: 'pause' }),
+      suspended: (s) => s.send({ type: 'initialized' }, msg('m1'), finished('s1/turn-1', 'completed', { usage: { ...zero, outputTokens: 500 } })),
+      closing: (s) => s.send({ type: 'initialized' }, msg('m1'), { type: 'close' }),
+    };
+    for (const [status, go] of Object.entries(reach)) {
+      const s = new Session({ limits: { outputTokens: 100 } });
+      go(s);
+      expect(s.state.status).toBe(status);
+      const out = s.send({ type: 'stop' });
+      expect(kinds(out)).toContain('session.control');
+      expect(s.state.status).toBe(status === 'suspended' || status === 'closing' ? status : 'paused');
+    }
+    const s = new Session();
+    s.send({ type: 'stop' });
+    expect(s.refuse({ type: 'resume' })).toMatch(/still loading its tools/);
+    s.send({ type: 'initialized' });
+    expect(s.state).toMatchObject({ status: 'paused', reason: 'stopped' });
+    s.send({ type: 'resume' });
+    expect(s.state.status).toBe('active');
+  });
+
   it('follows the seed 000 happy path: initialize, chat, agent complete', () => {
     const s = new Session();
     expect(kinds(s.directives)).toEqual(['session.created']);

@@ -1,0 +1,385 @@
+// The fuzz suite (issue 12): random signals, updates and start inputs against running
+// sessions and goals — every name in workflows/definitions.ts and the goal's, unknown
+// names, wrong encodings, wrong types, nulls, 1 MB strings, deep nesting, unicode.
+// Pass: 0 WorkflowTaskFailed events in every history, every workflow still answers its
+// queries, and a normal turn and a normal goal complete afterwards.
+//
+// `runFuzz` is driven by `npm run fuzz` (bench/fuzz.ts: its own dev server, 10,000
+// messages, results in bench/results/fuzz.json) and, shortened, by test/integration/fuzz.test.ts.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { type Client, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
+import type { NativeConnection, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import fc from 'fast-check';
+import { startStandin } from '../../standin/server';
+import { createKeelWorker } from '../../worker/worker';
+import { GOAL_SIGNALS, SESSION_SIGNALS, goalStateQuery, stateQuery, userMessageUpdate } from '../../workflows/definitions';
+import { agentWorkflow } from '../../workflows/agent';
+import { goalWorkflow } from '../../workflows/goal';
+import { sessionWorkflow } from '../../workflows/session';
+
+export interface FuzzOptions {
+  client: Client;
+  connection: NativeConnection;
+  namespace: string;
+  messages: number;
+  seed: number;
+  sessions?: number;
+  goals?: number;
+  /** A prebuilt workflow bundle (tests); bundled from source when absent. */
+  workflowBundle?: WorkflowBundleWithSourceMap;
+  log?: (line: string) => void;
+}
+
+export interface FuzzResult {
+  seed: number;
+  messages: number;
+  byKind: Record<string, number>;
+  /** Signals the server accepted; updates accepted / refused by the workflow. */
+  signalsDelivered: number;
+  updatesAccepted: number;
+  updatesRejected: number;
+  /** Calls the server itself refused (e.g. an empty name): never reached a workflow. */
+  refusedByServer: number;
+  /** Anything else: an update timing out, a query failing. Must be 0. */
+  unexpected: string[];
+  startInputs: { sent: number; failedAsInvalid: number; started: number };
+  workflows: number;
+  workflowTaskFailures: number;
+  /** Workflow tasks that took longer than their timeout (a busy worker; retried by the server, not a failure). */
+  workflowTaskTimeouts: number;
+  /** WorkflowTaskFailed with cause UNHANDLED_COMMAND: a completion retried because signals arrived meanwhile. */
+  completionsDeferredBySignals: number;
+  /** Updates the server refused while such a completion was being retried (FAILED_PRECONDITION; a client retries). */
+  updatesRefusedWhileCompleting: number;
+  /** The first failures' messages, by workflow (empty on a pass). */
+  failures: string[];
+  /** Fuzzed workflows a valid close / cancel ended, replaced by fresh ones to keep the fuzz going. */
+  replaced: number;
+  queriesAnswered: number;
+  normalTurnCompleted: boolean;
+  normalGoalCompleted: boolean;
+  durationMs: number;
+  pass: boolean;
+}
+
+/** temporal.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND */
+const UNHANDLED_COMMAND = 1;
+const UNKNOWN_NAMES = ['aprove', 'Approve', 'user_message', 'stop ', '🛑', 'x'.repeat(300), '__proto__', 'constructor', 'agentreport', 'query'];
+const ENCODINGS = ['json/protobuf', 'binary/protobuf', 'binary/unknown', 'json/plain', 'text/plain', '', 'bogus\u0000'];
+
+function deep(depth: number): unknown {
+  let v: unknown = 'bottom';
+  for (let i = 0; i < depth; i++) v = i % 2 === 0 ? { text: v } : [v];
+  return v;
+}
+
+/** A payload: random JSON, or one of the shapes that broke things before. */
+function payloadArb(): fc.Arbitrary<unknown> {
+  const special = fc.constantFrom<unknown>(
+    null,
+    undefined,
+    {},
+    [],
+    '',
+    ' ',
+    0,
+    -1,
+    1e308,
+    true,
+    'hello',
+    '\u202e\u0000\ud83d\udca5 ünïcödé 漢字',
+    { callId: 'toolu_fake', scope: 'session' },
+    { callId: 'toolu_fake', reason: 'no' },
+    { text: '' },
+    { text: 'hello fuzz', messageId: 'm' },
+    { reason: 12 },
+    { taskId: 'nope', action: 'retry' },
+    { taskId: 'nope', action: 'edit' },
+    { feedback: '' },
+    { turns: -1 },
+    { outputTokens: 'many' },
+    { agentId: 'a', taskId: 't', attempt: 1, token: 'guess', usage: { inputTokens: 999999, outputTokens: 999999, costUsd: 9, unpricedCalls: 0 }, pendingApprovals: [] },
+    { __keelUndecodablePayload: true, encoding: 'forged', reason: 'forged marker' },
+  );
+  return fc.oneof(
+    { weight: 4, arbitrary: special },
+    { weight: 4, arbitrary: fc.jsonValue({ maxDepth: 4 }) },
+    { weight: 1, arbitrary: fc.integer({ min: 50, max: 1500 }).map(deep) },
+    { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 200 }).map((t) => ({ text: t })) },
+  );
+}
+
+type Message =
+  | { kind: 'signal'; name: string; payload: unknown; target: number }
+  | { kind: 'update'; name: string; payload: unknown; target: number }
+  | { kind: 'encoding'; name: string; encoding: string; data: string; target: number }
+  | { kind: 'huge'; name: string; target: number }
+  | { kind: 'start'; workflow: 'session' | 'goal' | 'agent'; input: unknown };
+
+function messageArb(targets: number): fc.Arbitrary<Message> {
+  const names = fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...SESSION_SIGNALS, ...GOAL_SIGNALS, 'approvePlan', 'rejectPlan') }, { weight: 1, arbitrary: fc.constantFrom(...UNKNOWN_NAMES) });
+  const target = fc.nat(targets - 1);
+  return fc.oneof(
+    { weight: 60, arbitrary: fc.record({ kind: fc.constant('signal' as const), name: names, payload: payloadArb(), target }) },
+    { weight: 25, arbitrary: fc.record({ kind: fc.constant('update' as const), name: names, payload: payloadArb(), target }) },
+    {
+      weight: 10,
+      arbitrary: fc.record({ kind: fc.constant('encoding' as const), name: names, encoding: fc.constantFrom(...ENCODINGS), data: fc.constantFrom('"hello"', '{"callId":"x"}', 'not json {', '\u0000\u0001', ''), target }),
+    },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('huge' as const), name: fc.constantFrom('userMessage', 'steer', 'approve', 'aprove'), target }) },
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        kind: fc.constant('start' as const),
+        workflow: fc.constantFrom('session' as const, 'goal' as const, 'agent' as const),
+        input: fc.oneof(payloadArb(), fc.record({ goal: payloadArb(), workspace: fc.constantFrom('/tmp', 'relative', 3, null), maxConcurrency: fc.integer({ min: -3, max: 3 }) }, { requiredKeys: [] })),
+      }),
+    },
+  );
+}
+
+export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
+  const log = options.log ?? (() => {});
+  const began = Date.now();
+  const { client } = options;
+  const workspace = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'keel-fuzz-')));
+  const standin = await startStandin({
+    scenario: {
+      rules: [
+        { match: { toolsOffered: ['submit_plan'] }, reply: { content: [{ type: 'tool_use', name: 'submit_plan', input: { tasks: [{ id: 'note', title: 'Write a note', instructions: 'Write note.txt' }] } }] } },
+        { match: { toolsOffered: ['submit_review'] }, reply: { content: [{ type: 'tool_use', name: 'submit_review', input: { verdict: 'pass', findings: 'note.txt exists' } }] } },
+        { match: { systemContains: 'task [note]', hasToolResults: false }, reply: { content: [{ type: 'tool_use', name: 'write_file', input: { path: 'note.txt', content: 'note\n' } }] } },
+        { match: {}, reply: { content: [{ type: 'text', text: 'ok' }] } },
+      ],
+    },
+  });
+  const taskQueue = `fuzz-${options.seed}-${Date.now()}`;
+  const keel = await createKeelWorker({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue,
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : {}),
+    env: { ANTHROPIC_API_KEY: 'sk-ant-fuzz', ANTHROPIC_BASE_URL: standin.url },
+  });
+  const running = keel.run();
+  const handles: WorkflowHandle[] = [];
+  const result: FuzzResult = {
+    seed: options.seed,
+    messages: options.messages,
+    byKind: {},
+    signalsDelivered: 0,
+    updatesAccepted: 0,
+    updatesRejected: 0,
+    refusedByServer: 0,
+    unexpected: [],
+    startInputs: { sent: 0, failedAsInvalid: 0, started: 0 },
+    workflows: 0,
+    workflowTaskFailures: 0,
+    workflowTaskTimeouts: 0,
+    completionsDeferredBySignals: 0,
+    updatesRefusedWhileCompleting: 0,
+    failures: [],
+    replaced: 0,
+    queriesAnswered: 0,
+    normalTurnCompleted: false,
+    normalGoalCompleted: false,
+    durationMs: 0,
+    pass: false,
+  };
+  try {
+    const sessions = options.sessions ?? 6;
+    const goals = options.goals ?? 4;
+    for (let i = 0; i < sessions; i++) {
+      handles.push(await client.workflow.start(sessionWorkflow, { taskQueue, workflowId: `${taskQueue}-session-${i}`, args: [{ workspace, policy: { mode: 'full-auto' } }] }));
+    }
+    for (let i = 0; i < goals; i++) {
+      // Waiting for plan approval: the goal's signals all have something to act on.
+      handles.push(await client.workflow.start(goalWorkflow, { taskQueue, workflowId: `${taskQueue}-goal-${i}`, args: [{ goal: `fuzz goal ${i}`, workspace, policy: { mode: 'full-auto' } }] }));
+    }
+    const targets = handles.length;
+    const fuzzed = [...handles];
+    /** The target, or a fresh workflow in its place when a valid close / cancel ended it. */
+    const alive = async (target: number): Promise<WorkflowHandle> => {
+      const current = handles[target]!;
+      const { status } = await current.describe();
+      if (status.name === 'RUNNING') return current;
+      result.replaced++;
+      const isGoal = current.workflowId.includes('-goal-');
+      const workflowId = `${current.workflowId.replace(/~\d+$/, '')}~${result.replaced}`;
+      const fresh = isGoal
+        ? await client.workflow.start(goalWorkflow, { taskQueue, workflowId, args: [{ goal: 'fuzz goal', workspace, policy: { mode: 'full-auto' } }] })
+        : await client.workflow.start(sessionWorkflow, { taskQueue, workflowId, args: [{ workspace, policy: { mode: 'full-auto' } }] });
+      handles[target] = fresh;
+      fuzzed.push(fresh);
+      return fresh;
+    };
+    const messages = fc.sample(messageArb(targets), { numRuns: options.messages, seed: options.seed });
+    const started: WorkflowHandle[] = [];
+    let next = 0;
+    const worker = async () => {
+      for (let i = next++; i < messages.length; i = next++) {
+        const m = messages[i]!;
+        result.byKind[m.kind] = (result.byKind[m.kind] ?? 0) + 1;
+        try {
+          await send(m);
+        } catch (error) {
+          const e = error as Error & { cause?: Error };
+          result.unexpected.push(`${m.kind} ${'name' in m ? m.name.slice(0, 40) : m.workflow} → ${handles[(m as { target?: number }).target ?? 0]?.workflowId}: ${e.name}: ${e.message.slice(0, 200)}${e.cause ? ` (${e.cause.name}: ${e.cause.message.slice(0, 200)})` : ''}`);
+        }
+        if (i % 1000 === 0) log(`  ${i}/${messages.length} messages`);
+      }
+    };
+    const send = async (m: Message): Promise<void> => {
+      if (m.kind === 'start') {
+        result.startInputs.sent++;
+        const id = `${taskQueue}-start-${result.startInputs.sent}`;
+        const wf = m.workflow === 'session' ? sessionWorkflow : m.workflow === 'goal' ? goalWorkflow : agentWorkflow;
+        const handle = await client.workflow.start(wf as typeof sessionWorkflow, { taskQueue, workflowId: id, args: [m.input as never], workflowExecutionTimeout: '2 minutes' });
+        started.push(handle);
+        const outcome = await Promise.race([handle.result().then(() => 'completed', (e: unknown) => ((e as { cause?: { type?: string } }).cause?.type === 'InvalidStartInput' ? 'invalid' : `failed: ${(e as Error).message}`)), sleep(3_000).then(() => 'running')]);
+        if (outcome === 'invalid') result.startInputs.failedAsInvalid++;
+        else if (outcome === 'running' || outcome === 'completed') {
+          result.startInputs.started++;
+          await handle.terminate('fuzz: a valid start input').catch(() => undefined);
+        } else throw new Error(`start input ${JSON.stringify(m.input)?.slice(0, 100)}: ${outcome}`);
+        return;
+      }
+      const handle = await alive(m.target);
+      if (m.kind === 'signal' || m.kind === 'huge') {
+        const payload = m.kind === 'huge' ? { text: `huge ${'ü'.repeat(512 * 1024)}`, callId: 'x' } : m.payload;
+        try {
+          await handle.signal(m.name, ...(payload === undefined ? [] : [payload]));
+          result.signalsDelivered++;
+        } catch (error) {
+          if (isServerRefusal(error)) result.refusedByServer++;
+          else throw error;
+        }
+        return;
+      }
+      if (m.kind === 'encoding') {
+        try {
+          await client.workflowService.signalWorkflowExecution({
+            namespace: options.namespace,
+            workflowExecution: { workflowId: handle.workflowId },
+            signalName: m.name,
+            input: { payloads: [{ metadata: { encoding: new TextEncoder().encode(m.encoding) }, data: new TextEncoder().encode(m.data) }] },
+            identity: 'keel-fuzz',
+          });
+          result.signalsDelivered++;
+        } catch (error) {
+          if (isServerRefusal(error)) result.refusedByServer++;
+          else throw error;
+        }
+        return;
+      }
+      try {
+        await withTimeout(m.payload === undefined ? handle.executeUpdate(m.name) : handle.executeUpdate(m.name, { args: [m.payload] }), 60_000, `update ${m.name}`);
+        result.updatesAccepted++;
+      } catch (error) {
+        if (error instanceof WorkflowUpdateFailedError) result.updatesRejected++;
+        else if (/FAILED_PRECONDITION/.test(String((error as { cause?: Error }).cause?.message))) result.updatesRefusedWhileCompleting++;
+        else if (isServerRefusal(error) || isClosed(error)) result.refusedByServer++;
+        else throw error;
+      }
+    };
+    await Promise.all(Array.from({ length: 12 }, worker));
+    log(`  sent ${messages.length}; checking histories and queries`);
+
+    // Every workflow answers its queries.
+    for (const h of handles) {
+      try {
+        await withTimeout<unknown>(h.workflowId.includes('-goal-') ? h.query(goalStateQuery) : h.query(stateQuery), 15_000, 'query');
+        result.queriesAnswered++;
+      } catch (error) {
+        result.unexpected.push(`query ${h.workflowId}: ${(error as Error).message}`);
+      }
+    }
+    // A normal turn on a fresh session, and on every fuzzed session still taking messages.
+    const fresh = await client.workflow.start(sessionWorkflow, { taskQueue, workflowId: `${taskQueue}-after`, args: [{ workspace, policy: { mode: 'full-auto' } }] });
+    handles.push(fresh);
+    await fresh.executeUpdate(userMessageUpdate, { args: ['a normal message after the fuzz'] });
+    result.normalTurnCompleted = await waitFor(async () => (await fresh.query(stateQuery)).session.turns === 1, 30_000);
+    const goal = await client.workflow.start(goalWorkflow, { taskQueue, workflowId: `${taskQueue}-goal-after`, args: [{ goal: 'write a note', workspace, policy: { mode: 'full-auto' }, autoApprove: true }] });
+    handles.push(goal);
+    result.normalGoalCompleted = (await withTimeout(goal.result(), 60_000, 'normal goal')).verdict === 'goal_met';
+
+    // No workflow task failed, in any history (children of the fuzzed goals included).
+    const all = [...new Set([...fuzzed, ...handles, ...started])];
+    for await (const info of client.workflow.list({ query: `TaskQueue = "${taskQueue}"` })) {
+      if (!all.some((h) => h.workflowId === info.workflowId)) all.push(client.workflow.getHandle(info.workflowId));
+    }
+    result.workflows = all.length;
+    for (const h of all) {
+      for (const e of await historyEvents(client, options.namespace, h.workflowId)) {
+        if (e.workflowTaskTimedOutEventAttributes) result.workflowTaskTimeouts++;
+        const failed = e.workflowTaskFailedEventAttributes;
+        if (!failed) continue;
+        // UNHANDLED_COMMAND is the server refusing a completion because new signals arrived
+        // meanwhile (so none is lost); the workflow handles them in its next task. Not a
+        // failure of workflow code, and counted apart. Every other cause is a failure.
+        if (Number(failed.cause) === UNHANDLED_COMMAND) {
+          result.completionsDeferredBySignals++;
+          continue;
+        }
+        result.workflowTaskFailures++;
+        if (result.failures.length < 20) result.failures.push(`${h.workflowId}: cause ${failed.cause}: ${failed.failure?.message?.slice(0, 300)}`);
+      }
+    }
+  } finally {
+    await Promise.allSettled(handles.map((h) => h.terminate('fuzz over')));
+    keel.worker.shutdown();
+    await running;
+    await standin.close();
+    await fs.rm(workspace, { recursive: true, force: true });
+  }
+  result.durationMs = Date.now() - began;
+  result.pass =
+    result.workflowTaskFailures === 0 &&
+    result.unexpected.length === 0 &&
+    result.queriesAnswered === (options.sessions ?? 6) + (options.goals ?? 4) &&
+    result.normalTurnCompleted &&
+    result.normalGoalCompleted;
+  return result;
+}
+
+/** A history read in small pages: histories holding 1 MB signals exceed gRPC's 4 MB message limit in one. */
+async function historyEvents(client: Client, namespace: string, workflowId: string) {
+  const events: NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']> = [];
+  let nextPageToken: Uint8Array | undefined;
+  do {
+    const page = await client.workflowService.getWorkflowExecutionHistory({ namespace, execution: { workflowId }, maximumPageSize: 50, ...(nextPageToken ? { nextPageToken } : {}) });
+    events.push(...(page.history?.events ?? []));
+    nextPageToken = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
+  } while (nextPageToken);
+  return events;
+}
+
+function isServerRefusal(error: unknown): boolean {
+  const code = (error as { code?: number }).code;
+  const msg = String((error as Error).message);
+  // INVALID_ARGUMENT (an empty name, a blob over the limit), or a signal to a closed workflow.
+  return code === 3 || /INVALID_ARGUMENT|exceeds|size limit|already completed|not found/i.test(msg);
+}
+const isClosed = (error: unknown) => /already completed|not found|WorkflowNotFound/i.test(String((error as Error).message)) || (error as Error).name === 'WorkflowNotFoundError';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function waitFor(check: () => Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return true;
+    await sleep(100);
+  }
+  return false;
+}

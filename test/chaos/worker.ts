@@ -1,0 +1,16 @@
+// A Keel worker process for the chaos suite: the real worker (worker/worker.ts) on a
+// prebuilt workflow bundle (KEEL_CHAOS_BUNDLE), so a worker restarted after kill -9 polls
+// within seconds instead of bundling again. The default store: no KEEL_STORE_DIR.
+import { NativeConnection } from '@temporalio/worker';
+import { createKeelWorker } from '../../worker/worker';
+
+const address = process.env.TEMPORAL_ADDRESS!;
+const connection = await NativeConnection.connect({ address });
+const keel = await createKeelWorker({
+  connection,
+  namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
+  taskQueue: process.env.KEEL_TASK_QUEUE!,
+  workflowBundle: { codePath: process.env.KEEL_CHAOS_BUNDLE! },
+});
+console.log('chaos worker: polling');
+await keel.run();

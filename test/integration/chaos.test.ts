@@ -1,0 +1,23 @@
+// The short version of `npm run chaos` (test/chaos/chaos.ts): 3 goals and a session while
+// the worker is killed with SIGKILL and replaced, the Temporal server is killed and
+// restarted on the same database, and 30 % of model calls fail. It starts its own dev
+// server (the shared one must not be killed).
+import { describe, expect, it } from 'vitest';
+import { runChaos } from '../chaos/chaos';
+
+describe('chaos (short)', () => {
+  it('every goal completes, no message is lost, every tool call has one result, no side effect repeats', async () => {
+    const seed = Number(process.env.KEEL_CHAOS_SEED ?? Date.now() % 100_000);
+    const result = await runChaos({ goals: 3, batch: 3, workerKillsPerBatch: 1, serverKills: 1, faultRate: 0.3, seed });
+    expect({ seed, failures: result.goalFailures, lost: result.messagesLost, calls: result.toolCallsWithoutExactlyOneResult, repeated: result.repeatedSideEffects }).toEqual({
+      seed,
+      failures: [],
+      lost: 0,
+      calls: [],
+      repeated: [],
+    });
+    expect(result.goalsMet).toBe(3);
+    expect(result.serverKills).toBe(1);
+    expect(result.workerKills).toBe(1);
+  }, 600_000);
+});

@@ -1,0 +1,114 @@
+// Start input of every workflow, as zod schemas: the workflows parse their input with them
+// first thing (invalid input fails the workflow at once, non-retryable, naming the field)
+// and the client SDK parses with the same schemas before it starts anything. The
+// TypeScript option types stay the hand-written interfaces next to each workflow; a
+// compile-time check below keeps each schema and its interface in step.
+import { z } from 'zod';
+import { budgetLimitsSchema, turnLimitsSchema } from '../machines/budget';
+import { PolicyConfig } from '../machines/policy';
+import type { AgentInput } from './agent';
+import type { GoalOptions } from './goal';
+import type { SessionOptions } from './session';
+
+const absolutePath = (what: string) =>
+  z
+    .string()
+    .min(1, `${what} must not be empty`)
+    .refine((p) => p.startsWith('/'), `${what} must be an absolute path`);
+const positiveInt = z.number().int().positive();
+const nonNegInt = z.number().int().nonnegative();
+const timeoutMs = positiveInt.nullable().optional();
+/** Activity option overrides (tests shorten retries); Temporal validates their values. */
+const activityOverrides = z.record(z.string(), z.unknown()).optional();
+const backoff = z.array(nonNegInt).max(20).optional();
+/** Extended thinking: the API's minimum budget is 1,024 tokens. */
+const thinkingBudget = z.number().int().min(1024, 'budgetTokens must be at least 1024 (the Messages API minimum)');
+const thinking = z.strictObject({ budgetTokens: thinkingBudget });
+
+export const sessionOptionsSchema = z.strictObject({
+  workspace: absolutePath('workspace'),
+  model: z.string().min(1).optional(),
+  maxTokens: positiveInt.optional(),
+  system: z.string().optional(),
+  policy: PolicyConfig.optional(),
+  headless: z.boolean().optional(),
+  limits: budgetLimitsSchema.partial().optional(),
+  maxConsecutiveErrors: positiveInt.optional(),
+  approvalTimeoutMs: timeoutMs,
+  idleTimeoutMs: timeoutMs,
+  maxParallelTools: positiveInt.max(64).optional(),
+  retryBackoffMs: backoff,
+  mcp: z.boolean().optional(),
+  storeDir: absolutePath('storeDir').optional(),
+  continueAsNewAfterTurns: positiveInt.nullable().optional(),
+  continueAsNewWhenSuggested: z.boolean().optional(),
+  modelActivity: activityOverrides,
+  compactAboveTokens: positiveInt.optional(),
+  thinking: thinking.optional(),
+});
+
+export const goalOptionsSchema = z.strictObject({
+  goal: z.string().trim().min(1, 'goal must not be empty'),
+  workspace: absolutePath('workspace'),
+  model: z.string().min(1).optional(),
+  maxTokens: positiveInt.optional(),
+  policy: PolicyConfig.optional(),
+  headless: z.boolean().optional(),
+  autoApprove: z.boolean().optional(),
+  maxConcurrency: positiveInt.max(64).optional(),
+  maxTaskAttempts: positiveInt.max(100).optional(),
+  maxPlanAttempts: positiveInt.max(100).optional(),
+  maxReviewCycles: positiveInt.max(100).optional(),
+  planApprovalTimeoutMs: timeoutMs,
+  limits: budgetLimitsSchema.pick({ inputTokens: true, outputTokens: true, costUsd: true, wallClockMs: true }).partial().optional(),
+  maxStepsPerTask: positiveInt.optional(),
+  approvalTimeoutMs: timeoutMs,
+  maxParallelTools: positiveInt.max(64).optional(),
+  retryBackoffMs: backoff,
+  storeDir: absolutePath('storeDir').optional(),
+  modelActivity: activityOverrides,
+  thinking: z.strictObject({ budgetTokens: thinkingBudget.optional(), byRole: z.record(z.string(), thinking.nullable()).optional() }).optional(),
+});
+
+const toolEntrySchema = z.object({
+  spec: z.object({ name: z.string().min(1), description: z.string(), input_schema: z.record(z.string(), z.unknown()) }),
+  readOnly: z.boolean(),
+  activityOptions: z.record(z.string(), z.unknown()).optional(),
+  mcp: z.boolean().optional(),
+});
+
+/** A task agent is started by its goal only; the same checks keep a hand-started one honest. */
+export const agentInputSchema = z.strictObject({
+  goalId: z.string().min(1),
+  goal: z.string().min(1),
+  taskId: z.string().min(1),
+  attempt: positiveInt,
+  title: z.string(),
+  instructions: z.string(),
+  role: z.string(),
+  workspace: absolutePath('workspace'),
+  storeDir: z.string().min(1),
+  model: z.string().min(1),
+  maxTokens: positiveInt,
+  tools: z.array(toolEntrySchema),
+  toolsRef: z.string().nullable(),
+  policy: PolicyConfig,
+  headless: z.boolean(),
+  limits: turnLimitsSchema,
+  approvalTimeoutMs: positiveInt.nullable(),
+  maxParallelTools: positiveInt,
+  retryBackoffMs: backoff,
+  modelActivity: activityOverrides,
+  /** Absent only in agents started before goals issued tokens (their reports are then refused). */
+  reportToken: z.string().min(1).optional(),
+  earlierAttempts: z.string().optional(),
+  thinking: thinking.optional(),
+});
+
+// Compile-time: every option the interfaces name is in the schema and the other way round.
+type Keys<T> = keyof T & string;
+type Same<A, B> = [Exclude<A, B>, Exclude<B, A>] extends [never, never] ? true : { missing: Exclude<A, B>; extra: Exclude<B, A> };
+const sessionKeys: Same<Keys<SessionOptions>, Keys<z.input<typeof sessionOptionsSchema>>> = true;
+const goalKeys: Same<Keys<GoalOptions>, Keys<z.input<typeof goalOptionsSchema>>> = true;
+const agentKeys: Same<Keys<AgentInput>, Keys<z.input<typeof agentInputSchema>>> = true;
+void [sessionKeys, goalKeys, agentKeys];
