@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Client, Connection, type ConnectionOptions, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
+import { keelDataConverter } from '../worker/encryption';
 import { goalWorkflow, type GoalOptions } from '../workflows/goal';
 import { sessionWorkflow, type SessionOptions } from '../workflows/session';
 import { ConnectionError, mapErrors } from './errors';
@@ -91,7 +92,8 @@ export class KeelClient {
     } catch (error) {
       throw new ConnectionError(address, { cause: error });
     }
-    return new KeelClient(new Client({ connection, namespace }), taskQueue, address, connection);
+    const dataConverter = await keelDataConverter(env);
+    return new KeelClient(new Client({ connection, namespace, ...(dataConverter ? { dataConverter } : {}) }), taskQueue, address, connection);
   }
 
   /** Starts a goal (or, with an id already in use, returns that goal). */

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index';
 import { TOOL_WORKER_OPTIONS } from '../activities/tools/index';
+import { keelDataConverter } from './encryption';
 
 export const workflowsPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/index.ts');
 
@@ -26,12 +27,14 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
   const { activities } = keelActivities;
   const close = () => keelActivities.close();
   try {
+    const dataConverter = await keelDataConverter(options.env);
     const worker = await Worker.create({
       connection: options.connection,
       namespace: options.namespace,
       taskQueue: options.taskQueue,
       ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
       activities,
+      ...(dataConverter ? { dataConverter } : {}),
       // Cancellation reaches an activity only with a heartbeat response; a short throttle
       // lets an interrupt stop a command or a model stream within a second.
       ...TOOL_WORKER_OPTIONS,
