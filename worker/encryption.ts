@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { webcrypto } from 'node:crypto';
 import { type DataConverter, METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
+import { keelEnv } from './env';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 const KEY_ID_METADATA = 'encryption-key-id';
@@ -52,8 +53,8 @@ export async function parseKeys(text: string, source: string): Promise<Encryptio
 
 /** The keys from KEEL_ENCRYPTION_KEYS or KEEL_ENCRYPTION_KEY_FILE; none when neither is set. */
 export async function loadEncryptionKeys(env: NodeJS.ProcessEnv = process.env): Promise<EncryptionKey[] | null> {
-  const inline = env.KEEL_ENCRYPTION_KEYS?.trim();
-  const file = env.KEEL_ENCRYPTION_KEY_FILE?.trim();
+  const inline = keelEnv(env, 'KEEL_ENCRYPTION_KEYS')?.trim();
+  const file = keelEnv(env, 'KEEL_ENCRYPTION_KEY_FILE')?.trim();
   if (inline && file) throw new EncryptionConfigError('set KEEL_ENCRYPTION_KEYS or KEEL_ENCRYPTION_KEY_FILE, not both');
   if (inline) return parseKeys(inline, 'KEEL_ENCRYPTION_KEYS');
   if (file) {

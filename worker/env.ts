@@ -34,6 +34,10 @@ export const KEEL_WORKER_ENV = {
   KEEL_MODEL_PRICES: 'a JSON or YAML file extending the per-model price table',
   KEEL_MCP_CONFIG: 'a JSON or YAML file listing MCP servers',
   KEEL_STORE_DIR: 'where conversation segments are stored; workers on several hosts must share it',
+  KEEL_SHUTDOWN_GRACE: 'how long a stopping worker lets running activities finish before cancelling them (default `30s`; `0` cancels at once)',
+  KEEL_WORKFLOW_BUNDLE: 'a prebuilt workflow bundle to run (default: dist/workflow-bundle.js when compiled, else workflows/ bundled at start)',
+  KEEL_ENCRYPTION_KEYS: 'payload encryption keys, `id:base64,…`, newest first (off when unset; see docs/deployment.md)',
+  KEEL_ENCRYPTION_KEY_FILE: 'a file with the encryption keys, one `id:base64` a line (instead of KEEL_ENCRYPTION_KEYS)',
 } as const;
 
 export type KeelWorkerEnvName = keyof typeof KEEL_WORKER_ENV;

@@ -4,6 +4,8 @@ import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/w
 import { createActivities } from '../activities/index';
 import { TOOL_WORKER_OPTIONS } from '../activities/tools/index';
 import { keelDataConverter } from './encryption';
+import { shutdownGraceMs } from './shutdown';
+import { prebuiltWorkflowBundle } from './workflow-bundle';
 
 export const workflowsPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/index.ts');
 
@@ -11,7 +13,7 @@ export interface KeelWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  /** A prebuilt bundle (tests build it once per file); bundled from source when omitted. */
+  /** A prebuilt bundle (tests build it once per file); else dist/workflow-bundle.js when compiled, else bundled from source. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   env?: NodeJS.ProcessEnv;
 }
@@ -28,16 +30,22 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
   const close = () => keelActivities.close();
   try {
     const dataConverter = await keelDataConverter(options.env);
+    const prebuilt = options.workflowBundle ? null : prebuiltWorkflowBundle(options.env);
+    const graceMs = shutdownGraceMs(options.env);
     const worker = await Worker.create({
       connection: options.connection,
       namespace: options.namespace,
       taskQueue: options.taskQueue,
-      ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+      ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : prebuilt ? { workflowBundle: { codePath: prebuilt } } : { workflowsPath }),
       activities,
       ...(dataConverter ? { dataConverter } : {}),
       // Cancellation reaches an activity only with a heartbeat response; a short throttle
       // lets an interrupt stop a command or a model stream within a second.
       ...TOOL_WORKER_OPTIONS,
+      // On shutdown: stop polling, let running activities finish this long, then cancel
+      // them (they retry elsewhere); five more seconds for them to acknowledge.
+      shutdownGraceTime: graceMs,
+      shutdownForceTime: graceMs + 5_000,
     });
     return {
       worker,

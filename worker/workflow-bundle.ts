@@ -1,0 +1,28 @@
+// Which workflow code a worker runs: a bundle built ahead of time (`npm run build` writes
+// dist/workflow-bundle.js; KEEL_WORKFLOW_BUNDLE names another), or — run from source —
+// workflows/ bundled when the worker starts. A prebuilt bundle starts faster, uses less
+// memory, and is exactly the code that was tested and shipped.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { keelEnv } from './env';
+
+declare const __KEEL_COMPILED__: boolean | undefined;
+
+export class WorkflowBundleError extends Error {
+  override readonly name = 'WorkflowBundleError';
+}
+
+/** The prebuilt bundle's path, or null to bundle workflows/ from source. */
+export function prebuiltWorkflowBundle(env: NodeJS.ProcessEnv = process.env): string | null {
+  const given = keelEnv(env, 'KEEL_WORKFLOW_BUNDLE')?.trim();
+  if (given) {
+    if (!existsSync(given)) throw new WorkflowBundleError(`KEEL_WORKFLOW_BUNDLE ${given} does not exist (build it with \`npm run build\`)`);
+    return path.resolve(given);
+  }
+  if (typeof __KEEL_COMPILED__ === 'undefined') return null;
+  // Compiled: this module lives in dist/worker/main.js, the bundle in dist/.
+  const beside = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflow-bundle.js');
+  if (!existsSync(beside)) throw new WorkflowBundleError(`${beside} is missing: run \`npm run build\` again`);
+  return beside;
+}
