@@ -63,7 +63,8 @@ const server = await startDevServer({ port: 0 });
 const samples: Record<Variant, Sample[]> = { source: [], compiled: [] };
 try {
   for (let r = 0; r < rounds; r++) {
-    for (const v of (r % 2 ? ['compiled', 'source'] : ['source', 'compiled'])) samples[v].push(await once(v, server.address));
+    const order: Variant[] = r % 2 ? ['compiled', 'source'] : ['source', 'compiled'];
+    for (const v of order) samples[v].push(await once(v, server.address));
     process.stdout.write(`round ${r + 1}/${rounds}\n`);
   }
 } finally {
