@@ -7,6 +7,7 @@ import path from 'node:path';
 import { Client, Connection, type ConnectionOptions, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { keelDataConverter } from '../worker/encryption';
 import { goalWorkflow, type GoalOptions } from '../workflows/goal';
 import { sessionWorkflow, type SessionOptions } from '../workflows/session';
@@ -93,7 +94,10 @@ export class KeelClient {
       throw new ConnectionError(address, { cause: error });
     }
     const dataConverter = await keelDataConverter(env);
-    return new KeelClient(new Client({ connection, namespace, ...(dataConverter ? { dataConverter } : {}) }), taskQueue, address, connection);
+    // Carries the caller's trace context (when the application has OpenTelemetry set up)
+    // into the workflow, so a trace runs client → workflow → activities.
+    const interceptors = { workflow: [new OpenTelemetryWorkflowClientInterceptor()] };
+    return new KeelClient(new Client({ connection, namespace, interceptors, ...(dataConverter ? { dataConverter } : {}) }), taskQueue, address, connection);
   }
 
   /** Starts a goal (or, with an id already in use, returns that goal). */

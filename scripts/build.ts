@@ -11,6 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { build } from 'esbuild';
 import { workflowsPath } from '../worker/worker';
+import { OTEL_WORKFLOW_INTERCEPTORS } from '../worker/telemetry';
+import { BUNDLE_FILES } from '../worker/workflow-bundle';
 
 /** `pkg/sub/path` as Node's ESM loader must see it: with `.js` when the package has no exports map. */
 function esmSpecifier(spec: string): string {
@@ -53,7 +55,12 @@ await build({
     },
   ],
 });
-const { code } = await bundleWorkflowCode({ workflowsPath, logger: { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} } });
-await writeFile(path.join(dist, 'workflow-bundle.js'), code);
-const size = (await stat(path.join(dist, 'workflow-bundle.js'))).size;
-console.log(`keel build: dist/worker/main.js, dist/worker/healthcheck.js, dist/workflow-bundle.js (${(size / 1024).toFixed(0)} KiB) in ${Date.now() - started} ms`);
+const logger = { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} };
+// Two bundles: the plain one, and one with Temporal's OpenTelemetry workflow interceptors
+// for a worker with tracing on (worker/telemetry.ts) — so tracing costs nothing when off.
+for (const [variant, file] of Object.entries(BUNDLE_FILES)) {
+  const { code } = await bundleWorkflowCode({ workflowsPath, logger, ...(variant === 'tracing' ? { workflowInterceptorModules: [OTEL_WORKFLOW_INTERCEPTORS] } : {}) });
+  await writeFile(path.join(dist, file), code);
+}
+const sizes = await Promise.all(Object.values(BUNDLE_FILES).map(async (f) => `dist/${f} (${((await stat(path.join(dist, f))).size / 1024).toFixed(0)} KiB)`));
+console.log(`keel build: dist/worker/main.js, dist/worker/healthcheck.js, ${sizes.join(', ')} in ${Date.now() - started} ms`);

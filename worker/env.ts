@@ -23,6 +23,18 @@ export const TEMPORAL_CLIENT_ENV = [
   'TEMPORAL_CONFIG_FILE',
 ] as const;
 
+/** The standard OpenTelemetry variables the worker reads (worker/telemetry.ts); unset, telemetry is off. */
+export const OTEL_ENV = {
+  OTEL_SDK_DISABLED: '`true` turns all telemetry off',
+  OTEL_SERVICE_NAME: 'the service name on spans and metrics (default `keel-worker`)',
+  OTEL_TRACES_EXPORTER: '`otlp` or `console` to export traces (`otlp` is implied by an OTLP endpoint)',
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'the OTLP/HTTP collector, e.g. `http://otel-collector:4318`',
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'the OTLP/HTTP traces URL, if not `<endpoint>/v1/traces`',
+  OTEL_METRICS_EXPORTER: '`prometheus` to serve Keel\'s metrics (and the Temporal runtime\'s on the next port)',
+  OTEL_EXPORTER_PROMETHEUS_HOST: 'address the metrics endpoint binds (default `0.0.0.0`)',
+  OTEL_EXPORTER_PROMETHEUS_PORT: 'port of Keel\'s `/metrics` (default 9464; the Temporal runtime\'s is the next one)',
+} as const;
+
 /** `TEMPORAL_GRPC_META_<NAME>`: a gRPC header sent with every call (also envconfig). */
 export const TEMPORAL_GRPC_META_PREFIX = 'TEMPORAL_GRPC_META_';
 
@@ -43,7 +55,7 @@ export const KEEL_WORKER_ENV = {
 export type KeelWorkerEnvName = keyof typeof KEEL_WORKER_ENV;
 
 /** Every variable name a worker reads (besides TEMPORAL_GRPC_META_*). */
-export const WORKER_ENV: readonly string[] = [...TEMPORAL_CLIENT_ENV, ...(Object.keys(KEEL_WORKER_ENV) as KeelWorkerEnvName[])];
+export const WORKER_ENV: readonly string[] = [...TEMPORAL_CLIENT_ENV, ...(Object.keys(KEEL_WORKER_ENV) as KeelWorkerEnvName[]), ...Object.keys(OTEL_ENV)];
 
 /** The value of one of Keel's own settings, blank treated as unset. */
 export function keelEnv(env: NodeJS.ProcessEnv, name: KeelWorkerEnvName): string | undefined {

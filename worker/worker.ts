@@ -5,6 +5,7 @@ import { createActivities } from '../activities/index';
 import { TOOL_WORKER_OPTIONS } from '../activities/tools/index';
 import { keelDataConverter } from './encryption';
 import { shutdownGraceMs } from './shutdown';
+import type { Telemetry } from './telemetry';
 import { prebuiltWorkflowBundle } from './workflow-bundle';
 
 export const workflowsPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/index.ts');
@@ -16,6 +17,8 @@ export interface KeelWorkerOptions {
   /** A prebuilt bundle (tests build it once per file); else dist/workflow-bundle.js when compiled, else bundled from source. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   env?: NodeJS.ProcessEnv;
+  /** Tracing and metrics (worker/telemetry.ts); none when omitted. */
+  telemetry?: Telemetry;
 }
 
 export interface KeelWorker {
@@ -30,7 +33,8 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
   const close = () => keelActivities.close();
   try {
     const dataConverter = await keelDataConverter(options.env);
-    const prebuilt = options.workflowBundle ? null : prebuiltWorkflowBundle(options.env);
+    const telemetry = options.telemetry;
+    const prebuilt = options.workflowBundle ? null : prebuiltWorkflowBundle(options.env, { tracing: telemetry?.tracing ?? false });
     const graceMs = shutdownGraceMs(options.env);
     const worker = await Worker.create({
       connection: options.connection,
@@ -46,6 +50,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
       // them (they retry elsewhere); five more seconds for them to acknowledge.
       shutdownGraceTime: graceMs,
       shutdownForceTime: graceMs + 5_000,
+      ...telemetry?.workerOptions,
     });
     return {
       worker,

@@ -13,8 +13,11 @@ export class WorkflowBundleError extends Error {
   override readonly name = 'WorkflowBundleError';
 }
 
+/** The file names `npm run build` writes: with tracing, the bundle carries Temporal's OpenTelemetry workflow interceptors. */
+export const BUNDLE_FILES = { plain: 'workflow-bundle.js', tracing: 'workflow-bundle-otel.js' } as const;
+
 /** The prebuilt bundle's path, or null to bundle workflows/ from source. */
-export function prebuiltWorkflowBundle(env: NodeJS.ProcessEnv = process.env): string | null {
+export function prebuiltWorkflowBundle(env: NodeJS.ProcessEnv = process.env, { tracing = false } = {}): string | null {
   const given = keelEnv(env, 'KEEL_WORKFLOW_BUNDLE')?.trim();
   if (given) {
     if (!existsSync(given)) throw new WorkflowBundleError(`KEEL_WORKFLOW_BUNDLE ${given} does not exist (build it with \`npm run build\`)`);
@@ -22,7 +25,7 @@ export function prebuiltWorkflowBundle(env: NodeJS.ProcessEnv = process.env): st
   }
   if (typeof __KEEL_COMPILED__ === 'undefined') return null;
   // Compiled: this module lives in dist/worker/main.js, the bundle in dist/.
-  const beside = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflow-bundle.js');
+  const beside = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', tracing ? BUNDLE_FILES.tracing : BUNDLE_FILES.plain);
   if (!existsSync(beside)) throw new WorkflowBundleError(`${beside} is missing: run \`npm run build\` again`);
   return beside;
 }

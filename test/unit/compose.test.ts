@@ -8,7 +8,7 @@ import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { KEEL_WORKER_ENV, TEMPORAL_CLIENT_ENV, TEMPORAL_GRPC_META_PREFIX, WORKER_ENV } from '../../worker/env';
+import { KEEL_WORKER_ENV, OTEL_ENV, TEMPORAL_CLIENT_ENV, TEMPORAL_GRPC_META_PREFIX, WORKER_ENV } from '../../worker/env';
 import { searchAttributeFlags } from '../../worker/search-attributes';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -32,6 +32,7 @@ interface Service {
   command?: string[];
   restart?: string;
   init?: boolean;
+  profiles?: string[];
 }
 interface Compose {
   name?: string;
@@ -68,7 +69,9 @@ function runtimeStageOf(name: string): string[] {
 
 describe('docker-compose.yml', () => {
   it('defines PostgreSQL, Temporal, the search-attribute job, the Web UI and the worker', () => {
-    expect(Object.keys(services).sort()).toEqual(['postgresql', 'search-attributes', 'temporal', 'ui', 'worker']);
+    expect(Object.keys(services).sort()).toEqual(['grafana', 'jaeger', 'postgresql', 'prometheus', 'search-attributes', 'temporal', 'ui', 'worker']);
+    // Telemetry backends start only with `--profile observability`.
+    for (const name of ['jaeger', 'prometheus', 'grafana']) expect(services[name]?.profiles, name).toEqual(['observability']);
     expect(service('temporal').image).toMatch(/^temporalio\/auto-setup:/);
     expect(service('search-attributes').image).toMatch(/^temporalio\/admin-tools:/);
     expect(service('ui').image).toMatch(/^temporalio\/ui:/);
@@ -78,7 +81,7 @@ describe('docker-compose.yml', () => {
 
   it('pins every image to a version (no `latest`, no bare name)', () => {
     for (const [name, s] of Object.entries(services)) {
-      expect(s.image, name).toMatch(/^[a-z0-9./-]+:\d+(\.\d+)+[\w.-]*$/);
+      expect(s.image, name).toMatch(/^[a-z0-9./-]+:v?\d+(\.\d+)+[\w.-]*$/);
       expect(s.image, name).not.toMatch(/latest/);
     }
     // admin-tools carries the server's version: the two move together.
@@ -96,7 +99,10 @@ describe('docker-compose.yml', () => {
     expect(temporal.POSTGRES_PWD).toBe(postgres.POSTGRES_PASSWORD);
   });
 
-  it('publishes only the Temporal frontend (7233) and the Web UI (8080)', () => {
+  it('publishes only the Temporal frontend (7233), the Web UI (8080) and, with the observability profile, Jaeger, Prometheus and Grafana', () => {
+    expect(service('jaeger').ports).toEqual(['16686:16686']);
+    expect(service('prometheus').ports).toEqual(['9090:9090']);
+    expect(service('grafana').ports).toEqual(['3000:3000']);
     expect(service('temporal').ports).toEqual(['7233:7233']);
     expect(service('ui').ports).toEqual(['8080:8080']);
     expect(service('ui').environment?.TEMPORAL_ADDRESS).toBe('temporal:7233');
@@ -173,7 +179,7 @@ describe('docker-compose.yml', () => {
 
   it("sets only variables the worker reads, and every one of Keel's own", () => {
     for (const name of Object.keys(workerEnv)) expect(WORKER_ENV, name).toContain(name);
-    expect(Object.keys(workerEnv).filter((name) => !name.startsWith('TEMPORAL_')).sort()).toEqual(Object.keys(KEEL_WORKER_ENV).sort());
+    expect(Object.keys(workerEnv).filter((name) => !name.startsWith('TEMPORAL_') && !name.startsWith('OTEL_')).sort()).toEqual(Object.keys(KEEL_WORKER_ENV).sort());
     expect(workerEnv.TEMPORAL_ADDRESS).toBe('temporal:7233');
     expect(defaultOf(workerEnv.KEEL_TASK_QUEUE)).toBe('keel');
   });
@@ -206,7 +212,8 @@ describe('worker/env.ts', () => {
   it("lists exactly the Keel variables the worker's code reads", () => {
     // scripts/dev.ts and the tests read other variables; the worker process does not.
     const read = namesReadIn(['worker', 'activities']);
-    expect([...read].sort()).toEqual(Object.keys(KEEL_WORKER_ENV).sort());
+    expect([...read].filter((name) => !name.startsWith('OTEL_')).sort()).toEqual(Object.keys(KEEL_WORKER_ENV).sort());
+    expect([...read].filter((name) => name.startsWith('OTEL_')).sort()).toEqual(Object.keys(OTEL_ENV).sort());
   });
 
   it('lists exactly the Temporal variables @temporalio/envconfig reads', () => {
@@ -220,7 +227,7 @@ describe('worker/env.ts', () => {
 
   it('is documented in the README configuration table', () => {
     const readme = read('README.md') + read('docs/deployment.md');
-    for (const name of Object.keys(KEEL_WORKER_ENV)) expect(readme, name).toContain(`\`${name}\``);
+    for (const name of [...Object.keys(KEEL_WORKER_ENV), ...Object.keys(OTEL_ENV)]) expect(readme, name).toContain(`\`${name}\``);
   });
 });
 
