@@ -1,12 +1,25 @@
 # syntax=docker/dockerfile:1
 # The Keel worker image: `docker build -t keel-worker .` (docker-compose.yml builds it).
-# Stage 1 installs the production dependencies from the lock file; stage 2 is the runtime:
-# the same Node 20 base, those node_modules, the TypeScript sources (tsx runs them as they
-# are; the worker bundles workflows/ for the workflow sandbox when it starts), and a
-# non-root user. Debian (glibc), not Alpine: the lock file's native packages (the Temporal
-# core bridge, @swc/core, esbuild) are the glibc builds.
+# Stage `build` installs every dependency and runs `npm run build`: the worker compiled to
+# plain JavaScript (dist/worker/) and the workflow bundle prebuilt (dist/workflow-bundle.js),
+# as Temporal's production sample does. Stage `deps` installs the production dependencies
+# only. The runtime stage is the same Node 20 base with those node_modules, dist/ and a
+# non-root user: no TypeScript loader and no bundling at start. Debian (glibc), not Alpine:
+# the lock file's native packages (the Temporal core bridge) are the glibc builds.
 
 ARG NODE_IMAGE=node:20.19.5-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json ./
+COPY machines ./machines
+COPY workflows ./workflows
+COPY activities ./activities
+COPY worker ./worker
+COPY scripts/build.ts ./scripts/build.ts
+RUN npm run build
 
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
@@ -24,14 +37,12 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends bubblewrap \
  && rm -rf /var/lib/apt/lists/*
 ENV NODE_ENV=production \
-    KEEL_STORE_DIR=/var/lib/keel/store
+    KEEL_STORE_DIR=/var/lib/keel/store \
+    KEEL_SHUTDOWN_GRACE=30s
 WORKDIR /app
 COPY --from=deps --chown=root:root /app/node_modules ./node_modules
-COPY --chown=root:root package.json package-lock.json tsconfig.json ./
-COPY --chown=root:root machines ./machines
-COPY --chown=root:root workflows ./workflows
-COPY --chown=root:root activities ./activities
-COPY --chown=root:root worker ./worker
+COPY --from=build --chown=root:root /app/dist ./dist
+COPY --chown=root:root package.json ./
 # The code stays owned by root and read-only to the worker; only the workspace and the
 # conversation store are writable. Creating them here gives named volumes this ownership.
 RUN mkdir -p /workspace /var/lib/keel/store \
@@ -40,10 +51,11 @@ USER node
 VOLUME ["/workspace", "/var/lib/keel/store"]
 
 # Healthy when the Temporal frontend answers and a worker in this container polls the
-# task queue (worker/healthcheck.ts). The start period covers bundling the workflows.
-HEALTHCHECK --interval=30s --timeout=15s --start-period=60s --retries=3 \
-  CMD ["node", "--import", "tsx", "worker/healthcheck.ts"]
+# task queue (worker/healthcheck.ts).
+HEALTHCHECK --interval=30s --timeout=15s --start-period=30s --retries=3 \
+  CMD ["node", "dist/worker/healthcheck.js"]
 
-# `npm run worker` without npm in between, so SIGTERM reaches the worker and it shuts
-# down cleanly (stops polling, cancels its running activities, closes MCP servers).
-CMD ["node", "--import", "tsx", "worker/main.ts"]
+# `npm start` without npm in between, so SIGTERM reaches the worker: it stops polling,
+# lets running activities finish for KEEL_SHUTDOWN_GRACE, cancels the rest (they retry on
+# another replica), closes its MCP servers and exits.
+CMD ["node", "dist/worker/main.js"]

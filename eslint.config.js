@@ -10,7 +10,7 @@ const builtinBan = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', '.keel/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.keel/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { chatCommand, type ChatOptions } from './cli/chat';
+import { codecServerCommand, type CodecServerCommandOptions, keygenCommand } from './cli/codec';
 import { answerCommand, controlCommand, type ControlOptions, type GoalCommandOptions, goalCommand, lsCommand, statusCommand, watchCommand } from './cli/commands';
 import { EXIT } from './cli/output';
 
@@ -118,6 +119,20 @@ program
   .argument('<id>')
   .option('--json')
   .action((id: string, o: { json?: boolean }) => statusCommand(id, o));
+
+program
+  .command('codec-server')
+  .description('decode Keel\'s encrypted payloads for the Temporal Web UI and CLI (needs KEEL_ENCRYPTION_KEYS)')
+  .option('--port <n>', 'port to listen on', '8888')
+  .option('--host <addr>', 'address to bind', '127.0.0.1')
+  .option('--cors <origin...>', 'browser origins allowed (the Web UI)', ['http://localhost:8233', 'http://127.0.0.1:8233', 'http://localhost:8080'])
+  .action((o: CodecServerCommandOptions) => codecServerCommand(o));
+
+program
+  .command('keygen')
+  .description('print a new encryption key line for KEEL_ENCRYPTION_KEYS (put it first to rotate)')
+  .option('--id <id>', 'key id (default: k<today>)')
+  .action((o: { id?: string }) => keygenCommand(o));
 
 try {
   await program.parseAsync(process.argv);

@@ -7,6 +7,8 @@ import path from 'node:path';
 import { Client, Connection, type ConnectionOptions, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
+import { keelDataConverter } from '../worker/encryption';
 import { goalWorkflow, type GoalOptions } from '../workflows/goal';
 import { sessionWorkflow, type SessionOptions } from '../workflows/session';
 import { describeIssues } from '../workflows/payloads';
@@ -93,7 +95,11 @@ export class KeelClient {
     } catch (error) {
       throw new ConnectionError(address, { cause: error });
     }
-    return new KeelClient(new Client({ connection, namespace }), taskQueue, address, connection);
+    const dataConverter = await keelDataConverter(env);
+    // Carries the caller's trace context (when the application has OpenTelemetry set up)
+    // into the workflow, so a trace runs client → workflow → activities.
+    const interceptors = { workflow: [new OpenTelemetryWorkflowClientInterceptor()] };
+    return new KeelClient(new Client({ connection, namespace, interceptors, ...(dataConverter ? { dataConverter } : {}) }), taskQueue, address, connection);
   }
 
   /** Starts a goal (or, with an id already in use, returns that goal). */

@@ -23,6 +23,18 @@ export const TEMPORAL_CLIENT_ENV = [
   'TEMPORAL_CONFIG_FILE',
 ] as const;
 
+/** The standard OpenTelemetry variables the worker reads (worker/telemetry.ts); unset, telemetry is off. */
+export const OTEL_ENV = {
+  OTEL_SDK_DISABLED: '`true` turns all telemetry off',
+  OTEL_SERVICE_NAME: 'the service name on spans and metrics (default `keel-worker`)',
+  OTEL_TRACES_EXPORTER: '`otlp` or `console` to export traces (`otlp` is implied by an OTLP endpoint)',
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'the OTLP/HTTP collector, e.g. `http://otel-collector:4318`',
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'the OTLP/HTTP traces URL, if not `<endpoint>/v1/traces`',
+  OTEL_METRICS_EXPORTER: '`prometheus` to serve Keel\'s metrics (and the Temporal runtime\'s on the next port)',
+  OTEL_EXPORTER_PROMETHEUS_HOST: 'address the metrics endpoint binds (default `0.0.0.0`)',
+  OTEL_EXPORTER_PROMETHEUS_PORT: 'port of Keel\'s `/metrics` (default 9464; the Temporal runtime\'s is the next one)',
+} as const;
+
 /** `TEMPORAL_GRPC_META_<NAME>`: a gRPC header sent with every call (also envconfig). */
 export const TEMPORAL_GRPC_META_PREFIX = 'TEMPORAL_GRPC_META_';
 
@@ -36,12 +48,16 @@ export const KEEL_WORKER_ENV = {
   KEEL_STORE_DIR: 'where conversation segments are stored; workers on several hosts must share it',
   KEEL_SANDBOX_READ: 'extra host paths (colon-separated) that sandboxed commands may read, e.g. a toolchain outside /usr',
   KEEL_RUN_DIR: "where records of running commands are kept (default: a private directory of the worker's user under the system temp dir)",
+  KEEL_SHUTDOWN_GRACE: 'how long a stopping worker lets running activities finish before cancelling them (default `30s`; `0` cancels at once)',
+  KEEL_WORKFLOW_BUNDLE: 'a prebuilt workflow bundle to run (default: dist/workflow-bundle.js when compiled, else workflows/ bundled at start)',
+  KEEL_ENCRYPTION_KEYS: 'payload encryption keys, `id:base64,…`, newest first (off when unset; see docs/deployment.md)',
+  KEEL_ENCRYPTION_KEY_FILE: 'a file with the encryption keys, one `id:base64` a line (instead of KEEL_ENCRYPTION_KEYS)',
 } as const;
 
 export type KeelWorkerEnvName = keyof typeof KEEL_WORKER_ENV;
 
 /** Every variable name a worker reads (besides TEMPORAL_GRPC_META_*). */
-export const WORKER_ENV: readonly string[] = [...TEMPORAL_CLIENT_ENV, ...(Object.keys(KEEL_WORKER_ENV) as KeelWorkerEnvName[])];
+export const WORKER_ENV: readonly string[] = [...TEMPORAL_CLIENT_ENV, ...(Object.keys(KEEL_WORKER_ENV) as KeelWorkerEnvName[]), ...Object.keys(OTEL_ENV)];
 
 /** The value of one of Keel's own settings, blank treated as unset. */
 export function keelEnv(env: NodeJS.ProcessEnv, name: KeelWorkerEnvName): string | undefined {

@@ -1,9 +1,16 @@
-// `npm run worker`: one Keel worker against TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE.
-import { NativeConnection } from '@temporalio/worker';
+// `npm run worker` (from source) and `npm start` (compiled): one Keel worker against
+// TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE, with tracing and metrics when OTEL_* asks for them.
+import { NativeConnection, Runtime } from '@temporalio/worker';
 import { loadWorkerConfig } from './config';
+import { startTelemetry, temporalMetricsAddress } from './telemetry';
 import { createKeelWorker } from './worker';
 
 const config = loadWorkerConfig();
+const telemetry = await startTelemetry();
+const temporalMetrics = temporalMetricsAddress(telemetry.config);
+// The Temporal runtime's own metrics (task latencies, slots, polls) must be set up before
+// the first connection.
+if (temporalMetrics) Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: temporalMetrics } } } });
 let connection: NativeConnection;
 try {
   connection = await NativeConnection.connect(config.connection);
@@ -14,10 +21,13 @@ try {
   );
   process.exit(1);
 }
-const keel = await createKeelWorker({ connection, namespace: config.namespace, taskQueue: config.taskQueue });
+const keel = await createKeelWorker({ connection, namespace: config.namespace, taskQueue: config.taskQueue, telemetry });
+if (telemetry.tracing) console.log(`keel worker: tracing to ${telemetry.config.traces === 'console' ? 'the console' : 'OTLP (OTEL_EXPORTER_OTLP_*)'} as ${telemetry.config.serviceName}`);
+if (telemetry.metricsUrl) console.log(`keel worker: metrics on ${telemetry.metricsUrl} (Keel) and http://${temporalMetrics}/metrics (Temporal runtime)`);
 console.log(`keel worker: polling task queue "${config.taskQueue}" on ${config.connection.address} (namespace ${config.namespace})`);
-// The SDK turns SIGINT/SIGTERM into a shutdown: polling stops, running activities are
-// cancelled (Temporal retries them on another worker) and workflow tasks finish first.
+// SIGINT/SIGTERM: polling stops, running activities get KEEL_SHUTDOWN_GRACE to finish,
+// the rest are cancelled (retried on another worker), then MCP servers are closed.
 await keel.run();
 await connection.close();
+await telemetry.shutdown();
 console.log('keel worker: stopped');

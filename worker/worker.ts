@@ -4,20 +4,26 @@ import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/w
 import { createActivities } from '../activities/index';
 import { TOOL_WORKER_OPTIONS } from '../activities/tools/index';
 import { probeSandbox, sandboxStartupLine } from '../activities/tools/sandbox';
+import { keelDataConverter } from './encryption';
+import { shutdownGraceMs } from './shutdown';
+import type { Telemetry } from './telemetry';
+import { compiledPayloadConverter, prebuiltWorkflowBundle } from './workflow-bundle';
 
 export const workflowsPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/index.ts');
 /** Decoding never throws in workflow code (an undecodable signal would wedge it): see the module. */
-export const payloadConverterPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/payload-converter.ts');
+export const payloadConverterPath = compiledPayloadConverter() ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/payload-converter.ts');
 
 export interface KeelWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
-  /** A prebuilt bundle (tests build it once per file); bundled from source when omitted. */
+  /** A prebuilt bundle (tests build it once per file); else dist/workflow-bundle.js when compiled, else bundled from source. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   env?: NodeJS.ProcessEnv;
   /** Where the start-up line about the command sandbox goes (default console.log). */
   log?: (line: string) => void;
+  /** Tracing and metrics (worker/telemetry.ts); none when omitted. */
+  telemetry?: Telemetry;
 }
 
 export interface KeelWorker {
@@ -34,16 +40,28 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
   const { activities } = keelActivities;
   const close = () => keelActivities.close();
   try {
+    // The tolerant payload converter on this side too (a bundle the caller built carries its
+    // own copy), and the encryption codec when keys are configured.
+    const codec = await keelDataConverter(options.env);
+    const dataConverter = { ...(options.workflowBundle ? {} : { payloadConverterPath }), ...codec };
+    const telemetry = options.telemetry;
+    const prebuilt = options.workflowBundle ? null : prebuiltWorkflowBundle(options.env, { tracing: telemetry?.tracing ?? false });
+    const graceMs = shutdownGraceMs(options.env);
     const worker = await Worker.create({
       connection: options.connection,
       namespace: options.namespace,
       taskQueue: options.taskQueue,
-      // A prebuilt bundle must have been built with payloadConverterPath (test/helpers/temporal.ts).
-      ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath, dataConverter: { payloadConverterPath } }),
+      ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : prebuilt ? { workflowBundle: { codePath: prebuilt } } : { workflowsPath }),
       activities,
+      dataConverter,
       // Cancellation reaches an activity only with a heartbeat response; a short throttle
       // lets an interrupt stop a command or a model stream within a second.
       ...TOOL_WORKER_OPTIONS,
+      // On shutdown: stop polling, let running activities finish this long, then cancel
+      // them (they retry elsewhere); five more seconds for them to acknowledge.
+      shutdownGraceTime: graceMs,
+      shutdownForceTime: graceMs + 5_000,
+      ...telemetry?.workerOptions,
     });
     return {
       worker,

@@ -8,7 +8,7 @@ import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { KEEL_WORKER_ENV, TEMPORAL_CLIENT_ENV, TEMPORAL_GRPC_META_PREFIX, WORKER_ENV } from '../../worker/env';
+import { KEEL_WORKER_ENV, OTEL_ENV, TEMPORAL_CLIENT_ENV, TEMPORAL_GRPC_META_PREFIX, WORKER_ENV } from '../../worker/env';
 import { searchAttributeFlags } from '../../worker/search-attributes';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -32,6 +32,7 @@ interface Service {
   command?: string[];
   restart?: string;
   init?: boolean;
+  profiles?: string[];
 }
 interface Compose {
   name?: string;
@@ -59,10 +60,18 @@ const dockerfile = read('Dockerfile')
   .filter((line) => line && !line.startsWith('#'));
 const instructions = (keyword: string) => dockerfile.filter((line) => line.toUpperCase().startsWith(`${keyword} `));
 const runtimeStage = dockerfile.slice(dockerfile.findLastIndex((line) => /^FROM /i.test(line)));
+/** The lines of the stage named `name` (`FROM … AS name`). */
+function runtimeStageOf(name: string): string[] {
+  const start = dockerfile.findIndex((line) => new RegExp(`^FROM .* AS ${name}$`, 'i').test(line));
+  const end = dockerfile.findIndex((line, i) => i > start && /^FROM /i.test(line));
+  return dockerfile.slice(start, end === -1 ? undefined : end);
+}
 
 describe('docker-compose.yml', () => {
   it('defines PostgreSQL, Temporal, the search-attribute job, the Web UI and the worker', () => {
-    expect(Object.keys(services).sort()).toEqual(['postgresql', 'search-attributes', 'temporal', 'ui', 'worker']);
+    expect(Object.keys(services).sort()).toEqual(['grafana', 'jaeger', 'postgresql', 'prometheus', 'search-attributes', 'temporal', 'ui', 'worker']);
+    // Telemetry backends start only with `--profile observability`.
+    for (const name of ['jaeger', 'prometheus', 'grafana']) expect(services[name]?.profiles, name).toEqual(['observability']);
     expect(service('temporal').image).toMatch(/^temporalio\/auto-setup:/);
     expect(service('search-attributes').image).toMatch(/^temporalio\/admin-tools:/);
     expect(service('ui').image).toMatch(/^temporalio\/ui:/);
@@ -72,7 +81,7 @@ describe('docker-compose.yml', () => {
 
   it('pins every image to a version (no `latest`, no bare name)', () => {
     for (const [name, s] of Object.entries(services)) {
-      expect(s.image, name).toMatch(/^[a-z0-9./-]+:\d+(\.\d+)+[\w.-]*$/);
+      expect(s.image, name).toMatch(/^[a-z0-9./-]+:v?\d+(\.\d+)+[\w.-]*$/);
       expect(s.image, name).not.toMatch(/latest/);
     }
     // admin-tools carries the server's version: the two move together.
@@ -90,7 +99,10 @@ describe('docker-compose.yml', () => {
     expect(temporal.POSTGRES_PWD).toBe(postgres.POSTGRES_PASSWORD);
   });
 
-  it('publishes only the Temporal frontend (7233) and the Web UI (8080)', () => {
+  it('publishes only the Temporal frontend (7233), the Web UI (8080) and, with the observability profile, Jaeger, Prometheus and Grafana', () => {
+    expect(service('jaeger').ports).toEqual(['16686:16686']);
+    expect(service('prometheus').ports).toEqual(['9090:9090']);
+    expect(service('grafana').ports).toEqual(['3000:3000']);
     expect(service('temporal').ports).toEqual(['7233:7233']);
     expect(service('ui').ports).toEqual(['8080:8080']);
     expect(service('ui').environment?.TEMPORAL_ADDRESS).toBe('temporal:7233');
@@ -167,7 +179,7 @@ describe('docker-compose.yml', () => {
 
   it("sets only variables the worker reads, and every one of Keel's own", () => {
     for (const name of Object.keys(workerEnv)) expect(WORKER_ENV, name).toContain(name);
-    expect(Object.keys(workerEnv).filter((name) => !name.startsWith('TEMPORAL_')).sort()).toEqual(Object.keys(KEEL_WORKER_ENV).sort());
+    expect(Object.keys(workerEnv).filter((name) => !name.startsWith('TEMPORAL_') && !name.startsWith('OTEL_')).sort()).toEqual(Object.keys(KEEL_WORKER_ENV).sort());
     expect(workerEnv.TEMPORAL_ADDRESS).toBe('temporal:7233');
     expect(defaultOf(workerEnv.KEEL_TASK_QUEUE)).toBe('keel');
   });
@@ -200,7 +212,8 @@ describe('worker/env.ts', () => {
   it("lists exactly the Keel variables the worker's code reads", () => {
     // scripts/dev.ts and the tests read other variables; the worker process does not.
     const read = namesReadIn(['worker', 'activities']);
-    expect([...read].sort()).toEqual(Object.keys(KEEL_WORKER_ENV).sort());
+    expect([...read].filter((name) => !name.startsWith('OTEL_')).sort()).toEqual(Object.keys(KEEL_WORKER_ENV).sort());
+    expect([...read].filter((name) => name.startsWith('OTEL_')).sort()).toEqual(Object.keys(OTEL_ENV).sort());
   });
 
   it('lists exactly the Temporal variables @temporalio/envconfig reads', () => {
@@ -214,7 +227,7 @@ describe('worker/env.ts', () => {
 
   it('is documented in the README configuration table', () => {
     const readme = read('README.md') + read('docs/deployment.md');
-    for (const name of Object.keys(KEEL_WORKER_ENV)) expect(readme, name).toContain(`\`${name}\``);
+    for (const name of [...Object.keys(KEEL_WORKER_ENV), ...Object.keys(OTEL_ENV)]) expect(readme, name).toContain(`\`${name}\``);
   });
 });
 
@@ -228,8 +241,10 @@ describe('Dockerfile', () => {
   });
 
   it('installs from the lock file with npm ci, production dependencies only', () => {
-    const install = instructions('RUN').find((line) => line.includes('npm ci'));
+    // The build stage installs everything to compile; the runtime gets production packages only.
+    const install = runtimeStageOf('deps').find((line) => /^RUN /.test(line) && line.includes('npm ci'));
     expect(install).toMatch(/npm ci --omit=dev/);
+    expect(runtimeStage.find((line) => line.includes('node_modules'))).toMatch(/--from=deps/);
     expect(instructions('COPY').some((line) => line.includes('package-lock.json'))).toBe(true);
   });
 
@@ -239,17 +254,19 @@ describe('Dockerfile', () => {
     expect(users.at(-1)).not.toMatch(/^(root|0)$/);
   });
 
-  it('runs the worker (`npm run worker` without npm) and health-checks it', () => {
+  it('runs the compiled worker (`npm start` without npm) and health-checks it, with no TypeScript loader', () => {
     const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> };
-    expect(pkg.scripts.worker).toBe('tsx worker/main.ts');
-    expect(runtimeStage.filter((line) => /^CMD /i.test(line))).toEqual(['CMD ["node", "--import", "tsx", "worker/main.ts"]']);
-    expect(runtimeStage.find((line) => /^HEALTHCHECK /i.test(line))).toMatch(/CMD \["node", "--import", "tsx", "worker\/healthcheck\.ts"\]$/);
+    expect(pkg.scripts.start).toBe('node dist/worker/main.js');
+    expect(runtimeStage.filter((line) => /^CMD /i.test(line))).toEqual(['CMD ["node", "dist/worker/main.js"]']);
+    expect(runtimeStage.find((line) => /^HEALTHCHECK /i.test(line))).toMatch(/CMD \["node", "dist\/worker\/healthcheck\.js"\]$/);
+    expect(runtimeStage.join('\n')).not.toMatch(/tsx/);
+    expect(instructions('RUN').some((line) => line.includes('npm run build'))).toBe(true);
   });
 
-  it('copies every source folder the worker loads, and needs only production packages', () => {
+  it('builds from every source folder the worker loads, and needs only production packages', () => {
     const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
     const copied = new Set(
-      runtimeStage
+      dockerfile
         .filter((line) => /^COPY /i.test(line) && !line.includes('--from'))
         .flatMap((line) => line.split(/\s+/).slice(1, -1).filter((part) => !part.startsWith('--'))),
     );
@@ -277,7 +294,6 @@ describe('Dockerfile', () => {
     for (const folder of folders) expect(copied, folder).toContain(folder);
     const dependencies = Object.keys(pkg.dependencies);
     for (const name of packages) expect(dependencies, name).toContain(name);
-    expect(dependencies).toContain('tsx');
   });
 
   it('.dockerignore keeps state, secrets and test material out, and what the image copies in', () => {

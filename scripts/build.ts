@@ -1,0 +1,79 @@
+// `npm run build`: the worker as plain JavaScript in dist/, the way Temporal's production
+// sample ships it. esbuild compiles worker/main.ts and worker/healthcheck.ts (with Keel's
+// own modules; npm packages stay imports), and the workflow bundle is built here once,
+// with the same bundler the worker would run at every start, into dist/workflow-bundle.js.
+// `npm start` (and the Docker image) then runs `node dist/worker/main.js`: no tsx, no
+// webpack at start.
+import { existsSync, readFileSync } from 'node:fs';
+import { rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { build } from 'esbuild';
+import { payloadConverterPath as SOURCE_PAYLOAD_CONVERTER, workflowsPath } from '../worker/worker';
+import { OTEL_WORKFLOW_INTERCEPTORS } from '../worker/telemetry';
+import { BUNDLE_FILES, PAYLOAD_CONVERTER_FILE } from '../worker/workflow-bundle';
+
+/** `pkg/sub/path` as Node's ESM loader must see it: with `.js` when the package has no exports map. */
+function esmSpecifier(spec: string): string {
+  if (spec.startsWith('node:')) return spec;
+  const parts = spec.split('/');
+  const name = spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+  const dir = path.join(root, 'node_modules', name);
+  const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { exports?: unknown };
+  if (manifest.exports !== undefined || path.extname(spec) !== '') return spec;
+  return existsSync(path.join(root, 'node_modules', `${spec}.js`)) ? `${spec}.js` : spec;
+}
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dist = path.join(root, 'dist');
+const started = Date.now();
+
+await rm(dist, { recursive: true, force: true });
+await build({
+  entryPoints: { 'worker/main': 'worker/main.ts', 'worker/healthcheck': 'worker/healthcheck.ts' },
+  absWorkingDir: root,
+  outdir: dist,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  packages: 'external',
+  sourcemap: true,
+  // Tells worker/workflow-bundle.ts that the prebuilt bundle sits beside the compiled code.
+  define: { __KEEL_COMPILED__: 'true' },
+  logLevel: 'warning',
+  plugins: [
+    {
+      // Node's ESM loader needs the file name of a subpath that a package does not export
+      // by name (`picomatch/posix`, `@temporalio/common/lib/time`); tsx and bundlers resolve
+      // it without. Such imports get their `.js`.
+      name: 'esm-subpaths',
+      setup(b) {
+        b.onResolve({ filter: /^(@[^/]+\/)?[^./][^/]*\/.+/ }, ({ path: spec }) => ({ path: esmSpecifier(spec), external: true }));
+      },
+    },
+  ],
+});
+const logger = { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} };
+// Two bundles: the plain one, and one with Temporal's OpenTelemetry workflow interceptors
+// for a worker with tracing on (worker/telemetry.ts) — so tracing costs nothing when off.
+// The tolerant payload converter (workflows/payload-converter.ts): in both bundles, and as
+// CommonJS for the worker's own side, which loads it with require().
+await build({
+  entryPoints: ['workflows/payload-converter.ts'],
+  absWorkingDir: root,
+  outfile: path.join(dist, PAYLOAD_CONVERTER_FILE),
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  packages: 'external',
+  logLevel: 'warning',
+});
+for (const [variant, file] of Object.entries(BUNDLE_FILES)) {
+  const { code } = await bundleWorkflowCode({ workflowsPath, payloadConverterPath: SOURCE_PAYLOAD_CONVERTER, logger, ...(variant === 'tracing' ? { workflowInterceptorModules: [OTEL_WORKFLOW_INTERCEPTORS] } : {}) });
+  await writeFile(path.join(dist, file), code);
+}
+const sizes = await Promise.all(Object.values(BUNDLE_FILES).map(async (f) => `dist/${f} (${((await stat(path.join(dist, f))).size / 1024).toFixed(0)} KiB)`));
+console.log(`keel build: dist/worker/main.js, dist/worker/healthcheck.js, ${sizes.join(', ')} in ${Date.now() - started} ms`);

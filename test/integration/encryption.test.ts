@@ -1,0 +1,79 @@
+// Encryption on, end to end: a real worker and client sharing KEEL_ENCRYPTION_KEYS, a real
+// session and model stand-in. A canary sent to the session is readable through Keel and
+// through `temporal workflow show --codec-endpoint`, and nowhere in the raw history.
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { Client } from '@temporalio/client';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCodecServer, listenCodecServer } from '../../worker/codec-server';
+import { resolveTemporalCli } from '../../worker/dev-server';
+import { generateKeyLine, keelDataConverter, loadPayloadCodec } from '../../worker/encryption';
+import { workflowsPath } from '../../worker/worker';
+import { transcriptQuery, userMessageUpdate } from '../../workflows/definitions';
+import { sessionWorkflow } from '../../workflows/session';
+import { say, sessionEnv } from '../fixtures/session-harness';
+import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+
+const run = promisify(execFile);
+
+/** Every `data` field of a history in JSON form, base64-decoded, and the JSON itself. */
+function readable(json: string): string {
+  const out: string[] = [json];
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object')
+      for (const [k, x] of Object.entries(v)) {
+        if (k === 'data' && typeof x === 'string') out.push(Buffer.from(x, 'base64').toString('latin1'));
+        else walk(x);
+      }
+  };
+  walk(JSON.parse(json));
+  return out.join('\n');
+}
+const CANARY = 'CANARY-b41e9 the launch code is 0000';
+
+let env: TemporalTestEnv;
+let workflowBundle: WorkflowBundleWithSourceMap;
+
+beforeAll(async () => {
+  env = await connectTestEnv();
+  workflowBundle = await bundle(workflowsPath);
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+describe('encrypted payloads', () => {
+  it('keeps a canary out of the raw history; Keel and the codec server read it back', async () => {
+    const keys = { KEEL_ENCRYPTION_KEYS: generateKeyLine('k1') };
+    const s = await sessionEnv(env, workflowBundle, { rules: [{ match: { lastUserContains: 'CANARY' }, reply: say(`Noted: ${CANARY}`) }] }, keys);
+    const secure = new Client({ connection: env.client.connection, namespace: env.namespace, dataConverter: (await keelDataConverter(keys))! });
+    const codecServer = createCodecServer({ codec: (await loadPayloadCodec(keys))! });
+    const codecUrl = await listenCodecServer(codecServer, 0);
+    try {
+      await s.run(async () => {
+        const id = `${s.taskQueue}-enc`;
+        const handle = await secure.workflow.start(sessionWorkflow, { taskQueue: s.taskQueue, workflowId: id, args: [{ workspace: s.workspace, policy: { mode: 'full-auto' } }] });
+        await handle.executeUpdate(userMessageUpdate, { args: [{ text: `remember ${CANARY}` }] });
+        await expect.poll(async () => (await handle.query(transcriptQuery)).messages.length, { timeout: 30_000 }).toBeGreaterThanOrEqual(2);
+        const transcript = JSON.stringify(await handle.query(transcriptQuery));
+        expect(transcript).toContain(`Noted: ${CANARY}`);
+
+        // The raw history, read by a client with no codec: not a trace of the canary.
+        const cli = await resolveTemporalCli('path');
+        const args = ['workflow', 'show', '-w', id, '--address', env.address, '--namespace', env.namespace, '-o', 'json'];
+        const raw = readable((await run(cli, args, { maxBuffer: 64 * 1024 * 1024 })).stdout);
+        expect(raw).toContain(Buffer.from('binary/encrypted').toString('base64'));
+        expect(raw).not.toContain('CANARY');
+
+        const decoded = readable((await run(cli, [...args, '--codec-endpoint', codecUrl], { maxBuffer: 64 * 1024 * 1024 })).stdout);
+        expect(decoded).toContain(`remember ${CANARY}`);
+        expect(decoded).not.toContain(Buffer.from('binary/encrypted').toString('base64'));
+        await handle.terminate('test over');
+      });
+    } finally {
+      codecServer.close();
+    }
+  });
+});

@@ -1,0 +1,120 @@
+// Payload encryption (worker/encryption.ts) and the codec server (worker/codec-server.ts):
+// what an operator relies on — nothing readable without a key, rotation, clear errors.
+import type { AddressInfo } from 'node:net';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCodecServer, listenCodecServer } from '../../worker/codec-server';
+import { EncryptionCodec, EncryptionConfigError, generateKeyLine, loadEncryptionKeys, loadPayloadCodec, parseKeys } from '../../worker/encryption';
+
+const CANARY = 'canary-7d1f3e secret plans';
+const payload = (value: unknown): Payload => defaultPayloadConverter.toPayload(value);
+const text = (p: Payload) => Buffer.from(p.data ?? new Uint8Array()).toString('latin1') + JSON.stringify(p.metadata);
+
+describe('encryption codec', () => {
+  it('seals data and metadata; decodes back to the same payload', async () => {
+    const codec = new EncryptionCodec(await parseKeys(generateKeyLine('k1'), 'test'));
+    const [sealed] = await codec.encode([payload({ text: CANARY })]);
+    expect(text(sealed!)).not.toContain('canary');
+    expect(text(sealed!)).not.toContain('json/plain');
+    expect(Buffer.from(sealed!.metadata!['encryption-key-id']!).toString()).toBe('k1');
+    const [opened] = await codec.decode([sealed!]);
+    expect(defaultPayloadConverter.fromPayload(opened!)).toEqual({ text: CANARY });
+  });
+
+  it('two encodings of the same value differ (fresh IV each time)', async () => {
+    const codec = new EncryptionCodec(await parseKeys(generateKeyLine('k1'), 'test'));
+    const [a, b] = await codec.encode([payload(CANARY), payload(CANARY)]);
+    expect(Buffer.from(a!.data!).equals(Buffer.from(b!.data!))).toBe(false);
+  });
+
+  it('rotates: encrypts with the newest key, still decrypts what an older key sealed', async () => {
+    const old = generateKeyLine('k1');
+    const before = new EncryptionCodec(await parseKeys(old, 'test'));
+    const [sealedOld] = await before.encode([payload('old')]);
+    const after = new EncryptionCodec(await parseKeys(`${generateKeyLine('k2')},${old}`, 'test'));
+    const [sealedNew] = await after.encode([payload('new')]);
+    expect(Buffer.from(sealedNew!.metadata!['encryption-key-id']!).toString()).toBe('k2');
+    const [a, b] = await after.decode([sealedOld!, sealedNew!]);
+    expect(defaultPayloadConverter.fromPayload(a!)).toBe('old');
+    expect(defaultPayloadConverter.fromPayload(b!)).toBe('new');
+    // The old key alone cannot read the new payload and says which key is missing.
+    await expect(before.decode([sealedNew!])).rejects.toThrow(/key "k2", which is not among the configured keys \(k1\)/);
+  });
+
+  it('a tampered payload fails to decrypt instead of decoding to garbage', async () => {
+    const codec = new EncryptionCodec(await parseKeys(generateKeyLine('k1'), 'test'));
+    const [sealed] = await codec.encode([payload(CANARY)]);
+    const data = Buffer.from(sealed!.data!);
+    data[data.length - 1]! ^= 1;
+    await expect(codec.decode([{ ...sealed!, data }])).rejects.toThrow();
+  });
+
+  it('leaves payloads it did not seal alone', async () => {
+    const codec = new EncryptionCodec(await parseKeys(generateKeyLine('k1'), 'test'));
+    const plain = payload('plain');
+    expect(await codec.decode([plain])).toEqual([plain]);
+  });
+
+  it('is off without keys and names the mistake in bad key settings', async () => {
+    expect(await loadPayloadCodec({})).toBeNull();
+    await expect(loadEncryptionKeys({ KEEL_ENCRYPTION_KEYS: 'k1:c2hvcnQ=' })).rejects.toThrow(/key "k1" is 5 bytes; AES-256 needs 32/);
+    await expect(loadEncryptionKeys({ KEEL_ENCRYPTION_KEYS: 'abc' })).rejects.toThrow(EncryptionConfigError);
+    const line = generateKeyLine('k1');
+    await expect(loadEncryptionKeys({ KEEL_ENCRYPTION_KEYS: `${line},${line}` })).rejects.toThrow(/appears twice/);
+    await expect(loadEncryptionKeys({ KEEL_ENCRYPTION_KEYS: line, KEEL_ENCRYPTION_KEY_FILE: '/x' })).rejects.toThrow(/not both/);
+    await expect(loadEncryptionKeys({ KEEL_ENCRYPTION_KEY_FILE: '/nonexistent/keys' })).rejects.toThrow(/ENOENT/);
+  });
+});
+
+describe('codec server', () => {
+  let url: string;
+  let codec: EncryptionCodec;
+  const server = { close: () => {} };
+
+  beforeAll(async () => {
+    codec = new EncryptionCodec(await parseKeys(generateKeyLine('k1'), 'test'));
+    const s = createCodecServer({ codec, corsOrigins: ['http://localhost:8233'], token: 'tok-123' });
+    url = await listenCodecServer(s, 0);
+    expect((s.address() as AddressInfo).address).toBe('127.0.0.1');
+    server.close = () => s.close();
+  });
+  afterAll(() => server.close());
+
+  const post = (route: string, body: unknown, headers: Record<string, string> = { authorization: 'Bearer tok-123' }) =>
+    fetch(`${url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const wire = (p: Payload) => ({
+    metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+    data: Buffer.from(p.data!).toString('base64'),
+  });
+
+  it('decodes what the codec encoded, as the Web UI and `temporal --codec-endpoint` ask', async () => {
+    const [sealed] = await codec.encode([payload({ text: CANARY })]);
+    const res = await post('/decode', { payloads: [wire(sealed!)] });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { payloads: { metadata: Record<string, string>; data: string }[] };
+    expect(Buffer.from(body.payloads[0]!.data, 'base64').toString()).toBe(JSON.stringify({ text: CANARY }));
+    expect(Buffer.from(body.payloads[0]!.metadata.encoding!, 'base64').toString()).toBe('json/plain');
+    const enc = await post('/encode', { payloads: [wire(payload('x'))] });
+    const encoded = (await enc.json()) as { payloads: { metadata: Record<string, string> }[] };
+    expect(Buffer.from(encoded.payloads[0]!.metadata.encoding!, 'base64').toString()).toBe('binary/encrypted');
+  });
+
+  it('refuses a request without the token, and bad bodies with a reason', async () => {
+    expect((await post('/decode', { payloads: [] }, {})).status).toBe(401);
+    expect((await post('/decode', { payloads: [] }, { authorization: 'Bearer wrong-1' })).status).toBe(401);
+    const bad = await post('/decode', { payloads: [{ data: '!!' }] });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: string }).error).toMatch(/base64/);
+    expect((await post('/nope', {})).status).toBe(404);
+  });
+
+  it('answers the Web UI preflight for allowed origins only', async () => {
+    const ok = await fetch(`${url}/decode`, { method: 'OPTIONS', headers: { origin: 'http://localhost:8233', 'access-control-request-method': 'POST' } });
+    expect(ok.status).toBe(204);
+    expect(ok.headers.get('access-control-allow-origin')).toBe('http://localhost:8233');
+    expect(ok.headers.get('access-control-allow-headers')).toContain('x-namespace');
+    const other = await fetch(`${url}/decode`, { method: 'OPTIONS', headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' } });
+    expect(other.status).toBe(403);
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});

@@ -1,0 +1,257 @@
+// OpenTelemetry for the worker, configured only by the standard OTEL_* variables and off
+// when they are unset:
+// - traces (OTEL_TRACES_EXPORTER=otlp|console, or an OTLP endpoint set): Temporal's own
+//   interceptors link client → workflow → activity spans; Keel adds a `chat <model>` span
+//   per model call with the GenAI semantic conventions and an `execute_tool <name>` span
+//   per tool call. Exported with OTLP/HTTP to OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT.
+// - metrics (OTEL_METRICS_EXPORTER=prometheus): Keel's counters on
+//   http://OTEL_EXPORTER_PROMETHEUS_HOST:OTEL_EXPORTER_PROMETHEUS_PORT/metrics (default
+//   0.0.0.0:9464), and the Temporal runtime's own metrics on the next port (9465).
+import { type Attributes, type Span, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { Resource } from '@opentelemetry/resources';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
+import { BatchSpanProcessor, ConsoleSpanExporter, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { Context as ActivityContext } from '@temporalio/activity';
+import {
+  makeWorkflowExporter,
+  OpenTelemetryActivityInboundInterceptor,
+  OpenTelemetryActivityOutboundInterceptor,
+  OpenTelemetryWorkflowClientInterceptor,
+} from '@temporalio/interceptors-opentelemetry';
+import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, Next, WorkerOptions } from '@temporalio/worker';
+import { createRequire } from 'node:module';
+
+export class TelemetryConfigError extends Error {
+  override readonly name = 'TelemetryConfigError';
+}
+
+export interface TelemetryConfig {
+  serviceName: string;
+  traces: 'otlp' | 'console' | null;
+  /** Where Keel's metrics are served, when OTEL_METRICS_EXPORTER includes prometheus. */
+  prometheus: { host: string; port: number } | null;
+}
+
+const list = (value: string | undefined) =>
+  (value ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
+
+/** Reads the standard variables; unknown exporter names are a start-up error, not a silent no-op. */
+export function telemetryConfig(env: NodeJS.ProcessEnv = process.env): TelemetryConfig {
+  const off = env.OTEL_SDK_DISABLED?.toLowerCase() === 'true';
+  const serviceName = env.OTEL_SERVICE_NAME || 'keel-worker';
+  const tracesList = list(env.OTEL_TRACES_EXPORTER);
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  for (const name of tracesList) if (!['otlp', 'console', 'none'].includes(name)) throw new TelemetryConfigError(`OTEL_TRACES_EXPORTER: "${name}" is not supported (otlp, console or none)`);
+  const traces = off || tracesList.includes('none') ? null : tracesList.includes('otlp') || (tracesList.length === 0 && endpoint) ? 'otlp' : tracesList.includes('console') ? 'console' : null;
+  const metricsList = list(env.OTEL_METRICS_EXPORTER);
+  for (const name of metricsList) if (!['prometheus', 'none'].includes(name)) throw new TelemetryConfigError(`OTEL_METRICS_EXPORTER: "${name}" is not supported (prometheus or none)`);
+  let prometheus: TelemetryConfig['prometheus'] = null;
+  if (!off && metricsList.includes('prometheus')) {
+    const port = Number(env.OTEL_EXPORTER_PROMETHEUS_PORT || 9464);
+    if (!Number.isInteger(port) || port < 0 || port > 65534) throw new TelemetryConfigError(`OTEL_EXPORTER_PROMETHEUS_PORT: "${env.OTEL_EXPORTER_PROMETHEUS_PORT}" is not a port`);
+    prometheus = { host: env.OTEL_EXPORTER_PROMETHEUS_HOST || '0.0.0.0', port };
+  }
+  return { serviceName, traces, prometheus };
+}
+
+/** The Temporal runtime's Prometheus address: the port after Keel's. */
+export function temporalMetricsAddress(config: TelemetryConfig): string | null {
+  return config.prometheus ? `${config.prometheus.host}:${config.prometheus.port + 1}` : null;
+}
+
+interface KeelInstruments {
+  modelCalls: ReturnType<ReturnType<MeterProvider['getMeter']>['createCounter']>;
+  tokens: ReturnType<ReturnType<MeterProvider['getMeter']>['createCounter']>;
+  cost: ReturnType<ReturnType<MeterProvider['getMeter']>['createCounter']>;
+  toolCalls: ReturnType<ReturnType<MeterProvider['getMeter']>['createCounter']>;
+  toolSeconds: ReturnType<ReturnType<MeterProvider['getMeter']>['createHistogram']>;
+}
+
+/** The workflow-side interceptors of Temporal's OpenTelemetry package, for the bundler. */
+export const OTEL_WORKFLOW_INTERCEPTORS = createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+
+export interface Telemetry {
+  config: TelemetryConfig;
+  tracing: boolean;
+  /**
+   * What the worker adds: Temporal's tracing interceptors (client, workflow, activity: the
+   * activity span first, so Keel's spans are its children) and the sink that exports
+   * workflow spans; then Keel's activity interceptor for model and tool spans and counters.
+   */
+  workerOptions: Pick<WorkerOptions, 'interceptors' | 'sinks'>;
+  /** Where Keel's metrics are served, once started. */
+  metricsUrl: string | null;
+  shutdown(): Promise<void>;
+}
+
+/** Starts what the configuration asks for; nothing at all when OTEL_* is unset. */
+export async function startTelemetry(env: NodeJS.ProcessEnv = process.env, exporter?: SpanExporter): Promise<Telemetry> {
+  const config = telemetryConfig(env);
+  const resource = new Resource({ 'service.name': config.serviceName });
+  const closers: (() => Promise<void>)[] = [];
+  let tracer: Tracer | null = null;
+  let sinks: WorkerOptions['sinks'];
+  if (config.traces || exporter) {
+    const spanExporter = exporter ?? (config.traces === 'console' ? new ConsoleSpanExporter() : new OTLPTraceExporter());
+    const spanProcessor: SpanProcessor = new BatchSpanProcessor(spanExporter, { scheduledDelayMillis: 500 });
+    // The Node provider: W3C trace-context propagation (how Temporal's headers carry a trace
+    // from the client into workflows and activities) and an async-local context, so that
+    // spans started inside an activity are children of its span.
+    const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
+    provider.register();
+    tracer = provider.getTracer('keel');
+    sinks = { exporter: makeWorkflowExporter(spanProcessor, resource) };
+    closers.push(() => provider.shutdown());
+  }
+  let instruments: KeelInstruments | null = null;
+  let metricsUrl: string | null = null;
+  if (config.prometheus) {
+    const { host, port } = config.prometheus;
+    const prometheus = new PrometheusExporter({ host, port, preventServerStart: true });
+    await prometheus.startServer();
+    metricsUrl = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}/metrics`;
+    const meters = new MeterProvider({ resource, readers: [prometheus] });
+    const meter = meters.getMeter('keel');
+    instruments = {
+      modelCalls: meter.createCounter('keel_model_calls', { description: 'model calls by model and stop reason' }),
+      tokens: meter.createCounter('keel_tokens', { description: 'billed tokens by model and type (input, output, cache_read, cache_write)' }),
+      cost: meter.createCounter('keel_cost_usd', { description: 'cost of model calls in USD, by model (priced models only)' }),
+      toolCalls: meter.createCounter('keel_tool_calls', { description: 'tool calls by tool and status (ok, error, failed, cancelled)' }),
+      toolSeconds: meter.createHistogram('keel_tool_duration_seconds', { description: 'how long tool calls ran' }),
+    };
+    closers.push(async () => {
+      await meters.shutdown();
+      await prometheus.stopServer();
+    });
+  }
+  const activity: ActivityInterceptorsFactory[] = [];
+  if (tracer) {
+    const t = tracer;
+    activity.push((ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer: t }), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) }));
+  }
+  if (tracer || instruments) activity.push((ctx) => ({ inbound: new KeelActivityInterceptor(ctx, tracer, instruments) }));
+  return {
+    config,
+    tracing: tracer !== null,
+    workerOptions: {
+      interceptors: {
+        activity,
+        ...(tracer ? { workflowModules: [OTEL_WORKFLOW_INTERCEPTORS], client: { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer })] } } : {}),
+      },
+      ...(sinks ? { sinks } : {}),
+    },
+    metricsUrl,
+    async shutdown() {
+      await Promise.allSettled(closers.map((close) => close()));
+    },
+  };
+}
+
+type Obj = Record<string, unknown>;
+const obj = (v: unknown): Obj | null => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : null);
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/**
+ * Keel's view of an activity: a model call becomes a GenAI `chat` span and token and cost
+ * counters; a tool call an `execute_tool` span and a counter by status. Attributes come
+ * from the activity's input and result only — never the conversation's text.
+ */
+class KeelActivityInterceptor implements ActivityInboundCallsInterceptor {
+  constructor(
+    private readonly ctx: ActivityContext,
+    private readonly tracer: Tracer | null,
+    private readonly metrics: KeelInstruments | null,
+  ) {}
+
+  async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+    const type = this.ctx.info.activityType;
+    const arg = obj(input.args[0]);
+    if (type === 'callModel') return this.modelCall(arg, () => next(input));
+    if (type === 'runTool' || type.startsWith('mcp')) return this.toolCall(str(arg?.tool) ?? str(arg?.name) ?? type, () => next(input));
+    return next(input);
+  }
+
+  private async modelCall(arg: Obj | null, run: () => Promise<unknown>): Promise<unknown> {
+    const model = str(arg?.model) ?? 'unknown';
+    const attributes: Attributes = {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'anthropic',
+      'gen_ai.system': 'anthropic',
+      'gen_ai.request.model': model,
+      ...(num(arg?.maxTokens) !== undefined ? { 'gen_ai.request.max_tokens': num(arg?.maxTokens) } : {}),
+      'keel.attempt': this.ctx.info.attempt,
+    };
+    return this.span(`chat ${model}`, attributes, run, (span, result) => {
+      const r = obj(result);
+      const usage = obj(r?.usage);
+      const stop = str(r?.stopReason) ?? 'unknown';
+      const cost = num(obj(r?.cost)?.total);
+      const responseModel = str(r?.model) ?? model;
+      const tokens = {
+        input: num(usage?.input_tokens) ?? 0,
+        output: num(usage?.output_tokens) ?? 0,
+        cache_read: num(usage?.cache_read_input_tokens) ?? 0,
+        cache_write: num(usage?.cache_creation_input_tokens) ?? 0,
+      };
+      span?.setAttributes({
+        'gen_ai.response.model': responseModel,
+        'gen_ai.response.finish_reasons': [stop],
+        'gen_ai.usage.input_tokens': tokens.input,
+        'gen_ai.usage.output_tokens': tokens.output,
+        'gen_ai.usage.cache_read.input_tokens': tokens.cache_read,
+        'gen_ai.usage.cache_creation.input_tokens': tokens.cache_write,
+        ...(str(obj(r?.message)?.id) ? { 'gen_ai.response.id': str(obj(r?.message)?.id) } : {}),
+        ...(cost !== undefined ? { 'keel.cost_usd': cost } : {}),
+      });
+      this.metrics?.modelCalls.add(1, { model: responseModel, stop_reason: stop });
+      for (const [kind, n] of Object.entries(tokens)) if (n > 0) this.metrics?.tokens.add(n, { model: responseModel, type: kind });
+      if (cost !== undefined) this.metrics?.cost.add(cost, { model: responseModel });
+    });
+  }
+
+  private async toolCall(tool: string, run: () => Promise<unknown>): Promise<unknown> {
+    const started = performance.now();
+    let status = 'failed';
+    try {
+      return await this.span(`execute_tool ${tool}`, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool }, run, (span, result) => {
+        status = obj(result)?.is_error === true ? 'error' : 'ok';
+        span?.setAttribute('keel.tool.status', status);
+      });
+    } catch (error) {
+      status = this.ctx.cancellationSignal.aborted ? 'cancelled' : 'failed';
+      throw error;
+    } finally {
+      this.metrics?.toolCalls.add(1, { tool, status });
+      this.metrics?.toolSeconds.record((performance.now() - started) / 1000, { tool });
+    }
+  }
+
+  private async span(name: string, attributes: Attributes, run: () => Promise<unknown>, onResult: (span: Span | null, result: unknown) => void): Promise<unknown> {
+    if (!this.tracer) {
+      const result = await run();
+      onResult(null, result);
+      return result;
+    }
+    // A child of the activity's span, which Temporal's interceptor made current.
+    return this.tracer.startActiveSpan(name, { attributes }, async (span) => {
+      try {
+        const result = await run();
+        onResult(span, result);
+        return result;
+      } catch (error) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.name : 'error' });
+        span.setAttribute('error.type', error instanceof Error ? error.name : 'error');
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
+  }
+}
