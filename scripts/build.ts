@@ -26,7 +26,9 @@ function esmSpecifier(spec: string): string {
 }
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const dist = path.join(root, 'dist');
+// Another output directory may be given (tests build their own copy, under the project so
+// that the compiled code still finds node_modules).
+const dist = path.resolve(root, process.argv[2] ?? 'dist');
 const started = Date.now();
 
 await rm(dist, { recursive: true, force: true });
@@ -75,5 +77,5 @@ for (const [variant, file] of Object.entries(BUNDLE_FILES)) {
   const { code } = await bundleWorkflowCode({ workflowsPath, payloadConverterPath: SOURCE_PAYLOAD_CONVERTER, logger, ...(variant === 'tracing' ? { workflowInterceptorModules: [OTEL_WORKFLOW_INTERCEPTORS] } : {}) });
   await writeFile(path.join(dist, file), code);
 }
-const sizes = await Promise.all(Object.values(BUNDLE_FILES).map(async (f) => `dist/${f} (${((await stat(path.join(dist, f))).size / 1024).toFixed(0)} KiB)`));
-console.log(`keel build: dist/worker/main.js, dist/worker/healthcheck.js, ${sizes.join(', ')} in ${Date.now() - started} ms`);
+const sizes = await Promise.all(Object.values(BUNDLE_FILES).map(async (f) => `${f} (${((await stat(path.join(dist, f))).size / 1024).toFixed(0)} KiB)`));
+console.log(`keel build: ${path.relative(root, dist)}/worker/main.js, worker/healthcheck.js, ${sizes.join(', ')} in ${Date.now() - started} ms`);

@@ -3,6 +3,7 @@
 // the model stand-in. SIGTERM to the one in the middle of a model call: it stops polling,
 // the call finishes inside the grace time, and the model was called once.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -17,12 +18,15 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const KEY = 'sk-ant-test-compiled-1';
 
 let env: TemporalTestEnv;
+// Its own build, so test files running side by side do not replace each other's.
+const outDir = path.join(root, '.keel', `dist-test-${process.pid}`);
 
 beforeAll(async () => {
   env = await connectTestEnv();
-  await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: root });
+  await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/build.ts', outDir], { cwd: root });
 }, 180_000);
 afterAll(async () => {
+  await fs.rm(outDir, { recursive: true, force: true });
   await env?.close();
 });
 
@@ -34,7 +38,7 @@ interface Running {
 
 /** `npm start` without npm: plain node on the compiled code (no tsx loader). */
 function startCompiledWorker(taskQueue: string, extra: NodeJS.ProcessEnv): Promise<Running> {
-  const child = spawn(process.execPath, ['dist/worker/main.js'], {
+  const child = spawn(process.execPath, [path.join(outDir, 'worker/main.js')], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace, KEEL_TASK_QUEUE: taskQueue, ANTHROPIC_API_KEY: KEY, ...extra },

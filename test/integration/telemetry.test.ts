@@ -41,6 +41,8 @@ const value = (v: OtlpValue): unknown => v.stringValue ?? (v.intValue !== undefi
 const attrs = (s: OtlpSpan) => Object.fromEntries(s.attributes.map((a) => [a.key, value(a.value)]));
 
 let env: TemporalTestEnv;
+// Its own build, so test files running side by side do not replace each other's.
+const outDir = path.join(root, '.keel', `dist-test-${process.pid}`);
 let receiver: Server;
 const spans: OtlpSpan[] = [];
 
@@ -54,7 +56,7 @@ async function freePort(): Promise<number> {
 
 beforeAll(async () => {
   env = await connectTestEnv();
-  await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: root });
+  await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/build.ts', outDir], { cwd: root });
   receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -70,6 +72,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  await fs.rm(outDir, { recursive: true, force: true });
   receiver?.close();
   await env?.close();
 });
@@ -88,7 +91,7 @@ describe('telemetry', () => {
     await fs.writeFile(path.join(workspace, 'notes.txt'), 'hi\n');
     const taskQueue = uniqueTaskQueue('otel');
     const metricsPort = await freePort();
-    const worker: ChildProcess = spawn(process.execPath, ['dist/worker/main.js'], {
+    const worker: ChildProcess = spawn(process.execPath, [path.join(outDir, 'worker/main.js')], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
