@@ -52,3 +52,9 @@ export function interruptedToolResult(tool: string, cause: InterruptionCause, de
     }
   }
 }
+
+/**
+ * The failure type of a tool activity stopped because its worker shut down (after the
+ * worker's grace time), not because the session cancelled it: the turn runs it again.
+ */
+export const WORKER_SHUTDOWN_FAILURE = 'WorkerShutdown';

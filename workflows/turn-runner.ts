@@ -34,7 +34,7 @@ import {
 } from '../machines/index';
 import { MODEL_FAILURE_CLASSES, type ModelFailureClass } from '../machines/model-retry';
 import { type CommandSandbox, evaluatePolicy, sandboxFor, toolKind, type PolicyConfig, type SessionApproval } from '../machines/policy';
-import { interruptedToolResult } from '../machines/tool-result';
+import { interruptedToolResult, WORKER_SHUTDOWN_FAILURE } from '../machines/tool-result';
 import type { CompactedEvent } from './definitions';
 import type { ConversationLog, SerialQueue, Timers } from './runtime';
 
@@ -316,32 +316,51 @@ export class TurnRunner {
       this.deliver(turnId, source, { type: 'tool', callId, event: { type: 'failed', error: `Unknown tool ${name}. Use one of the tools offered.` } });
       return;
     }
-    const options: ActivityOptions = {
-      ...tool.activityOptions,
-      activityId,
-      // The result of a cancelled command must mean its process is gone.
-      cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    // A tool stopped by a worker's shutdown runs again (on another worker) under a new
+    // activity id; the call keeps its id, so an interrupt still finds and cancels it.
+    const run = (rerun: number) => {
+      const options: ActivityOptions = {
+        ...tool.activityOptions,
+        activityId: rerun === 0 ? activityId : `${activityId}-rerun-${rerun}`,
+        // The result of a cancelled command must mean its process is gone.
+        cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      };
+      return tool.mcp
+        ? proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace })
+        : proxyActivities<ToolActivities>(options).runTool({ workspace: this.config.workspace, tool: name, input, ...this.sandboxOf(name, input) });
     };
-    const run = tool.mcp
-      ? () => proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace })
-      : () => proxyActivities<ToolActivities>(options).runTool({ workspace: this.config.workspace, tool: name, input, ...this.sandboxOf(name, input) });
-    this.track(activityId, run).then(
-      (result: ToolResult) =>
-        this.deliver(turnId, source, {
-          type: 'tool',
-          callId,
-          event: result.timed_out
-            ? { type: 'timed_out', message: result.content }
-            : result.is_error
-              ? { type: 'failed', error: result.content }
-              : { type: 'succeeded', output: result.content },
-        }),
-      (error: unknown) => {
-        if (isCancellation(error)) return;
-        this.deliver(turnId, source, { type: 'tool', callId, event: toolFailure(name, error) });
-      },
-    );
+    const attempt = (rerun: number): void => {
+      this.track(activityId, () => run(rerun)).then(
+        (result: ToolResult) =>
+          this.deliver(turnId, source, {
+            type: 'tool',
+            callId,
+            event: result.timed_out
+              ? { type: 'timed_out', message: result.content }
+              : result.is_error
+                ? { type: 'failed', error: result.content }
+                : { type: 'succeeded', output: result.content },
+          }),
+        (error: unknown) => {
+          if (isCancellation(error)) return;
+          if (stoppedByShutdown(error) && rerun < MAX_SHUTDOWN_RERUNS) {
+            attempt(rerun + 1);
+            return;
+          }
+          this.deliver(turnId, source, { type: 'tool', callId, event: toolFailure(name, error) });
+        },
+      );
+    };
+    attempt(0);
   }
+}
+
+/** Deploys in a row could stop the same call again; after this many it fails like any error. */
+const MAX_SHUTDOWN_RERUNS = 3;
+
+function stoppedByShutdown(error: unknown): boolean {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  return cause instanceof ApplicationFailure && cause.type === WORKER_SHUTDOWN_FAILURE;
 }
 
 function toContent(blocks: ModelCallResult['message']['content']): ContentBlock[] {

@@ -1,7 +1,9 @@
 // The Temporal activities for built-in tools. `runTool` runs any of them by name;
 // the workflow picks the ActivityOptions from the tool's definition (listTools gives
 // them as data, since workflow code cannot import this folder).
-import { Context, type Info } from '@temporalio/activity';
+import { CancelledFailure, Context, type Info } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { WORKER_SHUTDOWN_FAILURE } from '../../machines/tool-result';
 import { DEFAULT_OUTPUT_CAP_BYTES } from './artifacts';
 import { DEFAULT_ENV_ALLOW_LIST, type ToolContext } from './context';
 import { builtinTools, modelToolSpec, type ModelToolSpec, type ToolActivityOptions } from './definitions';
@@ -38,6 +40,18 @@ export interface ToolActivitiesConfig {
 
 const HEARTBEAT_EVERY_MS = 500;
 
+/**
+ * A worker that shuts down cancels what still runs after its grace time. That is not a
+ * cancel the session asked for: the tool was stopped (a command's whole process group
+ * killed) and the turn runs the call again on another worker (workflows/turn-runner.ts).
+ */
+function stoppedBy(reason: unknown): unknown {
+  if (reason instanceof CancelledFailure && reason.message === 'WORKER_SHUTDOWN') {
+    return ApplicationFailure.create({ type: WORKER_SHUTDOWN_FAILURE, message: 'the worker shut down while the tool ran; it was stopped and will run again on another worker' });
+  }
+  return reason;
+}
+
 export function createToolActivities(config: ToolActivitiesConfig = {}) {
   return {
     async runTool(request: RunToolRequest): Promise<ToolResult> {
@@ -64,8 +78,10 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
       try {
         const result = await executeTool(ctx, request.tool, request.input);
         // A cancelled activity must end as cancelled, whatever the tool made of it.
-        if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
+        if (context.cancellationSignal.aborted) throw stoppedBy(context.cancellationSignal.reason);
         return result;
+      } catch (error) {
+        throw context.cancellationSignal.aborted ? stoppedBy(context.cancellationSignal.reason) : error;
       } finally {
         clearInterval(beat);
       }

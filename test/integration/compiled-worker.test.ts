@@ -1,7 +1,9 @@
 // The compiled worker (`npm run build`, then `npm start` = node dist/worker/main.js) as a
 // deploy meets it: two of them on one task queue, real processes, the real dev server and
 // the model stand-in. SIGTERM to the one in the middle of a model call: it stops polling,
-// the call finishes inside the grace time, and the model was called once.
+// the call finishes inside the grace time, and the model was called once. SIGTERM in the
+// middle of a long command: after the grace time the command is killed and the call runs
+// again on the other worker.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -11,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandin } from '../../standin/server';
 import { transcriptQuery, userMessageSignal } from '../../workflows/definitions';
 import { sessionWorkflow } from '../../workflows/session';
-import { makeWorkspace, say } from '../fixtures/session-harness';
+import { makeWorkspace, say, use } from '../fixtures/session-harness';
 import { connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -85,6 +87,50 @@ describe('compiled worker', () => {
       first.child.kill('SIGKILL');
       second?.child.kill('SIGKILL');
       await standin.close();
+    }
+  });
+
+  it('cancels a command still running when the grace time ends, and runs it again on the other worker', async () => {
+    const command = 'echo start >> log.txt; sleep 6; echo end >> log.txt';
+    const standin = await startStandin({
+      scenario: {
+        rules: [
+          { match: { lastUserContains: 'long command', hasToolResults: false }, reply: use('run_command', { command }) },
+          { match: { hasToolResults: true }, reply: say('The command finished.') },
+        ],
+      },
+    });
+    const workspace = await makeWorkspace();
+    const taskQueue = uniqueTaskQueue('compiled-cmd');
+    const workerEnv = { ANTHROPIC_BASE_URL: standin.url, KEEL_SHUTDOWN_GRACE: '1s' };
+    const first = await startCompiledWorker(taskQueue, workerEnv);
+    let second: Running | undefined;
+    try {
+      const handle = await env.client.workflow.start(sessionWorkflow, { taskQueue, workflowId: `${taskQueue}-s`, args: [{ workspace, policy: { mode: 'full-auto' } }] });
+      await handle.signal(userMessageSignal, { text: 'run the long command' });
+      const log = () => fs.readFile(path.join(workspace, 'log.txt'), 'utf8').catch(() => '');
+      await expect.poll(log, { timeout: 30_000, interval: 50 }).toBe('start\n');
+      second = await startCompiledWorker(taskQueue, workerEnv);
+      const stoppedAt = Date.now();
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+      // Grace (1 s) plus the kill: not the 6 s the command wanted.
+      expect(Date.now() - stoppedAt).toBeLessThan(5_500);
+      await expect
+        .poll(async () => (await handle.query(transcriptQuery)).messages.at(-1), { timeout: 30_000 })
+        .toMatchObject({ role: 'assistant', content: [{ type: 'text', text: 'The command finished.' }] });
+      // Killed once mid-way on the stopped worker, then run whole on the other one.
+      expect(await log()).toBe('start\nstart\nend\n');
+      const messages = (await handle.query(transcriptQuery)).messages;
+      const results = messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === 'tool_result');
+      expect(results).toHaveLength(1);
+      expect(results[0]).toMatchObject({ is_error: false });
+      await handle.terminate('test over');
+    } finally {
+      first.child.kill('SIGKILL');
+      second?.child.kill('SIGKILL');
+      await standin.close();
+      await fs.rm(workspace, { recursive: true, force: true });
     }
   });
 });
