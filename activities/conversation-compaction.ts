@@ -4,7 +4,7 @@
 // a new chain: the summary, then the newest turns unchanged. Cuts fall only where a turn
 // begins (a user message without tool results), so the result is a valid request.
 import type Anthropic from '@anthropic-ai/sdk';
-import { appendSegment } from './conversation-store';
+import { appendSegment, type StoreKeys } from './conversation-store';
 
 export const SUMMARY_SYSTEM_PROMPT =
   'Summarize the conversation below for the assistant who will continue it. Keep every fact, ' +
@@ -71,6 +71,7 @@ export async function compactConversation(
   messages: Anthropic.MessageParam[],
   aboveTokens: number,
   summarize: (system: string, text: string) => Promise<{ text: string; usage: { input_tokens: number; output_tokens: number } }>,
+  keys: StoreKeys = null,
 ): Promise<{ messages: Anthropic.MessageParam[]; head: string | null; compaction: Compaction } | null> {
   const fromTokens = estimateTokens(messages);
   if (fromTokens <= aboveTokens) return null;
@@ -82,7 +83,7 @@ export async function compactConversation(
   const intro: Anthropic.TextBlockParam = { type: 'text', text: `(Summary of the earlier conversation, compacted to fit the context window)\n${summary.text}` };
   const firstContent: Anthropic.ContentBlockParam[] = typeof first.content === 'string' ? [{ type: 'text', text: first.content }] : first.content;
   const compacted: Anthropic.MessageParam[] = [{ role: 'user', content: [intro, ...firstContent] }, ...rest];
-  const head = await appendSegment(dir, null, compacted);
+  const head = await appendSegment(dir, null, compacted, keys);
   return {
     messages: compacted,
     head,

@@ -11,6 +11,42 @@
 import { createHash } from 'node:crypto';
 import { access, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { decryptBytes, encryptBytes, type EncryptionKey, loadEncryptionKeys } from '../worker/encryption';
+
+/**
+ * With KEEL_ENCRYPTION_KEYS (or KEEL_ENCRYPTION_KEY_FILE) set, segments are written sealed
+ * with the same keys as Temporal's payloads (AES-256-GCM, newest key; any listed key
+ * reads). A segment keeps its name (the SHA-256 of its plain content, which the workflow
+ * history holds anyway) and is checked against it once decrypted. Segments written before
+ * encryption was turned on stay readable as they are.
+ */
+export type StoreKeys = readonly EncryptionKey[] | null;
+const SEALED = 'keel-sealed-segment/1';
+const keysBySetting = new Map<string, Promise<StoreKeys>>();
+
+/** The store's keys from the worker's environment (loaded once per setting). */
+export function storeKeys(env: NodeJS.ProcessEnv = process.env): Promise<StoreKeys> {
+  const setting = `${env.KEEL_ENCRYPTION_KEYS ?? ''}\0${env.KEEL_ENCRYPTION_KEY_FILE ?? ''}`;
+  let keys = keysBySetting.get(setting);
+  if (!keys) {
+    keys = loadEncryptionKeys(env);
+    keysBySetting.set(setting, keys);
+  }
+  return keys;
+}
+
+async function seal(keys: StoreKeys, plain: string): Promise<string> {
+  if (!keys) return plain;
+  const { keyId, data } = await encryptBytes(keys, Buffer.from(plain, 'utf8'));
+  return JSON.stringify({ keel: SEALED, key: keyId, data: Buffer.from(data).toString('base64') });
+}
+
+async function unseal(keys: StoreKeys, text: string, where: string): Promise<string> {
+  const parsed = JSON.parse(text) as { keel?: unknown; key?: unknown; data?: unknown };
+  if (parsed.keel !== SEALED) return text;
+  if (!keys) throw new Error(`conversation segment ${where} is encrypted, and this worker has no KEEL_ENCRYPTION_KEYS`);
+  return Buffer.from(await decryptBytes(keys, String(parsed.key), Buffer.from(String(parsed.data), 'base64'))).toString('utf8');
+}
 
 export interface StoredSegment<M = unknown> {
   parent: string | null;
@@ -66,7 +102,7 @@ async function exists(file: string): Promise<boolean> {
 }
 
 /** Stores `messages` after `parent` and returns the new head (the parent itself when there is nothing to add). */
-export async function appendSegment<M>(dir: string, parent: string | null, messages: readonly M[]): Promise<string | null> {
+export async function appendSegment<M>(dir: string, parent: string | null, messages: readonly M[], keys: StoreKeys = null): Promise<string | null> {
   if (messages.length === 0) return parent;
   const segment: StoredSegment = { parent, messages: [...messages] };
   const hash = segmentHash(segment);
@@ -77,13 +113,13 @@ export async function appendSegment<M>(dir: string, parent: string | null, messa
   // Write-then-rename: a reader never sees half a segment, and a concurrent writer of the
   // same hash writes the same bytes.
   const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-  await writeFile(tmp, JSON.stringify(segment));
+  await writeFile(tmp, await seal(keys, JSON.stringify(segment)));
   await rename(tmp, file);
   remember(dir, hash, segment);
   return hash;
 }
 
-async function readSegment(dir: string, hash: string): Promise<StoredSegment> {
+async function readSegment(dir: string, hash: string, keys: StoreKeys): Promise<StoredSegment> {
   if (!HEAD.test(hash)) throw new Error(`not a segment id: ${JSON.stringify(hash)}`);
   const cached = cache.get(cacheKey(dir, hash));
   if (cached) {
@@ -97,20 +133,20 @@ async function readSegment(dir: string, hash: string): Promise<StoredSegment> {
   } catch (error) {
     throw new Error(`conversation segment ${hash} is missing from ${dir} (${(error as Error).message})`, { cause: error });
   }
-  const segment = JSON.parse(text) as StoredSegment;
+  const segment = JSON.parse(await unseal(keys, text, `${hash} in ${dir}`)) as StoredSegment;
   if (segmentHash(segment) !== hash) throw new Error(`conversation segment ${hash} in ${dir} is corrupt (its content does not match its name)`);
   remember(dir, hash, segment);
   return segment;
 }
 
 /** Every message of the conversation that ends at `head`, oldest first. */
-export async function readConversation<M = unknown>(dir: string, head: string | null): Promise<M[]> {
+export async function readConversation<M = unknown>(dir: string, head: string | null, keys: StoreKeys = null): Promise<M[]> {
   const chunks: unknown[][] = [];
   const seen = new Set<string>();
   for (let at = head; at !== null; ) {
     if (seen.has(at)) throw new Error(`conversation segment ${at} loops back on itself`);
     seen.add(at);
-    const segment = await readSegment(dir, at);
+    const segment = await readSegment(dir, at, keys);
     chunks.push(segment.messages);
     at = segment.parent;
   }
@@ -138,7 +174,7 @@ export function segmentCacheSize(): number {
 export function createStoreActivities(env: NodeJS.ProcessEnv = process.env) {
   return {
     async storeSegment(request: { store: string; parent: string | null; items: unknown[] }): Promise<string | null> {
-      return appendSegment(storeDir(request.store, env), request.parent, request.items);
+      return appendSegment(storeDir(request.store, env), request.parent, request.items, await storeKeys(env));
     },
   };
 }

@@ -6,7 +6,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import type { Compaction } from './conversation-compaction';
-import { appendSegment, readConversation, storeDir } from './conversation-store';
+import { appendSegment, readConversation, storeDir, storeKeys, type StoreKeys } from './conversation-store';
 import type { CutToolUse } from './llm-accumulate';
 import type { SpentUsage } from './llm-errors';
 import type { ModelCost } from './llm-pricing';
@@ -116,14 +116,15 @@ export const modelCallInputSchema = z.object({
 export async function messagesOf(
   conversation: ModelConversation,
   env: NodeJS.ProcessEnv = process.env,
-): Promise<{ messages: Anthropic.MessageParam[]; head: string | null | undefined; dir?: string }> {
+): Promise<{ messages: Anthropic.MessageParam[]; head: string | null | undefined; dir?: string; keys?: StoreKeys }> {
   switch (conversation.kind) {
     case 'inline':
       return { messages: conversation.messages, head: undefined };
     case 'ref': {
       const dir = storeDir(conversation.store, env);
-      const head = await appendSegment(dir, conversation.head, conversation.append);
-      return { messages: await readConversation<Anthropic.MessageParam>(dir, head), head, dir };
+      const keys = await storeKeys(env);
+      const head = await appendSegment(dir, conversation.head, conversation.append, keys);
+      return { messages: await readConversation<Anthropic.MessageParam>(dir, head, keys), head, dir, keys };
     }
   }
 }
@@ -131,5 +132,5 @@ export async function messagesOf(
 /** The tool definitions to send: inline, or read from the store. */
 export async function toolsOf(input: ModelCallInput, env: NodeJS.ProcessEnv = process.env): Promise<Anthropic.ToolUnion[] | undefined> {
   if (input.toolsRef === undefined) return input.tools;
-  return readConversation<Anthropic.ToolUnion>(storeDir(input.toolsRef.store, env), input.toolsRef.id);
+  return readConversation<Anthropic.ToolUnion>(storeDir(input.toolsRef.store, env), input.toolsRef.id, await storeKeys(env));
 }

@@ -157,7 +157,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
           { signal },
         );
         return { text: summary.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), usage: summary.usage };
-      });
+      }, conversation.keys ?? null);
       if (compacted) {
         conversation.messages = compacted.messages;
         conversation.head = compacted.head;

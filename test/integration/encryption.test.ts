@@ -1,7 +1,10 @@
 // Encryption on, end to end: a real worker and client sharing KEEL_ENCRYPTION_KEYS, a real
 // session and model stand-in. A canary sent to the session is readable through Keel and
-// through `temporal workflow show --codec-endpoint`, and nowhere in the raw history.
+// through `temporal workflow show --codec-endpoint`, and nowhere in the raw history nor in
+// the conversation store's files.
 import { execFile } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@temporalio/client';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
@@ -16,6 +19,11 @@ import { say, sessionEnv } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 const run = promisify(execFile);
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+}
 
 /** Every `data` field of a history in JSON form, base64-decoded, and the JSON itself. */
 function readable(json: string): string {
@@ -66,6 +74,11 @@ describe('encrypted payloads', () => {
         const raw = readable((await run(cli, args, { maxBuffer: 64 * 1024 * 1024 })).stdout);
         expect(raw).toContain(Buffer.from('binary/encrypted').toString('base64'));
         expect(raw).not.toContain('CANARY');
+
+        // Nor in the conversation store's files, which hold every message of the session.
+        const storeFiles = await filesUnder(path.join(s.workspace, '.keel', 'store'));
+        expect(storeFiles.length).toBeGreaterThan(0);
+        for (const file of storeFiles) expect(await fs.readFile(file, 'latin1'), file).not.toContain('CANARY');
 
         const decoded = readable((await run(cli, [...args, '--codec-endpoint', codecUrl], { maxBuffer: 64 * 1024 * 1024 })).stdout);
         expect(decoded).toContain(`remember ${CANARY}`);

@@ -3,6 +3,10 @@
 import type { AddressInfo } from 'node:net';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { appendSegment, clearSegmentCache, readConversation } from '../../activities/conversation-store';
 import { createCodecServer, listenCodecServer } from '../../worker/codec-server';
 import { EncryptionCodec, EncryptionConfigError, generateKeyLine, loadEncryptionKeys, loadPayloadCodec, parseKeys } from '../../worker/encryption';
 
@@ -116,5 +120,31 @@ describe('codec server', () => {
     const other = await fetch(`${url}/decode`, { method: 'OPTIONS', headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' } });
     expect(other.status).toBe(403);
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});
+
+describe('conversation store at rest', () => {
+  it('writes sealed segments with keys, reads them back, and still reads plain ones', async () => {
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-sealed-'));
+    try {
+      const keys = await parseKeys(generateKeyLine('k1'), 'test');
+      const plainHead = await appendSegment(dir, null, [{ role: 'user', content: 'written before encryption' }]);
+      const head = await appendSegment(dir, plainHead, [{ role: 'user', content: CANARY }], keys);
+      const files = await fs.readdir(dir, { recursive: true, withFileTypes: true });
+      const texts = await Promise.all(files.filter((f) => f.isFile()).map((f) => fs.readFile(path.join(f.parentPath, f.name), 'utf8')));
+      expect(texts.join('\n')).not.toContain('canary');
+      expect(texts.join('\n')).toContain('written before encryption');
+      clearSegmentCache();
+      expect(await readConversation(dir, head, keys)).toEqual([
+        { role: 'user', content: 'written before encryption' },
+        { role: 'user', content: CANARY },
+      ]);
+      clearSegmentCache();
+      await expect(readConversation(dir, head, null)).rejects.toThrow(/is encrypted, and this worker has no KEEL_ENCRYPTION_KEYS/);
+      clearSegmentCache();
+      await expect(readConversation(dir, head, await parseKeys(generateKeyLine('k9'), 'test'))).rejects.toThrow(/key "k1"/);
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   });
 });
