@@ -21,7 +21,8 @@ import {
   OpenTelemetryActivityOutboundInterceptor,
   OpenTelemetryWorkflowClientInterceptor,
 } from '@temporalio/interceptors-opentelemetry';
-import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, Next, WorkerOptions } from '@temporalio/worker';
+import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, InjectedSinks, Next, WorkerOptions } from '@temporalio/worker';
+import type { KeelSinks } from '../workflows/telemetry-sink';
 import { createRequire } from 'node:module';
 
 export class TelemetryConfigError extends Error {
@@ -65,12 +66,55 @@ export function temporalMetricsAddress(config: TelemetryConfig): string | null {
   return config.prometheus ? `${config.prometheus.host}:${config.prometheus.port + 1}` : null;
 }
 
+/** The sink the workflows report their events to (workflows/telemetry-sink.ts); a no-op without metrics. */
+export function keelTelemetrySink(instruments: KeelInstruments | null): InjectedSinks<KeelSinks> {
+  // When this worker saw a call's approval requested: time to approval, in-process only
+  // (a request seen by another worker is not timed here).
+  const requested = new Map<string, number>();
+  return {
+    keelTelemetry: {
+      event: {
+        callDuringReplay: false,
+        fn(info, event) {
+          if (!instruments) return;
+          const machine = event.kind.split('.')[0] ?? event.kind;
+          instruments.transitions.add(1, { machine, kind: event.kind, workflow_type: info.workflowType });
+          const key = `${info.workflowId}\0${event.callId ?? ''}`;
+          const at = Date.parse(event.at);
+          switch (event.kind) {
+            case 'tool.approval_requested':
+              instruments.approvals.add(1, { decision: 'requested' });
+              requested.set(key, at);
+              break;
+            case 'tool.approved':
+            case 'tool.denied': {
+              instruments.approvals.add(1, { decision: event.kind === 'tool.approved' ? 'approved' : 'denied' });
+              const since = requested.get(key);
+              if (since !== undefined) instruments.approvalWait.record((at - since) / 1000, { decision: event.kind.slice(5) });
+              requested.delete(key);
+              break;
+            }
+            case 'tool.result':
+              requested.delete(key);
+              break;
+            default:
+              break;
+          }
+        },
+      },
+    },
+  };
+}
+
 interface KeelInstruments {
   modelCalls: ReturnType<ReturnType<MeterProvider['getMeter']>['createCounter']>;
   tokens: ReturnType<ReturnType<MeterProvider['getMeter']>['createCounter']>;
   cost: ReturnType<ReturnType<MeterProvider['getMeter']>['createCounter']>;
   toolCalls: ReturnType<ReturnType<MeterProvider['getMeter']>['createCounter']>;
   toolSeconds: ReturnType<ReturnType<MeterProvider['getMeter']>['createHistogram']>;
+  transitions: ReturnType<ReturnType<MeterProvider['getMeter']>['createCounter']>;
+  approvals: ReturnType<ReturnType<MeterProvider['getMeter']>['createCounter']>;
+  approvalWait: ReturnType<ReturnType<MeterProvider['getMeter']>['createHistogram']>;
 }
 
 /** The workflow-side interceptors of Temporal's OpenTelemetry package, for the bundler. */
@@ -124,6 +168,9 @@ export async function startTelemetry(env: NodeJS.ProcessEnv = process.env, expor
       cost: meter.createCounter('keel_cost_usd', { description: 'cost of model calls in USD, by model (priced models only)' }),
       toolCalls: meter.createCounter('keel_tool_calls', { description: 'tool calls by tool and status (ok, error, failed, cancelled)' }),
       toolSeconds: meter.createHistogram('keel_tool_duration_seconds', { description: 'how long tool calls ran' }),
+      transitions: meter.createCounter('keel_transitions', { description: 'event-log entries (one per machine transition) by machine and kind' }),
+      approvals: meter.createCounter('keel_approvals', { description: 'tool approvals by decision: requested, approved, denied' }),
+      approvalWait: meter.createHistogram('keel_approval_wait_seconds', { description: 'time from an approval request to its answer' }),
     };
     closers.push(async () => {
       await meters.shutdown();
@@ -144,7 +191,7 @@ export async function startTelemetry(env: NodeJS.ProcessEnv = process.env, expor
         activity,
         ...(tracer ? { workflowModules: [OTEL_WORKFLOW_INTERCEPTORS], client: { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer })] } } : {}),
       },
-      ...(sinks ? { sinks } : {}),
+      sinks: { ...sinks, ...keelTelemetrySink(instruments) },
     },
     metricsUrl,
     async shutdown() {

@@ -6,7 +6,7 @@ import { TOOL_WORKER_OPTIONS } from '../activities/tools/index';
 import { probeSandbox, sandboxStartupLine } from '../activities/tools/sandbox';
 import { keelDataConverter } from './encryption';
 import { shutdownGraceMs } from './shutdown';
-import type { Telemetry } from './telemetry';
+import { keelTelemetrySink, type Telemetry } from './telemetry';
 import { compiledPayloadConverter, prebuiltWorkflowBundle } from './workflow-bundle';
 
 export const workflowsPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/index.ts');
@@ -61,7 +61,8 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
       // them (they retry elsewhere); five more seconds for them to acknowledge.
       shutdownGraceTime: graceMs,
       shutdownForceTime: graceMs + 5_000,
-      ...telemetry?.workerOptions,
+      // Without telemetry the workflows' event sink is still there, doing nothing.
+      ...(telemetry?.workerOptions ?? { sinks: keelTelemetrySink(null) }),
     });
     return {
       worker,

@@ -46,6 +46,7 @@ import { agentInputSchema } from './start-input';
 import { ConversationLog, SerialQueue, Timers } from './runtime';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import { TurnRunner, type ToolEntry } from './turn-runner';
+import { reportEvent } from './telemetry-sink';
 
 export interface AgentInput {
   goalId: string;
@@ -108,7 +109,9 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
   const now = () => Date.now();
   const publish = (event: LogEvent | RunnerEvent) => {
     collect(event);
-    events.publish({ ...preview(event), seq: seq++, at: new Date(now()).toISOString(), workflowId: agentId });
+    const at = new Date(now()).toISOString();
+    events.publish({ ...preview(event), seq: seq++, at, workflowId: agentId });
+    reportEvent(event, at);
   };
   const rejected = (source: string, error: TransitionError) => {
     publish({ kind: 'event.rejected', source, machine: error.machine, state: error.state, event: error.event, code: error.code, message: error.message });

@@ -111,6 +111,7 @@ import { SerialQueue, Timers } from './runtime';
 import { goalOptionsSchema } from './start-input';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import type { ToolEntry } from './turn-runner';
+import { reportEvent } from './telemetry-sink';
 
 export interface GoalOptions {
   /** What to achieve, in words. */
@@ -213,7 +214,9 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
 
   const now = () => Date.now();
   const publish = (event: LogEvent | GoalRunnerEvent) => {
-    events.publish({ ...preview(event), seq: seq++, at: new Date(now()).toISOString(), workflowId: goalId });
+    const at = new Date(now()).toISOString();
+    events.publish({ ...preview(event), seq: seq++, at, workflowId: goalId });
+    reportEvent(event, at);
   };
   const rejected = (source: string, error: TransitionError) => {
     publish({ kind: 'event.rejected', source, machine: error.machine, state: error.state, event: error.event, code: error.code, message: error.message });

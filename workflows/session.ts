@@ -96,6 +96,7 @@ import { ConversationLog, SerialQueue, Timers, type ConversationSnapshot } from 
 import { sessionOptionsSchema } from './start-input';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import { streamedUsageOf, TurnRunner, type ToolEntry } from './turn-runner';
+import { reportEvent } from './telemetry-sink';
 
 type McpActivities = McpBridge['activities'];
 
@@ -177,7 +178,9 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
 
   const now = () => Date.now();
   const publish = (event: LogEvent | RunnerEvent) => {
-    events.publish({ ...preview(event), seq: seq++, at: new Date(now()).toISOString(), sessionId });
+    const at = new Date(now()).toISOString();
+    events.publish({ ...preview(event), seq: seq++, at, sessionId });
+    reportEvent(event, at);
   };
   const rejected = (source: string, error: TransitionError) => {
     publish({ kind: 'event.rejected', source, machine: error.machine, state: error.state, event: error.event, code: error.code, message: error.message });

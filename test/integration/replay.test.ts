@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { bundle } from '../helpers/temporal';
+import { keelTelemetrySink } from '../../worker/telemetry';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const histories = path.join(here, '../histories');
@@ -39,7 +40,7 @@ describe('replay of saved histories', () => {
       for (const { file, history } of saved) {
         // Workflows that derive ids from their workflow id (sessions do) replay under the recorded one.
         const workflowId = recordedWorkflowId(history) ?? file;
-        await expect(Worker.runReplayHistory({ workflowBundle }, history, workflowId), file).resolves.toBeUndefined();
+        await expect(Worker.runReplayHistory({ workflowBundle, sinks: keelTelemetrySink(null) }, history, workflowId), file).resolves.toBeUndefined();
       }
     });
   }
@@ -47,7 +48,7 @@ describe('replay of saved histories', () => {
   it('fails when the workflow code changed incompatibly', async () => {
     const [{ file, history }] = load('smoke') as [{ file: string; history: unknown }];
     const workflowBundle = await bundle(path.join(here, '../fixtures/smoke-workflow-changed.ts'));
-    await expect(Worker.runReplayHistory({ workflowBundle }, history, file)).rejects.toMatchObject({
+    await expect(Worker.runReplayHistory({ workflowBundle, sinks: keelTelemetrySink(null) }, history, file)).rejects.toMatchObject({
       name: 'DeterminismViolationError',
     });
   });

@@ -17,7 +17,7 @@ import { Client } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandin } from '../../standin/server';
-import { transcriptQuery, userMessageSignal } from '../../workflows/definitions';
+import { approveSignal, pendingApprovalsQuery, transcriptQuery, userMessageSignal } from '../../workflows/definitions';
 import { sessionWorkflow } from '../../workflows/session';
 import { makeWorkspace, say, use } from '../fixtures/session-harness';
 import { connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
@@ -82,13 +82,12 @@ describe('telemetry', () => {
     const standin = await startStandin({
       scenario: {
         rules: [
-          { match: { lastUserContains: 'read notes', hasToolResults: false }, reply: use('read_file', { path: 'notes.txt' }) },
+          { match: { lastUserContains: 'write notes', hasToolResults: false }, reply: use('write_file', { path: 'notes.txt', content: 'hi' }, 'toolu_w1') },
           { match: { hasToolResults: true }, reply: say('The notes say hi.') },
         ],
       },
     });
     const workspace = await makeWorkspace();
-    await fs.writeFile(path.join(workspace, 'notes.txt'), 'hi\n');
     const taskQueue = uniqueTaskQueue('otel');
     const metricsPort = await freePort();
     const worker: ChildProcess = spawn(process.execPath, [path.join(outDir, 'worker/main.js')], {
@@ -130,10 +129,14 @@ describe('telemetry', () => {
       const root = tracer.startSpan('user request');
       const traceId = root.spanContext().traceId;
       const handle = await context.with(trace.setSpan(context.active(), root), async () => {
-        const h = await client.workflow.start(sessionWorkflow, { taskQueue, workflowId: `${taskQueue}-s`, args: [{ workspace, policy: { mode: 'full-auto' } }] });
-        await h.signal(userMessageSignal, { text: 'read notes' });
+        const h = await client.workflow.start(sessionWorkflow, { taskQueue, workflowId: `${taskQueue}-s`, args: [{ workspace, policy: { mode: 'ask' } }] });
+        await h.signal(userMessageSignal, { text: 'write notes' });
         return h;
       });
+      // A human takes a moment to approve (the wait is measured), in the same request's trace.
+      await expect.poll(async () => (await handle.query(pendingApprovalsQuery)).length, { timeout: 30_000 }).toBe(1);
+      await new Promise((r) => setTimeout(r, 300));
+      await context.with(trace.setSpan(context.active(), root), () => handle.signal(approveSignal, { callId: 'toolu_w1' }));
       root.end();
       await expect.poll(async () => (await handle.query(transcriptQuery)).messages.at(-1), { timeout: 30_000 }).toMatchObject({ role: 'assistant', content: [{ text: 'The notes say hi.' }] });
 
@@ -155,16 +158,23 @@ describe('telemetry', () => {
       // The model span is a child of the activity span, which is in the client's trace.
       const parent = ours.find((s) => s.spanId === first!.parentSpanId);
       expect(parent?.name).toBe('RunActivity:callModel');
-      await expect.poll(() => spans.some((s) => s.traceId === traceId && s.name === 'execute_tool read_file'), { timeout: 20_000 }).toBe(true);
-      const tool = spans.find((s) => s.traceId === traceId && s.name === 'execute_tool read_file')!;
-      expect(attrs(tool)).toMatchObject({ 'gen_ai.tool.name': 'read_file', 'keel.tool.status': 'ok' });
+      await expect.poll(() => spans.some((s) => s.traceId === traceId && s.name === 'execute_tool write_file'), { timeout: 20_000 }).toBe(true);
+      const tool = spans.find((s) => s.traceId === traceId && s.name === 'execute_tool write_file')!;
+      expect(attrs(tool)).toMatchObject({ 'gen_ai.tool.name': 'write_file', 'keel.tool.status': 'ok' });
       // The conversation's text is in no span.
       expect(JSON.stringify(ours)).not.toContain('The notes say hi');
 
       const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
       expect(metrics).toMatch(/keel_model_calls_total\{[^}]*stop_reason="tool_use"[^}]*\} 1/);
       expect(metrics).toMatch(/keel_model_calls_total\{[^}]*stop_reason="end_turn"[^}]*\} 1/);
-      expect(metrics).toMatch(/keel_tool_calls_total\{[^}]*tool="read_file"[^}]*status="ok"[^}]*\} 1/);
+      expect(metrics).toMatch(/keel_tool_calls_total\{[^}]*tool="write_file"[^}]*status="ok"[^}]*\} 1/);
+      // Transitions per machine, from the workflow's event log, and the approval with its wait.
+      expect(metrics).toMatch(/keel_transitions_total\{[^}]*machine="turn",kind="turn.started"[^}]*\} 1/);
+      expect(metrics).toMatch(/keel_transitions_total\{[^}]*machine="tool",kind="tool.result"[^}]*\} 1/);
+      expect(metrics).toMatch(/keel_approvals_total\{[^}]*decision="requested"[^}]*\} 1/);
+      expect(metrics).toMatch(/keel_approvals_total\{[^}]*decision="approved"[^}]*\} 1/);
+      const waited = Number(/keel_approval_wait_seconds_sum\{[^}]*\} ([0-9.e+-]+)/.exec(metrics)?.[1]);
+      expect(waited).toBeGreaterThan(0.2);
       expect(metrics).toMatch(/keel_tokens_total\{[^}]*type="input"[^}]*\} [1-9]/);
       const runtime = await (await fetch(`http://127.0.0.1:${metricsPort + 1}/metrics`)).text();
       expect(runtime).toMatch(/temporal_/);
