@@ -19,6 +19,7 @@ export {
   type TransitionResult,
 } from './core';
 export {
+  addCallUsage,
   findExhaustion,
   NO_LIMITS,
   remainingForTurn,

@@ -35,6 +35,7 @@ import {
   findExhaustion,
   goalMachine,
   remainingForTurn,
+  addCallUsage,
   ZERO_USAGE,
   type BudgetLimits,
   type CallUsage,
@@ -110,7 +111,7 @@ import { preview } from './preview';
 import { SerialQueue, Timers } from './runtime';
 import { goalOptionsSchema } from './start-input';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
-import type { ToolEntry } from './turn-runner';
+import { modelFailure, type ToolEntry } from './turn-runner';
 import { reportEvent } from './telemetry-sink';
 
 export interface GoalOptions {
@@ -293,13 +294,16 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
       proxyActivities<ModelActivities>({
         ...MODEL_ACTIVITY_OPTIONS,
         ...overrides,
-        retry: { ...MODEL_ACTIVITY_OPTIONS.retry, ...overrides.retry },
+        // As in the turn (workflows/turn-runner.ts): Temporal retries only a lost attempt;
+        // every other failure comes back here with what it was billed for.
+        retry: { ...MODEL_ACTIVITY_OPTIONS.retry, ...overrides.retry, maximumAttempts: 2 },
         activityId: id,
       }).callModel;
     const scope = new CancellationScope();
     modelScopes.set(activityId, scope);
     const request: ModelCallInput = {
       callId: activityId,
+      serverRetries: 'timeouts_only',
       model,
       maxTokens,
       system,
@@ -307,23 +311,36 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
       toolChoice: { type: 'tool', name },
       conversation: { kind: 'inline', messages: [{ role: 'user', content: prompt }] },
     };
-    // A second tier of retries, like the turn's: the activity's own attempts can all be spent
-    // on one bad minute (overload, a crashed worker's heartbeat timeouts), and a planner or
-    // critic failing for that stopped the whole goal (seen in `npm run chaos`).
+    // One tier of retries, here: the goal cannot go on without its planner or critic, so
+    // they get more attempts than a turn's call (PLANNER_ATTEMPTS, about 35 s at most of
+    // waiting) — a planner failing on one bad minute stopped whole goals in `npm run chaos`.
+    // Malformed output and fatal errors are never retried; every attempt's spend is counted.
     const call = scope.run(async () => {
       for (let round = 1; ; round++) {
         const id = round === 1 ? activityId : `${activityId}-round-${round}`;
         try {
           return await callModelAs(id)({ ...request, callId: id });
         } catch (error) {
-          if (isCancellation(error) || round >= MODEL_ROUNDS || !worthRetrying(error)) throw error;
-          await sleep(MODEL_ROUND_BACKOFF_MS * round);
+          if (isCancellation(error)) throw error;
+          // What a failed attempt was billed for counts like any other spend (issue [3/7]).
+          const failed = modelFailure(error);
+          if (failed.usage) countFailedCall(name, failed.usage);
+          // The failure's details say whether it is worth another round (the activity marks
+          // every failure non-retryable for Temporal itself: one retry tier, not two).
+          if (round >= PLANNER_ATTEMPTS || !failed.retryable) throw error;
+          await sleep(Math.max(PLANNER_BACKOFF_MS[round - 1] ?? PLANNER_BACKOFF_MS.at(-1)!, failed.retryAfterMs ?? 0));
         }
       }
     });
     const forget = () => modelScopes.delete(activityId);
     call.then(forget, forget);
     return call.then((result) => ({ input: toolInput(result, name), usage: callUsage(result) }));
+  }
+
+  function countFailedCall(name: string, spent: CallUsage): void {
+    if (goalMachine.isTerminal(goal)) return;
+    const usage = addCallUsage(ZERO_USAGE, spent);
+    applyOrRecord(name === SUBMIT_PLAN ? 'planner' : 'critic', { type: 'usage_reported', usage });
   }
 
   function requestPlan(attempt: number, feedback: string | null, errors: readonly string[]): void {
@@ -720,17 +737,11 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
 }
 
 /** Rounds of model activity attempts before the planner or critic counts as failed. */
-const MODEL_ROUNDS = 3;
-const MODEL_ROUND_BACKOFF_MS = 5_000;
+const PLANNER_ATTEMPTS = 8;
+/** Seed 001's 1 s / 2 s / 3 s, then 5 s apart; a longer retry-after wins. */
+const PLANNER_BACKOFF_MS = [1_000, 2_000, 3_000, 5_000, 5_000, 5_000, 5_000];
 
 /** An error the activity's own retries gave up on that a later round may not see again. */
-function worthRetrying(error: unknown): boolean {
-  for (let e: unknown = error; e instanceof Error; e = (e as { cause?: unknown }).cause) {
-    if ((e as { nonRetryable?: boolean }).nonRetryable === true) return false;
-  }
-  return true;
-}
-
 function reasonOf(goal: GoalState): string | null {
   if (goal.status === 'stopped') return goal.reason;
   if (goal.status === 'goal_met') return goal.summary;

@@ -411,7 +411,8 @@ function spentUsage(raw: unknown, forceEstimated: boolean): CallUsage | undefine
 
 const FAILURE_CLASSES = new Set<string>(MODEL_FAILURE_CLASSES);
 
-function modelFailure(error: unknown): TurnEvent {
+/** A failed model call as the turn sees it: retryable or not, when, and what it was billed for. */
+export function modelFailure(error: unknown): Extract<TurnEvent, { type: 'model_failed' }> {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (cause instanceof ApplicationFailure) {
     const details = cause.details?.[0] as { retryAfterMs?: unknown; failureClass?: unknown; usage?: unknown; retryable?: unknown } | undefined;
