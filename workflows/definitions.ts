@@ -18,6 +18,7 @@ export const approveSchema = z.strictObject({
   callId: z.string().min(1),
   scope: z.enum(['once', 'session']).optional(),
   approver: z.string().min(1).optional(),
+  rule: z.string().min(1).optional(),
 });
 export const denySchema = z.strictObject({ callId: z.string().min(1), reason: z.string().min(1).optional() });
 export const reasonSchema = optionalObject({ reason: z.string().min(1).optional() }).or(z.null().transform(() => undefined));
