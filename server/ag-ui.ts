@@ -24,7 +24,7 @@ export class AgUiMapper {
   ) {}
 
   started(): BaseEvent[] {
-    return [{ type: EventType.RUN_STARTED, threadId: this.ids.threadId, runId: this.ids.runId } as BaseEvent];
+    return [{ type: EventType.RUN_STARTED, threadId: this.ids.threadId, runId: this.ids.runId }];
   }
 
   map(item: SessionStreamItem): BaseEvent[] {
@@ -38,10 +38,10 @@ export class AgUiMapper {
       } else if (m.kind === 'delta' && m.block === 'text') {
         if (this.openMessage !== messageId) {
           out.push(...this.closeMessage());
-          out.push({ type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' } as BaseEvent);
+          out.push({ type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' });
           this.openMessage = messageId;
         }
-        out.push({ type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta: m.text } as BaseEvent);
+        out.push({ type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta: m.text });
       } else if (m.kind === 'stop') {
         out.push(...this.closeMessage());
       }
@@ -52,37 +52,25 @@ export class AgUiMapper {
       if (e.kind === 'turn.started' && e.input.trim() === this.input.trim()) this.turnId = e.turnId;
       return out;
     }
-    switch (e.kind) {
-      case 'tool.call':
-        out.push(...this.closeMessage());
-        out.push(
-          { type: EventType.TOOL_CALL_START, toolCallId: e.callId, toolCallName: e.toolName } as BaseEvent,
-          { type: EventType.TOOL_CALL_ARGS, toolCallId: e.callId, delta: JSON.stringify(e.arguments) } as BaseEvent,
-          { type: EventType.TOOL_CALL_END, toolCallId: e.callId } as BaseEvent,
-        );
-        break;
-      case 'tool.approval_requested':
-        out.push({ type: EventType.CUSTOM, name: 'keel.approval_requested', value: { callId: e.callId, toolName: e.toolName, reason: e.policyReason } } as BaseEvent);
-        break;
-      case 'tool.result':
-        out.push({ type: EventType.TOOL_CALL_RESULT, messageId: `result-${e.callId}`, toolCallId: e.callId, content: e.output, role: 'tool' } as BaseEvent);
-        break;
-      case 'turn.error':
-        if (e.turnId === this.turnId) {
-          out.push(...this.closeMessage());
-          out.push({ type: EventType.RUN_ERROR, message: e.message, code: e.errorType } as BaseEvent);
-          this.finished = true;
-        }
-        break;
-      case 'session.turn_finished':
-        if (e.turnId === this.turnId && !this.finished) {
-          out.push(...this.closeMessage());
-          out.push({ type: EventType.RUN_FINISHED, threadId: this.ids.threadId, runId: this.ids.runId, result: { outcome: e.outcome } } as BaseEvent);
-          this.finished = true;
-        }
-        break;
-      default:
-        break;
+    if (e.kind === 'tool.call') {
+      out.push(...this.closeMessage());
+      out.push(
+        { type: EventType.TOOL_CALL_START, toolCallId: e.callId, toolCallName: e.toolName },
+        { type: EventType.TOOL_CALL_ARGS, toolCallId: e.callId, delta: JSON.stringify(e.arguments) },
+        { type: EventType.TOOL_CALL_END, toolCallId: e.callId },
+      );
+    } else if (e.kind === 'tool.approval_requested') {
+      out.push({ type: EventType.CUSTOM, name: 'keel.approval_requested', value: { callId: e.callId, toolName: e.toolName, reason: e.policyReason } });
+    } else if (e.kind === 'tool.result') {
+      out.push({ type: EventType.TOOL_CALL_RESULT, messageId: `result-${e.callId}`, toolCallId: e.callId, content: e.output, role: 'tool' });
+    } else if (e.kind === 'turn.error' && e.turnId === this.turnId) {
+      out.push(...this.closeMessage());
+      out.push({ type: EventType.RUN_ERROR, message: e.message, code: e.errorType });
+      this.finished = true;
+    } else if (e.kind === 'session.turn_finished' && e.turnId === this.turnId && !this.finished) {
+      out.push(...this.closeMessage());
+      out.push({ type: EventType.RUN_FINISHED, threadId: this.ids.threadId, runId: this.ids.runId, result: { outcome: e.outcome } });
+      this.finished = true;
     }
     return out;
   }
@@ -91,7 +79,7 @@ export class AgUiMapper {
     if (this.openMessage === null) return [];
     const messageId = this.openMessage;
     this.openMessage = null;
-    return [{ type: EventType.TEXT_MESSAGE_END, messageId } as BaseEvent];
+    return [{ type: EventType.TEXT_MESSAGE_END, messageId }];
   }
 }
 
@@ -102,7 +90,7 @@ function lastUserText(messages: ReadonlyArray<{ role: string; content?: unknown 
     if (m.role !== 'user') continue;
     if (typeof m.content === 'string') return m.content;
     if (Array.isArray(m.content)) {
-      const text = m.content.flatMap((p: unknown) => (p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' ? [String((p as { text?: unknown }).text ?? '')] : [])).join('\n');
+      const text = m.content.flatMap((p: unknown) => (p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' && typeof (p as { text?: unknown }).text === 'string' ? [(p as { text: string }).text] : [])).join('\n');
       return text;
     }
   }
@@ -115,7 +103,7 @@ export async function agUiRun(c: Context, keel: KeelClient, id: string, body: un
     const errors = parsed.error.issues.map((i) => ({ pointer: `/body/${i.path.map(String).join('/')}`, message: i.message }));
     throw new ProblemError(400, 'validation', errors.map((e) => `${e.pointer}: ${e.message}`).join('; '), { errors });
   }
-  const text = lastUserText(parsed.data.messages as Array<{ role: string; content?: unknown }>)?.trim();
+  const text = lastUserText(parsed.data.messages)?.trim();
   if (!text) throw new ProblemError(400, 'validation', 'RunAgentInput has no user message with text', { errors: [{ pointer: '/body/messages', message: 'no user message' }] });
   if ((await kindOf(keel, id)) !== 'session') throw new ProblemError(404, 'not-found', `${id} is a goal: AG-UI drives sessions`);
   const session = keel.getSession(id);
@@ -135,6 +123,6 @@ export async function agUiRun(c: Context, keel: KeelClient, id: string, body: un
       if (mapper.finished) break;
     }
     abort.abort();
-    if (!mapper.finished) await send([{ type: EventType.RUN_ERROR, message: `session ${id} ended before the turn finished` } as BaseEvent]);
+    if (!mapper.finished) await send([{ type: EventType.RUN_ERROR, message: `session ${id} ended before the turn finished` }]);
   });
 }

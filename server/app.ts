@@ -56,8 +56,7 @@ export function createApp(options: AppOptions): Hono<Env> {
   app.use('/api/*', async (c, next) => {
     const holder = authenticate(options.tokens, c.req.header('authorization'));
     if (!holder) {
-      c.header('WWW-Authenticate', 'Bearer realm="keel"');
-      return problem(c, new ProblemError(401, 'unauthorized', 'send Authorization: Bearer <token> (printed by the first `keel serve`, or KEEL_API_TOKEN)'));
+      return problem(c.req.path, new ProblemError(401, 'unauthorized', 'send Authorization: Bearer <token> (printed by the first `keel serve`, or KEEL_API_TOKEN)'));
     }
     c.set('holder', holder);
     await next();
@@ -104,13 +103,15 @@ export function createApp(options: AppOptions): Hono<Env> {
     return agUiRun(c, options.keel, id, body);
   });
 
-  app.notFound((c) => problem(c, new ProblemError(404, 'not-found', `no route ${c.req.method} ${c.req.path}`)));
-  app.onError((error, c) => problem(c, toProblem(error)));
+  app.notFound((c) => problem(c.req.path, new ProblemError(404, 'not-found', `no route ${c.req.method} ${c.req.path}`)));
+  app.onError((error, c) => problem(c.req.path, toProblem(error)));
   return app;
 }
 
-function problem(c: Context, p: ProblemError): Response {
-  return c.body(JSON.stringify(p.toProblem(c.req.path)), p.status as 400, { 'Content-Type': 'application/problem+json' });
+function problem(instance: string, p: ProblemError): Response {
+  const headers: Record<string, string> = { 'Content-Type': 'application/problem+json' };
+  if (p.status === 401) headers['WWW-Authenticate'] = 'Bearer realm="keel"';
+  return new Response(JSON.stringify(p.toProblem(instance)), { status: p.status, headers });
 }
 
 export function toProblem(error: unknown): ProblemError {
@@ -121,9 +122,10 @@ export function toProblem(error: unknown): ProblemError {
   const grpc = error instanceof ServiceError ? error.cause : error;
   if (isGrpcServiceError(grpc)) {
     // 3 INVALID_ARGUMENT, 5 NOT_FOUND, 14 UNAVAILABLE, 4 DEADLINE_EXCEEDED
-    if (grpc.code === 3) return new ProblemError(400, 'validation', grpc.details || 'invalid argument');
-    if (grpc.code === 5) return new ProblemError(404, 'not-found', grpc.details || 'not found');
-    if (grpc.code === 14 || grpc.code === 4) return new ProblemError(503, 'unavailable', grpc.details || 'Temporal unavailable');
+    const code = Number(grpc.code);
+    if (code === 3) return new ProblemError(400, 'validation', grpc.details || 'invalid argument');
+    if (code === 5) return new ProblemError(404, 'not-found', grpc.details || 'not found');
+    if (code === 14 || code === 4) return new ProblemError(503, 'unavailable', grpc.details || 'Temporal unavailable');
   }
   console.error('keel serve: unexpected error:', error instanceof Error ? error.message : String(error));
   return new ProblemError(500, 'internal', 'unexpected error (see the server log)');

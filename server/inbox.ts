@@ -58,8 +58,9 @@ export async function diffOf(toolName: string, input: Json, workspace: string | 
   const file = typeof input.path === 'string' ? input.path : null;
   if (!file) return null;
   if (toolName === 'edit_file' && typeof input.old_string === 'string' && typeof input.new_string === 'string') {
+    const newString = input.new_string;
     const before = (await readInside(workspace, file)) ?? input.old_string;
-    const after = input.replace_all === true ? before.split(input.old_string).join(input.new_string) : before.replace(input.old_string, () => String(input.new_string));
+    const after = input.replace_all === true ? before.split(input.old_string).join(newString) : before.replace(input.old_string, () => newString);
     return createTwoFilesPatch(`a/${file}`, `b/${file}`, before, after, undefined, undefined, { context: 3 });
   }
   if (toolName === 'write_file' && typeof input.content === 'string') {

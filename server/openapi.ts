@@ -75,7 +75,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
       summary: 'AG-UI: run the session with the last user message of RunAgentInput; the answer is AG-UI events as SSE',
       tags: ['sessions'],
       parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9._:@-]{1,200}$' } }],
-      requestBody: { required: true, content: { 'application/json': { schema: schemaOf(RunAgentInputSchema as unknown as z.ZodType, 'input') } } },
+      requestBody: { required: true, content: { 'application/json': { schema: schemaOf(RunAgentInputSchema, 'input') } } },
       responses: {
         '200': { description: 'AG-UI events (RUN_STARTED … RUN_FINISHED)', content: { 'text/event-stream': { schema: { type: 'string' } } } },
         '400': problem('Not a RunAgentInput, or no user message'),

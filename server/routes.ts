@@ -1,6 +1,6 @@
 // The API's JSON routes as data: each names its body, query and response schemas, so one
 // table both serves requests (server/app.ts) and generates /openapi.json (server/openapi.ts).
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { KeelClient } from '../client/keel-client';
 import { approveUpdate } from '../workflows/definitions';
 import { mapErrors } from '../client/errors';
@@ -53,7 +53,7 @@ export interface Route<B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.
   handler(ctx: RouteContext<z.output<B>, z.output<Q>>): Promise<unknown>;
 }
 
-const route = <B extends z.ZodType, Q extends z.ZodType>(r: Route<B, Q>): Route => r as unknown as Route;
+const route = <B extends z.ZodType, Q extends z.ZodType>(r: Route<B, Q>): Route => r;
 
 async function kindOf(keel: KeelClient, id: string): Promise<'goal' | 'session'> {
   const kind = await keel.kindOf(id);

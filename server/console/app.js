@@ -119,7 +119,7 @@ function follow(id, onEvent) {
             onEvent(ev.event, ev.data ? JSON.parse(ev.data) : null);
           }
         }
-      } catch (e) {
+      } catch {
         if (abort.signal.aborted) return;
       }
       // Reconnect where it stopped (Last-Event-ID: the stream offset).
