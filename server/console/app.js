@@ -454,6 +454,7 @@ function budgetBars(usage, limits) {
 async function goalPage(id) {
   const root = h('div', { id: 'goal' });
   const streamText = h('pre', { class: 'stream', 'aria-label': 'model text, streamed', 'aria-live': 'off', id: 'model-text' });
+  const streamNote = h('p', { class: 'muted', hidden: true }, 'The model’s streamed text is served while the goal runs; the tasks’ results and the events remain.');
   const eventsList = h('ol', { class: 'muted', id: 'events', reversed: true });
   main.replaceChildren(root);
   let timer = null;
@@ -506,6 +507,7 @@ async function goalPage(id) {
       budgetBars(state.usage.usage, state.usage.limits),
       g.reviews?.length ? h('section', {}, h('h3', {}, 'Reviews'), g.reviews.map((r) => h('div', { class: 'card' }, h('strong', {}, `cycle ${r.cycle}: ${r.verdict}`), h('p', {}, r.findings)))) : null,
       h('h3', {}, 'Model text'),
+      Object.assign(streamNote, { hidden: !(ended && !streamText.textContent) }),
       streamText,
       h('h3', {}, 'Events'),
       eventsList,
