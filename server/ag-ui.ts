@@ -4,13 +4,14 @@
 // waiting for a human as a CUSTOM `keel.approval_requested` (answer it with /approve).
 import { randomUUID } from 'node:crypto';
 import { EventType, type BaseEvent } from '@ag-ui/core';
-import { EventSchemas, RunAgentInputSchema } from '@ag-ui/core/schemas';
+import { EventSchemas } from '@ag-ui/core/schemas';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { SessionStreamItem } from '../client/events';
 import type { KeelClient } from '../client/keel-client';
 import { ProblemError } from './problem';
 import { kindOf } from './routes';
+import { agUiRunInput } from './schemas';
 
 /** Maps one session stream item to AG-UI events; tracks the open text message and the turn. */
 export class AgUiMapper {
@@ -98,18 +99,28 @@ function lastUserText(messages: ReadonlyArray<{ role: string; content?: unknown 
 }
 
 export async function agUiRun(c: Context, keel: KeelClient, id: string, body: unknown): Promise<Response> {
-  const parsed = RunAgentInputSchema.safeParse(body);
+  const parsed = agUiRunInput.safeParse(body);
   if (!parsed.success) {
     const errors = parsed.error.issues.map((i) => ({ pointer: `/body/${i.path.map(String).join('/')}`, message: i.message }));
     throw new ProblemError(400, 'validation', errors.map((e) => `${e.pointer}: ${e.message}`).join('; '), { errors });
   }
   const text = lastUserText(parsed.data.messages)?.trim();
-  if (!text) throw new ProblemError(400, 'validation', 'RunAgentInput has no user message with text', { errors: [{ pointer: '/body/messages', message: 'no user message' }] });
   if ((await kindOf(keel, id)) !== 'session') throw new ProblemError(404, 'not-found', `${id} is a goal: AG-UI drives sessions`);
   const session = keel.getSession(id);
-  const from = await session.streamOffset();
-  await session.post(text);
-  const mapper = new AgUiMapper(text, { threadId: parsed.data.threadId, runId: parsed.data.runId || randomUUID() });
+  const ids = { threadId: parsed.data.threadId, runId: parsed.data.runId || randomUUID() };
+  const mapper = new AgUiMapper(text ?? '', ids);
+  if (!text) {
+    // No user message to send: a run that starts and finishes at once.
+    return streamSSE(c, async (stream) => {
+      for (const e of [...mapper.started(), { type: EventType.RUN_FINISHED, ...ids } as BaseEvent]) await stream.writeSSE({ data: JSON.stringify(EventSchemas.parse(e)) });
+    });
+  }
+  // Bounded like every other request: a session whose worker is down does not hang it.
+  const from = await keel.client.connection.withDeadline(Date.now() + 15_000, async () => {
+    const offset = await session.streamOffset();
+    await session.post(text);
+    return offset;
+  });
   return streamSSE(c, async (stream) => {
     const abort = new AbortController();
     stream.onAbort(() => abort.abort());

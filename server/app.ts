@@ -18,6 +18,9 @@ import { ProblemError, validationProblem } from './problem';
 import { type Route, routes, kindOf } from './routes';
 import { idempotencyKeySchema, workflowIdSchema } from './schemas';
 
+/** How long one API request may wait for Temporal (and the workflow's worker) to answer. */
+export const REQUEST_DEADLINE_MS = 15_000;
+
 export interface AppOptions {
   keel: KeelClient;
   tokens: readonly TokenEntry[];
@@ -70,7 +73,10 @@ export function createApp(options: AppOptions): Hono<Env> {
       const body = r.body ? parseWith(r.body, await readJson(c), 'body') : undefined;
       const keyHeader = r.idempotent ? c.req.header('idempotency-key') : undefined;
       const idempotencyKey = keyHeader === undefined ? null : parseWith(idempotencyKeySchema, keyHeader, 'header', 'Idempotency-Key');
-      const result = await r.handler({ keel: options.keel, approver: c.get('holder').name, id, body, query, idempotencyKey, defaults: { workspace: options.workspace } });
+      // A workflow whose worker is down would keep the request open for ever: bounded here.
+      const result = await options.keel.client.connection.withDeadline(Date.now() + REQUEST_DEADLINE_MS, () =>
+        r.handler({ keel: options.keel, approver: c.get('holder').name, id, body, query, idempotencyKey, defaults: { workspace: options.workspace } }),
+      );
       if (r.status === 201) c.header('Location', `/api/${(result as { kind: string }).kind}s/${(result as { id: string }).id}`);
       return c.json(result as object, r.status);
     });
@@ -103,6 +109,20 @@ export function createApp(options: AppOptions): Hono<Env> {
     return agUiRun(c, options.keel, id, body);
   });
 
+  // A known path with a method it does not have: 405 with Allow.
+  const methods = new Map<string, Set<string>>();
+  for (const r of routes) (methods.get(r.path) ?? methods.set(r.path, new Set()).get(r.path)!).add(r.method.toUpperCase());
+  methods.set('/api/workflows/{id}/events', new Set(['GET']));
+  methods.set('/api/sessions/{id}/ag-ui', new Set(['POST']));
+  for (const [p, allowed] of methods) {
+    app.all(p.replace(/\{(\w+)\}/g, ':$1'), (c) => {
+      const allow = [...allowed, ...(allowed.has('GET') ? ['HEAD'] : [])].join(', ');
+      const res = problem(c.req.path, new ProblemError(405, 'method-not-allowed', `${c.req.method} is not allowed here; use ${allow}`));
+      res.headers.set('Allow', allow);
+      return res;
+    });
+  }
+
   app.notFound((c) => problem(c.req.path, new ProblemError(404, 'not-found', `no route ${c.req.method} ${c.req.path}`)));
   app.onError((error, c) => problem(c.req.path, toProblem(error)));
   return app;
@@ -125,7 +145,9 @@ export function toProblem(error: unknown): ProblemError {
     const code = Number(grpc.code);
     if (code === 3) return new ProblemError(400, 'validation', grpc.details || 'invalid argument');
     if (code === 5) return new ProblemError(404, 'not-found', grpc.details || 'not found');
-    if (code === 14 || code === 4) return new ProblemError(503, 'unavailable', grpc.details || 'Temporal unavailable');
+    if (code === 9) return new ProblemError(409, 'rejected', 'the workflow has not run yet: is a Keel worker running on its task queue?', { reason: grpc.details || 'failed precondition' });
+    if (code === 4) return new ProblemError(504, 'timeout', 'the workflow did not answer in time: is a Keel worker running on its task queue?');
+    if (code === 14) return new ProblemError(503, 'unavailable', grpc.details || 'Temporal unavailable');
   }
   console.error('keel serve: unexpected error:', error instanceof Error ? error.message : String(error));
   return new ProblemError(500, 'internal', 'unexpected error (see the server log)');
@@ -168,8 +190,10 @@ function startOffset(c: Context): number {
     if (!/^[0-9]{1,15}$/.test(v)) throw new ProblemError(400, 'validation', `${name} must be a stream offset`, { errors: [{ pointer: `/${name === 'from' ? 'query' : 'header'}/${name}`, message: 'not an offset' }] });
     return Number(v);
   };
-  if (last !== undefined && last !== '') return parse(last, 'Last-Event-ID') + 1;
-  if (from !== null) return parse(from, 'from');
+  // Both are checked when both are sent; Last-Event-ID (a reconnecting client) wins.
+  const fromQuery = from === null ? null : parse(from, 'from');
+  if (last !== undefined) return parse(last, 'Last-Event-ID') + 1;
+  if (fromQuery !== null) return fromQuery;
   return 0;
 }
 

@@ -8,6 +8,8 @@ import type { KeelClient } from '../client/keel-client';
 import type { Json } from '../machines/index';
 import type { InboxItem } from './schemas';
 
+const PER_WORKFLOW_MS = 3_000;
+
 export async function readInbox(keel: KeelClient): Promise<InboxItem[]> {
   const [waiting, busySessions] = await Promise.all([
     keel.list({ waitingForApproval: true, limit: 200 }),
@@ -16,7 +18,10 @@ export async function readInbox(keel: KeelClient): Promise<InboxItem[]> {
   ]);
   const seen = new Set<string>();
   const entries = [...waiting, ...busySessions].filter((e) => (seen.has(e.id) ? false : (seen.add(e.id), true)));
-  const per = await Promise.all(entries.map((e) => itemsOf(keel, e.id, e.kind, e.workspace).catch(() => [] as InboxItem[])));
+  // One workflow whose worker is down must not hold up the whole inbox.
+  const per = await Promise.all(
+    entries.map((e) => keel.client.connection.withDeadline(Date.now() + PER_WORKFLOW_MS, () => itemsOf(keel, e.id, e.kind, e.workspace)).catch(() => [] as InboxItem[])),
+  );
   return per.flat();
 }
 
@@ -54,6 +59,12 @@ async function toolItem(
 
 /** What an edit or a write would change, as a unified diff (null for other tools). */
 export async function diffOf(toolName: string, input: Json, workspace: string | null): Promise<string | null> {
+  const patch = await patchOf(toolName, input, workspace);
+  // createTwoFilesPatch starts with a line of `=`: not part of a unified diff.
+  return patch === null ? null : patch.replace(/^=+\n/, '');
+}
+
+async function patchOf(toolName: string, input: Json, workspace: string | null): Promise<string | null> {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) return null;
   const file = typeof input.path === 'string' ? input.path : null;
   if (!file) return null;

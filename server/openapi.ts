@@ -1,16 +1,34 @@
 // /openapi.json, generated from the route table and the same zod schemas that validate
 // requests (zod 4's z.toJSONSchema: no second description of the API to drift).
 import { z } from 'zod';
-import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import type { Route } from './routes';
-import { problemSchema } from './schemas';
+import { resolveTaskSchema } from '../workflows/definitions';
+import { agUiRunInput, problemSchema } from './schemas';
 
 type Json = Record<string, unknown>;
 
+/** What a zod refinement checks that JSON Schema cannot say by itself, said in JSON Schema. */
+const REFINEMENTS = new Map<z.ZodType, Json>([[resolveTaskSchema, { anyOf: [{ properties: { action: { enum: ['retry', 'skip'] } } }, { required: ['instructions'] }] }]]);
+
 const schemaOf = (s: z.ZodType, io: 'input' | 'output'): Json => {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
+  const { $schema: _drop, ...rest } = z.toJSONSchema(s, {
+    io,
+    unrepresentable: 'any',
+    target: 'draft-2020-12',
+    override: (ctx) => {
+      const extra = REFINEMENTS.get(ctx.zodSchema as unknown as z.ZodType);
+      if (extra) Object.assign(ctx.jsonSchema, extra);
+    },
+  }) as Json;
   return rest;
 };
+
+/** One Server-Sent Event as schemathesis and clients see it. */
+const sseEvent = (events: string[]): Json => ({
+  type: 'object',
+  properties: { event: { type: 'string', enum: events }, data: { type: 'string' }, id: { type: 'string', pattern: '^[0-9]+$' } },
+  required: ['data'],
+});
 
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
 
@@ -42,12 +60,20 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
         '400': problem('Invalid input: `errors` names each field'),
         '401': problem('No or wrong bearer token'),
         ...(r.path.includes('{id}') ? { '404': problem('No such goal or session') } : {}),
-        ...(r.method === 'post' && r.path.includes('{id}') ? { '409': problem("Refused by the workflow: `reason` is the state machine's") } : {}),
+        ...(r.path.includes('{id}') ? { '409': problem("Refused by the workflow: `reason` is the state machine's") } : {}),
+        '405': problem('Method not allowed'),
         ...(r.body ? { '415': problem('The body is not JSON') } : {}),
         '503': problem('Temporal cannot be reached'),
+        '504': problem('The workflow did not answer in time (is a worker running?)'),
       },
     };
-    if (r.body) op.requestBody = { required: false, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } };
+    if (r.status === 201) {
+      // The started workflow's id feeds every operation on it (schemathesis' stateful phase follows these).
+      const kind = r.path === '/api/goals' ? 'goals' : 'sessions';
+      const targets = routes.filter((t) => t.path.startsWith(`/api/${kind}/{id}`) || t.path.startsWith('/api/workflows/{id}'));
+      (op.responses as Record<string, Json>)['201']!.links = Object.fromEntries(targets.map((t) => [t.operationId, { operationId: t.operationId, parameters: { id: '$response.body#/id' } }]));
+    }
+    if (r.body) op.requestBody = { required: !r.body.safeParse(undefined).success, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } };
     (paths[r.path] ??= {})[r.method] = op;
   }
   paths['/api/workflows/{id}/events'] = {
@@ -61,11 +87,14 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
         { name: 'from', in: 'query', required: false, schema: { type: 'string', pattern: '^[0-9]{1,15}$' } },
       ],
       responses: {
-        '200': { description: '`event: events` (the event log) and `event: model` (streamed text), `event: end` when the workflow ended', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        '200': { description: '`event: events` (the event log) and `event: model` (streamed text), `event: end` when the workflow ended', content: { 'text/event-stream': { schema: sseEvent(['events', 'model', 'end']) } } },
         '400': problem('Bad offset'),
         '401': problem('No or wrong bearer token'),
         '404': problem('No such goal or session'),
+        '405': problem('Method not allowed'),
+        '409': problem('The workflow cannot be read'),
         '503': problem('Temporal cannot be reached'),
+        '504': problem('The workflow did not answer in time'),
       },
     },
   };
@@ -75,15 +104,17 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
       summary: 'AG-UI: run the session with the last user message of RunAgentInput; the answer is AG-UI events as SSE',
       tags: ['sessions'],
       parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[A-Za-z0-9._:@-]{1,200}$' } }],
-      requestBody: { required: true, content: { 'application/json': { schema: schemaOf(RunAgentInputSchema, 'input') } } },
+      requestBody: { required: true, content: { 'application/json': { schema: schemaOf(agUiRunInput, 'input') } } },
       responses: {
-        '200': { description: 'AG-UI events (RUN_STARTED … RUN_FINISHED)', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+        '200': { description: 'AG-UI events (RUN_STARTED … RUN_FINISHED)', content: { 'text/event-stream': { schema: sseEvent(['message']) } } },
         '400': problem('Not a RunAgentInput, or no user message'),
         '401': problem('No or wrong bearer token'),
         '404': problem('No such session'),
+        '405': problem('Method not allowed'),
         '409': problem('The session refused the message'),
         '415': problem('The body is not JSON'),
         '503': problem('Temporal cannot be reached'),
+        '504': problem('The session did not answer in time'),
       },
     },
   };

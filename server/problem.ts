@@ -3,14 +3,16 @@
 import type { z } from 'zod';
 import type { Problem } from './schemas';
 
-export type ProblemType = 'validation' | 'unauthorized' | 'not-found' | 'rejected' | 'unavailable' | 'internal' | 'unsupported-media-type';
+export type ProblemType = 'validation' | 'unauthorized' | 'not-found' | 'method-not-allowed' | 'rejected' | 'unavailable' | 'timeout' | 'internal' | 'unsupported-media-type';
 
 const TITLES: Record<ProblemType, string> = {
   validation: 'The request is not valid',
   unauthorized: 'A valid bearer token is required',
   'not-found': 'Not found',
+  'method-not-allowed': 'Method not allowed',
   rejected: 'The workflow refused the request',
   unavailable: 'Temporal cannot be reached',
+  timeout: 'No worker answered in time',
   internal: 'Internal error',
   'unsupported-media-type': 'The body must be JSON',
 };

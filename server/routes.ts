@@ -1,5 +1,6 @@
 // The API's JSON routes as data: each names its body, query and response schemas, so one
 // table both serves requests (server/app.ts) and generates /openapi.json (server/openapi.ts).
+import path from 'node:path';
 import type { z } from 'zod';
 import type { KeelClient } from '../client/keel-client';
 import { approveUpdate } from '../workflows/definitions';
@@ -68,6 +69,16 @@ async function session(keel: KeelClient, id: string) {
   if ((await kindOf(keel, id)) !== 'session') throw new ProblemError(404, 'not-found', `${id} is a goal, not a session`);
   return keel.getSession(id);
 }
+/** A workspace a request names: inside the server's workspace, never anywhere else on the machine. */
+function workspaceOf(requested: string | undefined, root: string): string {
+  const base = path.resolve(root);
+  const full = path.resolve(base, requested ?? '.');
+  if (full !== base && !full.startsWith(base + path.sep)) {
+    throw new ProblemError(400, 'validation', `workspace must lie inside ${base}`, { errors: [{ pointer: '/body/workspace', message: `outside ${base}` }] });
+  }
+  return full;
+}
+
 const reasonOf = (b: { reason?: string | undefined } | undefined) => b?.reason;
 
 export const routes: Route[] = [
@@ -112,7 +123,7 @@ export const routes: Route[] = [
     response: startedResponse,
     handler: async ({ keel, body, idempotencyKey, defaults }) => {
       const g = await keel.startGoal(body.goal, {
-        workspace: body.workspace ?? defaults.workspace,
+        workspace: workspaceOf(body.workspace, defaults.workspace),
         ...(idempotencyKey ? { id: `goal-${idempotencyKey}` } : {}),
         ...(body.mode ? { policy: { mode: body.mode } } : {}),
         ...(body.autoApprove ? { autoApprove: true } : {}),
@@ -191,7 +202,7 @@ export const routes: Route[] = [
     response: startedResponse,
     handler: async ({ keel, body, idempotencyKey, defaults }) => {
       const s = await keel.startSession({
-        workspace: body.workspace ?? defaults.workspace,
+        workspace: workspaceOf(body.workspace, defaults.workspace),
         ...(idempotencyKey ? { id: `session-${idempotencyKey}` } : {}),
         ...(body.mode ? { policy: { mode: body.mode } } : {}),
         ...(body.model ? { model: body.model } : {}),

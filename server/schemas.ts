@@ -48,6 +48,16 @@ export const raiseBudgetBody = raiseBudgetSchema;
 export const rejectPlanBody = rejectPlanSchema;
 export const resolveTaskBody = resolveTaskSchema;
 
+/**
+ * The part of AG-UI's RunAgentInput Keel reads (thread, run, messages); the rest of it
+ * (tools, context, state, forwardedProps) is accepted and ignored.
+ */
+export const agUiRunInput = z.looseObject({
+  threadId: z.string(),
+  runId: z.string(),
+  messages: z.array(z.looseObject({ id: z.string(), role: z.string(), content: z.unknown().optional() })),
+});
+
 export const listQuery = z.strictObject({
   kind: z.enum(['goal', 'session', 'agent']).optional(),
   status: z.string().regex(/^[a-z_]{1,40}$/).optional(),

@@ -52,6 +52,7 @@ const svg = (tag, attrs = {}, ...children) => {
   for (const c of children.flat()) if (c !== null && c !== undefined) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   return el;
 };
+const present = (...xs) => xs.filter((x) => x !== null && x !== undefined && x !== false);
 const badge = (s) => h('span', { class: `badge ${s ?? ''}` }, (s ?? 'unknown').replaceAll('_', ' '));
 
 function say(text, error = false) {
@@ -444,8 +445,8 @@ function budgetBars(usage, limits) {
       const label = typeof used === 'number' && name.startsWith('cost') ? used.toFixed(4) : String(used);
       return [
         h('label', { for: id, class: 'inline' }, name),
-        limit ? h('meter', { id, min: 0, max: limit, value: Math.min(used, limit), high: limit * 0.8 }) : h('meter', { id, min: 0, max: 1, value: 0, title: 'no limit' }),
-        h('span', { class: 'muted' }, limit ? `${label} / ${limit}` : `${label} (no limit)`),
+        limit ? h('meter', { id, min: 0, max: limit, value: Math.min(used, limit), high: limit * 0.8 }) : h('output', { id, class: 'muted' }, 'no limit set'),
+        h('span', { class: 'muted' }, limit ? `${label} / ${limit}` : label),
       ];
     }),
   );
@@ -470,7 +471,7 @@ async function goalPage(id) {
     const g = state.goal;
     const waiting = state.pendingApprovals.map((p) => ({ type: 'tool_call', workflowId: id, workflowKind: 'goal', callId: p.callId, toolName: p.name, input: p.input, reason: p.reason, diff: null, taskId: p.taskId }));
     const ended = state.status === 'goal_met' || state.status === 'stopped';
-    root.replaceChildren(
+    root.replaceChildren(...present(
       h('h2', {}, 'Goal ', h('span', { class: 'muted' }, id), ' ', badge(state.status)),
       h('p', {}, g.goal),
       ended
@@ -512,7 +513,7 @@ async function goalPage(id) {
       h('h3', {}, 'Events'),
       eventsList,
       ended ? null : h('div', { class: 'actions' }, h('button', { class: 'danger', onclick: () => act({ label: 'cancel goal', path: `/api/goals/${encodeURIComponent(id)}/cancel` }, { reason: 'cancelled in the console' }, render) }, 'Cancel goal')),
-    );
+    ));
   };
   await render();
   const stop = follow(id, (topic, data) => {
