@@ -8,6 +8,7 @@ import { Client, Connection, type ConnectionOptions, WorkflowExecutionAlreadySta
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { goalWorkflow, type GoalOptions } from '../workflows/goal';
+import { code, escapeMarkdown } from '../workflows/markdown';
 import { sessionWorkflow, type SessionOptions } from '../workflows/session';
 import { ConnectionError, mapErrors } from './errors';
 import { GoalHandle } from './goal-handle';
@@ -106,8 +107,8 @@ export class KeelClient {
         args: [args],
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        staticSummary: `goal: ${oneLine(goal, 180)}`,
-        staticDetails: `Keel goal in ${args.workspace}\n\n${goal}`,
+        staticSummary: `goal: ${escapeMarkdown(oneLine(goal, 180))}`,
+        staticDetails: `Keel goal in ${code(args.workspace)}\n\n${escapeMarkdown(goal)}`,
       }),
     );
     return new GoalHandle(this.client, workflowId);
@@ -129,7 +130,7 @@ export class KeelClient {
         args: [args],
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        staticSummary: `session in ${args.workspace}`,
+        staticSummary: `session in ${code(args.workspace)}`,
       }),
     );
     return new SessionHandle(this.client, workflowId);

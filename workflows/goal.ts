@@ -97,6 +97,7 @@ import {
   toTaskInputs,
 } from './planning';
 import { SerialQueue, Timers } from './runtime';
+import { code, escapeMarkdown } from './markdown';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import type { ToolEntry } from './turn-runner';
 
@@ -460,10 +461,10 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
     const running = goal.tasks.filter((t) => t.status === 'running').map((t) => t.id);
     setCurrentDetails(
       [
-        `**${goal.status}**${reasonOf(goal) ? ` (${reasonOf(goal)})` : ''} · plan v${goal.planVersion} · ${goal.tasks.filter((t) => t.status === 'succeeded').length}/${goal.tasks.length} tasks done`,
-        running.length > 0 ? `running: ${running.join(', ')}` : '',
+        `**${escapeMarkdown(goal.status)}**${reasonOf(goal) ? ` (${escapeMarkdown(reasonOf(goal) ?? '')})` : ''} · plan v${goal.planVersion} · ${goal.tasks.filter((t) => t.status === 'succeeded').length}/${goal.tasks.length} tasks done`,
+        running.length > 0 ? `running: ${running.map(code).join(', ')}` : '',
         `usage: ${u.inputTokens} in / ${u.outputTokens} out tokens, $${u.costUsd.toFixed(4)}`,
-        waiting.length > 0 ? `waiting for approval: ${waiting.map((p) => `${p.name} (${p.callId}, task ${p.taskId})`).join(', ')}` : '',
+        waiting.length > 0 ? `waiting for approval: ${waiting.map((p) => `${code(p.name)} (${code(p.callId)}, task ${code(p.taskId)})`).join(', ')}` : '',
       ]
         .filter((l) => l !== '')
         .join('\n\n'),

@@ -104,6 +104,14 @@ describe('keel serve: HTTP API', () => {
         expect(call.type === 'tool_call' && call.diff).toMatch(/^\+\+\+ b\/slugify\.mjs$/m);
         expect(call.type === 'tool_call' && call.diff).toMatch(/^\+export function slugify\(text\) \{$/m);
 
+        // The Web UI's view of the same goal: its details are Markdown with the names in
+        // code spans (unescaped, write_file's underscores and node --test's dashes were mangled).
+        const meta = await env.client.workflow.getHandle(id).query<{ currentDetails: string }>('__temporal_workflow_metadata');
+        expect(meta.currentDetails).toContain(`waiting for approval: \`write_file\` (\`${asked.callId}\`, task \`code\`)`);
+        const described = await env.client.workflow.getHandle(id).describe();
+        expect(await described.staticSummary()).toBe('goal: A slugify module with passing tests and a README');
+        expect(await described.staticDetails()).toMatch(/^Keel goal in `.+`\n\nA slugify module with passing tests and a README$/);
+
         // The API process dies and comes back; the approval arrives on a fresh request.
         await server.stop();
         server = await startServe({ taskQueue: g.taskQueue, workspace: g.workspace });
