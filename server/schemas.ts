@@ -20,18 +20,24 @@ export const workflowIdSchema = z.string().regex(/^[A-Za-z0-9._:@-]{1,200}$/, 'a
 export const idempotencyKeySchema = z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/, 'Idempotency-Key: 1-100 of A-Z a-z 0-9 . _ : -');
 
 const mode = z.enum(['read-only', 'ask', 'auto-edit', 'full-auto']);
+/** A directory inside the server's workspace (`keel serve --workspace`), relative to it: agents never work elsewhere. */
+const workspace = z
+  .string()
+  .min(1)
+  .max(4096)
+  .regex(/^(?![/\\])(?!(?:.*[/\\])?\.\.(?:[/\\]|$))/, "a path relative to the server's workspace, without ..");
 
 export const startGoalBody = z.strictObject({
   goal: z.string().trim().min(1).max(20_000),
-  /** Directory the agents work in; default the server's --workspace. */
-  workspace: z.string().min(1).max(4096).optional(),
+  /** Directory the agents work in, relative to the server's --workspace (default: that one). */
+  workspace: workspace.optional(),
   mode: mode.optional(),
   autoApprove: z.boolean().optional(),
   budgetUsd: z.number().positive().max(1_000_000).optional(),
   model: z.string().min(1).max(200).optional(),
 });
 export const startSessionBody = z.strictObject({
-  workspace: z.string().min(1).max(4096).optional(),
+  workspace: workspace.optional(),
   mode: mode.optional(),
   model: z.string().min(1).max(200).optional(),
   system: z.string().min(1).max(100_000).optional(),

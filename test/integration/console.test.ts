@@ -96,7 +96,7 @@ describe('keel console in headless Chromium', () => {
         await expect.poll(() => calls.first().locator('pre.diff').textContent(), { timeout: 30_000 }).toContain('+export function slugify(text) {');
         await shot(page, 'inbox');
         let approvedCalls = 0;
-        const deadline = Date.now() + 90_000;
+        const deadline = Date.now() + 180_000;
         for (;;) {
           const state = await env.client.workflow.getHandle(id).query<{ status: string }>('state');
           if (state.status === 'goal_met' || Date.now() > deadline) break;
@@ -141,7 +141,7 @@ describe('keel console in headless Chromium', () => {
       await server.stop();
       await terminateAll(ids);
     }
-  });
+  }, 300_000);
 
   it('drives a session from its page (message, inline approval, streamed reply) and refuses a browser without the token', async () => {
     const s = await sessionEnv(env, workflowBundle, await loadScenario(path.join(root, 'test/fixtures/scenarios/session-demo.yaml')), { ANTHROPIC_API_KEY: 'sk-ant-demo' });
@@ -186,5 +186,5 @@ describe('keel console in headless Chromium', () => {
       await server.stop();
       await terminateAll(ids);
     }
-  });
+  }, 300_000);
 });
