@@ -83,4 +83,13 @@ export default tseslint.config(
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },
+  {
+    // The console's scripts run in the browser (server/console, served by `keel serve`).
+    files: ['server/console/**/*.js'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        ['window', 'document', 'location', 'history', 'sessionStorage', 'fetch', 'crypto', 'URLSearchParams', 'FormData', 'Node', 'TextDecoderStream', 'AbortController', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'console'].map((g) => [g, 'readonly']),
+      ),
+    },
+  },
 );

@@ -8,6 +8,7 @@ import { chatCommand, type ChatOptions } from './cli/chat';
 import { codecServerCommand, type CodecServerCommandOptions, keygenCommand } from './cli/codec';
 import { answerCommand, controlCommand, type ControlOptions, type GoalCommandOptions, goalCommand, lsCommand, statusCommand, watchCommand } from './cli/commands';
 import { EXIT } from './cli/output';
+import { serveCommand, type ServeCommandOptions } from './cli/serve';
 
 // `keel ls | head`: a closed pipe ends the command quietly.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -28,6 +29,14 @@ program
   .action(async () => {
     await import(pathToFileURL(path.join(root, 'scripts', 'dev.ts')).href);
   });
+
+program
+  .command('serve')
+  .description('the HTTP API and web console on 127.0.0.1:8280 (bearer token; see README)')
+  .option('--port <n>', 'port (default 8280 or KEEL_SERVE_PORT)')
+  .option('--host <addr>', 'address to listen on (default 127.0.0.1)')
+  .option('--workspace <dir>', 'default workspace of goals and sessions started from the console')
+  .action((o: ServeCommandOptions) => serveCommand(o));
 
 program
   .command('worker')

@@ -10,6 +10,7 @@ import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { keelDataConverter } from '../worker/encryption';
 import { goalWorkflow, type GoalOptions } from '../workflows/goal';
+import { code, escapeMarkdown } from '../workflows/markdown';
 import { sessionWorkflow, type SessionOptions } from '../workflows/session';
 import { describeIssues } from '../workflows/payloads';
 import { goalOptionsSchema, sessionOptionsSchema } from '../workflows/start-input';
@@ -115,8 +116,8 @@ export class KeelClient {
         args: [args],
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        staticSummary: `goal: ${oneLine(goal, 180)}`,
-        staticDetails: `Keel goal in ${args.workspace}\n\n${goal}`,
+        staticSummary: `goal: ${escapeMarkdown(oneLine(goal, 180))}`,
+        staticDetails: `Keel goal in ${code(args.workspace)}\n\n${escapeMarkdown(goal)}`,
       }),
     );
     return new GoalHandle(this.client, workflowId);
@@ -139,7 +140,7 @@ export class KeelClient {
         args: [args],
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
-        staticSummary: `session in ${args.workspace}`,
+        staticSummary: `session in ${code(args.workspace)}`,
       }),
     );
     return new SessionHandle(this.client, workflowId);

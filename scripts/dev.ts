@@ -6,6 +6,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection } from '@temporalio/worker';
+import { KeelClient } from '../client/keel-client';
+import { startBanner, startServer, type RunningServer } from '../server/main';
 import { DEFAULT_TASK_QUEUE } from '../worker/config';
 import { startDevServer } from '../worker/dev-server';
 import { createKeelWorker } from '../worker/worker';
@@ -30,9 +32,13 @@ const server = await startDevServer({
 });
 
 let connection: NativeConnection | undefined;
+let api: { server: RunningServer; client: KeelClient } | undefined;
 try {
   connection = await NativeConnection.connect({ address: server.address });
   const keel = await createKeelWorker({ connection, namespace: server.namespace, taskQueue });
+  // The console and HTTP API (keel serve) on 127.0.0.1; KEEL_SERVE_PORT=0 picks a free port.
+  const client = await KeelClient.connect({ address: server.address, namespace: server.namespace, taskQueue });
+  api = { client, server: await startServer({ keel: client, port: Number(process.env.KEEL_SERVE_PORT ?? 8280), workspace: process.cwd() }) };
   console.log(
     [
       `keel dev: ${server.version}`,
@@ -40,6 +46,7 @@ try {
       `  Web UI:      ${server.uiUrl}`,
       `  data:        ${path.relative(process.cwd(), dbFile)}`,
       `  worker:      task queue "${taskQueue}"`,
+      ...startBanner(api.server).map((l) => `  ${l}`),
       'Ctrl-C stops the worker and the server.',
     ].join('\n'),
   );
@@ -49,6 +56,8 @@ try {
   console.error(`keel dev: ${error instanceof Error ? error.message : String(error)}`);
   process.exitCode = 1;
 } finally {
+  await api?.server.close();
+  await api?.client.close();
   await connection?.close();
   console.log('keel dev: stopping the Temporal server...');
   await server.stop();

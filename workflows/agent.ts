@@ -44,6 +44,7 @@ import { agentSystem, taskPrompt } from './planning';
 import { preview } from './preview';
 import { agentInputSchema } from './start-input';
 import { ConversationLog, SerialQueue, Timers } from './runtime';
+import { code, escapeMarkdown } from './markdown';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import { TurnRunner, type ToolEntry } from './turn-runner';
 import { reportEvent } from './telemetry-sink';
@@ -179,8 +180,8 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
     const waiting = pending();
     const status = turns.state?.status ?? 'idle';
     setCurrentDetails(
-      `**${status}** · task ${input.taskId}, attempt ${input.attempt}\n\nusage: ${usage.inputTokens} in / ${usage.outputTokens} out tokens` +
-        (waiting.length > 0 ? `\n\nwaiting for approval: ${waiting.map((p) => `${p.name} (${p.callId})`).join(', ')}` : ''),
+      `**${escapeMarkdown(status)}** · task ${code(input.taskId)}, attempt ${input.attempt}\n\nusage: ${usage.inputTokens} in / ${usage.outputTokens} out tokens` +
+        (waiting.length > 0 ? `\n\nwaiting for approval: ${waiting.map((p) => `${code(p.name)} (${code(p.callId)})`).join(', ')}` : ''),
     );
     const attrs = `${status}|${waiting.length}`;
     if (attrs !== attrsKey) {

@@ -110,6 +110,7 @@ import {
 import { preview } from './preview';
 import { SerialQueue, Timers } from './runtime';
 import { goalOptionsSchema } from './start-input';
+import { code, escapeMarkdown } from './markdown';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import { modelFailure, type ToolEntry } from './turn-runner';
 import { reportEvent } from './telemetry-sink';
@@ -533,10 +534,10 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
     const running = goal.tasks.filter((t) => t.status === 'running').map((t) => t.id);
     setCurrentDetails(
       [
-        `**${goal.status}**${reasonOf(goal) ? ` (${reasonOf(goal)})` : ''} · plan v${goal.planVersion} · ${goal.tasks.filter((t) => t.status === 'succeeded').length}/${goal.tasks.length} tasks done`,
-        running.length > 0 ? `running: ${running.join(', ')}` : '',
+        `**${escapeMarkdown(goal.status)}**${reasonOf(goal) ? ` (${escapeMarkdown(reasonOf(goal) ?? '')})` : ''} · plan v${goal.planVersion} · ${goal.tasks.filter((t) => t.status === 'succeeded').length}/${goal.tasks.length} tasks done`,
+        running.length > 0 ? `running: ${running.map(code).join(', ')}` : '',
         `usage: ${u.inputTokens} in / ${u.outputTokens} out tokens, $${u.costUsd.toFixed(4)}`,
-        waiting.length > 0 ? `waiting for approval: ${waiting.map((p) => `${p.name} (${p.callId}, task ${p.taskId})`).join(', ')}` : '',
+        waiting.length > 0 ? `waiting for approval: ${waiting.map((p) => `${code(p.name)} (${code(p.callId)}, task ${code(p.taskId)})`).join(', ')}` : '',
       ]
         .filter((l) => l !== '')
         .join('\n\n'),

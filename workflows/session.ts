@@ -94,6 +94,7 @@ import { failureMessage, parsePayload as parse, parseStartInput, rejectUnknownUp
 import { preview } from './preview';
 import { ConversationLog, SerialQueue, Timers, type ConversationSnapshot } from './runtime';
 import { sessionOptionsSchema } from './start-input';
+import { code, escapeMarkdown } from './markdown';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import { streamedUsageOf, TurnRunner, type ToolEntry } from './turn-runner';
 import { reportEvent } from './telemetry-sink';
@@ -344,12 +345,12 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   function details(): string {
     const s = session;
     const lines = [
-      `**${s.status}**${'reason' in s ? ` (${s.reason})` : ''} · ${s.turns} turns · ${s.queue.length} queued`,
+      `**${escapeMarkdown(s.status)}**${'reason' in s ? ` (${escapeMarkdown(s.reason)})` : ''} · ${s.turns} turns · ${s.queue.length} queued`,
       `usage: ${s.usage.inputTokens} in / ${s.usage.outputTokens} out tokens, $${s.usage.costUsd.toFixed(4)}`,
     ];
     const waiting = pending();
-    if (waiting.length > 0) lines.push(`waiting for approval: ${waiting.map((p) => `${p.name} (${p.callId})`).join(', ')}`);
-    if (s.question) lines.push(`question: ${s.question.question}`);
+    if (waiting.length > 0) lines.push(`waiting for approval: ${waiting.map((p) => `${code(p.name)} (${code(p.callId)})`).join(', ')}`);
+    if (s.question) lines.push(`question: ${escapeMarkdown(s.question.question)}`);
     return lines.join('\n\n');
   }
 

@@ -1,0 +1,200 @@
+// The Hono app of `keel serve`: the JSON routes of server/routes.ts behind a bearer token,
+// the event stream as Server-Sent Events, the AG-UI adapter, /openapi.json and the console.
+// Hono: small, typed, Web-standard Request/Response (the same code runs under Node via
+// @hono/node-server), with an SSE helper — and no plugin system to learn for eight routes.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isGrpcServiceError, ServiceError } from '@temporalio/client';
+import { Hono, type Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import type { z } from 'zod';
+import { ConnectionError, NotFoundError, UpdateRejectedError } from '../client/errors';
+import type { KeelClient } from '../client/keel-client';
+import { agUiRun } from './ag-ui';
+import { authenticate, type TokenEntry } from './auth';
+import { openApiDocument } from './openapi';
+import { ProblemError, validationProblem } from './problem';
+import { type Route, routes, kindOf } from './routes';
+import { idempotencyKeySchema, workflowIdSchema } from './schemas';
+
+/** How long one API request may wait for Temporal (and the workflow's worker) to answer. */
+export const REQUEST_DEADLINE_MS = 15_000;
+
+export interface AppOptions {
+  keel: KeelClient;
+  tokens: readonly TokenEntry[];
+  /** Where goals and sessions work when a request names no workspace. */
+  workspace: string;
+  version?: string;
+}
+
+type Env = { Variables: { holder: TokenEntry } };
+
+const consoleDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'console');
+const ASSETS: Record<string, { file: string; type: string }> = {
+  '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  '/console/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/console/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
+};
+
+export function createApp(options: AppOptions): Hono<Env> {
+  const app = new Hono<Env>();
+  const doc = openApiDocument(routes, options.version ?? '0.1.0');
+  const assets = Object.fromEntries(Object.entries(ASSETS).map(([p, a]) => [p, { body: readFileSync(path.join(consoleDir, a.file), 'utf8'), type: a.type }]));
+
+  app.use('*', async (c, next) => {
+    await next();
+    c.header('X-Content-Type-Options', 'nosniff');
+    c.header('Referrer-Policy', 'no-referrer');
+    c.header('Cache-Control', 'no-store');
+    c.header('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'");
+  });
+
+  for (const [p, a] of Object.entries(assets)) app.get(p, (c) => c.body(a.body, 200, { 'Content-Type': a.type }));
+  app.get('/openapi.json', (c) => c.json(doc));
+
+  // Every /api request carries the token; there are no cookies, so a page elsewhere cannot
+  // ride on a logged-in browser (no CSRF).
+  app.use('/api/*', async (c, next) => {
+    const holder = authenticate(options.tokens, c.req.header('authorization'));
+    if (!holder) {
+      return problem(c.req.path, new ProblemError(401, 'unauthorized', 'send Authorization: Bearer <token> (printed by the first `keel serve`, or KEEL_API_TOKEN)'));
+    }
+    c.set('holder', holder);
+    await next();
+  });
+
+  for (const r of routes) {
+    const honoPath = r.path.replace(/\{(\w+)\}/g, ':$1');
+    app.on(r.method.toUpperCase(), honoPath, async (c) => {
+      const id = r.path.includes('{id}') ? parseWith(workflowIdSchema, c.req.param('id'), 'path', 'id') : '';
+      const query = r.query ? parseQuery(r.query, c) : undefined;
+      const body = r.body ? parseWith(r.body, await readJson(c), 'body') : undefined;
+      const keyHeader = r.idempotent ? c.req.header('idempotency-key') : undefined;
+      const idempotencyKey = keyHeader === undefined ? null : parseWith(idempotencyKeySchema, keyHeader, 'header', 'Idempotency-Key');
+      // A workflow whose worker is down would keep the request open for ever: bounded here.
+      const result = await options.keel.client.connection.withDeadline(Date.now() + REQUEST_DEADLINE_MS, () =>
+        r.handler({ keel: options.keel, approver: c.get('holder').name, id, body, query, idempotencyKey, defaults: { workspace: options.workspace } }),
+      );
+      if (r.status === 201) c.header('Location', `/api/${(result as { kind: string }).kind}s/${(result as { id: string }).id}`);
+      return c.json(result as object, r.status);
+    });
+  }
+
+  app.get('/api/workflows/:id/events', async (c) => {
+    const id = parseWith(workflowIdSchema, c.req.param('id'), 'path', 'id');
+    const from = startOffset(c);
+    const kind = await kindOf(options.keel, id);
+    const handle = kind === 'goal' ? options.keel.getGoal(id) : options.keel.getSession(id);
+    return streamSSE(c, async (stream) => {
+      const abort = new AbortController();
+      stream.onAbort(() => abort.abort());
+      // A comment now and then keeps proxies from closing a quiet stream.
+      const ping = setInterval(() => void stream.write(': ping\n\n').catch(() => abort.abort()), 15_000);
+      try {
+        for await (const item of handle.events({ from, signal: abort.signal })) {
+          await stream.writeSSE({ event: item.topic, data: JSON.stringify(item.data), ...(item.offset >= 0 ? { id: String(item.offset) } : {}) });
+        }
+        if (!abort.signal.aborted) await stream.writeSSE({ event: 'end', data: JSON.stringify({ id }) });
+      } finally {
+        clearInterval(ping);
+      }
+    });
+  });
+
+  app.post('/api/sessions/:id/ag-ui', async (c) => {
+    const id = parseWith(workflowIdSchema, c.req.param('id'), 'path', 'id');
+    const body = await readJson(c);
+    return agUiRun(c, options.keel, id, body);
+  });
+
+  // A known path with a method it does not have: 405 with Allow.
+  const methods = new Map<string, Set<string>>();
+  for (const r of routes) (methods.get(r.path) ?? methods.set(r.path, new Set()).get(r.path)!).add(r.method.toUpperCase());
+  methods.set('/api/workflows/{id}/events', new Set(['GET']));
+  methods.set('/api/sessions/{id}/ag-ui', new Set(['POST']));
+  for (const [p, allowed] of methods) {
+    app.all(p.replace(/\{(\w+)\}/g, ':$1'), (c) => {
+      const allow = [...allowed, ...(allowed.has('GET') ? ['HEAD'] : [])].join(', ');
+      const res = problem(c.req.path, new ProblemError(405, 'method-not-allowed', `${c.req.method} is not allowed here; use ${allow}`));
+      res.headers.set('Allow', allow);
+      return res;
+    });
+  }
+
+  app.notFound((c) => problem(c.req.path, new ProblemError(404, 'not-found', `no route ${c.req.method} ${c.req.path}`)));
+  app.onError((error, c) => problem(c.req.path, toProblem(error)));
+  return app;
+}
+
+function problem(instance: string, p: ProblemError): Response {
+  const headers: Record<string, string> = { 'Content-Type': 'application/problem+json' };
+  if (p.status === 401) headers['WWW-Authenticate'] = 'Bearer realm="keel"';
+  return new Response(JSON.stringify(p.toProblem(instance)), { status: p.status, headers });
+}
+
+export function toProblem(error: unknown): ProblemError {
+  if (error instanceof ProblemError) return error;
+  if (error instanceof UpdateRejectedError) return new ProblemError(409, 'rejected', error.message, { reason: error.reason });
+  if (error instanceof NotFoundError) return new ProblemError(404, 'not-found', error.message);
+  if (error instanceof ConnectionError) return new ProblemError(503, 'unavailable', error.message);
+  const grpc = error instanceof ServiceError ? error.cause : error;
+  if (isGrpcServiceError(grpc)) {
+    // 3 INVALID_ARGUMENT, 5 NOT_FOUND, 14 UNAVAILABLE, 4 DEADLINE_EXCEEDED
+    const code = Number(grpc.code);
+    if (code === 3) return new ProblemError(400, 'validation', grpc.details || 'invalid argument');
+    if (code === 5) return new ProblemError(404, 'not-found', grpc.details || 'not found');
+    if (code === 9) return new ProblemError(409, 'rejected', 'the workflow has not run yet: is a Keel worker running on its task queue?', { reason: grpc.details || 'failed precondition' });
+    if (code === 4) return new ProblemError(504, 'timeout', 'the workflow did not answer in time: is a Keel worker running on its task queue?');
+    if (code === 14) return new ProblemError(503, 'unavailable', grpc.details || 'Temporal unavailable');
+  }
+  console.error('keel serve: unexpected error:', error instanceof Error ? error.message : String(error));
+  return new ProblemError(500, 'internal', 'unexpected error (see the server log)');
+}
+
+export function parseWith<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'path' | 'header', name?: string): z.output<S> {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  if (name) {
+    const errors = r.error.issues.map((i) => ({ pointer: `/${where}/${name}`, message: i.message }));
+    throw new ProblemError(400, 'validation', errors.map((e) => `${e.pointer}: ${e.message}`).join('; '), { errors });
+  }
+  throw validationProblem(r.error, where);
+}
+
+function parseQuery(schema: z.ZodType, c: Context): unknown {
+  const raw: Record<string, string> = {};
+  const url = new URL(c.req.url);
+  for (const [k, v] of url.searchParams) raw[k] = v;
+  return parseWith(schema, raw, 'query');
+}
+
+/** The JSON body (undefined when empty). Only JSON is accepted: a form post from another site cannot be one. */
+export async function readJson(c: Context): Promise<unknown> {
+  const text = await c.req.text();
+  if (text.trim() === '') return undefined;
+  const type = c.req.header('content-type') ?? '';
+  if (!/^application\/([\w.+-]+\+)?json\b/i.test(type)) throw new ProblemError(415, 'unsupported-media-type', 'send Content-Type: application/json');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new ProblemError(400, 'validation', `the body is not JSON: ${error instanceof Error ? error.message : String(error)}`, { errors: [{ pointer: '/body', message: 'not JSON' }] });
+  }
+}
+
+function startOffset(c: Context): number {
+  const last = c.req.header('last-event-id');
+  const from = new URL(c.req.url).searchParams.get('from');
+  const parse = (v: string, name: string) => {
+    if (!/^[0-9]{1,15}$/.test(v)) throw new ProblemError(400, 'validation', `${name} must be a stream offset`, { errors: [{ pointer: `/${name === 'from' ? 'query' : 'header'}/${name}`, message: 'not an offset' }] });
+    return Number(v);
+  };
+  // Both are checked when both are sent; Last-Event-ID (a reconnecting client) wins.
+  const fromQuery = from === null ? null : parse(from, 'from');
+  if (last !== undefined) return parse(last, 'Last-Event-ID') + 1;
+  if (fromQuery !== null) return fromQuery;
+  return 0;
+}
+
+export type { Route };

@@ -1,0 +1,126 @@
+// The API's request and response shapes. Request bodies reuse the workflows' own schemas
+// (workflows/definitions.ts), so the API accepts exactly what a workflow accepts and the
+// OpenAPI document (server/openapi.ts) is generated from the same objects.
+import { z } from 'zod';
+import { taskSchema } from '../machines/task-graph';
+import {
+  answerSchema,
+  approveSchema,
+  denySchema,
+  raiseBudgetSchema,
+  reasonSchema,
+  rejectPlanSchema,
+  resolveTaskSchema,
+  steerSchema,
+  userMessageSchema,
+} from '../workflows/definitions';
+
+export const workflowIdSchema = z.string().regex(/^[A-Za-z0-9._:@-]{1,200}$/, 'a workflow id: 1-200 of A-Z a-z 0-9 . _ : @ -');
+/** An Idempotency-Key becomes the workflow id (`goal-<key>`), so a retried start is the same workflow. */
+export const idempotencyKeySchema = z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/, 'Idempotency-Key: 1-100 of A-Z a-z 0-9 . _ : -');
+
+const mode = z.enum(['read-only', 'ask', 'auto-edit', 'full-auto']);
+/** A directory inside the server's workspace (`keel serve --workspace`), relative to it: agents never work elsewhere. */
+const workspace = z
+  .string()
+  .min(1)
+  .max(4096)
+  .regex(/^(?![/\\])(?!(?:.*[/\\])?\.\.(?:[/\\]|$))/, "a path relative to the server's workspace, without ..");
+
+export const startGoalBody = z.strictObject({
+  goal: z.string().trim().min(1).max(20_000),
+  /** Directory the agents work in, relative to the server's --workspace (default: that one). */
+  workspace: workspace.optional(),
+  mode: mode.optional(),
+  autoApprove: z.boolean().optional(),
+  budgetUsd: z.number().positive().max(1_000_000).optional(),
+  model: z.string().min(1).max(200).optional(),
+});
+export const startSessionBody = z.strictObject({
+  workspace: workspace.optional(),
+  mode: mode.optional(),
+  model: z.string().min(1).max(200).optional(),
+  system: z.string().min(1).max(100_000).optional(),
+});
+
+/** The approver comes from the token, never from the body. */
+export const approveBody = approveSchema.omit({ approver: true });
+export const denyBody = denySchema;
+export const messageBody = userMessageSchema;
+export const steerBody = steerSchema;
+export const answerBody = answerSchema;
+export const reasonBody = reasonSchema;
+export const raiseBudgetBody = raiseBudgetSchema;
+export const rejectPlanBody = rejectPlanSchema;
+export const resolveTaskBody = resolveTaskSchema;
+
+/**
+ * The part of AG-UI's RunAgentInput Keel reads (thread, run, messages); the rest of it
+ * (tools, context, state, forwardedProps) is accepted and ignored.
+ */
+export const agUiRunInput = z.looseObject({
+  threadId: z.string(),
+  runId: z.string(),
+  messages: z.array(z.looseObject({ id: z.string(), role: z.string(), content: z.unknown().optional() })),
+});
+
+export const listQuery = z.strictObject({
+  kind: z.enum(['goal', 'session', 'agent']).optional(),
+  status: z.string().regex(/^[a-z_]{1,40}$/).optional(),
+  waiting: z.enum(['true', 'false']).optional(),
+  all: z.enum(['true', 'false']).optional(),
+  limit: z.coerce.number().int().min(1).max(500).optional(),
+});
+
+// ---- responses --------------------------------------------------------------------------
+
+export const problemSchema = z.object({
+  type: z.string(),
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string(),
+  instance: z.string().optional(),
+  /** Validation failures, each naming the field (a JSON pointer into the body or the parameter). */
+  errors: z.array(z.object({ pointer: z.string(), message: z.string() })).optional(),
+  /** A workflow's refusal: the state machine's reason. */
+  reason: z.string().optional(),
+});
+export type Problem = z.infer<typeof problemSchema>;
+
+export const listEntrySchema = z.object({
+  id: z.string(),
+  kind: z.string().nullable(),
+  status: z.string().nullable(),
+  pendingApprovals: z.number().int(),
+  workspace: z.string().nullable(),
+  execution: z.string(),
+  type: z.string(),
+  startTime: z.string(),
+});
+export const listResponse = z.object({ items: z.array(listEntrySchema) });
+
+export const inboxItemSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('tool_call'),
+    workflowId: z.string(),
+    workflowKind: z.enum(['goal', 'session']),
+    callId: z.string(),
+    toolName: z.string(),
+    /** The exact arguments the model gave. */
+    input: z.unknown(),
+    reason: z.string().nullable(),
+    /** For edits and writes: a unified diff of what would change. */
+    diff: z.string().nullable(),
+    taskId: z.string().nullable(),
+  }),
+  z.object({ type: z.literal('plan'), workflowId: z.string(), goal: z.string(), planVersion: z.number().int(), tasks: z.array(taskSchema) }),
+  z.object({ type: z.literal('question'), workflowId: z.string(), callId: z.string(), question: z.string() }),
+]);
+export type InboxItem = z.infer<typeof inboxItemSchema>;
+export const inboxResponse = z.object({ items: z.array(inboxItemSchema) });
+
+export const startedResponse = z.object({ id: z.string(), kind: z.enum(['goal', 'session']) });
+export const controlResponse = z.looseObject({ status: z.string() });
+/** Views of a goal or session as their queries give them (workflows/definitions.ts). */
+export const goalResponse = z.looseObject({ state: z.looseObject({ goalId: z.string(), status: z.string() }), plan: z.looseObject({ tasks: z.array(taskSchema) }) });
+export const sessionResponse = z.looseObject({ state: z.looseObject({ sessionId: z.string(), status: z.string() }), transcript: z.looseObject({ messages: z.array(z.unknown()) }) });
