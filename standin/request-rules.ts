@@ -5,13 +5,9 @@
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Output limits by model family (the API's maximum `max_tokens`); 64 000 for current models. */
-export function maxOutputTokens(model: string): number {
-  if (/claude-opus-4-(0|1)\b|claude-opus-4-20250514|claude-opus-4-1-/.test(model)) return 32_000;
-  if (/claude-3-haiku/.test(model)) return 4_096;
-  if (/claude-3-5-/.test(model)) return 8_192;
-  return 64_000;
-}
+import { maxOutputTokens } from '../machines/model-limits';
+
+export { maxOutputTokens };
 
 function blocksOf(message: Json): Json[] | null {
   return Array.isArray(message.content) ? (message.content as unknown[]).filter(isObject) : null;

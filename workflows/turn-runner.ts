@@ -32,6 +32,7 @@ import {
   type TurnResult,
   type TurnState,
 } from '../machines/index';
+import { maxOutputTokens } from '../machines/model-limits';
 import { MODEL_FAILURE_CLASSES, type ModelFailureClass } from '../machines/model-retry';
 import { type CommandSandbox, evaluatePolicy, sandboxFor, toolKind, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import { interruptedToolResult, WORKER_SHUTDOWN_FAILURE } from '../machines/tool-result';
@@ -64,12 +65,9 @@ export interface TurnRunnerConfig {
   compactAboveTokens?: number | undefined;
   /** Extended thinking: the model may think up to this many tokens before it answers (on top of maxTokens). */
   thinking?: { budgetTokens: number } | undefined;
-  /** The largest output limit a call cut inside a tool_use may be retried with (default 64 000). */
+  /** The largest output limit a call cut inside a tool_use may be retried with (default: the model's own maximum). */
   maxTokensCeiling?: number | undefined;
 }
-
-/** The highest output limit current models accept (Sonnet 4.x, Haiku 4.5, Opus 4.5+). */
-export const DEFAULT_MAX_TOKENS_CEILING = 64_000;
 
 /** What a call sends as max_tokens: thinking tokens count towards it, so they are added. */
 export function effectiveMaxTokens(config: Pick<TurnRunnerConfig, 'maxTokens' | 'thinking'>): number {
@@ -77,9 +75,10 @@ export function effectiveMaxTokens(config: Pick<TurnRunnerConfig, 'maxTokens' | 
 }
 
 /** The one larger limit a call cut inside a tool_use gets: twice as much, within the ceiling; null when there is no room. */
-export function raisedMaxTokens(config: Pick<TurnRunnerConfig, 'maxTokens' | 'thinking' | 'maxTokensCeiling'>): number | null {
+export function raisedMaxTokens(config: Pick<TurnRunnerConfig, 'model' | 'maxTokens' | 'thinking' | 'maxTokensCeiling'>): number | null {
   const now = effectiveMaxTokens(config);
-  const raised = Math.min(now * 2, config.maxTokensCeiling ?? DEFAULT_MAX_TOKENS_CEILING);
+  // Opus 4 / 4.1 take 32 000 at most: asking for more is a 400, not a longer answer.
+  const raised = Math.min(now * 2, config.maxTokensCeiling ?? maxOutputTokens(config.model));
   return raised > now ? raised : null;
 }
 
