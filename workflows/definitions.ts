@@ -148,6 +148,8 @@ export interface TranscriptPage {
   messages: Message[];
   /** The conversation store's head (content-addressed segment id) for what is stored. */
   head: string | null;
+  /** Turns the model refused (stop_reason `refusal`), with the API's category and explanation: they add no message. */
+  refusals: { turnId: string; at: string; category: string | null; explanation: string | null }[];
 }
 
 export interface EventsPage {

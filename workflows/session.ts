@@ -88,6 +88,7 @@ import {
   type PendingApproval,
   type RunnerEvent,
   type StateView,
+  type TranscriptPage,
   type UsageView,
 } from './definitions';
 import { failureMessage, parsePayload as parse, parseStartInput, rejectUnknownUpdate, unknownSignal } from './payloads';
@@ -535,7 +536,15 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   setHandler(transcriptQuery, (raw) => {
     const input = parse(transcriptQuerySchema, raw, 'transcript') ?? {};
     const from = input.from ?? Math.max(conversation.first, conversation.total - (input.limit ?? 50));
-    return { total: conversation.total, firstAvailable: conversation.first, from: Math.max(from, conversation.first), messages: conversation.page(from, input.limit ?? 50), head: conversation.head };
+    // A refusal adds no message (nothing the model did not say is stored), so the
+    // transcript lists the turns that ended refused, from the event log, beside them.
+    const refusals: TranscriptPage['refusals'] = [];
+    for (const item of stream.getState().log) {
+      if (item.topic !== EVENTS_TOPIC) continue;
+      const entry = defaultPayloadConverter.fromPayload<LogEntry>(decodePayloadWire(item.data));
+      if (entry.kind === 'turn.refused') refusals.push({ turnId: entry.turnId, at: entry.at, category: entry.category, explanation: entry.explanation });
+    }
+    return { total: conversation.total, firstAvailable: conversation.first, from: Math.max(from, conversation.first), messages: conversation.page(from, input.limit ?? 50), head: conversation.head, refusals };
   });
   setHandler(eventsQuery, (raw) => {
     const input = parse(transcriptQuerySchema, raw, 'events') ?? {};

@@ -6,7 +6,7 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationProblems, type Message } from '../../machines/index';
 import { workflowsPath } from '../../worker/worker';
-import { interruptUpdate, userMessageUpdate } from '../../workflows/definitions';
+import { interruptUpdate, transcriptQuery, userMessageUpdate } from '../../workflows/definitions';
 import { say, sessionEnv, waitUntil } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
@@ -88,6 +88,10 @@ describe('model edges', () => {
       expect(log.find((e) => e.kind === 'session.turn_finished')).toMatchObject({ outcome: 'refused' });
       expect(log.find((e) => e.kind === 'turn.refused')).toMatchObject({ category: 'cyber', explanation: 'This request could enable malware development.' });
       expect(s.standin.requests).toHaveLength(1);
+      // The transcript shows it too: no message, and the refusal beside the messages.
+      const transcript = await run.handle.query(transcriptQuery);
+      expect(transcript.messages.filter((m) => m.role === 'assistant')).toEqual([]);
+      expect(transcript.refusals).toMatchObject([{ category: 'cyber', explanation: 'This request could enable malware development.' }]);
 
       await run.handle.executeUpdate(userMessageUpdate, { args: ['something else then'] });
       await run.waitForState((v) => v.status === 'active' && v.session.turns === 2);
