@@ -312,7 +312,8 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
     }
     result.workflows = all.length;
     for (const h of all) {
-      for (const e of await historyEvents(client, options.namespace, h.workflowId)) {
+      const events = await historyEvents(client, options.namespace, h.workflowId);
+      for (const e of events) {
         if (e.workflowTaskTimedOutEventAttributes) result.workflowTaskTimeouts++;
         const failed = e.workflowTaskFailedEventAttributes;
         if (!failed) continue;
@@ -324,7 +325,10 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
           continue;
         }
         result.workflowTaskFailures++;
-        if (result.failures.length < 20) result.failures.push(`${h.workflowId}: cause ${failed.cause}: ${failed.failure?.message?.slice(0, 300)}`);
+        // What closed the workflow says who failed the task (a server limit terminates it).
+        const terminated = events.find((x) => x.workflowExecutionTerminatedEventAttributes)?.workflowExecutionTerminatedEventAttributes;
+        const closedBy = terminated ? `; then terminated: ${terminated.reason ?? ''} (by ${terminated.identity ?? '?'})` : '';
+        if (result.failures.length < 20) result.failures.push(`${h.workflowId}: cause ${failed.cause}: ${failed.failure?.message?.slice(0, 300)}${closedBy}`);
       }
     }
   } finally {
