@@ -7,7 +7,6 @@
 import {
   CancellationScope,
   condition,
-  defaultPayloadConverter,
   getExternalWorkflowHandle,
   isCancellation,
   patched,
@@ -19,7 +18,7 @@ import {
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import { WorkflowStream, decodePayloadWire } from '@temporalio/workflow-streams/workflow';
+import { WorkflowStream } from '@temporalio/workflow-streams/workflow';
 import { ZERO_USAGE, type LogEvent, type TransitionError, type TurnLimits, type TurnResult, type Usage } from '../machines/index';
 import { EXACT_APPROVALS_PATCH, legacySessionRuleFor, rememberApproval, sessionApprovalFor, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import {
@@ -47,6 +46,7 @@ import { ConversationLog, SerialQueue, Timers } from './runtime';
 import { code, escapeMarkdown } from './markdown';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import { TurnRunner, type ToolEntry } from './turn-runner';
+import { eventsPage } from './event-log';
 import { reportEvent } from './telemetry-sink';
 
 export interface AgentInput {
@@ -249,18 +249,7 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
   );
   setHandler(pendingApprovalsQuery, () => pending());
   // The agent's own log by query, as the goal's (its tool calls and their results).
-  setHandler(goalEventsQuery, (raw) => {
-    const input = parsePayload(transcriptQuerySchema, raw, 'events') ?? {};
-    const { log } = stream.getState();
-    const entries: GoalLogEntry[] = [];
-    for (const item of log) {
-      if (item.topic !== EVENTS_TOPIC) continue;
-      const entry = defaultPayloadConverter.fromPayload<GoalLogEntry>(decodePayloadWire(item.data));
-      if (entry.seq >= (input.from ?? 0)) entries.push(entry);
-      if (entries.length >= (input.limit ?? 500)) break;
-    }
-    return { firstAvailable: 0, entries };
-  });
+  setHandler(goalEventsQuery, (raw) => eventsPage<GoalLogEntry>(stream, parsePayload(transcriptQuerySchema, raw, 'events') ?? {}, seq));
   setDefaultSignalHandler((name) => queue.post(() => publish(unknownSignal('turn', turns.state?.status ?? 'idle', name, AGENT_SIGNALS))));
   setDefaultUpdateHandler((name) => rejectUnknownUpdate(name, AGENT_SIGNALS));
 

@@ -9,7 +9,6 @@ import {
   allHandlersFinished,
   CancellationScope,
   condition,
-  defaultPayloadConverter,
   getExternalWorkflowHandle,
   isCancellation,
   patched,
@@ -25,7 +24,7 @@ import {
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import { WorkflowStream, decodePayloadWire } from '@temporalio/workflow-streams/workflow';
+import { WorkflowStream } from '@temporalio/workflow-streams/workflow';
 import type { StoreActivities } from '../activities/conversation-store';
 import type { ModelActivities, ModelCallInput, ModelCallResult } from '../activities/llm';
 import { MODEL_ACTIVITY_OPTIONS } from '../activities/llm-options';
@@ -113,6 +112,7 @@ import { goalOptionsSchema } from './start-input';
 import { code, escapeMarkdown } from './markdown';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import { modelFailure, type ToolEntry } from './turn-runner';
+import { eventsPage } from './event-log';
 import { reportEvent } from './telemetry-sink';
 
 export interface GoalOptions {
@@ -645,18 +645,7 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
     usage: usageView(),
     nextEventSeq: seq,
   }));
-  setHandler(goalEventsQuery, (raw) => {
-    const input = parse(transcriptQuerySchema, raw, 'events') ?? {};
-    const { log, base_offset } = stream.getState();
-    const entries: GoalLogEntry[] = [];
-    for (const item of log) {
-      if (item.topic !== EVENTS_TOPIC) continue;
-      const entry = defaultPayloadConverter.fromPayload<GoalLogEntry>(decodePayloadWire(item.data));
-      if (entry.seq >= (input.from ?? 0)) entries.push(entry);
-      if (entries.length >= (input.limit ?? 500)) break;
-    }
-    return { firstAvailable: base_offset, entries };
-  });
+  setHandler(goalEventsQuery, (raw) => eventsPage<GoalLogEntry>(stream, parse(transcriptQuerySchema, raw, 'events') ?? {}, seq));
 
   // Registered here, after `pending` and `report` exist: a report buffered before the
   // first activation is delivered as soon as its handler is set.

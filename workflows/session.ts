@@ -98,6 +98,7 @@ import { sessionOptionsSchema } from './start-input';
 import { code, escapeMarkdown } from './markdown';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import { streamedUsageOf, TurnRunner, type ToolEntry } from './turn-runner';
+import { eventsPage, heldEvents } from './event-log';
 import { reportEvent } from './telemetry-sink';
 
 type McpActivities = McpBridge['activities'];
@@ -539,27 +540,12 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
     // A refusal adds no message (nothing the model did not say is stored), so the
     // transcript lists the turns that ended refused, from the event log, beside them.
     const refusals: TranscriptPage['refusals'] = [];
-    for (const item of stream.getState().log) {
-      if (item.topic !== EVENTS_TOPIC) continue;
-      const entry = defaultPayloadConverter.fromPayload<LogEntry>(decodePayloadWire(item.data));
+    for (const entry of heldEvents<LogEntry>(stream)) {
       if (entry.kind === 'turn.refused') refusals.push({ turnId: entry.turnId, at: entry.at, category: entry.category, explanation: entry.explanation });
     }
     return { total: conversation.total, firstAvailable: conversation.first, from: Math.max(from, conversation.first), messages: conversation.page(from, input.limit ?? 50), head: conversation.head, refusals };
   });
-  setHandler(eventsQuery, (raw) => {
-    const input = parse(transcriptQuerySchema, raw, 'events') ?? {};
-    const { log } = stream.getState();
-    const entries: LogEntry[] = [];
-    for (const item of log) {
-      if (item.topic !== EVENTS_TOPIC) continue;
-      const entry = defaultPayloadConverter.fromPayload<LogEntry>(decodePayloadWire(item.data));
-      if (entry.seq >= (input.from ?? 0)) entries.push(entry);
-      if (entries.length >= (input.limit ?? 500)) break;
-    }
-    // The seq of the oldest entry this run holds (older ones were trimmed at continue-as-new).
-    const first = log.find((item) => item.topic === EVENTS_TOPIC);
-    return { firstAvailable: first ? defaultPayloadConverter.fromPayload<LogEntry>(decodePayloadWire(first.data)).seq : seq, entries };
-  });
+  setHandler(eventsQuery, (raw) => eventsPage<LogEntry>(stream, parse(transcriptQuerySchema, raw, 'events') ?? {}, seq));
   setHandler(stateQuery, (): StateView => {
     const turn = turns.state && session.turnId === turns.turnId ? turns.state : null;
     return {
