@@ -7,7 +7,7 @@
 // - metrics (OTEL_METRICS_EXPORTER=prometheus): Keel's counters on
 //   http://OTEL_EXPORTER_PROMETHEUS_HOST:OTEL_EXPORTER_PROMETHEUS_PORT/metrics (default
 //   0.0.0.0:9464), and the Temporal runtime's own metrics on the next port (9465).
-import { type Attributes, type Span, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { type Attributes, type Counter, type Histogram, type Span, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
@@ -107,14 +107,14 @@ export function keelTelemetrySink(instruments: KeelInstruments | null): Injected
 }
 
 interface KeelInstruments {
-  modelCalls: ReturnType<ReturnType<MeterProvider['getMeter']>['createCounter']>;
-  tokens: ReturnType<ReturnType<MeterProvider['getMeter']>['createCounter']>;
-  cost: ReturnType<ReturnType<MeterProvider['getMeter']>['createCounter']>;
-  toolCalls: ReturnType<ReturnType<MeterProvider['getMeter']>['createCounter']>;
-  toolSeconds: ReturnType<ReturnType<MeterProvider['getMeter']>['createHistogram']>;
-  transitions: ReturnType<ReturnType<MeterProvider['getMeter']>['createCounter']>;
-  approvals: ReturnType<ReturnType<MeterProvider['getMeter']>['createCounter']>;
-  approvalWait: ReturnType<ReturnType<MeterProvider['getMeter']>['createHistogram']>;
+  modelCalls: Counter;
+  tokens: Counter;
+  cost: Counter;
+  toolCalls: Counter;
+  toolSeconds: Histogram;
+  transitions: Counter;
+  approvals: Counter;
+  approvalWait: Histogram;
 }
 
 /** The workflow-side interceptors of Temporal's OpenTelemetry package, for the bundler. */

@@ -4,59 +4,32 @@
 // the call finishes inside the grace time, and the model was called once. SIGTERM in the
 // middle of a long command: after the grace time the command is killed and the call runs
 // again on the other worker.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandin } from '../../standin/server';
 import { transcriptQuery, userMessageSignal } from '../../workflows/definitions';
 import { sessionWorkflow } from '../../workflows/session';
+import { buildCompiledWorker, type CompiledBuild, type CompiledWorker } from '../fixtures/compiled-worker';
 import { makeWorkspace, say, use } from '../fixtures/session-harness';
 import { connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const KEY = 'sk-ant-test-compiled-1';
 
 let env: TemporalTestEnv;
-// Its own build, so test files running side by side do not replace each other's.
-const outDir = path.join(root, '.keel', `dist-test-${process.pid}`);
+let build: CompiledBuild;
 
 beforeAll(async () => {
   env = await connectTestEnv();
-  await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/build.ts', outDir], { cwd: root });
+  build = await buildCompiledWorker();
 }, 180_000);
 afterAll(async () => {
-  await fs.rm(outDir, { recursive: true, force: true });
+  await build?.remove();
   await env?.close();
 });
 
-interface Running {
-  child: ChildProcess;
-  output: string[];
-  exited: Promise<number | null>;
-}
-
-/** `npm start` without npm: plain node on the compiled code (no tsx loader). */
-function startCompiledWorker(taskQueue: string, extra: NodeJS.ProcessEnv): Promise<Running> {
-  const child = spawn(process.execPath, [path.join(outDir, 'worker/main.js')], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace, KEEL_TASK_QUEUE: taskQueue, ANTHROPIC_API_KEY: KEY, ...extra },
-  });
-  const output: string[] = [];
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output.push(chunk.toString());
-      if (output.join('').includes('keel worker: polling')) resolve({ child, output, exited });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    void exited.then((code) => reject(new Error(`worker exited with ${code}:\n${output.join('')}`)));
-  });
-}
+const startCompiledWorker = (taskQueue: string, extra: NodeJS.ProcessEnv) =>
+  build.start({ TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace, KEEL_TASK_QUEUE: taskQueue, ANTHROPIC_API_KEY: KEY, ...extra });
 
 describe('compiled worker', () => {
   it('runs from dist/ with the prebuilt bundle, and a SIGTERM mid model call does not pay for the call twice', async () => {
@@ -67,7 +40,7 @@ describe('compiled worker', () => {
     const taskQueue = uniqueTaskQueue('compiled');
     const workerEnv = { ANTHROPIC_BASE_URL: standin.url, KEEL_SHUTDOWN_GRACE: '20s' };
     const first = await startCompiledWorker(taskQueue, workerEnv);
-    let second: Running | undefined;
+    let second: CompiledWorker | undefined;
     try {
       const handle = await env.client.workflow.start(sessionWorkflow, { taskQueue, workflowId: `${taskQueue}-s`, args: [{ workspace, policy: { mode: 'full-auto' } }] });
       await handle.signal(userMessageSignal, { text: 'slow please' });
@@ -104,7 +77,7 @@ describe('compiled worker', () => {
     const taskQueue = uniqueTaskQueue('compiled-cmd');
     const workerEnv = { ANTHROPIC_BASE_URL: standin.url, KEEL_SHUTDOWN_GRACE: '1s' };
     const first = await startCompiledWorker(taskQueue, workerEnv);
-    let second: Running | undefined;
+    let second: CompiledWorker | undefined;
     try {
       const handle = await env.client.workflow.start(sessionWorkflow, { taskQueue, workflowId: `${taskQueue}-s`, args: [{ workspace, policy: { mode: 'full-auto' } }] });
       await handle.signal(userMessageSignal, { text: 'run the long command' });

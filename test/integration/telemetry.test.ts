@@ -3,13 +3,9 @@
 // OpenTelemetry Collector and Jaeger accept), and serving Prometheus metrics that the test
 // scrapes. One session turn with a tool call gives one trace: client → workflow → model
 // call (GenAI attributes) → tool call.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { context, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
@@ -19,10 +15,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandin } from '../../standin/server';
 import { approveSignal, pendingApprovalsQuery, transcriptQuery, userMessageSignal } from '../../workflows/definitions';
 import { sessionWorkflow } from '../../workflows/session';
+import { buildCompiledWorker, type CompiledBuild } from '../fixtures/compiled-worker';
 import { makeWorkspace, say, use } from '../fixtures/session-harness';
 import { connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 interface OtlpValue {
   stringValue?: string;
@@ -41,8 +37,7 @@ const value = (v: OtlpValue): unknown => v.stringValue ?? (v.intValue !== undefi
 const attrs = (s: OtlpSpan) => Object.fromEntries(s.attributes.map((a) => [a.key, value(a.value)]));
 
 let env: TemporalTestEnv;
-// Its own build, so test files running side by side do not replace each other's.
-const outDir = path.join(root, '.keel', `dist-test-${process.pid}`);
+let build: CompiledBuild;
 let receiver: Server;
 const spans: OtlpSpan[] = [];
 
@@ -56,7 +51,7 @@ async function freePort(): Promise<number> {
 
 beforeAll(async () => {
   env = await connectTestEnv();
-  await promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/build.ts', outDir], { cwd: root });
+  build = await buildCompiledWorker();
   receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -72,7 +67,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await fs.rm(outDir, { recursive: true, force: true });
+  await build?.remove();
   receiver?.close();
   await env?.close();
 });
@@ -90,33 +85,19 @@ describe('telemetry', () => {
     const workspace = await makeWorkspace();
     const taskQueue = uniqueTaskQueue('otel');
     const metricsPort = await freePort();
-    const worker: ChildProcess = spawn(process.execPath, [path.join(outDir, 'worker/main.js')], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        PATH: process.env.PATH,
-        TEMPORAL_ADDRESS: env.address,
-        KEEL_TASK_QUEUE: taskQueue,
-        ANTHROPIC_API_KEY: 'sk-ant-test-otel-1',
-        ANTHROPIC_BASE_URL: standin.url,
-        OTEL_SERVICE_NAME: 'keel-test-worker',
-        OTEL_TRACES_EXPORTER: 'otlp',
-        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
-        OTEL_METRICS_EXPORTER: 'prometheus',
-        OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1',
-        OTEL_EXPORTER_PROMETHEUS_PORT: String(metricsPort),
-      },
+    const { child: worker, output } = await build.start({
+      TEMPORAL_ADDRESS: env.address,
+      KEEL_TASK_QUEUE: taskQueue,
+      ANTHROPIC_API_KEY: 'sk-ant-test-otel-1',
+      ANTHROPIC_BASE_URL: standin.url,
+      OTEL_SERVICE_NAME: 'keel-test-worker',
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
+      OTEL_METRICS_EXPORTER: 'prometheus',
+      OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1',
+      OTEL_EXPORTER_PROMETHEUS_PORT: String(metricsPort),
     });
-    let log = '';
-    await new Promise<void>((resolve, reject) => {
-      const onData = (c: Buffer) => {
-        log += c.toString();
-        if (log.includes('keel worker: polling')) resolve();
-      };
-      worker.stdout!.on('data', onData);
-      worker.stderr!.on('data', onData);
-      worker.once('exit', (code) => reject(new Error(`worker exited ${code}: ${log}`)));
-    });
+    const log = output.join('');
     expect(log).toContain(`metrics on http://127.0.0.1:${metricsPort}/metrics`);
 
     // The caller's side: an application with its own tracer, starting the session in a span.
