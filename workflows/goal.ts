@@ -106,7 +106,7 @@ import {
   submitReviewTool,
   toTaskInputs,
 } from './planning';
-import { preview } from './preview';
+import { preview, previewValue } from './preview';
 import { SerialQueue, Timers } from './runtime';
 import { goalOptionsSchema } from './start-input';
 import { code, escapeMarkdown } from './markdown';
@@ -639,7 +639,7 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
     goalId,
     status: goal.status,
     reason: reasonOf(goal),
-    goal,
+    goal: previewValue(goal),
     running: [...children].map(([agentId, c]) => ({ agentId, taskId: c.taskId })),
     pendingApprovals: pending(),
     usage: usageView(),

@@ -32,6 +32,20 @@ export function preview<E extends LogEvent | GoalRunnerEvent>(event: E): E {
   return bounded;
 }
 
+/** A value a query answers with (a state view holding queued messages or steers): every
+ *  long text cut to a preview, so that the answer stays under the server's blob limit. */
+export function previewValue<T>(value: T): T {
+  return clipStrings(value) as T;
+}
+
+// A state's shape is fixed by its machine's schema: no depth limit, unlike tool arguments.
+function clipStrings(value: unknown): unknown {
+  if (typeof value === 'string') return clip(value, TEXT_PREVIEW_CHARS);
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(clipStrings);
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, clipStrings(v)]));
+}
+
 /** How a text appears in the log (a client matches its own message against `turn.started`). */
 export function previewText(text: string): string {
   return clip(text, TEXT_PREVIEW_CHARS);

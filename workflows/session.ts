@@ -92,7 +92,7 @@ import {
   type UsageView,
 } from './definitions';
 import { failureMessage, parsePayload as parse, parseStartInput, rejectUnknownUpdate, unknownSignal } from './payloads';
-import { preview } from './preview';
+import { preview, previewValue } from './preview';
 import { ConversationLog, SerialQueue, Timers, type ConversationSnapshot } from './runtime';
 import { sessionOptionsSchema } from './start-input';
 import { code, escapeMarkdown } from './markdown';
@@ -552,7 +552,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       sessionId,
       status: session.status,
       reason: 'reason' in session ? session.reason : 'error' in session ? session.error : null,
-      session,
+      session: previewValue(session),
       turn: turn ? { turnId: turn.config.turnId, status: turn.status, step: turn.status === 'idle' ? null : turn.step } : null,
       queueLength: session.queue.length,
       pendingApprovals: pending(),

@@ -51,6 +51,12 @@ export interface FuzzResult {
   workflowTaskTimeouts: number;
   /** WorkflowTaskFailed with cause UNHANDLED_COMMAND: a completion retried because signals arrived meanwhile. */
   completionsDeferredBySignals: number;
+  /** WorkflowTaskFailed with cause FORCE_CLOSE_COMMAND from the server itself ("history-service"):
+   *  signals buffered behind a task in flight passed the server's buffered-events limit (2 MB by
+   *  default), so it failed that task to write them to history; a fresh task sees them all.
+   *  Workflow code never runs in that decision and a bare workflow meets it the same way
+   *  (test/integration/buffer-flush.test.ts). Counted apart when the workflow went on afterwards. */
+  serverForcedRetries: number;
   /** Updates the server refused while such a completion was being retried (FAILED_PRECONDITION; a client retries). */
   updatesRefusedWhileCompleting: number;
   /** The first failures' messages, by workflow (empty on a pass). */
@@ -66,6 +72,8 @@ export interface FuzzResult {
 
 /** temporal.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND */
 const UNHANDLED_COMMAND = 1;
+/** temporal.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE_COMMAND */
+const FORCE_CLOSE_COMMAND = 17;
 const UNKNOWN_NAMES = ['aprove', 'Approve', 'user_message', 'stop ', '🛑', 'x'.repeat(300), '__proto__', 'constructor', 'agentreport', 'query'];
 const ENCODINGS = ['json/protobuf', 'binary/protobuf', 'binary/unknown', 'json/plain', 'text/plain', '', 'bogus\u0000'];
 
@@ -179,6 +187,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
     workflowTaskFailures: 0,
     workflowTaskTimeouts: 0,
     completionsDeferredBySignals: 0,
+    serverForcedRetries: 0,
     updatesRefusedWhileCompleting: 0,
     failures: [],
     replaced: 0,
@@ -322,6 +331,11 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
         // failure of workflow code, and counted apart. Every other cause is a failure.
         if (Number(failed.cause) === UNHANDLED_COMMAND) {
           result.completionsDeferredBySignals++;
+          continue;
+        }
+        const wentOn = events.some((x) => Number(x.eventId) > Number(e.eventId) && x.workflowTaskCompletedEventAttributes);
+        if (Number(failed.cause) === FORCE_CLOSE_COMMAND && failed.identity === 'history-service' && wentOn) {
+          result.serverForcedRetries++;
           continue;
         }
         result.workflowTaskFailures++;
