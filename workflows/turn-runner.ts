@@ -32,6 +32,7 @@ import {
   type TurnResult,
   type TurnState,
 } from '../machines/index';
+import { observe, type Observer } from '../machines/core';
 import { maxOutputTokens } from '../machines/model-limits';
 import { MODEL_FAILURE_CLASSES, type ModelFailureClass } from '../machines/model-retry';
 import { type CommandSandbox, evaluatePolicy, sandboxFor, toolKind, type PolicyConfig, type SessionApproval } from '../machines/policy';
@@ -101,6 +102,8 @@ export interface TurnHost {
   /** The turn's `finish` and `ask_human` directives, for the session (or the parent goal). */
   finished(result: TurnResult): void;
   asked(turnId: string, callId: string, question: string): void;
+  /** Sees every transition of the turn machine (the host's counters). */
+  observer?: Observer<TurnState, TurnEvent, TurnDirective>;
 }
 
 const ASK_TOOL = 'ask_user';
@@ -111,10 +114,14 @@ export class TurnRunner {
   private readonly scopes = new Map<string, CancellationScope>();
   private readonly inflight = new Set<string>();
 
+  private readonly transition: (state: TurnState, event: TurnEvent) => TransitionResult<TurnState, TurnDirective>;
+
   constructor(
     private readonly config: TurnRunnerConfig,
     private readonly host: TurnHost,
-  ) {}
+  ) {
+    this.transition = host.observer ? observe(turnMachine, host.observer) : (state, event) => turnMachine.transition(state, event);
+  }
 
   get turnId(): string | null {
     return this.state?.config.turnId ?? null;
@@ -158,7 +165,7 @@ export class TurnRunner {
     if (state === null) {
       return { ok: false, error: { code: 'not_allowed', machine: 'turn', state: 'none', event: event.type, message: 'turn: no turn is running' } };
     }
-    const result = turnMachine.transition(state, this.complete(event));
+    const result = this.transition(state, this.complete(event));
     if (!result.ok) return result;
     this.state = result.state;
     for (const directive of result.directives) this.execute(state.config.turnId, directive);
