@@ -419,6 +419,8 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
   setHandler(agentReportSignal, (raw: unknown) => host.post(() => agents.report(raw)));
 
   // ---- run --------------------------------------------------------------------------------------
+  const wantsNewRun = () => MachineHost.wantsNewRun(options.continueAsNewWhenSuggested ?? true, options.continueAsNewAfterEvents);
+  const quiet = () => handingOver && agents.children.size === 0 && !models.busy;
   host.start('autonomy', () => goal.state.status, () => {
     goal.execute(created.directives);
     if (!carry) return initialize();
@@ -426,8 +428,6 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
     for (const d of carry.deferred) execute(d as Parameters<typeof execute>[0]);
   });
 
-  const wantsNewRun = () => MachineHost.wantsNewRun(options.continueAsNewWhenSuggested ?? true, options.continueAsNewAfterEvents);
-  const quiet = () => handingOver && agents.children.size === 0 && !models.busy;
   try {
     await condition(() => done !== null || quiet());
   } catch (error) {

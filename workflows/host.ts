@@ -10,6 +10,7 @@ import {
   allHandlersFinished,
   condition,
   type defineUpdate,
+  log,
   setCurrentDetails,
   setDefaultSignalHandler,
   setDefaultUpdateHandler,
@@ -167,6 +168,7 @@ export class MachineHost<Entry extends { seq: number }, Event extends { kind: st
 
   /** The end of a run: what people see is final, subscribers read the last events, handlers finish. */
   async finish(): Promise<void> {
+    this.logMetrics('finished');
     this.report();
     this.stream.detachPollers();
     await condition(allHandlersFinished);
@@ -197,8 +199,14 @@ export class MachineHost<Entry extends { seq: number }, Event extends { kind: st
     return (whenSuggested && info.continueAsNewSuggested) || (afterEvents != null && info.historyLength >= afterEvents);
   }
 
+  /** The worker's log gets each run's transition counts (the workflow logger: never on replay). */
+  logMetrics(ending: 'finished' | 'continued as new'): void {
+    log.info(`transition counts (${this.options.kind} ${ending})`, { workflowId: this.workflowId, machines: this.metrics().machines });
+  }
+
   /** The event log (trimmed to its newest entries), timers and counters for the next run. */
   carry(): HostCarry {
+    this.logMetrics('continued as new');
     const state = this.stream.getState();
     let kept = 0;
     let trim = state.log.length;

@@ -140,6 +140,8 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   let deferredTurn: StartTurn | null = carry?.deferredTurn ?? null;
   let handingOver = false;
   const finishedTurns = new FinishedTurns(carry?.finishedTurns);
+  // Known before the first handler runs: an awaitTurn buffered for this run may name it.
+  if (deferredTurn !== null) finishedTurns.started(deferredTurn.turnId, deferredTurn.messageId);
   const run = (carry?.run ?? 0) + 1;
 
   const host: MachineHost<LogEntry> = new MachineHost<LogEntry>({
@@ -374,6 +376,14 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   });
 
   // ---- run -----------------------------------------------------------------------------------
+  const turnsAtStart = session.state.turns;
+  const limit = options.continueAsNewAfterTurns ?? null;
+  const onSuggestion = options.continueAsNewWhenSuggested ?? true;
+  const idle = () => !turns.busy && session.state.status !== 'initializing' && session.state.status !== 'closing';
+  const quiet = () => idle() && (session.state.turnId === null || deferredTurn !== null);
+  function wantsNewRun(): boolean {
+    return MachineHost.wantsNewRun(onSuggestion, null) || (limit !== null && session.state.turns - turnsAtStart >= limit);
+  }
   host.start('session', () => session.state.status, () => {
     session.execute(created.directives);
     if (carry) host.rearm(carry.timers, (timerId) => session.record(`timer ${timerId}`, session.timerFired(timerId)));
@@ -384,14 +394,6 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
     }
   });
 
-  const turnsAtStart = session.state.turns;
-  const limit = options.continueAsNewAfterTurns ?? null;
-  const onSuggestion = options.continueAsNewWhenSuggested ?? true;
-  const idle = () => !turns.busy && session.state.status !== 'initializing' && session.state.status !== 'closing';
-  const quiet = () => idle() && (session.state.turnId === null || deferredTurn !== null);
-  function wantsNewRun(): boolean {
-    return MachineHost.wantsNewRun(onSuggestion, null) || (limit !== null && session.state.turns - turnsAtStart >= limit);
-  }
   await condition(() => done !== null || (quiet() && wantsNewRun()));
   if (done === null) {
     handingOver = true;
