@@ -35,7 +35,14 @@ describe('machine host', () => {
     await s.run(async () => {
       const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
       const session = await keel.startSession({ workspace: s.workspace });
-      const [a, b] = await Promise.all([session.send('same words'), session.send('same words')]);
+      // Both wait in the queue before either turn starts (the old text match took the first
+      // turn.started of that text for both).
+      await waitFor(() => session.state(), (v) => v.status === 'active');
+      await session.pause();
+      const sending = Promise.all([session.send('same words'), session.send('same words')]);
+      await waitFor(() => session.state(), (v) => v.queueLength === 2);
+      await session.resume();
+      const [a, b] = await sending;
       expect(a.messageId).not.toBe(b.messageId);
       expect(a.turnId).not.toBe(b.turnId);
       expect([a.outcome, b.outcome]).toEqual(['completed', 'completed']);
