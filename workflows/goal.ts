@@ -34,7 +34,6 @@ import {
   findExhaustion,
   goalMachine,
   remainingForTurn,
-  addCallUsage,
   ZERO_USAGE,
   type BudgetLimits,
   type CallUsage,
@@ -49,6 +48,7 @@ import {
   type TransitionError,
   type Usage,
 } from '../machines/index';
+import { afterFailedRound, afterUnusableAnswer } from '../machines/answer-retry';
 import { defaultPolicy, type PolicyConfig, type PolicyConfigInput } from '../machines/policy';
 import type { AgentInput, AgentResult } from './agent';
 import { agentWorkflow } from './agent';
@@ -93,6 +93,7 @@ import { failureMessage, parsePayload as parse, parseStartInput, rejectUnknownUp
 import {
   CRITIC_SYSTEM,
   describeAttempts,
+  finishTaskTool,
   type AttemptRecord,
   PLANNER_SYSTEM,
   planPrompt,
@@ -312,24 +313,19 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
       toolChoice: { type: 'tool', name },
       conversation: { kind: 'inline', messages: [{ role: 'user', content: prompt }] },
     };
-    // One tier of retries, here: the goal cannot go on without its planner or critic, so
-    // they get more attempts than a turn's call (PLANNER_ATTEMPTS, about 35 s at most of
-    // waiting) — a planner failing on one bad minute stopped whole goals in `npm run chaos`.
-    // Malformed output and fatal errors are never retried; every attempt's spend is counted.
+    // One tier of retries, here, by the rule in machines/answer-retry.ts.
     const call = scope.run(async () => {
-      for (let round = 1; ; round++) {
+      for (let round = 1; ; ) {
         const id = round === 1 ? activityId : `${activityId}-round-${round}`;
         try {
           return await callModelAs(id)({ ...request, callId: id });
         } catch (error) {
           if (isCancellation(error)) throw error;
-          // What a failed attempt was billed for counts like any other spend (issue [3/7]).
-          const failed = modelFailure(error);
-          if (failed.usage) countFailedCall(name, failed.usage);
-          // The failure's details say whether it is worth another round (the activity marks
-          // every failure non-retryable for Temporal itself: one retry tier, not two).
-          if (round >= PLANNER_ATTEMPTS || !failed.retryable) throw error;
-          await sleep(Math.max(PLANNER_BACKOFF_MS[round - 1] ?? PLANNER_BACKOFF_MS.at(-1)!, failed.retryAfterMs ?? 0));
+          const decided = afterFailedRound(round, modelFailure(error));
+          if (decided.spent !== null) countSpent(name, decided.spent);
+          if (decided.next.type === 'give_up') throw error;
+          await sleep(decided.next.delayMs);
+          round = decided.next.round;
         }
       }
     });
@@ -338,9 +334,9 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
     return call.then((result) => ({ input: toolInput(result, name), usage: callUsage(result) }));
   }
 
-  function countFailedCall(name: string, spent: CallUsage): void {
+  /** What a failed or unusable answer was billed for counts like any other spend (issue [3/7]). */
+  function countSpent(name: string, usage: Usage): void {
     if (goalMachine.isTerminal(goal)) return;
-    const usage = addCallUsage(ZERO_USAGE, spent);
     applyOrRecord(name === SUBMIT_PLAN ? 'planner' : 'critic', { type: 'usage_reported', usage });
   }
 
@@ -378,12 +374,13 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
           } else {
             problems = shapeProblems(parsed.error);
           }
-          if (attempt < goal.config.maxPlanAttempts) {
-            applyOrRecord('critic', { type: 'usage_reported', usage: { ...ZERO_USAGE, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, costUsd: usage.costUsd ?? 0, unpricedCalls: usage.costUsd === null ? 1 : 0 } });
-            if (goal.status === 'reviewing') requestReview(cycle, problems, attempt + 1);
+          const decided = afterUnusableAnswer(attempt, goal.config.maxPlanAttempts, problems, usage);
+          countSpent(SUBMIT_REVIEW, decided.spent);
+          if (decided.next.type === 'ask_again') {
+            if (goal.status === 'reviewing') requestReview(cycle, decided.next.errors, decided.next.attempt);
             return;
           }
-          applyOrRecord('critic', { type: 'model_failed', error: `no usable review after ${attempt} answers: ${problems.join('; ')}` });
+          if (goal.status === 'reviewing') applyOrRecord('critic', { type: 'model_failed', error: decided.next.error });
         }),
       (error: unknown) => {
         if (isCancellation(error)) return;
@@ -508,8 +505,11 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
         loadPolicy({ workspace: options.workspace, ...(options.policy !== undefined ? { options: options.policy } : {}) }),
       ]);
       if (!loaded.ok) return { ok: false as const, error: loaded.error };
-      // Nobody talks to a task agent directly, so it gets no ask_user.
-      const entries: ToolEntry[] = builtin.filter((t) => t.spec.name !== 'ask_user').map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions }));
+      // Nobody talks to a task agent directly, so it gets no ask_user; it ends with finish_task.
+      const entries: ToolEntry[] = [
+        ...builtin.filter((t) => t.spec.name !== 'ask_user').map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions })),
+        { spec: finishTaskTool, readOnly: false },
+      ];
       const ref = await storeSegment({ store: storeDir, parent: null, items: entries.map((t) => t.spec) });
       return { ok: true as const, policy: loaded.policy, tools: entries, toolsRef: ref };
     })().then(
@@ -725,11 +725,6 @@ export async function goalWorkflow(options: GoalOptions): Promise<GoalResult> {
     planVersion: goal.planVersion,
   };
 }
-
-/** Rounds of model activity attempts before the planner or critic counts as failed. */
-const PLANNER_ATTEMPTS = 8;
-/** Seed 001's 1 s / 2 s / 3 s, then 5 s apart; a longer retry-after wins. */
-const PLANNER_BACKOFF_MS = [1_000, 2_000, 3_000, 5_000, 5_000, 5_000, 5_000];
 
 /** An error the activity's own retries gave up on that a later round may not see again. */
 function reasonOf(goal: GoalState): string | null {

@@ -1,7 +1,7 @@
 // read_file: a text file, by line range, with line numbers, within a size budget.
 import { z } from 'zod';
 import { type ToolContext } from './context';
-import { type ToolResult, toolOk } from './result';
+import { type ToolFacts, type ToolResult, toolOk } from './result';
 import { looksBinary, formatBytes } from './text';
 import { openExisting, ToolError } from './workspace';
 
@@ -39,10 +39,11 @@ export async function readFile(ctx: ToolContext, input: ReadFileInput): Promise<
   } finally {
     await opened.handle.close();
   }
+  const read: ToolFacts = { kind: 'read', bytes: bytes.length, files: 1 };
   if (looksBinary(bytes)) {
-    return toolOk(`${opened.rel} is a binary file (${formatBytes(bytes.length)}); its content is not shown.`);
+    return toolOk(`${opened.rel} is a binary file (${formatBytes(bytes.length)}); its content is not shown.`, read);
   }
-  if (bytes.length === 0) return toolOk(`${opened.rel} is empty.`);
+  if (bytes.length === 0) return toolOk(`${opened.rel} is empty.`, read);
   const text = bytes.toString('utf8');
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
@@ -67,5 +68,5 @@ export async function readFile(ctx: ToolContext, input: ReadFileInput): Promise<
   if (shownLast < lines.length) {
     out.push(`[lines ${first}–${shownLast} of ${lines.length} shown; read on with offset: ${shownLast + 1}]`);
   }
-  return toolOk(out.join('\n'));
+  return toolOk(out.join('\n'), read);
 }

@@ -43,13 +43,26 @@ function pidsIn(text: string): number[] {
 
 describe('run_command', () => {
   it('returns combined output and the exit code; non-zero is an error', async () => {
-    expect(await run({ command: 'echo out; echo err >&2; exit 0' })).toEqual({ is_error: false, content: '$ echo out; echo err >&2; exit 0\nout\nerr\n[exit code 0]' });
-    expect(await run({ command: 'echo failing; exit 3' })).toEqual({ is_error: true, content: '$ echo failing; exit 3\nfailing\n[exit code 3]' });
+    // The exit code travels as data beside the text (facts), so nobody parses the footer.
+    expect(await run({ command: 'echo out; echo err >&2; exit 0' })).toEqual({
+      is_error: false,
+      content: '$ echo out; echo err >&2; exit 0\nout\nerr\n[exit code 0]',
+      facts: { kind: 'command', command: 'echo out; echo err >&2; exit 0', exitCode: 0, timedOut: false, bytes: 8, lines: 2 },
+    });
+    expect(await run({ command: 'echo failing; exit 3' })).toEqual({
+      is_error: true,
+      content: '$ echo failing; exit 3\nfailing\n[exit code 3]',
+      facts: { kind: 'command', command: 'echo failing; exit 3', exitCode: 3, timedOut: false, bytes: 8, lines: 1 },
+    });
   });
 
   it('runs argv without a shell', async () => {
     const result = await run({ command: ['echo', '$HOME && rm -rf /', ';'] });
-    expect(result).toEqual({ is_error: false, content: "$ echo '$HOME && rm -rf /' ';'\n$HOME && rm -rf / ;\n[exit code 0]" });
+    expect(result).toEqual({
+      is_error: false,
+      content: "$ echo '$HOME && rm -rf /' ';'\n$HOME && rm -rf / ;\n[exit code 0]",
+      facts: { kind: 'command', command: "echo '$HOME && rm -rf /' ';'", exitCode: 0, timedOut: false, bytes: 20, lines: 1 },
+    });
     expect(await run({ command: ['definitely-not-a-program-keel'] })).toMatchObject({ is_error: true, content: matching(/could not start: spawn definitely-not-a-program-keel ENOENT|execvp definitely-not-a-program-keel: No such file/) });
     expect(await run({ command: ['definitely-not-a-program-keel'] }, unsandboxed())).toMatchObject({ is_error: true, content: matching(/could not start: spawn definitely-not-a-program-keel ENOENT/) });
   });
