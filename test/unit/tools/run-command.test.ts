@@ -95,6 +95,8 @@ describe('run_command', () => {
     expect(Buffer.byteLength(result.content)).toBeLessThanOrEqual(30_000);
     expect(result.content).toMatch(/\[… [\d,]+ of 10,485,769 bytes cut here\. The full output is saved at \.keel\/artifacts\/run_command-[0-9a-f]+\.txt/);
     expect(result.content).toMatch(/THE-END\n\n\[exit code 0\]$/);
+    // The facts are not cut with the text.
+    expect(result.facts).toMatchObject({ kind: 'command', exitCode: 0, timedOut: false, bytes: 10_485_769, lines: 2 });
     const artifact = result.artifact ?? '';
     expect((await fs.stat(path.join(t.dir, artifact))).size).toBe(10_485_769);
     // The model reads it back with its own tools.
@@ -170,6 +172,7 @@ describe('run_command', () => {
     const marker = '3001.417';
     const result = await run({ command: `sleep ${marker} & (sleep ${marker} & wait) & wait`, timeout_seconds: 1 });
     expect(result).toMatchObject({ is_error: true, timed_out: true, content: matching(/\[timed out after 1 s; the command and all processes it started were killed\]$/) });
+    expect(result.facts).toMatchObject({ kind: 'command', exitCode: null, timedOut: true });
     expect(await waitFor(() => hostPidsWith(marker).length === 0, 2_000)).toBe(true);
   });
 
