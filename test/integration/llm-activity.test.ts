@@ -272,7 +272,7 @@ describe('model activity against the stand-in', () => {
       let heartbeat: ModelCallHeartbeat | undefined;
       for (let tries = 0; tries < 60 && !(heartbeat && ok(heartbeat)); tries++) {
         const payload = (await handle.describe()).raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
-        heartbeat = payload ? defaultPayloadConverter.fromPayload<ModelCallHeartbeat>(payload as never) : undefined;
+        heartbeat = payload ? defaultPayloadConverter.fromPayload<ModelCallHeartbeat>(payload) : undefined;
         if (!(heartbeat && ok(heartbeat))) await new Promise((resolve) => setTimeout(resolve, 100));
       }
       return heartbeat;
