@@ -328,7 +328,7 @@ export class TurnRunner {
       };
       return tool.mcp
         ? proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace })
-        : proxyActivities<ToolActivities>(options).runTool({ workspace: this.config.workspace, tool: name, input, ...this.sandboxOf(name, input) });
+        : proxyActivities<ToolActivities>(options).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...this.sandboxOf(name, input) });
     };
     const attempt = (rerun: number): void => {
       this.track(activityId, () => run(rerun)).then(

@@ -77,7 +77,6 @@ export async function grep(ctx: ToolContext, input: GrepInput): Promise<ToolResu
       const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, null);
       if (bytesRead === 0) break;
       tally.bytes += bytesRead;
-      progress();
       let chunk = buffer.subarray(0, bytesRead);
       if (first) {
         first = false;
@@ -87,6 +86,7 @@ export async function grep(ctx: ToolContext, input: GrepInput): Promise<ToolResu
         }
         tally.files += 1;
       }
+      progress();
       for (;;) {
         const nl = chunk.indexOf(0x0a);
         if (nl < 0) break;
