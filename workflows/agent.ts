@@ -14,7 +14,7 @@ import {
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import { ZERO_USAGE, type LogEvent, type TurnLimits, type TurnResult, type Usage } from '../machines/index';
+import { ZERO_USAGE, type TurnLimits, type TurnResult, type Usage } from '../machines/index';
 import { EXACT_APPROVALS_PATCH, legacySessionRuleFor, rememberApproval, sessionApprovalFor, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import {
   AGENT_SIGNALS,
@@ -29,9 +29,10 @@ import {
   type GoalLogEntry,
   type PendingApproval,
   type AgentReport,
-  type RunnerEvent,
   type TaskEvidence,
 } from './definitions';
+import { EMPTY_EVIDENCE, foldEvidence, type EvidenceState } from '../machines/evidence';
+import { decideTaskOutcome } from '../machines/task-outcome';
 import { parsePayload, parseStartInput } from './payloads';
 import { agentSystem, taskPrompt } from './planning';
 import { agentInputSchema } from './start-input';
@@ -89,16 +90,17 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
   const conversation = new ConversationLog();
   let approvals: SessionApproval[] = [];
   let result: TurnResult | null = null;
-  // Evidence is read off the tool events as they pass.
-  const calls = new Map<string, { name: string; args: unknown }>();
-  const evidence: TaskEvidence = { filesChanged: [], commands: [], summary: null };
+  // Evidence is folded from the tool events as they pass (machines/evidence.ts).
+  let folded: EvidenceState = EMPTY_EVIDENCE;
 
   const host: MachineHost<GoalLogEntry> = new MachineHost<GoalLogEntry>({
     kind: 'agent',
     workspace: input.workspace,
     idField: 'workflowId',
     signals: AGENT_SIGNALS,
-    tap: (event) => collect(event),
+    tap: (event) => {
+      if (event.kind === 'tool.call' || event.kind === 'tool.result') folded = foldEvidence(folded, event);
+    },
     view: () => {
       const usage = turns.state?.usage ?? ZERO_USAGE;
       const waiting = pending();
@@ -112,21 +114,6 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
   });
   const agentId = host.workflowId;
   const { now, publish, rejected } = host;
-  function collect(event: LogEvent | RunnerEvent): void {
-    if (event.kind === 'tool.call') calls.set(event.callId, { name: event.toolName, args: event.arguments });
-    if (event.kind !== 'tool.result') return;
-    const call = calls.get(event.callId);
-    if (!call) return;
-    const args = (call.args ?? {}) as { path?: unknown; command?: unknown };
-    if ((call.name === 'write_file' || call.name === 'edit_file') && event.status === 'success' && typeof args.path === 'string') {
-      if (!evidence.filesChanged.includes(args.path)) evidence.filesChanged.push(args.path);
-    }
-    if (call.name === 'run_command') {
-      const command = typeof args.command === 'string' ? args.command : JSON.stringify(args.command);
-      const code = /\[exit code (\d+)\]\s*$/.exec(event.output);
-      evidence.commands.push({ command, exitCode: code ? Number(code[1]) : null, status: event.status });
-    }
-  }
 
   // The goal hands over the tools without ask_user: nobody talks to a task agent directly.
   const tools = input.tools;
@@ -184,7 +171,7 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
       token: input.reportToken ?? '',
       usage,
       pendingApprovals: waiting,
-      evidence: { filesChanged: [...evidence.filesChanged], commands: [...evidence.commands], summary: evidence.summary },
+      evidence: folded.evidence,
     };
     const handle = getExternalWorkflowHandle(parent.workflowId);
     // In order, one at a time; a lost report costs nothing lasting, since usage is
@@ -252,17 +239,11 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
     throw error;
   }
   const finished = result as unknown as TurnResult;
-  const text = finished.finalOutput?.trim() ?? '';
-  const failedByAgent = /^TASK FAILED:?/i.test(text);
-  const ok = finished.outcome === 'completed' && !failedByAgent;
-  evidence.summary = text === '' ? null : text;
-  const summary = ok
-    ? text || 'done'
-    : failedByAgent
-      ? text.replace(/^TASK FAILED:?\s*/i, '')
-      : `the agent's turn ended ${finished.outcome}${finished.error ? `: ${finished.error}` : ''}`;
+  const decided = decideTaskOutcome(finished);
+  folded = { ...folded, evidence: { ...folded.evidence, summary: decided.agentSummary } };
+  const evidence: TaskEvidence = folded.evidence;
   host.report();
   await sent;
   host.stream.detachPollers();
-  return { agentId, taskId: input.taskId, attempt: input.attempt, outcome: ok ? 'succeeded' : 'failed', summary, turnOutcome: finished.outcome, evidence, usage: finished.usage, steps: finished.steps };
+  return { agentId, taskId: input.taskId, attempt: input.attempt, outcome: decided.outcome, summary: decided.summary, turnOutcome: finished.outcome, evidence, usage: finished.usage, steps: finished.steps };
 }

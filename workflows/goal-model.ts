@@ -1,18 +1,13 @@
-// The goal's planner and critic: model calls that must answer through a tool. One tier of
-// retries lives here: the goal cannot go on without its planner or critic, so they get more
-// attempts than a turn's call; malformed output and fatal errors are never retried, and
+// The goal's planner and critic: model calls that must answer through a tool. The rounds of
+// retries after a failed call are decided by machines/answer-retry.ts and executed here;
 // every attempt's spend is counted.
 import { CancellationScope, isCancellation, proxyActivities, sleep, type ActivityOptions } from '@temporalio/workflow';
 import type { ModelActivities, ModelCallInput, ModelCallResult } from '../activities/llm';
 import { MODEL_ACTIVITY_OPTIONS } from '../activities/llm-options';
-import type { CallUsage, TaskInput } from '../machines/index';
+import { afterFailedRound } from '../machines/answer-retry';
+import type { CallUsage, TaskInput, Usage } from '../machines/index';
 import type { submitPlanTool } from './planning';
 import { modelFailure } from './turn-runner';
-
-/** Rounds of model activity attempts before the planner or critic counts as failed. */
-const PLANNER_ATTEMPTS = 8;
-/** Seed 001's 1 s / 2 s / 3 s, then 5 s apart; a longer retry-after wins. */
-const PLANNER_BACKOFF_MS = [1_000, 2_000, 3_000, 5_000, 5_000, 5_000, 5_000];
 
 export interface ToolCallerConfig {
   model: string;
@@ -40,7 +35,7 @@ export class ToolCaller {
   }
 
   /** Calls the model with the tool forced; `failedSpend` hears what failed attempts were billed. */
-  call(name: string, system: string, prompt: string, tool: typeof submitPlanTool, failedSpend: (usage: CallUsage) => void): Promise<{ input: unknown; usage: CallUsage }> {
+  call(name: string, system: string, prompt: string, tool: typeof submitPlanTool, failedSpend: (usage: Usage) => void): Promise<{ input: unknown; usage: CallUsage }> {
     const activityId = `${name}-${++this.calls}`;
     const overrides = this.config.modelActivity ?? {};
     const callModelAs = (id: string) =>
@@ -64,21 +59,19 @@ export class ToolCaller {
       toolChoice: { type: 'tool', name },
       conversation: { kind: 'inline', messages: [{ role: 'user', content: prompt }] },
     };
-    // About 35 s at most of waiting: a planner failing on one bad minute stopped whole goals in `npm run chaos`.
+    // One tier of retries, here, by the rule in machines/answer-retry.ts.
     const call = scope.run(async () => {
-      for (let round = 1; ; round++) {
+      for (let round = 1; ; ) {
         const id = round === 1 ? activityId : `${activityId}-round-${round}`;
         try {
           return await callModelAs(id)({ ...request, callId: id });
         } catch (error) {
           if (isCancellation(error)) throw error;
-          // What a failed attempt was billed for counts like any other spend (issue [3/7]).
-          const failed = modelFailure(error);
-          if (failed.usage) failedSpend(failed.usage);
-          // The failure's details say whether it is worth another round (the activity marks
-          // every failure non-retryable for Temporal itself: one retry tier, not two).
-          if (round >= PLANNER_ATTEMPTS || !failed.retryable) throw error;
-          await sleep(Math.max(PLANNER_BACKOFF_MS[round - 1] ?? PLANNER_BACKOFF_MS.at(-1)!, failed.retryAfterMs ?? 0));
+          const decided = afterFailedRound(round, modelFailure(error));
+          if (decided.spent !== null) failedSpend(decided.spent);
+          if (decided.next.type === 'give_up') throw error;
+          await sleep(decided.next.delayMs);
+          round = decided.next.round;
         }
       }
     });

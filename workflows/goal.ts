@@ -10,13 +10,10 @@ import { CancellationScope, condition, continueAsNew, isCancellation, patched, p
 import type { StoreActivities } from '../activities/conversation-store';
 import type { ToolActivities } from '../activities/tools/index';
 import {
-  addCallUsage,
   createGoal,
   findExhaustion,
   goalMachine,
-  ZERO_USAGE,
   type BudgetLimits,
-  type CallUsage,
   type GoalDirective,
   type GoalEvent,
   type GoalReport,
@@ -62,7 +59,8 @@ import {
   type TaskEvidence,
 } from './definitions';
 import { failureMessage, parsePayload as parse, parseStartInput } from './payloads';
-import { CRITIC_SYSTEM, PLANNER_SYSTEM, planPrompt, reviewPrompt, shapeProblems, SUBMIT_PLAN, SUBMIT_REVIEW, submitPlanSchema, submitPlanTool, submitReviewSchema, submitReviewTool, toTaskInputs } from './planning';
+import { afterUnusableAnswer } from '../machines/answer-retry';
+import { CRITIC_SYSTEM, finishTaskTool, PLANNER_SYSTEM, planPrompt, reviewPrompt, shapeProblems, SUBMIT_PLAN, SUBMIT_REVIEW, submitPlanSchema, submitPlanTool, submitReviewSchema, submitReviewTool, toTaskInputs } from './planning';
 import { goalOptionsSchema } from './start-input';
 import { code, escapeMarkdown } from './markdown';
 import type { ToolEntry } from './turn-runner';
@@ -258,14 +256,15 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
   }
 
   // ---- planner and critic -------------------------------------------------------------------
-  function countFailedCall(name: string, spent: CallUsage): void {
+  /** What a failed or unusable answer was billed for counts like any other spend (issue [3/7]). */
+  function countSpent(name: string, usage: Usage): void {
     if (goalMachine.isTerminal(goal.state)) return;
-    goal.record(name === SUBMIT_PLAN ? 'planner' : 'critic', { type: 'usage_reported', usage: addCallUsage(ZERO_USAGE, spent) });
+    goal.record(name === SUBMIT_PLAN ? 'planner' : 'critic', { type: 'usage_reported', usage });
   }
 
   function requestPlan(attempt: number, feedback: string | null, errors: readonly string[]): void {
     const prompt = planPrompt(goal.state, { attempt, feedback, errors, previous: lastProposal });
-    models.call(SUBMIT_PLAN, PLANNER_SYSTEM, prompt, submitPlanTool, (spent) => countFailedCall(SUBMIT_PLAN, spent)).then(
+    models.call(SUBMIT_PLAN, PLANNER_SYSTEM, prompt, submitPlanTool, (spent) => countSpent(SUBMIT_PLAN, spent)).then(
       ({ input, usage }) =>
         host.post(() => {
           lastProposal = input;
@@ -283,7 +282,7 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
 
   /** The critic; an answer the machine cannot take goes back to it with the reason (bounded). */
   function requestReview(cycle: number, errors: readonly string[], attempt: number): void {
-    models.call(SUBMIT_REVIEW, CRITIC_SYSTEM, reviewPrompt(goal.state, cycle, errors), submitReviewTool, (spent) => countFailedCall(SUBMIT_REVIEW, spent)).then(
+    models.call(SUBMIT_REVIEW, CRITIC_SYSTEM, reviewPrompt(goal.state, cycle, errors), submitReviewTool, (spent) => countSpent(SUBMIT_REVIEW, spent)).then(
       ({ input, usage }) =>
         host.post(() => {
           const parsed = submitReviewSchema.safeParse(input);
@@ -297,12 +296,13 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
           } else {
             problems = shapeProblems(parsed.error);
           }
-          if (attempt < goal.state.config.maxPlanAttempts) {
-            goal.record('critic', { type: 'usage_reported', usage: { ...ZERO_USAGE, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, costUsd: usage.costUsd ?? 0, unpricedCalls: usage.costUsd === null ? 1 : 0 } });
-            if (goal.state.status === 'reviewing') requestReview(cycle, problems, attempt + 1);
+          const decided = afterUnusableAnswer(attempt, goal.state.config.maxPlanAttempts, problems, usage);
+          countSpent(SUBMIT_REVIEW, decided.spent);
+          if (decided.next.type === 'ask_again') {
+            if (goal.state.status === 'reviewing') requestReview(cycle, decided.next.errors, decided.next.attempt);
             return;
           }
-          goal.record('critic', { type: 'model_failed', error: `no usable review after ${attempt} answers: ${problems.join('; ')}` });
+          if (goal.state.status === 'reviewing') goal.record('critic', { type: 'model_failed', error: decided.next.error });
         }),
       (error: unknown) => {
         if (isCancellation(error)) return;
@@ -321,8 +321,11 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
         loadPolicy({ workspace: options.workspace, ...(options.policy !== undefined ? { options: options.policy } : {}) }),
       ]);
       if (!loaded.ok) return { ok: false as const, error: loaded.error };
-      // Nobody talks to a task agent directly, so it gets no ask_user.
-      const entries: ToolEntry[] = builtin.filter((t) => t.spec.name !== 'ask_user').map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions }));
+      // Nobody talks to a task agent directly, so it gets no ask_user; it ends with finish_task.
+      const entries: ToolEntry[] = [
+        ...builtin.filter((t) => t.spec.name !== 'ask_user').map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions })),
+        { spec: finishTaskTool, readOnly: false },
+      ];
       const ref = await storeSegment({ store: storeDir, parent: null, items: entries.map((t) => t.spec) });
       return { ok: true as const, policy: loaded.policy, tools: entries, toolsRef: ref };
     })().then(

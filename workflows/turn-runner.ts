@@ -36,7 +36,8 @@ import { observe, type Observer } from '../machines/core';
 import { maxOutputTokens } from '../machines/model-limits';
 import { MODEL_FAILURE_CLASSES, type ModelFailureClass } from '../machines/model-retry';
 import { type CommandSandbox, evaluatePolicy, sandboxFor, toolKind, type PolicyConfig, type SessionApproval } from '../machines/policy';
-import { interruptedToolResult, WORKER_SHUTDOWN_FAILURE } from '../machines/tool-result';
+import { FINISH_TASK } from '../machines/task-outcome';
+import { interruptedToolResult, parseToolFacts, WORKER_SHUTDOWN_FAILURE } from '../machines/tool-result';
 import type { CompactedEvent } from './definitions';
 import type { ConversationLog, SerialQueue, Timers } from './runtime';
 
@@ -144,6 +145,7 @@ export class TurnRunner {
       limits,
       readOnlyTools: tools.filter((t) => t.readOnly).map((t) => t.spec.name),
       askTool: tools.some((t) => t.spec.name === ASK_TOOL) ? ASK_TOOL : null,
+      finishTool: tools.some((t) => t.spec.name === FINISH_TASK) ? FINISH_TASK : null,
       approvalTimeoutMs: this.config.approvalTimeoutMs,
       maxParallelTools: this.config.maxParallelTools,
       ...(this.config.retryBackoffMs ? { retryBackoffMs: this.config.retryBackoffMs } : {}),
@@ -333,20 +335,24 @@ export class TurnRunner {
       };
       return tool.mcp
         ? proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace })
-        : proxyActivities<ToolActivities>(options).runTool({ workspace: this.config.workspace, tool: name, input, ...this.sandboxOf(name, input) });
+        : proxyActivities<ToolActivities>(options).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...this.sandboxOf(name, input) });
     };
     const attempt = (rerun: number): void => {
       this.track(activityId, () => run(rerun)).then(
-        (result: ToolResult) =>
+        (result: ToolResult) => {
+          // The facts come from an activity: checked, and dropped when they do not parse.
+          const facts = parseToolFacts(result.facts);
+          const f = facts !== undefined ? { facts } : {};
           this.deliver(turnId, source, {
             type: 'tool',
             callId,
             event: result.timed_out
-              ? { type: 'timed_out', message: result.content }
+              ? { type: 'timed_out', message: result.content, ...f }
               : result.is_error
-                ? { type: 'failed', error: result.content }
-                : { type: 'succeeded', output: result.content },
-          }),
+                ? { type: 'failed', error: result.content, ...f }
+                : { type: 'succeeded', output: result.content, ...f },
+          });
+        },
         (error: unknown) => {
           if (isCancellation(error)) return;
           if (stoppedByShutdown(error) && rerun < MAX_SHUTDOWN_RERUNS) {
