@@ -6,8 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowsPath } from '../../worker/worker';
 import { metricsQuery } from '../../workflows/definitions';
 import type { GoalResult } from '../../workflows/goal';
-import { critic, goalEnv, plan, planner, review, task, type GoalRun } from '../fixtures/goal-harness';
-import { say } from '../fixtures/session-harness';
+import { critic, finish, goalEnv, plan, planner, review, task, type GoalRun } from '../fixtures/goal-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 const TASKS = Number(process.env.KEEL_GOAL_LONG_TASKS ?? 24);
@@ -51,7 +50,7 @@ describe('long goals', () => {
     const g = await goalEnv(env, workflowBundle, {
       rules: [
         { match: planner(), reply: { ...plan(tasks), usage: NO_CACHE } },
-        { match: { systemContains: 'task [' }, reply: say('Done.', { usage: NO_CACHE }) },
+        { match: { systemContains: 'task [' }, reply: { ...finish('Done.'), usage: NO_CACHE } },
         { match: critic(), reply: { ...review('pass', `All ${TASKS} tasks are done.`), usage: NO_CACHE } },
       ],
     });

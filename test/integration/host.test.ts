@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/index';
 import { workflowsPath } from '../../worker/worker';
 import { metricsQuery, resumeSignal, transcriptQuery, type MetricsView } from '../../workflows/definitions';
-import { agent, critic, goalEnv, plan, planner, review, task } from '../fixtures/goal-harness';
+import { agent, critic, finish, goalEnv, plan, planner, review, task } from '../fixtures/goal-harness';
 import { say, sessionEnv } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
@@ -98,8 +98,8 @@ describe('machine host', () => {
     const g = await goalEnv(env, workflowBundle, {
       rules: [
         { match: planner(), reply: plan([task('a', 'Task a', 'Say done.'), task('b', 'Task b', 'Say done.')]) },
-        { match: agent('a'), reply: say('Done a.') },
-        { match: agent('b'), reply: say('Done b.') },
+        { match: agent('a'), reply: finish('Done a.') },
+        { match: agent('b'), reply: finish('Done b.') },
         { match: critic(), reply: review('pass', 'Both done.') },
       ],
     });
