@@ -8,7 +8,7 @@ import { KeelClient } from '../../client/index';
 import { workflowsPath } from '../../worker/worker';
 import { metricsQuery, resumeSignal, transcriptQuery, type MetricsView } from '../../workflows/definitions';
 import { agent, critic, finish, goalEnv, plan, planner, review, task } from '../fixtures/goal-harness';
-import { say, sessionEnv } from '../fixtures/session-harness';
+import { recordHistory, say, sessionEnv } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -91,6 +91,15 @@ describe('machine host', () => {
       expect(said('user')).toEqual(['1', '2', '3', '4', '5', '6']);
       expect(said('assistant')).toEqual(['1', '2', '3', '4', '5', '6']);
       await session.close();
+      // Run 1 handed a queued turn over; run 2 started it (the replay test, with KEEL_RECORD_HISTORIES=1).
+      const first = (await session.workflowHandle.describe()).runId;
+      const chain = [first];
+      for (let i = 0; i < 3; i++) {
+        const started = (await env.client.workflow.getHandle(session.id, chain[0]).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+        chain.unshift(started!.continuedExecutionRunId!);
+      }
+      await recordHistory(env.client.workflow.getHandle(session.id, chain[0]), 'queue-handover-run-1');
+      await recordHistory(env.client.workflow.getHandle(session.id, chain[1]), 'queue-handover-run-2');
     });
   });
 
