@@ -6,24 +6,19 @@
 // (workflows/goal-agents.ts), timers, the event log. A goal continues as new at quiet
 // points: once a new run is wanted, the directives that would start work (agents, planner,
 // critic) wait for the next run, and the goal hands over when nothing is running.
-import { CancellationScope, condition, continueAsNew, isCancellation, patched, proxyActivities, setHandler, type ActivityOptions } from '@temporalio/workflow';
-import type { StoreActivities } from '../activities/conversation-store';
-import type { ToolActivities } from '../activities/tools/index';
+import { CancellationScope, condition, continueAsNew, isCancellation, patched, setHandler } from '@temporalio/workflow';
 import {
   createGoal,
   findExhaustion,
   goalMachine,
-  type BudgetLimits,
   type GoalDirective,
   type GoalEvent,
   type GoalReport,
   type GoalState,
   type LogEvent,
-  type Review,
-  type Task,
   type Usage,
 } from '../machines/index';
-import type { PolicyConfig, PolicyConfigInput } from '../machines/policy';
+import type { PolicyConfig } from '../machines/policy';
 import {
   agentReportSignal,
   approvePlanSignal,
@@ -56,91 +51,21 @@ import {
   type GoalRunnerEvent,
   type GoalStateView,
   type GoalUsageView,
-  type TaskEvidence,
-} from './definitions';
+  } from './definitions';
 import { failureMessage, parsePayload as parse, parseStartInput } from './payloads';
 import { afterUnusableAnswer } from '../machines/answer-retry';
-import { CRITIC_SYSTEM, finishTaskTool, PLANNER_SYSTEM, planPrompt, reviewPrompt, shapeProblems, SUBMIT_PLAN, SUBMIT_REVIEW, submitPlanSchema, submitPlanTool, submitReviewSchema, submitReviewTool, toTaskInputs } from './planning';
+import { CRITIC_SYSTEM, PLANNER_SYSTEM, planPrompt, reviewPrompt, shapeProblems, SUBMIT_PLAN, SUBMIT_REVIEW, submitPlanSchema, submitPlanTool, submitReviewSchema, submitReviewTool, toTaskInputs } from './planning';
 import { goalOptionsSchema } from './start-input';
 import { code, escapeMarkdown } from './markdown';
 import type { ToolEntry } from './turn-runner';
 import { MachineHost, type Driven, type HostCarry } from './host';
 import { AgentPool, type AgentCarry } from './goal-agents';
 import { looseTasks, ToolCaller } from './goal-model';
+import type { GoalOptions, GoalResult } from './goal-options';
+import { loadSetup } from './setup';
 
 export { thinkingFor } from './goal-agents';
-
-export interface GoalOptions {
-  /** What to achieve, in words. */
-  goal: string;
-  /** Absolute path of the directory every task agent works in. */
-  workspace: string;
-  /** Model of the planner, the critic and the agents (default claude-sonnet-4-6). */
-  model?: string;
-  maxTokens?: number;
-  /** Approval policy of the agents' tools, over the workspace's .keel/policy.json. */
-  policy?: PolicyConfigInput;
-  /** No human will answer: `ask` becomes the policy's headless choice. */
-  headless?: boolean;
-  /** Start executing without waiting for approvePlan. */
-  autoApprove?: boolean;
-  /** Task agents running at once (default 2). */
-  maxConcurrency?: number;
-  /** Attempts per task before it needs a human (default 2). */
-  maxTaskAttempts?: number;
-  /** Proposals per planning round (default 3). */
-  maxPlanAttempts?: number;
-  /** Critic reviews before the goal stops (default 3). */
-  maxReviewCycles?: number;
-  /** How long a plan waits for approval before the goal stops (default: forever). */
-  planApprovalTimeoutMs?: number | null;
-  /** The goal's budget across the planner, the critic and every agent. */
-  limits?: Partial<Pick<BudgetLimits, 'inputTokens' | 'outputTokens' | 'costUsd' | 'wallClockMs'>>;
-  /** Each agent's model steps (default 25). */
-  maxStepsPerTask?: number;
-  /** How long an agent's tool call waits for approval (default: forever). */
-  approvalTimeoutMs?: number | null;
-  maxParallelTools?: number;
-  retryBackoffMs?: number[];
-  /** Conversation store directory; default `<workspace>/.keel/store`. */
-  storeDir?: string;
-  /** Overrides of the model activity's options (tests shorten retries). */
-  modelActivity?: Partial<ActivityOptions>;
-  /**
-   * Extended thinking for the task agents: `budgetTokens` for every role, `byRole` per task
-   * role (null turns it off for that role). The planner and the critic answer through a
-   * forced tool call, which the API does not allow with thinking, so they never think.
-   */
-  thinking?: { budgetTokens?: number; byRole?: Record<string, { budgetTokens: number } | null> };
-  /** Tasks the goal may hold in all, follow-ups included (default 50). */
-  maxTasks?: number;
-  /** Continue as new once a run's history holds this many events (tests force it; default: only when suggested). */
-  continueAsNewAfterEvents?: number | null;
-  /** Continue as new when the server suggests it (history size or length); default true. */
-  continueAsNewWhenSuggested?: boolean;
-}
-
-export interface GoalTaskReport extends Task {
-  /** Evidence of the last attempt: files changed, commands and exit codes, the agent's summary. */
-  details: TaskEvidence | null;
-}
-
-export interface GoalResult {
-  goalId: string;
-  verdict: GoalReport['verdict'];
-  /** The critic's summary when the goal is met; why it stopped otherwise. */
-  summary: string;
-  tasks: GoalTaskReport[];
-  reviews: Review[];
-  usage: Usage;
-  /** USD spent (calls of unknown price are counted in usage.unpricedCalls, not here). */
-  cost: number;
-  exhaustion: GoalReport['exhaustion'];
-  planVersion: number;
-  /** Runs the goal took (1 + how many times it continued as new). */
-  runs: number;
-}
-
+export type { GoalOptions, GoalResult, GoalTaskReport } from './goal-options';
 
 /** What one run hands the next through continue-as-new (at a quiet point: no agent, planner or critic running). */
 export interface GoalCarry extends HostCarry {
@@ -313,35 +238,19 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
 
   // ---- setup: tools and policy once, for every agent ---------------------------------------------
   function initialize(): void {
-    const { listTools, loadPolicy } = proxyActivities<ToolActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } });
-    const { storeSegment } = proxyActivities<StoreActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 5 } });
-    void (async () => {
-      const [builtin, loaded] = await Promise.all([
-        listTools(),
-        loadPolicy({ workspace: options.workspace, ...(options.policy !== undefined ? { options: options.policy } : {}) }),
-      ]);
-      if (!loaded.ok) return { ok: false as const, error: loaded.error };
-      // Nobody talks to a task agent directly, so it gets no ask_user; it ends with finish_task.
-      const entries: ToolEntry[] = [
-        ...builtin.filter((t) => t.spec.name !== 'ask_user').map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions })),
-        { spec: finishTaskTool, readOnly: false },
-      ];
-      const ref = await storeSegment({ store: storeDir, parent: null, items: entries.map((t) => t.spec) });
-      return { ok: true as const, policy: loaded.policy, tools: entries, toolsRef: ref };
-    })().then(
+    const cannotStart = (error: string) => goal.record('initialize', { type: 'cancel', reason: `cannot start: ${error}` });
+    loadSetup({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'agents' } }).then(
       (r) =>
         host.post(() => {
           ready = true;
-          if (!r.ok) return goal.record('initialize', { type: 'cancel', reason: `cannot start: ${r.error}` });
-          policy = r.policy;
-          tools = r.tools;
-          toolsRef = r.toolsRef;
+          if (!r.ok) return cannotStart(r.error);
+          ({ policy, tools, toolsRef } = r);
           goal.record('initialize', { type: 'decompose' });
         }),
       (error: unknown) =>
         host.post(() => {
           ready = true;
-          goal.record('initialize', { type: 'cancel', reason: `cannot start: ${failureMessage(error)}` });
+          cannotStart(failureMessage(error));
         }),
     );
   }

@@ -3,12 +3,9 @@
 // runner executes the turn machine's directives. Long sessions continue as new, carrying
 // the machine state (with its queue of messages), the conversation by reference,
 // approvals, timers, finished turns and the event stream.
-import { ApplicationFailure, condition, continueAsNew, patched, proxyActivities, setHandler, uuid4, type ActivityOptions } from '@temporalio/workflow';
-import type { StoreActivities } from '../activities/conversation-store';
-import type { McpBridge } from '../activities/mcp/index';
-import type { ToolActivities } from '../activities/tools/index';
-import { createSession, sessionEventFromTurn, sessionExhaustion, sessionMachine, type BudgetLimits, type SessionDirective, type SessionEvent, type SessionState, type SessionStats } from '../machines/index';
-import { defaultPolicy, type PolicyConfig, type PolicyConfigInput, type SessionApproval } from '../machines/policy';
+import { ApplicationFailure, condition, continueAsNew, patched, setHandler, uuid4 } from '@temporalio/workflow';
+import { createSession, sessionEventFromTurn, sessionExhaustion, sessionMachine, type SessionDirective, type SessionEvent, type SessionState, type SessionStats } from '../machines/index';
+import { defaultPolicy, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import {
   answerSchema,
   answerSignal,
@@ -55,74 +52,21 @@ import {
   type UsageView,
 } from './definitions';
 import { failureMessage, parsePayload as parse, parseStartInput } from './payloads';
-import { ConversationLog, type ConversationSnapshot } from './runtime';
+import { ConversationLog } from './runtime';
 import { sessionOptionsSchema } from './start-input';
 import { code, escapeMarkdown } from './markdown';
 import { streamedUsageOf, TurnRunner, type ToolEntry } from './turn-runner';
-import { MachineHost, type Driven, type HostCarry } from './host';
+import { MachineHost, type Driven } from './host';
 import { modelEvents, streamedText } from './model-stream';
 import { sessionApprovalHandlers } from './session-approvals';
-import { FinishedTurns, type FinishedTurn } from './finished-turns';
+import { FinishedTurns } from './finished-turns';
 import { transcriptPage } from './transcript';
-
-type McpActivities = McpBridge['activities'];
-
-export interface SessionOptions {
-  /** Absolute path of the directory the tools work in. */
-  workspace: string;
-  model?: string;
-  maxTokens?: number;
-  system?: string;
-  /** Over the workspace's .keel/policy.json: mode (read-only | ask | auto-edit | full-auto), allow/ask/deny rules. */
-  policy?: PolicyConfigInput;
-  /** No human will answer: `ask` becomes the policy's headless choice. */
-  headless?: boolean;
-  limits?: Partial<BudgetLimits>;
-  maxConsecutiveErrors?: number;
-  approvalTimeoutMs?: number | null;
-  idleTimeoutMs?: number | null;
-  maxParallelTools?: number;
-  retryBackoffMs?: number[];
-  /** Offer the tools of the worker's MCP servers (KEEL_MCP_CONFIG). */
-  mcp?: boolean;
-  /** Conversation store directory; default `<workspace>/.keel/store` (the worker's KEEL_STORE_DIR wins). */
-  storeDir?: string;
-  /** Continue as new after this many turns in one run. */
-  continueAsNewAfterTurns?: number | null;
-  /** Continue as new when the server suggests it (history size or length); default true. */
-  continueAsNewWhenSuggested?: boolean;
-  /** Overrides of the model activity's options (tests shorten retries). */
-  modelActivity?: Partial<ActivityOptions>;
-  /** Summarize older turns when the conversation exceeds this many estimated tokens (e.g. 150000 for a 200k window). */
-  compactAboveTokens?: number;
-  /** Extended thinking: up to this many tokens of thinking per call, on top of maxTokens. */
-  thinking?: { budgetTokens: number };
-}
-
-/** What one run hands the next through continue-as-new. */
-export interface SessionCarry extends HostCarry {
-  session: unknown;
-  conversation: ConversationSnapshot;
-  approvals: SessionApproval[];
-  policy: PolicyConfig;
-  tools: ToolEntry[];
-  toolsRef: string | null;
-  run: number;
-  /** A turn the machine started while the run was handing over: the next run starts it. */
-  deferredTurn?: StartTurn | null | undefined;
-  /** The newest finished turns, by message id (`send` waits on them). */
-  finishedTurns?: FinishedTurn[] | undefined;
-}
-
-export interface SessionResult {
-  sessionId: string;
-  outcome: 'closed' | 'failed';
-  reason: string;
-  stats: SessionStats;
-  runs: number;
-}
+import { loadSetup } from './setup';
+import type { SessionCarry, SessionOptions, SessionResult } from './session-options';
 
 type StartTurn = Extract<SessionDirective, { type: 'start_turn' }>;
+
+export type { SessionCarry, SessionOptions, SessionResult } from './session-options';
 
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
 /** Running workflows that predate the hand-over started the next queued turn in the same run. */
@@ -227,30 +171,11 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   }
 
   function initialize(): void {
-    const { listTools, loadPolicy } = proxyActivities<ToolActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } });
-    const { listMcpTools } = proxyActivities<McpActivities>({ startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 2 } });
-    const { storeSegment } = proxyActivities<StoreActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 5 } });
-    void (async () => {
-      const [builtin, loaded, mcp] = await Promise.all([
-        listTools(),
-        loadPolicy({ workspace: options.workspace, ...(options.policy !== undefined ? { options: options.policy } : {}) }),
-        options.mcp ? listMcpTools() : Promise.resolve({ tools: [], errors: [] }),
-      ]);
-      if (!loaded.ok) return { ok: false as const, error: loaded.error };
-      const entries: ToolEntry[] = [
-        ...builtin.map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions })),
-        ...mcp.tools.map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions, mcp: true })),
-      ];
-      // The definitions go to the store once; every model call then names them by id.
-      const ref = await storeSegment({ store: storeDir, parent: null, items: entries.map((t) => t.spec) });
-      return { ok: true as const, policy: loaded.policy, tools: entries, toolsRef: ref };
-    })().then(
+    loadSetup({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp ?? false } }).then(
       (r) =>
         host.post(() => {
           if (!r.ok) return session.record('initialize', { type: 'init_failed', error: r.error });
-          policy = r.policy;
-          tools = r.tools;
-          toolsRef = r.toolsRef;
+          ({ policy, tools, toolsRef } = r);
           session.record('initialize', { type: 'initialized' });
         }),
       // The activity's own error (ENOENT, …) is the cause under "Activity task failed".
