@@ -141,6 +141,8 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       case 'start_turn':
         return startTurn(d);
       case 'forward_to_turn': {
+        // An event for a turn held back for the next run (interrupt, close…): it runs here after all.
+        if (deferredTurn?.turnId === d.turnId) runTurn(takeDeferred());
         if (turns.turnId !== d.turnId) return;
         const result = turns.apply(d.event);
         if (!result.ok) host.rejected('session', result.error);
@@ -166,8 +168,16 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       deferredTurn = d;
       return;
     }
+    runTurn(d);
+  }
+  function runTurn(d: StartTurn): void {
     const result = turns.start(d.turnId, d.text, d.limits);
     if (!result.ok) host.rejected('start_turn', result.error);
+  }
+  function takeDeferred(): StartTurn {
+    const d = deferredTurn!;
+    deferredTurn = null;
+    return d;
   }
 
   function initialize(): void {
@@ -312,11 +322,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   host.start('session', () => session.state.status, () => {
     session.execute(created.directives);
     if (carry) host.rearm(carry.timers, (timerId) => session.record(`timer ${timerId}`, session.timerFired(timerId)));
-    if (deferredTurn !== null) {
-      const d = deferredTurn;
-      deferredTurn = null;
-      startTurn(d);
-    }
+    if (deferredTurn !== null) startTurn(takeDeferred());
   });
 
   await condition(() => done !== null || (quiet() && wantsNewRun()));
