@@ -10,8 +10,9 @@ export type ModelConnectionState = StreamState['status'];
 export interface ModelCallHeartbeat {
   /** The stream machine's state for this attempt's connection. */
   stream: StreamState;
-  /** Response bytes before the stream (a compaction's summary call), which the machine does not see. */
-  bytesBeforeStream: number;
+  /** Response bytes outside the stream's `streaming` state, which the machine does not count: a
+   *  compaction's summary call, an error response's body, a chunk read before the headers were handled. */
+  bytesOutsideStream: number;
   /** Stream events received in this attempt. */
   events: number;
   attempt: number;
@@ -23,7 +24,7 @@ const CONNECTIONS_PER_ATTEMPT = 1;
 
 export class ConnectionProgress {
   private state: StreamState = createStream(CONNECTIONS_PER_ATTEMPT);
-  private before = 0;
+  private outside = 0;
   private events = 0;
   private requestId: string | null = null;
   /** Events the machine refused (say, bytes after a failure): counted for diagnosis, never thrown. */
@@ -47,7 +48,7 @@ export class ConnectionProgress {
   received(bytes: number): void {
     if (this.state.status === 'connected') this.apply({ type: 'start_streaming' });
     if (this.state.status === 'streaming') this.apply({ type: 'data', bytes });
-    else if (this.state.status === 'disconnected') this.before += bytes;
+    else this.outside += bytes;
   }
 
   event(): void {
@@ -67,7 +68,7 @@ export class ConnectionProgress {
   }
 
   details(): ModelCallHeartbeat {
-    return { stream: this.state, bytesBeforeStream: this.before, events: this.events, attempt: this.attempt, requestId: this.requestId };
+    return { stream: this.state, bytesOutsideStream: this.outside, events: this.events, attempt: this.attempt, requestId: this.requestId };
   }
 
   private apply(event: StreamEvent): void {

@@ -16,6 +16,10 @@
 // Whatever happens, what a failed or unusable attempt was billed for is spent: each
 // decision returns it, and the workflow reports it to the goal's budget.
 import { addCallUsage, ZERO_USAGE, type CallUsage, type Usage } from './budget';
+import type { ModelFailureClass } from './model-retry';
+
+/** Classes another round of the same request cannot fix (the planner's prompt does not shrink: no compaction here). */
+const NEVER_RETRIED: ReadonlySet<ModelFailureClass> = new Set(['malformed', 'fatal', 'context_window']);
 
 /** Rounds of model activity attempts before the planner or critic counts as failed. */
 export const ANSWER_ROUNDS = 8;
@@ -25,6 +29,8 @@ export const ANSWER_BACKOFF_MS: readonly number[] = [1_000, 2_000, 3_000, 5_000]
 export interface FailedRound {
   /** From the failure's details (the activity marks every failure non-retryable for Temporal itself). */
   readonly retryable: boolean;
+  /** The retry table's row, when the failure says (machines/model-retry.ts). */
+  readonly failureClass?: ModelFailureClass | undefined;
   readonly retryAfterMs?: number | undefined;
   /** What the failed attempt was billed for, when known. */
   readonly usage?: CallUsage | undefined;
@@ -35,7 +41,8 @@ export type RoundDecision = { readonly type: 'retry'; readonly round: number; re
 /** After round `round` (1-based) failed: wait and call again, or give up. `spent` is null when nothing is known to be billed. */
 export function afterFailedRound(round: number, failure: FailedRound, rounds: number = ANSWER_ROUNDS): { spent: Usage | null; next: RoundDecision } {
   const spent = failure.usage !== undefined ? addCallUsage(ZERO_USAGE, failure.usage) : null;
-  if (round >= rounds || !failure.retryable) return { spent, next: { type: 'give_up' } };
+  const retryable = failure.retryable && (failure.failureClass === undefined || !NEVER_RETRIED.has(failure.failureClass));
+  if (round >= rounds || !retryable) return { spent, next: { type: 'give_up' } };
   const backoff = ANSWER_BACKOFF_MS[round - 1] ?? ANSWER_BACKOFF_MS[ANSWER_BACKOFF_MS.length - 1] ?? 0;
   return { spent, next: { type: 'retry', round: round + 1, delayMs: Math.max(backoff, failure.retryAfterMs ?? 0) } };
 }

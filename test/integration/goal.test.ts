@@ -281,6 +281,29 @@ describe('goal workflow', () => {
     });
   });
 
+  it('an agent that answers in plain text without finish_task fails its attempt; the retry that calls it succeeds', async () => {
+    const g = await goalEnv(env, workflowBundle, {
+      rules: [
+        { match: planner(), reply: plan([task('say', 'Say it', 'Say that it is done.')]) },
+        // Attempt 1 claims success in words only; attempt 2 reports through the tool.
+        { match: agent('say'), times: 1, reply: { content: [{ type: 'text' as const, text: 'Everything is done, it all works.' }] } },
+        { match: agent('say'), reply: finish('Said it.') },
+        { match: critic(), reply: review('pass', 'Said.') },
+      ],
+    });
+    await g.run(async () => {
+      const run = await g.start({ goal: 'Say it', autoApprove: true, maxTaskAttempts: 2 });
+      const result = await run.handle.result();
+      expect(result.verdict).toBe('goal_met');
+      expect(result.tasks.map((t) => [t.id, t.status, t.attempts, t.result])).toEqual([['say', 'succeeded', 2, 'Said it.']]);
+      const completed = (await run.log()).filter((e) => e.kind === 'plan.task_completed') as unknown as { outcome: string; result: string }[];
+      expect(completed.map((c) => c.outcome)).toEqual(['failed', 'succeeded']);
+      expect(completed[0]!.result).toMatch(/^the agent ended its turn without calling finish_task; its last words: Everything is done/);
+      // One model call per attempt: the text ended the first turn, finish_task the second.
+      expect(g.standin.requests.filter((r) => JSON.stringify(r.body).includes('task [say]'))).toHaveLength(2);
+    });
+  });
+
   it('the demo scenario (client/demo/goal-demo.yaml): code, tests run with node --test, README, critic pass', async () => {
     const scenario = await loadScenario(path.join(here, '../../client/demo/goal-demo.yaml'));
     const g = await goalEnv(env, workflowBundle, scenario, 'sk-ant-demo');

@@ -142,6 +142,9 @@ describe('planner / critic answer retries (machines/answer-retry.ts)', () => {
     expect(afterFailedRound(ANSWER_ROUNDS - 1, { retryable: true }).next.type).toBe('retry');
     expect(afterFailedRound(ANSWER_ROUNDS, { retryable: true }).next).toEqual({ type: 'give_up' });
     expect(afterFailedRound(1, { retryable: false }).next).toEqual({ type: 'give_up' });
+    // Another round of the same request cannot fix these, whatever the flag says.
+    for (const failureClass of ['malformed', 'fatal', 'context_window'] as const) expect(afterFailedRound(1, { retryable: true, failureClass }).next).toEqual({ type: 'give_up' });
+    for (const failureClass of ['overloaded', 'transient'] as const) expect(afterFailedRound(1, { retryable: true, failureClass }).next.type).toBe('retry');
   });
 
   it('counts what a failed round was billed for, retried or not', () => {
