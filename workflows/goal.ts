@@ -149,6 +149,10 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
       });
   const goal: Driven<GoalState, GoalEvent, GoalDirective> = host.drive(goalMachine, created.state, execute);
 
+  // When a new run is wanted, and when it may start (declared before any handler can run).
+  const wantsNewRun = () => MachineHost.wantsNewRun(options.continueAsNewWhenSuggested ?? true, options.continueAsNewAfterEvents);
+  const quiet = () => handingOver && agents.children.size === 0 && !models.busy;
+
   function execute(d: Exclude<GoalDirective, { type: 'emit_event' | 'start_timer' | 'cancel_timer' }>): void {
     if (handingOver && (d.type === 'request_plan' || d.type === 'start_child_agent' || d.type === 'request_review')) {
       deferred.push(d);
@@ -331,8 +335,6 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
   setHandler(agentReportSignal, (raw: unknown) => host.post(() => agents.report(raw)));
 
   // ---- run --------------------------------------------------------------------------------------
-  const wantsNewRun = () => MachineHost.wantsNewRun(options.continueAsNewWhenSuggested ?? true, options.continueAsNewAfterEvents);
-  const quiet = () => handingOver && agents.children.size === 0 && !models.busy;
   host.start('autonomy', () => goal.state.status, () => {
     goal.execute(created.directives);
     if (!carry) return initialize();

@@ -160,6 +160,16 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
     }
   });
 
+  // When a new run is wanted (declared before any handler: a buffered message may start a turn at once).
+  const turnsAtStart = session.state.turns;
+  const limit = options.continueAsNewAfterTurns ?? null;
+  const onSuggestion = options.continueAsNewWhenSuggested ?? true;
+  const idle = () => !turns.busy && session.state.status !== 'initializing' && session.state.status !== 'closing';
+  const quiet = () => idle() && (session.state.turnId === null || deferredTurn !== null);
+  function wantsNewRun(): boolean {
+    return MachineHost.wantsNewRun(onSuggestion, null) || (limit !== null && session.state.turns - turnsAtStart >= limit);
+  }
+
   function startTurn(d: StartTurn): void {
     finishedTurns.started(d.turnId, d.messageId);
     // Handing over: the machine's next turn starts in the next run, so a steady queue
@@ -311,14 +321,6 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   });
 
   // ---- run -----------------------------------------------------------------------------------
-  const turnsAtStart = session.state.turns;
-  const limit = options.continueAsNewAfterTurns ?? null;
-  const onSuggestion = options.continueAsNewWhenSuggested ?? true;
-  const idle = () => !turns.busy && session.state.status !== 'initializing' && session.state.status !== 'closing';
-  const quiet = () => idle() && (session.state.turnId === null || deferredTurn !== null);
-  function wantsNewRun(): boolean {
-    return MachineHost.wantsNewRun(onSuggestion, null) || (limit !== null && session.state.turns - turnsAtStart >= limit);
-  }
   host.start('session', () => session.state.status, () => {
     session.execute(created.directives);
     if (carry) host.rearm(carry.timers, (timerId) => session.record(`timer ${timerId}`, session.timerFired(timerId)));
