@@ -16,7 +16,6 @@ import {
   type GoalReport,
   type GoalState,
   type LogEvent,
-  type Usage,
 } from '../machines/index';
 import type { PolicyConfig } from '../machines/policy';
 import {
@@ -53,14 +52,12 @@ import {
   type GoalUsageView,
   } from './definitions';
 import { failureMessage, parsePayload as parse, parseStartInput } from './payloads';
-import { afterUnusableAnswer } from '../machines/answer-retry';
-import { CRITIC_SYSTEM, PLANNER_SYSTEM, planPrompt, reviewPrompt, shapeProblems, SUBMIT_PLAN, SUBMIT_REVIEW, submitPlanSchema, submitPlanTool, submitReviewSchema, submitReviewTool, toTaskInputs } from './planning';
 import { goalOptionsSchema } from './start-input';
 import { code, escapeMarkdown } from './markdown';
 import type { ToolEntry } from './turn-runner';
 import { MachineHost, type Driven, type HostCarry } from './host';
 import { AgentPool, type AgentCarry } from './goal-agents';
-import { looseTasks, ToolCaller } from './goal-model';
+import { Advisors, ToolCaller } from './goal-model';
 import type { GoalOptions, GoalResult } from './goal-options';
 import { loadSetup } from './setup';
 
@@ -95,8 +92,6 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
   let toolsRef: string | null = carry?.toolsRef ?? null;
   let policy: PolicyConfig | null = carry?.policy ?? null;
   let ready = carry !== undefined;
-  /** The last plan the model proposed: shown to it again with the errors. */
-  let lastProposal: unknown = carry?.lastProposal ?? null;
   /** Set once a new run is wanted: work-starting directives wait in `deferred`. */
   let handingOver = false;
   const deferred: GoalDirective[] = [];
@@ -115,6 +110,7 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
   });
   const goalId = host.workflowId;
   const models = new ToolCaller({ model, maxTokens, modelActivity: options.modelActivity, calls: carry?.modelCalls });
+  const advisors: Advisors = new Advisors(models, { goal: () => goal, post: host.post, rejected: host.rejected }, carry?.lastProposal ?? null);
   const agents: AgentPool = new AgentPool(
     {
       goalId,
@@ -160,7 +156,7 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
     }
     switch (d.type) {
       case 'request_plan':
-        return requestPlan(d.attempt, d.feedback, d.errors);
+        return advisors.plan(d.attempt, d.feedback, d.errors);
       case 'request_plan_approval':
         // Surfaced by the state and plan queries, KeelStatus and the plan.approval_requested event.
         return;
@@ -173,7 +169,7 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
         return agents.cancel(d.agentId);
       }
       case 'request_review':
-        return requestReview(d.cycle, [], 1);
+        return advisors.review(d.cycle, [], 1);
       case 'complete':
         done = d.report;
         return;
@@ -182,62 +178,6 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
         throw new Error(`unknown goal directive ${JSON.stringify(never)}`);
       }
     }
-  }
-
-  // ---- planner and critic -------------------------------------------------------------------
-  /** What a failed or unusable answer was billed for counts like any other spend (issue [3/7]). */
-  function countSpent(name: string, usage: Usage): void {
-    if (goalMachine.isTerminal(goal.state)) return;
-    goal.record(name === SUBMIT_PLAN ? 'planner' : 'critic', { type: 'usage_reported', usage });
-  }
-
-  function requestPlan(attempt: number, feedback: string | null, errors: readonly string[]): void {
-    const prompt = planPrompt(goal.state, { attempt, feedback, errors, previous: lastProposal });
-    models.call(SUBMIT_PLAN, PLANNER_SYSTEM, prompt, submitPlanTool, (spent) => countSpent(SUBMIT_PLAN, spent)).then(
-      ({ input, usage }) =>
-        host.post(() => {
-          lastProposal = input;
-          const parsed = submitPlanSchema.safeParse(input);
-          // A plan of the wrong shape still goes to the machine, which names each problem.
-          const tasks = parsed.success ? toTaskInputs(parsed.data.tasks) : looseTasks(input);
-          goal.record('planner', { type: 'plan_proposed', tasks, usage });
-        }),
-      (error: unknown) => {
-        if (isCancellation(error)) return;
-        goal.post('planner', { type: 'model_failed', error: failureMessage(error) });
-      },
-    );
-  }
-
-  /** The critic; an answer the machine cannot take goes back to it with the reason (bounded). */
-  function requestReview(cycle: number, errors: readonly string[], attempt: number): void {
-    models.call(SUBMIT_REVIEW, CRITIC_SYSTEM, reviewPrompt(goal.state, cycle, errors), submitReviewTool, (spent) => countSpent(SUBMIT_REVIEW, spent)).then(
-      ({ input, usage }) =>
-        host.post(() => {
-          const parsed = submitReviewSchema.safeParse(input);
-          let problems: string[];
-          if (parsed.success) {
-            const { verdict, findings, tasks } = parsed.data;
-            const result = goal.apply({ type: 'review_done', verdict, findings, ...(tasks ? { tasks: toTaskInputs(tasks) } : {}), usage });
-            if (result.ok) return;
-            host.rejected('critic', result.error);
-            problems = [result.error.message];
-          } else {
-            problems = shapeProblems(parsed.error);
-          }
-          const decided = afterUnusableAnswer(attempt, goal.state.config.maxPlanAttempts, problems, usage);
-          countSpent(SUBMIT_REVIEW, decided.spent);
-          if (decided.next.type === 'ask_again') {
-            if (goal.state.status === 'reviewing') requestReview(cycle, decided.next.errors, decided.next.attempt);
-            return;
-          }
-          if (goal.state.status === 'reviewing') goal.record('critic', { type: 'model_failed', error: decided.next.error });
-        }),
-      (error: unknown) => {
-        if (isCancellation(error)) return;
-        goal.post('critic', { type: 'model_failed', error: failureMessage(error) });
-      },
-    );
   }
 
   // ---- setup: tools and policy once, for every agent ---------------------------------------------
@@ -361,7 +301,7 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
       tools,
       toolsRef,
       policy,
-      lastProposal,
+      lastProposal: advisors.lastProposal,
       modelCalls: models.calls,
       deferred,
       run,
