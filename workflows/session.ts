@@ -3,15 +3,13 @@
 // runner executes the turn machine's directives. Long sessions continue as new, carrying
 // the machine state (with its queue of messages), the conversation by reference,
 // approvals, timers, finished turns and the event stream.
-import { ApplicationFailure, condition, continueAsNew, patched, setHandler, uuid4 } from '@temporalio/workflow';
+import { condition, continueAsNew, patched, setHandler, uuid4 } from '@temporalio/workflow';
 import { createSession, sessionEventFromTurn, sessionExhaustion, sessionMachine, type SessionDirective, type SessionEvent, type SessionState, type SessionStats } from '../machines/index';
 import { defaultPolicy, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import {
   answerSchema,
   answerSignal,
   answerUpdate,
-  awaitTurnSchema,
-  awaitTurnUpdate,
   closeSignal,
   closeUpdate,
   eventsQuery,
@@ -44,7 +42,6 @@ import {
   userMessageSchema,
   userMessageSignal,
   userMessageUpdate,
-  type AwaitTurnResult,
   type ControlResult,
   type LogEntry,
   type PendingApproval,
@@ -60,6 +57,7 @@ import { MachineHost, type Driven } from './host';
 import { modelEvents, streamedText } from './model-stream';
 import { sessionApprovalHandlers } from './session-approvals';
 import { FinishedTurns } from './finished-turns';
+import { awaitTurnHandler } from './await-turn';
 import { transcriptPage } from './transcript';
 import { loadSetup } from './setup';
 import type { SessionCarry, SessionOptions, SessionResult } from './session-options';
@@ -254,24 +252,13 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
     },
   );
   // `send` waits here for its own message's turn (by id), instead of following the stream.
-  const known = (messageId: string) => finishedTurns.has(messageId) || session.state.queue.some((m) => m.messageId === messageId) || finishedTurns.running(session.state.turnId) === messageId;
-  setHandler(
-    awaitTurnUpdate,
-    async (raw): Promise<AwaitTurnResult> => {
-      const { messageId } = parse(awaitTurnSchema, raw, 'awaitTurn');
-      await condition(() => finishedTurns.has(messageId) || done !== null || handingOver || !known(messageId));
-      const turn = finishedTurns.get(messageId);
-      if (turn) return { kind: 'finished', ...turn };
-      if (handingOver && done === null) return { kind: 'moved' };
-      throw ApplicationFailure.create({ type: 'MessageDropped', nonRetryable: true, message: `message ${messageId} will get no turn: the session is ${session.state.status}` });
-    },
-    {
-      validator: (raw) => {
-        const { messageId } = parse(awaitTurnSchema, raw, 'awaitTurn');
-        if (!known(messageId)) throw new Error(`unknown message id ${messageId}: not queued, running or among the last ${finishedTurns.capacity} finished turns`);
-      },
-    },
-  );
+  awaitTurnHandler(finishedTurns, {
+    status: () => session.state.status,
+    queued: () => session.state.queue.map((m) => m.messageId),
+    turnId: () => session.state.turnId,
+    ended: () => done !== null,
+    handingOver: () => handingOver,
+  });
 
   sessionApprovalHandlers({ turns, pending, rejected: host.rejected, post: host.post, now: host.now, status, approvals: () => approvals, remember: (next) => (approvals = next) });
 
