@@ -1,44 +1,54 @@
 // The state of the model connection, reported in heartbeat details so a stuck call can
-// be read off `temporal workflow describe` (pending activity → heartbeat details).
-// It mirrors the `stream` machine (machines/stream.ts: disconnected → connecting →
-// connected → streaming{bytes} → completed | failed). Once that machine is settled, each
-// method here becomes one `streamMachine` event (connect, connected, start_streaming +
-// data{bytes}, complete, error) and `stream` in the details becomes the machine's state.
+// be read off `temporal workflow describe` (pending activity → heartbeat details). The
+// `stream` machine (machines/stream.ts: disconnected → connecting → connected →
+// streaming{bytes} → completed | failed) holds it: each method here is one of its events,
+// and `stream` in the details is the machine's state, as it is.
+import { createStream, streamMachine, type StreamEvent, type StreamState } from '../machines/stream';
 
-export type ModelConnectionState = 'disconnected' | 'connecting' | 'connected' | 'streaming' | 'completed' | 'failed';
+export type ModelConnectionState = StreamState['status'];
 
 export interface ModelCallHeartbeat {
-  stream: {
-    status: ModelConnectionState;
-    /** Response body bytes received in this attempt. */
-    bytes: number;
-  };
+  /** The stream machine's state for this attempt's connection. */
+  stream: StreamState;
+  /** Response bytes outside the stream's `streaming` state, which the machine does not count: a
+   *  compaction's summary call, an error response's body, a chunk read before the headers were handled. */
+  bytesOutsideStream: number;
   /** Stream events received in this attempt. */
   events: number;
   attempt: number;
   requestId: string | null;
 }
 
+/** One activity attempt makes one connection: a failed one is retried by the turn, as a new attempt. */
+const CONNECTIONS_PER_ATTEMPT = 1;
+
 export class ConnectionProgress {
-  private state: ModelConnectionState = 'disconnected';
-  private bytes = 0;
+  private state: StreamState = createStream(CONNECTIONS_PER_ATTEMPT);
+  private outside = 0;
   private events = 0;
   private requestId: string | null = null;
+  /** Events the machine refused (say, bytes after a failure): counted for diagnosis, never thrown. */
+  refused = 0;
 
   constructor(private readonly attempt: number) {}
 
+  get status(): ModelConnectionState {
+    return this.state.status;
+  }
+
   connecting(): void {
-    this.state = 'connecting';
+    this.apply({ type: 'connect' });
   }
 
   connected(requestId: string | null): void {
-    this.state = 'connected';
     this.requestId = requestId;
+    this.apply({ type: 'connected' });
   }
 
   received(bytes: number): void {
-    this.bytes += bytes;
-    if (this.state === 'connected') this.state = 'streaming';
+    if (this.state.status === 'connected') this.apply({ type: 'start_streaming' });
+    if (this.state.status === 'streaming') this.apply({ type: 'data', bytes });
+    else this.outside += bytes;
   }
 
   event(): void {
@@ -46,19 +56,24 @@ export class ConnectionProgress {
   }
 
   completed(): void {
-    this.state = 'completed';
+    // A whole answer that came before the first counted byte still went through streaming.
+    if (this.state.status === 'connected') this.apply({ type: 'start_streaming' });
+    this.apply({ type: 'complete' });
   }
 
-  failed(): void {
-    this.state = 'failed';
+  failed(message: string): void {
+    // Before the connection opened (bad input, a failed compaction) there is no connection to fail.
+    if (this.state.status === 'disconnected') return;
+    this.apply({ type: 'error', message });
   }
 
   details(): ModelCallHeartbeat {
-    return {
-      stream: { status: this.state, bytes: this.bytes },
-      events: this.events,
-      attempt: this.attempt,
-      requestId: this.requestId,
-    };
+    return { stream: this.state, bytesOutsideStream: this.outside, events: this.events, attempt: this.attempt, requestId: this.requestId };
+  }
+
+  private apply(event: StreamEvent): void {
+    const result = streamMachine.transition(this.state, event);
+    if (result.ok) this.state = result.state;
+    else this.refused += 1;
   }
 }

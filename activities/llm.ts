@@ -222,7 +222,8 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
       ...(lost !== null ? { lostAttemptUsage: lost } : {}),
     };
   } catch (error) {
-    progress.failed();
+    // The error's class only: heartbeat details are readable by anyone who can describe the workflow.
+    progress.failed(ctx.cancellationSignal.aborted ? 'cancelled' : error instanceof Error ? error.name : 'error');
     if (ctx.cancellationSignal.aborted) {
       deltas?.discard();
       const reason: unknown = ctx.cancellationSignal.reason;

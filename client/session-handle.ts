@@ -1,11 +1,12 @@
 // A session started or found by KeelClient: messages, approvals and controls (updates, so
 // a refusal comes back as UpdateRejectedError with the machine's reason), queries, stream.
-import { type Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { type Client, WorkflowFailedError, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { Usage } from '../machines/index';
 import {
   answerUpdate,
   approveUpdate,
+  awaitTurnUpdate,
   closeUpdate,
   denyUpdate,
   eventsQuery,
@@ -22,6 +23,7 @@ import {
   usageQuery,
   userMessageUpdate,
   type ApprovalResult,
+  type AwaitTurnResult,
   type ControlResult,
   type LogEntry,
   type PendingApproval,
@@ -34,7 +36,6 @@ import {
 import type { SessionResult, sessionWorkflow } from '../workflows/session';
 import { mapErrors, WorkflowEndedError } from './errors';
 import { followStream, type EventsOptions, type SessionStreamItem } from './events';
-import { previewText } from '../workflows/preview';
 
 /** How a turn ended, as `send` reports it. */
 export interface TurnOutcome {
@@ -81,33 +82,47 @@ export class SessionHandle {
 
   /**
    * Sends a message and resolves when its turn has finished (after any approvals it waits
-   * for), with the outcome and the model's final text.
+   * for), with the outcome and the model's final text. It waits on the session's
+   * `awaitTurn` update for its own message id, so two identical messages each resolve with
+   * their own turn; a session continuing as new answers `moved`, and the wait goes on in
+   * the next run.
    */
   async send(text: string, options: { messageId?: string; signal?: AbortSignal } = {}): Promise<TurnOutcome> {
-    const from = await this.streamOffset();
     const sent = await this.post(text, options.messageId);
-    const wanted = text.trim();
-    let turnId: string | null = null;
-    let output: string | null = null;
-    let usage: Usage | null = null;
-    for await (const item of this.events({ from, topics: ['events'], ...(options.signal ? { signal: options.signal } : {}) })) {
-      if (item.topic !== 'events') continue;
-      const e = item.data;
-      if (turnId === null) {
-        // The log carries a preview of a long message (workflows/preview.ts).
-        if (e.kind === 'turn.started' && e.input.trim() === previewText(wanted)) turnId = e.turnId;
-        continue;
+    return this.turnOf(sent.messageId, options);
+  }
+
+  /** Resolves when the turn of a message already sent (`post`) has finished. */
+  async turnOf(messageId: string, options: { signal?: AbortSignal } = {}): Promise<TurnOutcome> {
+    const aborted = abortPromise(options.signal);
+    try {
+      for (;;) {
+        const answer = await Promise.race([this.awaitTurn(messageId), aborted.promise]);
+        if (answer.kind === 'finished') {
+          return { messageId: answer.messageId, turnId: answer.turnId, outcome: answer.outcome, output: answer.output, usage: answer.usage };
+        }
+        // The run is handing over: ask the next one (a short pause, not a spin).
+        await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      if (e.kind === 'turn.completed' && e.turnId === turnId) {
-        output = e.finalOutput;
-        usage = e.usage;
-      } else if (e.kind === 'turn.interrupted' && e.turnId === turnId) {
-        output = e.partialOutput;
-      } else if (e.kind === 'session.turn_finished' && e.turnId === turnId) {
-        return { messageId: sent.messageId, turnId, outcome: e.outcome as TurnOutcome['outcome'], output, usage };
-      }
+    } finally {
+      aborted.dispose();
     }
-    throw new WorkflowEndedError(`session ${this.id} ended before the turn of message ${sent.messageId} finished`);
+  }
+
+  private async awaitTurn(messageId: string): Promise<AwaitTurnResult> {
+    try {
+      return await this.workflowHandle.executeUpdate(awaitTurnUpdate, { args: [{ messageId }] });
+    } catch (error) {
+      // The handler's own refusal (unknown id, a message that gets no turn) is final.
+      if (error instanceof WorkflowUpdateFailedError) {
+        throw new WorkflowEndedError(`session ${this.id}: no turn for message ${messageId}: ${error.cause?.message ?? error.message}`, { cause: error });
+      }
+      // Anything else (the run closed while the update waited): if the session runs on in a
+      // new run, ask that one; if it ended, the turn will never come.
+      const running = await this.workflowHandle.describe().then((d) => d.status.name === 'RUNNING', () => false);
+      if (running) return { kind: 'moved' };
+      throw new WorkflowEndedError(`session ${this.id} ended before the turn of message ${messageId} finished`, { cause: error });
+    }
   }
 
   approve(callId: string, options: { scope?: 'once' | 'session'; approver?: string; rule?: string } = {}): Promise<ApprovalResult> {
@@ -181,4 +196,17 @@ export class SessionHandle {
       }
     });
   }
+}
+
+/** A promise that rejects when the signal aborts (never, without one). */
+function abortPromise(signal: AbortSignal | undefined): { promise: Promise<never>; dispose(): void } {
+  if (!signal) return { promise: new Promise<never>(() => {}), dispose: () => {} };
+  let onAbort = () => {};
+  const promise = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  promise.catch(() => {});
+  return { promise, dispose: () => signal.removeEventListener('abort', onAbort) };
 }

@@ -37,6 +37,8 @@ export const goalConfigSchema = z.strictObject({
   maxReviewCycles: z.number().int().positive(),
   planApprovalTimeoutMs: z.number().int().positive().nullable(),
   limits: budgetLimitsSchema,
+  /** Tasks the goal may hold in all (follow-ups included); MAX_PLAN_TASKS when absent. */
+  maxTasks: z.number().int().positive().optional(),
 });
 export type GoalConfig = z.infer<typeof goalConfigSchema>;
 
@@ -149,6 +151,7 @@ export interface NewGoal {
   readonly maxReviewCycles?: number;
   readonly planApprovalTimeoutMs?: number | null;
   readonly limits?: Partial<BudgetLimits>;
+  readonly maxTasks?: number;
 }
 
 /** `[*] → goal_received`; apply `decompose` to start planning. */
@@ -167,6 +170,7 @@ export function createGoal(init: NewGoal): { state: GoalState; directives: GoalD
       maxReviewCycles: init.maxReviewCycles ?? 3,
       planApprovalTimeoutMs: init.planApprovalTimeoutMs ?? null,
       limits,
+      ...(init.maxTasks !== undefined ? { maxTasks: init.maxTasks } : {}),
     },
     usage: ZERO_USAGE,
     tasks: [],
@@ -337,7 +341,7 @@ function reduce(state: GoalState, event: GoalEvent): Out {
       const spent = event.usage === undefined ? c : { ...c, usage: addCallUsage(c.usage, event.usage) };
       const exhaustion = budgetLeft(spent);
       if (exhaustion !== null) return stop(spent, 'budget exhausted while planning', exhaustion, []);
-      const problems = planProblems(event.tasks);
+      const problems = planProblems(event.tasks, [], c.config.maxTasks);
       if (problems.length > 0) {
         const out = [emit('plan.invalid', { goalId, attempt: c.planAttempt, errors: problems })];
         if (c.planAttempt >= c.config.maxPlanAttempts) return stop(spent, `no valid plan after ${c.planAttempt} attempts`, null, out);
@@ -439,7 +443,7 @@ function reduce(state: GoalState, event: GoalEvent): Out {
       // The finished tasks stay in the state while replanning: the planner sees what was done.
       if (event.verdict === 'replan') return requestPlan(reviewed, 1, event.findings, [], out);
       const followUps = event.tasks ?? [];
-      const problems = planProblems(followUps, c.tasks);
+      const problems = planProblems(followUps, c.tasks, c.config.maxTasks);
       if (problems.length > 0) return reject(`invalid follow-up tasks: ${problems.join('; ')}`);
       const tasks = [...c.tasks, ...followUps.map((t) => toTask(t, c.config.maxTaskAttempts))];
       const planVersion = c.planVersion + 1;

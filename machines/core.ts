@@ -180,12 +180,12 @@ export interface TransitionCounts {
 
 export const transitionKey = (from: string, event: string, to: string): string => `${from} --${event}--> ${to}`;
 
-/** Per-transition counters for metrics (seed 003's recommendation). */
-export function createCounters<St extends Status, Ev extends Typed, D>(): Observer<St, Ev, D> & {
+/** Per-transition counters for metrics (seed 003's recommendation); `from` continues earlier counts (a previous run's). */
+export function createCounters<St extends Status, Ev extends Typed, D>(from?: TransitionCounts): Observer<St, Ev, D> & {
   snapshot(): TransitionCounts;
 } {
-  const transitions: Record<string, number> = {};
-  const rejected: Record<string, number> = {};
+  const transitions: Record<string, number> = { ...from?.transitions };
+  const rejected: Record<string, number> = { ...from?.rejected };
   return {
     after(from, to, event) {
       const key = transitionKey(from.status, event.type, to.status);

@@ -3,6 +3,7 @@
 // machines stay free of clocks and counters they cannot own.
 import type { Exhaustion, Usage } from './budget';
 import type { Json } from './core';
+import type { ToolFacts } from './tool-result';
 
 export type ToolResultStatus = 'success' | 'error' | 'timeout' | 'cancelled' | 'denied';
 
@@ -55,7 +56,8 @@ export interface LogPayloads {
   'tool.approved': { callId: string; approver: string; scope: 'once' | 'session' };
   'tool.denied': { callId: string; by: 'policy' | 'human'; reason: string };
   'tool.progress': { callId: string; percent: number | null; chunk: string | null };
-  'tool.result': { callId: string; status: ToolResultStatus; output: string };
+  // `facts`: what the tool did as data (exit code, files changed, bytes read), when it says.
+  'tool.result': { callId: string; status: ToolResultStatus; output: string; facts?: ToolFacts };
   // Keel: the call passed policy and waits for a concurrency permit.
   'tool.queued': { callId: string };
   'tool.started': { callId: string };

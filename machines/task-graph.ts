@@ -36,10 +36,10 @@ export type Task = z.infer<typeof taskSchema>;
 export const MAX_PLAN_TASKS = 50;
 
 /** Problems with a proposed plan (or follow-up tasks added to `existing`); empty if valid. */
-export function planProblems(proposed: readonly TaskInput[], existing: readonly Task[] = []): string[] {
+export function planProblems(proposed: readonly TaskInput[], existing: readonly Task[] = [], max: number = MAX_PLAN_TASKS): string[] {
   const problems: string[] = [];
   if (proposed.length === 0) problems.push('the plan has no tasks');
-  if (proposed.length + existing.length > MAX_PLAN_TASKS) problems.push(`a plan may hold at most ${MAX_PLAN_TASKS} tasks`);
+  if (proposed.length + existing.length > max) problems.push(`a plan may hold at most ${max} tasks`);
   const ids = new Set(existing.map((t) => t.id));
   for (const task of proposed) {
     const parsed = taskInputSchema.safeParse(task);

@@ -6,8 +6,9 @@ import { z } from 'zod';
 import { assertNever, defineMachine, jsonSchema, reject, type Json, type Step } from './core';
 import { cancelActivity, cancelTimer, startTimer, type CancelActivity, type CancelTimer, type StartTimer } from './directives';
 import { emit, type EmitEvent, type ToolResultStatus } from './events';
+import { toolFactsSchema, type ToolFacts } from './tool-result';
 
-const resultSchema = z.strictObject({ content: z.string(), isError: z.boolean() });
+const resultSchema = z.strictObject({ content: z.string(), isError: z.boolean(), facts: toolFactsSchema.optional() });
 /** What the model will read in the tool_result block. */
 export type ToolResult = z.infer<typeof resultSchema>;
 
@@ -17,8 +18,9 @@ const common = {
   input: jsonSchema,
   /** Read-only calls of one step may run in parallel; anything else runs alone. */
   readOnly: z.boolean(),
-  /** `ask` is the ask-the-human tool: it is answered by a person, not an activity. */
-  kind: z.enum(['tool', 'ask']),
+  /** `ask` is the ask-the-human tool: it is answered by a person, not an activity.
+   *  `finish` is the task agent's finish_task: recorded by the turn, it ends the turn. */
+  kind: z.enum(['tool', 'ask', 'finish']),
   approvalTimeoutMs: z.number().int().positive().nullable(),
 };
 
@@ -44,9 +46,9 @@ export const toolCallEventSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('timer_fired'), timerId: z.string() }),
   z.strictObject({ type: z.literal('permit_granted') }),
   z.strictObject({ type: z.literal('progress'), percent: z.number().min(0).max(100).optional(), chunk: z.string().optional() }),
-  z.strictObject({ type: z.literal('succeeded'), output: z.string() }),
-  z.strictObject({ type: z.literal('failed'), error: z.string() }),
-  z.strictObject({ type: z.literal('timed_out'), message: z.string().optional() }),
+  z.strictObject({ type: z.literal('succeeded'), output: z.string(), facts: toolFactsSchema.optional() }),
+  z.strictObject({ type: z.literal('failed'), error: z.string(), facts: toolFactsSchema.optional() }),
+  z.strictObject({ type: z.literal('timed_out'), message: z.string().optional(), facts: toolFactsSchema.optional() }),
   z.strictObject({ type: z.literal('cancel'), reason: z.string().optional() }),
 ]);
 export type ToolCallEvent = z.infer<typeof toolCallEventSchema>;
@@ -103,7 +105,7 @@ export interface NewToolCall {
   readonly name: string;
   readonly input: Json;
   readonly readOnly: boolean;
-  readonly kind: 'tool' | 'ask';
+  readonly kind: 'tool' | 'ask' | 'finish';
   readonly approvalTimeoutMs: number | null;
 }
 
@@ -112,7 +114,7 @@ export interface NewToolCall {
 export function createToolCall(call: NewToolCall): { state: ToolCallState; directives: ToolCallDirective[] } {
   const state: ToolCallState = { status: 'pending', ...call };
   const directives: ToolCallDirective[] = [emit('tool.call', { callId: call.callId, toolName: call.name, arguments: call.input })];
-  // The ask tool needs no policy: asking a person is always allowed.
+  // The ask and finish tools need no policy: asking a person and reporting are always allowed.
   if (call.kind === 'tool') directives.push({ type: 'check_policy', callId: call.callId, name: call.name, input: call.input });
   return { state, directives };
 }
@@ -137,6 +139,10 @@ function questionOf(input: Json): string {
   return JSON.stringify(input);
 }
 
+function withFacts(result: ToolResult, facts: ToolFacts | undefined): ToolResult {
+  return facts === undefined ? result : { ...result, facts };
+}
+
 function finish(
   state: ToolCallState,
   status: TerminalToolCall['status'],
@@ -149,7 +155,7 @@ function finish(
   const next: ToolCallState = status === 'denied' ? { status, ...base, by } : { status, ...base };
   return {
     state: next,
-    directives: [...extra, emit('tool.result', { callId, status: resultStatus[status], output: result.content })],
+    directives: [...extra, emit('tool.result', { callId, status: resultStatus[status], output: result.content, ...(result.facts !== undefined ? { facts: result.facts } : {}) })],
   };
 }
 
@@ -198,11 +204,12 @@ function reduce(state: ToolCallState, event: ToolCallEvent): Step<ToolCallState,
     case 'permit_granted': {
       if (state.status !== 'queued') return reject('not queued');
       const activityId = toolActivityId(callId);
-      const start: ToolCallDirective =
-        kind === 'ask' ? { type: 'ask_human', callId, question: questionOf(input) } : { type: 'run_tool', callId, activityId, name, input };
+      // A finish call runs nowhere: the turn records it and completes it at once.
+      const start: ToolCallDirective[] =
+        kind === 'ask' ? [{ type: 'ask_human', callId, question: questionOf(input) }] : kind === 'finish' ? [] : [{ type: 'run_tool', callId, activityId, name, input }];
       return {
         state: { status: 'running', ...base, activityId, progress: null, progressEvents: 0 },
-        directives: [emit('tool.started', { callId }), start],
+        directives: [emit('tool.started', { callId }), ...start],
       };
     }
     case 'progress': {
@@ -215,13 +222,13 @@ function reduce(state: ToolCallState, event: ToolCallEvent): Step<ToolCallState,
     }
     case 'succeeded':
       if (state.status !== 'running') return reject('not running');
-      return finish(state, 'succeeded', { content: event.output, isError: false });
+      return finish(state, 'succeeded', withFacts({ content: event.output, isError: false }, event.facts));
     case 'failed':
       if (state.status !== 'running') return reject('not running');
-      return finish(state, 'failed', { content: event.error, isError: true });
+      return finish(state, 'failed', withFacts({ content: event.error, isError: true }, event.facts));
     case 'timed_out':
       if (state.status !== 'running') return reject('not running');
-      return finish(state, 'timed_out', { content: event.message ?? 'The tool timed out.', isError: true });
+      return finish(state, 'timed_out', withFacts({ content: event.message ?? 'The tool timed out.', isError: true }, event.facts));
     case 'cancel': {
       const why = event.reason ?? 'cancelled';
       const extra: ToolCallDirective[] = [];

@@ -1,6 +1,37 @@
 // What every tool hands back to the model: text, and whether it is an error. Errors the
 // model can act on (missing file, bad regex, non-zero exit, malformed input) travel
 // here with is_error; only infrastructure faults fail the activity.
+import { z } from 'zod';
+
+/**
+ * What a tool did, as data beside the text the model reads: the workflow folds evidence
+ * (machines/evidence.ts) from these fields and never parses the text back. One variant
+ * per kind of fact; a tool without facts (list_dir, glob, MCP tools) sends none.
+ */
+export const toolFactsSchema = z.discriminatedUnion('kind', [
+  /** run_command: what ran and how it ended (exitCode null: killed, timed out, never started). */
+  z.strictObject({
+    kind: z.literal('command'),
+    command: z.string().max(20_000),
+    exitCode: z.number().int().nullable(),
+    timedOut: z.boolean(),
+    /** Bytes of combined output and lines in it. */
+    bytes: z.number().int().nonnegative(),
+    lines: z.number().int().nonnegative(),
+  }),
+  /** write_file / edit_file: the workspace-relative files it changed. */
+  z.strictObject({ kind: z.literal('files_changed'), filesChanged: z.array(z.string().max(4096)).max(1000) }),
+  /** read_file / grep: bytes read from the workspace. */
+  z.strictObject({ kind: z.literal('read'), bytes: z.number().int().nonnegative(), files: z.number().int().nonnegative() }),
+]);
+export type ToolFacts = z.infer<typeof toolFactsSchema>;
+
+/** Facts from an activity's result, checked (it is input from outside): invalid facts are dropped, never trusted. */
+export function parseToolFacts(raw: unknown): ToolFacts | undefined {
+  if (raw === undefined) return undefined;
+  const parsed = toolFactsSchema.safeParse(raw);
+  return parsed.success ? parsed.data : undefined;
+}
 
 export interface ToolResult {
   content: string;
@@ -11,10 +42,12 @@ export interface ToolResult {
   truncated_bytes?: number;
   /** The tool stopped at its own time limit (a command's timeout_seconds): the call ends as `timed_out`. */
   timed_out?: true;
+  /** What the tool did, as data (exit code, files changed, bytes read). */
+  facts?: ToolFacts;
 }
 
-export function toolOk(content: string): ToolResult {
-  return { content, is_error: false };
+export function toolOk(content: string, facts?: ToolFacts): ToolResult {
+  return facts === undefined ? { content, is_error: false } : { content, is_error: false, facts };
 }
 
 export function toolError(content: string): ToolResult {

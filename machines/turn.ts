@@ -24,6 +24,7 @@ import { contentBlockSchema, type ContentBlock, type Message } from './conversat
 import { assertNever, defineMachine, reject, type Step } from './core';
 import { cancelActivity, cancelTimer, startTimer } from './directives';
 import { emit, type ToolResultStatus } from './events';
+import { finishTaskSchema, parseFinishTask, type FinishTask } from './task-outcome';
 import { MAX_CALL_ATTEMPTS, modelFailureClassSchema, retryDecision } from './model-retry';
 import {
   createToolCall,
@@ -57,6 +58,8 @@ export const turnConfigSchema = z.strictObject({
   readOnlyTools: z.array(z.string()),
   /** The ask-the-human tool's name, answered by `answer` instead of an activity. */
   askTool: z.string().nullable(),
+  /** A task agent's finish tool (machines/task-outcome.ts): recorded here, and the turn ends after its step. */
+  finishTool: z.string().nullable().optional(),
   approvalTimeoutMs: z.number().int().positive().nullable(),
   maxParallelTools: z.number().int().positive(),
   retryBackoffMs: z.array(z.number().int().nonnegative()),
@@ -166,6 +169,8 @@ export const turnResultSchema = z.strictObject({
   refusal: refusalSchema.nullable().optional(),
   /** The model's last stop_reason (max_tokens for `truncated`). */
   stopReason: z.string().nullable().optional(),
+  /** The valid finish_task call that ended the turn (task agents only). */
+  finish: finishTaskSchema.optional(),
 });
 export type TurnResult = z.infer<typeof turnResultSchema>;
 
@@ -197,6 +202,7 @@ export interface NewTurn {
   readonly limits?: TurnLimits;
   readonly readOnlyTools?: readonly string[];
   readonly askTool?: string | null;
+  readonly finishTool?: string | null;
   readonly approvalTimeoutMs?: number | null;
   readonly maxParallelTools?: number;
   readonly retryBackoffMs?: readonly number[];
@@ -212,6 +218,7 @@ export function createTurn(init: NewTurn): TurnState {
       limits: init.limits ?? { inputTokens: null, outputTokens: null, costUsd: null, maxSteps: null },
       readOnlyTools: [...(init.readOnlyTools ?? [])],
       askTool: init.askTool ?? null,
+      ...(init.finishTool !== undefined && init.finishTool !== null ? { finishTool: init.finishTool } : {}),
       approvalTimeoutMs: init.approvalTimeoutMs ?? null,
       maxParallelTools: init.maxParallelTools ?? 4,
       retryBackoffMs: [...(init.retryBackoffMs ?? DEFAULT_RETRY_BACKOFF_MS)],
@@ -232,7 +239,7 @@ const row = (from: TurnStatus, event: Ev, to: TurnStatus, guard?: string) => (gu
 const afterTools = (event: Ev, what: string) => [
   row('executing_tools', event, 'executing_tools', `${what}; calls still open`),
   row('executing_tools', event, 'calling_llm', `${what}; all calls finished`),
-  row('executing_tools', event, 'completed', `${what}; all calls finished at the step limit`),
+  row('executing_tools', event, 'completed', `${what}; all calls finished at the step limit or after finish_task`),
 ];
 
 export const turnMachine = defineMachine<TurnState, TurnEvent, TurnDirective>({
@@ -245,7 +252,7 @@ export const turnMachine = defineMachine<TurnState, TurnEvent, TurnDirective>({
     row('calling_llm', 'model_response', 'executing_tools', 'tool_use blocks, budget left'),
     row('calling_llm', 'model_response', 'calling_llm', 'no tool_use, steer pending, steps left'),
     row('calling_llm', 'model_response', 'calling_llm', 'pause_turn; or cut in a tool_use / context window exceeded, first time this step'),
-    row('calling_llm', 'model_response', 'completed', 'no tool_use (end_turn / max_steps / truncated / refused) or budget exhausted'),
+    row('calling_llm', 'model_response', 'completed', 'no tool_use (end_turn / max_steps / truncated / refused), only finish_task, or budget exhausted'),
     row('calling_llm', 'model_response', 'failed', 'context window exceeded again after compaction'),
     row('calling_llm', 'model_failed', 'retry_wait', 'retry table allows another attempt, budget left'),
     row('calling_llm', 'model_failed', 'completed', 'budget exhausted by the failed attempt'),
@@ -344,12 +351,13 @@ function complete(
   exhaustion: Exhaustion | null,
   directives: D[],
   refusal: { category: string | null; explanation: string | null } | null = null,
+  finish: FinishTask | null = null,
 ): Out {
   const out: D[] = [...directives];
   if (exhaustion !== null) out.push(emit('budget.exhausted', { ...exhaustion, scope: `turn ${c.config.turnId}` }));
   out.push(emit('turn.completed', { turnId: c.config.turnId, reason, finalOutput: c.text, usage: c.usage, stopReason }));
   const outcome = reason === 'end_turn' ? 'completed' : reason;
-  out.push(result(c, stepNo, outcome, { exhaustion, stopReason, ...(refusal !== null ? { refusal } : {}) }));
+  out.push(result(c, stepNo, outcome, { exhaustion, stopReason, ...(refusal !== null ? { refusal } : {}), ...(finish !== null ? { finish } : {}) }));
   return {
     state: { status: 'completed', ...c, step: stepNo, reason, stopReason, exhaustion, ...(refusal !== null ? { refusal } : {}) },
     directives: out,
@@ -438,6 +446,12 @@ function advance(state: Extract<TurnState, { status: 'executing_tools' }>, calls
       results: scheduled.calls.map((call) => ({ callId: call.callId, status: isTerminalCall(call) ? resultStatus[call.status] : 'cancelled' })),
     }),
   );
+  // The agent reported its task finished: its tools are answered, the model is not called again.
+  const finish = finishOf(scheduled.calls);
+  if (finish !== null) {
+    out.push(append({ role: 'user', content: resultBlocks(scheduled.calls) }));
+    return complete(done, state.step, 'end_turn', null, null, out, null, finish);
+  }
   const limit = stepLimit(done, state.step);
   if (limit !== null) {
     out.push(append({ role: 'user', content: resultBlocks(scheduled.calls) }, note(`(Stopped: the limit of ${limit.allowed} steps per turn was reached.)`)));
@@ -447,6 +461,37 @@ function advance(state: Extract<TurnState, { status: 'executing_tools' }>, calls
   out.push(append({ role: 'user', content: [...resultBlocks(scheduled.calls), ...steer] }));
   if (steer.length > 0) out.push(emit('turn.steer_applied', { turnId: c.config.turnId, step: state.step + 1, count: steer.length }));
   return callModel({ ...done, steers: [] }, state.step + 1, 1, out);
+}
+
+/** The first finish call of the step that the turn accepted, if any. */
+function finishOf(calls: readonly ToolCallState[]): FinishTask | null {
+  for (const call of calls) {
+    if (call.kind !== 'finish' || call.status !== 'succeeded') continue;
+    const parsed = parseFinishTask(call.input);
+    if (parsed.ok) return parsed.value;
+  }
+  return null;
+}
+
+/** A finish call is answered by the turn itself, at once: accepted, or refused with the problems for the model to fix. */
+function recordFinish(call: ToolCallState): { call: ToolCallState; directives: D[] } {
+  const parsed = parseFinishTask(call.input);
+  const events: ToolCallEvent[] = [
+    { type: 'policy_decided', decision: 'allow', reason: 'finishing a task needs no approval' },
+    { type: 'permit_granted' },
+    parsed.ok
+      ? { type: 'succeeded', output: `Recorded: the task ${parsed.value.status}.` }
+      : { type: 'failed', error: `invalid input for ${call.name}:\n${parsed.problems.map((p) => `- ${p}`).join('\n')}\nCall it again with status and summary.` },
+  ];
+  let state = call;
+  const directives: D[] = [];
+  for (const event of events) {
+    const r = toolCallMachine.transition(state, event);
+    if (!r.ok) break;
+    state = r.state;
+    directives.push(...r.directives);
+  }
+  return { call: state, directives };
 }
 
 function onToolEvent(state: TurnState, callId: string, event: ToolCallEvent): Out {
@@ -539,7 +584,7 @@ function onModelResponse(state: Extract<TurnState, { status: 'calling_llm' }>, e
   out.push(emit('turn.tool_calls_received', { turnId: c.config.turnId, step: state.step, callIds: uses.map((u) => u.id) }));
   const calls: ToolCallState[] = [];
   for (const use of uses) {
-    const kind = use.name === c.config.askTool ? 'ask' : 'tool';
+    const kind = use.name === c.config.askTool ? 'ask' : c.config.finishTool != null && use.name === c.config.finishTool ? 'finish' : 'tool';
     const created = createToolCall({
       callId: use.id,
       name: use.name,
@@ -550,6 +595,13 @@ function onModelResponse(state: Extract<TurnState, { status: 'calling_llm' }>, e
     });
     out.push(...created.directives);
     let call = created.state;
+    if (kind === 'finish') {
+      // Recorded even when the budget ran out in this answer: it is the agent's report of work already done.
+      const recorded = recordFinish(call);
+      out.push(...recorded.directives);
+      calls.push(recorded.call);
+      continue;
+    }
     const followUp: ToolCallEvent | null =
       exhaustion !== null
         ? { type: 'cancel', reason: `not run, the ${exhaustion.limit} budget is exhausted` }
@@ -568,7 +620,7 @@ function onModelResponse(state: Extract<TurnState, { status: 'calling_llm' }>, e
   if (exhaustion !== null) {
     // The tool_use blocks are already stored: answer them so the conversation stays valid.
     out.push(append({ role: 'user', content: resultBlocks(calls) }, note('(Stopped: the budget is exhausted.)')));
-    return complete({ ...c, toolStats: countResults(c.toolStats, calls) }, state.step, 'budget_exhausted', stopReason, exhaustion, out);
+    return complete({ ...c, toolStats: countResults(c.toolStats, calls) }, state.step, 'budget_exhausted', stopReason, exhaustion, out, null, finishOf(calls));
   }
   return advance({ status: 'executing_tools', ...c, step: state.step, calls }, calls, out);
 }

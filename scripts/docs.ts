@@ -22,7 +22,7 @@ const MACHINES: readonly Documented[] = [
   { ...turnMachine, name: 'turn', file: 'machines/turn.ts', initial: 'idle', summary: 'One agent turn (ReAct): model calls, tool steps, retries, interrupt, steer, step and token limits.' },
   { ...toolCallMachine, name: 'tool-call', file: 'machines/tool-call.ts', initial: 'pending', summary: 'One tool call from tool_use to its single result: policy, approval, permit, progress.' },
   { ...goalMachine, name: 'autonomy', file: 'machines/autonomy.ts', initial: 'goal_received', summary: 'The autonomy loop: plan, approve, execute a task DAG with child agents, review.' },
-  { ...streamMachine, name: 'stream', file: 'machines/stream.ts', initial: 'disconnected', summary: "The model's streaming connection inside the model activity, reported in heartbeats." },
+  { ...streamMachine, name: 'stream', file: 'machines/stream.ts', initial: 'disconnected', summary: "The model's streaming connection. It runs inside the model activity, on the worker (activities/llm-connection.ts applies its events as the HTTP stream connects, receives bytes, completes or fails); its state is the `stream` field of the activity's heartbeat details, so `temporal workflow describe` shows it for a running call." },
 ];
 
 const cell = (text: string): string => text.replaceAll('|', '\\|');
@@ -103,6 +103,16 @@ export function renderStateMachinesDoc(): string {
     '| directive | from | the runner… | and later feeds back |',
     '|---|---|---|---|',
     ...RUNNER_PROTOCOL.map(([d, from, what, back]) => `| \`${d}\` | ${from} | ${what} | ${back} |`),
+    '',
+    '## Where the machines run, and where their observers run',
+    '',
+    'The session, turn, tool-call and autonomy machines run in workflow code, on one machine host (`workflows/host.ts`) that the session, goal and agent workflows share.',
+    'The host owns the serial event queue (transitions never interleave), applies each event through `observe(machine, counters)` (`machines/core.ts`), executes the directives every machine shares',
+    '(`emit_event`, `start_timer`, `cancel_timer`) and hands the rest to the workflow\'s own directive handlers. The observers run there, in the workflow, on every transition:',
+    'per-transition counters (`createCounters`) for each machine a workflow drives (the turn machine through `TurnRunner`, the tool-call machine inside it). The `metrics` query',
+    'answers them (`{ machines: { session | turn | autonomy: { transitions, rejected } } }`), they are carried across continue-as-new, and the worker logs them when a run ends',
+    '(`transition counts (<kind> finished | continued as new)`, through the workflow logger, so never on replay).',
+    'The stream machine is the exception: it runs inside the model activity, on the worker (see **stream** above), and its state reaches the workflow only as heartbeat details.',
     '',
     '## Where every seed state and event went',
     '',

@@ -10,16 +10,11 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   patched,
-  setCurrentDetails,
-  setDefaultSignalHandler,
-  setDefaultUpdateHandler,
   setHandler,
-  upsertSearchAttributes,
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import { WorkflowStream } from '@temporalio/workflow-streams/workflow';
-import { ZERO_USAGE, type LogEvent, type TransitionError, type TurnLimits, type TurnResult, type Usage } from '../machines/index';
+import { ZERO_USAGE, type TurnLimits, type TurnResult, type Usage } from '../machines/index';
 import { EXACT_APPROVALS_PATCH, legacySessionRuleFor, rememberApproval, sessionApprovalFor, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import {
   AGENT_SIGNALS,
@@ -28,26 +23,23 @@ import {
   approveSignal,
   denySchema,
   denySignal,
-  EVENTS_TOPIC,
   goalEventsQuery,
   pendingApprovalsQuery,
   transcriptQuerySchema,
   type GoalLogEntry,
   type PendingApproval,
   type AgentReport,
-  type RunnerEvent,
   type TaskEvidence,
 } from './definitions';
-import { parsePayload, parseStartInput, rejectUnknownUpdate, unknownSignal } from './payloads';
+import { EMPTY_EVIDENCE, foldEvidence, type EvidenceState } from '../machines/evidence';
+import { decideTaskOutcome } from '../machines/task-outcome';
+import { parsePayload, parseStartInput } from './payloads';
 import { agentSystem, taskPrompt } from './planning';
-import { preview } from './preview';
 import { agentInputSchema } from './start-input';
-import { ConversationLog, SerialQueue, Timers } from './runtime';
+import { ConversationLog } from './runtime';
+import { MachineHost } from './host';
 import { code, escapeMarkdown } from './markdown';
-import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import { TurnRunner, type ToolEntry } from './turn-runner';
-import { eventsPage } from './event-log';
-import { reportEvent } from './telemetry-sink';
 
 export interface AgentInput {
   goalId: string;
@@ -94,49 +86,38 @@ export interface AgentResult {
 
 export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
   parseStartInput(agentInputSchema, input, 'agent');
-  const agentId = workflowInfo().workflowId;
   const parent = workflowInfo().parent;
-  const stream = new WorkflowStream();
-  const events = stream.topic<GoalLogEntry>(EVENTS_TOPIC);
-  const timers = new Timers();
   const conversation = new ConversationLog();
-  let seq = 0;
   let approvals: SessionApproval[] = [];
   let result: TurnResult | null = null;
-  // Evidence is read off the tool events as they pass.
-  const calls = new Map<string, { name: string; args: unknown }>();
-  const evidence: TaskEvidence = { filesChanged: [], commands: [], summary: null };
+  // Evidence is folded from the tool events as they pass (machines/evidence.ts).
+  let folded: EvidenceState = EMPTY_EVIDENCE;
 
-  const now = () => Date.now();
-  const publish = (event: LogEvent | RunnerEvent) => {
-    collect(event);
-    const at = new Date(now()).toISOString();
-    events.publish({ ...preview(event), seq: seq++, at, workflowId: agentId });
-    reportEvent(event, at);
-  };
-  const rejected = (source: string, error: TransitionError) => {
-    publish({ kind: 'event.rejected', source, machine: error.machine, state: error.state, event: error.event, code: error.code, message: error.message });
-  };
-  function collect(event: LogEvent | RunnerEvent): void {
-    if (event.kind === 'tool.call') calls.set(event.callId, { name: event.toolName, args: event.arguments });
-    if (event.kind !== 'tool.result') return;
-    const call = calls.get(event.callId);
-    if (!call) return;
-    const args = (call.args ?? {}) as { path?: unknown; command?: unknown };
-    if ((call.name === 'write_file' || call.name === 'edit_file') && event.status === 'success' && typeof args.path === 'string') {
-      if (!evidence.filesChanged.includes(args.path)) evidence.filesChanged.push(args.path);
-    }
-    if (call.name === 'run_command') {
-      const command = typeof args.command === 'string' ? args.command : JSON.stringify(args.command);
-      const code = /\[exit code (\d+)\]\s*$/.exec(event.output);
-      evidence.commands.push({ command, exitCode: code ? Number(code[1]) : null, status: event.status });
-    }
-  }
+  const host: MachineHost<GoalLogEntry> = new MachineHost<GoalLogEntry>({
+    kind: 'agent',
+    workspace: input.workspace,
+    idField: 'workflowId',
+    signals: AGENT_SIGNALS,
+    tap: (event) => {
+      if (event.kind === 'tool.call' || event.kind === 'tool.result') folded = foldEvidence(folded, event);
+    },
+    view: () => {
+      const usage = turns.state?.usage ?? ZERO_USAGE;
+      const waiting = pending();
+      const status = turns.state?.status ?? 'idle';
+      const details =
+        `**${escapeMarkdown(status)}** · task ${code(input.taskId)}, attempt ${input.attempt}\n\nusage: ${usage.inputTokens} in / ${usage.outputTokens} out tokens` +
+        (waiting.length > 0 ? `\n\nwaiting for approval: ${waiting.map((p) => `${code(p.name)} (${code(p.callId)})`).join(', ')}` : '');
+      return { details, status, pendingApprovals: waiting.length };
+    },
+    afterReport: () => reportToGoal(),
+  });
+  const agentId = host.workflowId;
+  const { now, publish, rejected } = host;
 
   // The goal hands over the tools without ask_user: nobody talks to a task agent directly.
   const tools = input.tools;
-  const queue = new SerialQueue(() => report());
-  const turns = new TurnRunner(
+  const turns: TurnRunner = new TurnRunner(
     {
       workspace: input.workspace,
       storeDir: input.storeDir,
@@ -150,8 +131,8 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
       thinking: input.thinking,
     },
     {
-      queue,
-      timers,
+      queue: host.queue,
+      timers: host.timers,
       conversation,
       now,
       tools: () => tools,
@@ -164,33 +145,20 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
         result = r;
       },
       asked: () => {},
+      observer: host.observer('turn'),
     },
   );
 
   // ---- reporting to the goal ---------------------------------------------------------
-  let attrsKey = '';
   let reportKey = '';
   let sent: Promise<void> = Promise.resolve();
   function pending(): PendingApproval[] {
     const turnId = turns.turnId;
     return turnId === null ? [] : turns.pendingApprovals().map((p) => ({ ...p, turnId }));
   }
-  function report(): void {
+  function reportToGoal(): void {
     const usage = turns.state?.usage ?? ZERO_USAGE;
     const waiting = pending();
-    const status = turns.state?.status ?? 'idle';
-    setCurrentDetails(
-      `**${escapeMarkdown(status)}** · task ${code(input.taskId)}, attempt ${input.attempt}\n\nusage: ${usage.inputTokens} in / ${usage.outputTokens} out tokens` +
-        (waiting.length > 0 ? `\n\nwaiting for approval: ${waiting.map((p) => `${code(p.name)} (${code(p.callId)})`).join(', ')}` : ''),
-    );
-    const attrs = `${status}|${waiting.length}`;
-    if (attrs !== attrsKey) {
-      attrsKey = attrs;
-      upsertSearchAttributes([
-        { key: KeelStatus, value: status },
-        { key: KeelPendingApprovals, value: waiting.length },
-      ]);
-    }
     // Evidence rides along with the next change of usage or approvals (every tool result is
     // followed by a model call), so the number of reports stays what it was.
     const key = JSON.stringify([usage, waiting.map((p) => p.callId)]);
@@ -203,7 +171,7 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
       token: input.reportToken ?? '',
       usage,
       pendingApprovals: waiting,
-      evidence: { filesChanged: [...evidence.filesChanged], commands: [...evidence.commands], summary: evidence.summary },
+      evidence: folded.evidence,
     };
     const handle = getExternalWorkflowHandle(parent.workflowId);
     // In order, one at a time; a lost report costs nothing lasting, since usage is
@@ -213,7 +181,7 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
 
   // ---- approvals answered through the goal (or directly) ------------------------------
   const guard = (source: string, run: () => void) =>
-    queue.post(() => {
+    host.post(() => {
       try {
         run();
       } catch (error) {
@@ -249,15 +217,8 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
   );
   setHandler(pendingApprovalsQuery, () => pending());
   // The agent's own log by query, as the goal's (its tool calls and their results).
-  setHandler(goalEventsQuery, (raw) => eventsPage<GoalLogEntry>(stream, parsePayload(transcriptQuerySchema, raw, 'events') ?? {}, seq));
-  setDefaultSignalHandler((name) => queue.post(() => publish(unknownSignal('turn', turns.state?.status ?? 'idle', name, AGENT_SIGNALS))));
-  setDefaultUpdateHandler((name) => rejectUnknownUpdate(name, AGENT_SIGNALS));
-
-  upsertSearchAttributes([
-    { key: KeelKind, value: 'agent' },
-    { key: KeelWorkspace, value: input.workspace },
-  ]);
-  queue.post(() => {
+  setHandler(goalEventsQuery, (raw) => host.events(parsePayload(transcriptQuerySchema, raw, 'events') ?? {}));
+  host.start('turn', () => turns.state?.status ?? 'idle', () => {
     const started = turns.start(`${agentId}:turn`, taskPrompt(input.goal, input, input.earlierAttempts), input.limits);
     if (!started.ok) rejected('start', started.error);
   });
@@ -269,7 +230,7 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
     // Cancelled by the goal: the turn is interrupted (its activities are cancelled with
     // the workflow's scope) and the agent ends cancelled once they confirm it.
     await CancellationScope.nonCancellable(async () => {
-      queue.post(() => {
+      host.post(() => {
         const r = turns.apply({ type: 'interrupt', reason: 'the goal cancelled this task' });
         if (!r.ok) rejected('cancel', r.error);
       });
@@ -278,17 +239,11 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
     throw error;
   }
   const finished = result as unknown as TurnResult;
-  const text = finished.finalOutput?.trim() ?? '';
-  const failedByAgent = /^TASK FAILED:?/i.test(text);
-  const ok = finished.outcome === 'completed' && !failedByAgent;
-  evidence.summary = text === '' ? null : text;
-  const summary = ok
-    ? text || 'done'
-    : failedByAgent
-      ? text.replace(/^TASK FAILED:?\s*/i, '')
-      : `the agent's turn ended ${finished.outcome}${finished.error ? `: ${finished.error}` : ''}`;
-  report();
+  const decided = decideTaskOutcome(finished);
+  folded = { ...folded, evidence: { ...folded.evidence, summary: decided.agentSummary } };
+  const evidence: TaskEvidence = folded.evidence;
+  host.report();
   await sent;
-  stream.detachPollers();
-  return { agentId, taskId: input.taskId, attempt: input.attempt, outcome: ok ? 'succeeded' : 'failed', summary, turnOutcome: finished.outcome, evidence, usage: finished.usage, steps: finished.steps };
+  host.stream.detachPollers();
+  return { agentId, taskId: input.taskId, attempt: input.attempt, outcome: decided.outcome, summary: decided.summary, turnOutcome: finished.outcome, evidence, usage: finished.usage, steps: finished.steps };
 }

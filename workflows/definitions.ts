@@ -6,7 +6,8 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
 import { usageSchema } from '../machines/budget';
-import type { BudgetLimits, BudgetPatch, GoalState, Json, LogEvent, Message, SessionState, SessionStats, Task, TurnState, Usage } from '../machines/index';
+import type { FinishedTurn } from './finished-turns';
+import type { BudgetLimits, BudgetPatch, GoalState, Json, LogEvent, Message, SessionState, SessionStats, Task, TransitionCounts, TurnState, Usage } from '../machines/index';
 
 const text = z.string().trim().min(1, 'text must not be empty');
 const optionalObject = <T extends z.ZodRawShape>(shape: T) => z.strictObject(shape).optional();
@@ -87,6 +88,13 @@ export interface ApprovalResult extends ControlResult {
   sessionRule: string | null;
 }
 
+/** `send`'s wait for its own message's turn, by message id (one update, not a stream follow). */
+export const awaitTurnSchema = z.strictObject({ messageId: z.string().min(1).max(500) });
+export type AwaitTurnInput = z.input<typeof awaitTurnSchema>;
+/** The turn that answered the message, or `moved`: the session is continuing as new, ask the next run. */
+export type AwaitTurnResult = ({ kind: 'finished' } & FinishedTurn) | { kind: 'moved' };
+export const awaitTurnUpdate = defineUpdate<AwaitTurnResult, [AwaitTurnInput]>('awaitTurn');
+
 // Updates: the same operations with an answer; validators reject with a specific reason.
 export const userMessageUpdate = defineUpdate<UserMessageResult, [UserMessageInput]>('userMessage');
 export const approveUpdate = defineUpdate<ApprovalResult, [ApproveInput]>('approve');
@@ -164,6 +172,13 @@ export const eventsQuery = defineQuery<EventsPage, [TranscriptQueryInput?]>('eve
 export const transcriptQuery = defineQuery<TranscriptPage, [TranscriptQueryInput?]>('transcript');
 export const pendingApprovalsQuery = defineQuery<PendingApproval[]>('pendingApprovals');
 export const usageQuery = defineQuery<UsageView>('usage');
+
+/** Transition counts per machine (session, turn, autonomy), counted by the host's observers since the workflow started (carried across continue-as-new). */
+export interface MetricsView {
+  machines: Record<string, TransitionCounts>;
+}
+/** Sessions, goals and agents answer it alike. */
+export const metricsQuery = defineQuery<MetricsView>('metrics');
 
 /** The event-log topic (SPEC §3 events); model deltas travel on `model` (activities/llm-deltas). */
 export const EVENTS_TOPIC = 'events';

@@ -5,6 +5,7 @@
 // anything — the machine validates the plan and judges the review.
 import { z } from 'zod';
 import type { GoalState, Task, TaskInput } from '../machines/index';
+import { FINISH_TASK, FINISH_TASK_DESCRIPTION, finishTaskSchema } from '../machines/task-outcome';
 
 const taskShape = {
   id: z.string().min(1).max(64).describe('Short unique id, e.g. "write-tests". Dependencies refer to it.'),
@@ -37,6 +38,8 @@ export const SUBMIT_PLAN = 'submit_plan';
 export const SUBMIT_REVIEW = 'submit_review';
 export const submitPlanTool = toolSpec(SUBMIT_PLAN, 'Submit the plan for the goal: a list of tasks with their dependencies.', submitPlanSchema);
 export const submitReviewTool = toolSpec(SUBMIT_REVIEW, 'Submit your review of the work done for the goal.', submitReviewSchema);
+/** How a task agent ends its work (machines/task-outcome.ts decides the outcome from it). */
+export const finishTaskTool = toolSpec(FINISH_TASK, FINISH_TASK_DESCRIPTION, finishTaskSchema);
 
 export const PLANNER_SYSTEM =
   'You are the planner of Keel, a runtime for autonomous agents. Break the goal into a small ' +
@@ -108,7 +111,7 @@ export function taskPrompt(goal: string, task: { taskId: string; title: string; 
   const earlier = earlierAttempts
     ? `\n\nThis task was attempted before; the workspace already holds what those attempts did. Check before repeating anything with a side effect (appending to a file, sending, deleting):\n${earlierAttempts}`
     : '';
-  return `Overall goal (for context): ${goal}\n\nYour task [${task.taskId}]: ${task.title}\n\n${task.instructions}${earlier}\n\nWhen you are done, answer with a short summary of what you did. If you cannot do the task, start your answer with "TASK FAILED:" and say why.`;
+  return `Overall goal (for context): ${goal}\n\nYour task [${task.taskId}]: ${task.title}\n\n${task.instructions}${earlier}\n\nWhen you are done, call ${FINISH_TASK} with status "succeeded" and a short summary of what you did and how you checked it. If you cannot do the task, call ${FINISH_TASK} with status "failed" and say why.`;
 }
 
 /** One earlier attempt at a task, as the next attempt's agent reads it. */
@@ -140,4 +143,5 @@ function oneLine(text: string, max: number): string {
 }
 
 export const agentSystem = (taskId: string, role: string): string =>
-  `You are a Keel task agent (role: ${role}) working on task [${taskId}] of a larger goal, in a shared workspace. Use the tools; be brief.`;
+  `You are a Keel task agent (role: ${role}) working on task [${taskId}] of a larger goal, in a shared workspace. Use the tools; be brief. ` +
+  `Your work ends only when you call the ${FINISH_TASK} tool (status succeeded or failed, with a summary): a plain text answer does not finish the task.`;

@@ -68,6 +68,9 @@ export const goalOptionsSchema = z.strictObject({
   storeDir: absolutePath('storeDir').optional(),
   modelActivity: activityOverrides,
   thinking: z.strictObject({ budgetTokens: thinkingBudget.optional(), byRole: z.record(z.string(), thinking.nullable()).optional() }).optional(),
+  maxTasks: positiveInt.max(10_000).optional(),
+  continueAsNewAfterEvents: positiveInt.min(20).nullable().optional(),
+  continueAsNewWhenSuggested: z.boolean().optional(),
 });
 
 const toolEntrySchema = z.object({

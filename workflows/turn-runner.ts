@@ -32,10 +32,12 @@ import {
   type TurnResult,
   type TurnState,
 } from '../machines/index';
+import { observe, type Observer } from '../machines/core';
 import { maxOutputTokens } from '../machines/model-limits';
 import { MODEL_FAILURE_CLASSES, type ModelFailureClass } from '../machines/model-retry';
 import { type CommandSandbox, evaluatePolicy, sandboxFor, toolKind, type PolicyConfig, type SessionApproval } from '../machines/policy';
-import { interruptedToolResult, WORKER_SHUTDOWN_FAILURE } from '../machines/tool-result';
+import { FINISH_TASK } from '../machines/task-outcome';
+import { interruptedToolResult, parseToolFacts, WORKER_SHUTDOWN_FAILURE } from '../machines/tool-result';
 import type { CompactedEvent } from './definitions';
 import type { ConversationLog, SerialQueue, Timers } from './runtime';
 
@@ -101,6 +103,8 @@ export interface TurnHost {
   /** The turn's `finish` and `ask_human` directives, for the session (or the parent goal). */
   finished(result: TurnResult): void;
   asked(turnId: string, callId: string, question: string): void;
+  /** Sees every transition of the turn machine (the host's counters). */
+  observer?: Observer<TurnState, TurnEvent, TurnDirective>;
 }
 
 const ASK_TOOL = 'ask_user';
@@ -111,10 +115,14 @@ export class TurnRunner {
   private readonly scopes = new Map<string, CancellationScope>();
   private readonly inflight = new Set<string>();
 
+  private readonly transition: (state: TurnState, event: TurnEvent) => TransitionResult<TurnState, TurnDirective>;
+
   constructor(
     private readonly config: TurnRunnerConfig,
     private readonly host: TurnHost,
-  ) {}
+  ) {
+    this.transition = host.observer ? observe(turnMachine, host.observer) : (state, event) => turnMachine.transition(state, event);
+  }
 
   get turnId(): string | null {
     return this.state?.config.turnId ?? null;
@@ -137,6 +145,7 @@ export class TurnRunner {
       limits,
       readOnlyTools: tools.filter((t) => t.readOnly).map((t) => t.spec.name),
       askTool: tools.some((t) => t.spec.name === ASK_TOOL) ? ASK_TOOL : null,
+      finishTool: tools.some((t) => t.spec.name === FINISH_TASK) ? FINISH_TASK : null,
       approvalTimeoutMs: this.config.approvalTimeoutMs,
       maxParallelTools: this.config.maxParallelTools,
       ...(this.config.retryBackoffMs ? { retryBackoffMs: this.config.retryBackoffMs } : {}),
@@ -158,7 +167,7 @@ export class TurnRunner {
     if (state === null) {
       return { ok: false, error: { code: 'not_allowed', machine: 'turn', state: 'none', event: event.type, message: 'turn: no turn is running' } };
     }
-    const result = turnMachine.transition(state, this.complete(event));
+    const result = this.transition(state, this.complete(event));
     if (!result.ok) return result;
     this.state = result.state;
     for (const directive of result.directives) this.execute(state.config.turnId, directive);
@@ -326,20 +335,24 @@ export class TurnRunner {
       };
       return tool.mcp
         ? proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace })
-        : proxyActivities<ToolActivities>(options).runTool({ workspace: this.config.workspace, tool: name, input, ...this.sandboxOf(name, input) });
+        : proxyActivities<ToolActivities>(options).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...this.sandboxOf(name, input) });
     };
     const attempt = (rerun: number): void => {
       this.track(activityId, () => run(rerun)).then(
-        (result: ToolResult) =>
+        (result: ToolResult) => {
+          // The facts come from an activity: checked, and dropped when they do not parse.
+          const facts = parseToolFacts(result.facts);
+          const f = facts !== undefined ? { facts } : {};
           this.deliver(turnId, source, {
             type: 'tool',
             callId,
             event: result.timed_out
-              ? { type: 'timed_out', message: result.content }
+              ? { type: 'timed_out', message: result.content, ...f }
               : result.is_error
-                ? { type: 'failed', error: result.content }
-                : { type: 'succeeded', output: result.content },
-          }),
+                ? { type: 'failed', error: result.content, ...f }
+                : { type: 'succeeded', output: result.content, ...f },
+          });
+        },
         (error: unknown) => {
           if (isCancellation(error)) return;
           if (stoppedByShutdown(error) && rerun < MAX_SHUTDOWN_RERUNS) {

@@ -3,12 +3,14 @@
 // them as data, since workflow code cannot import this folder).
 import { CancelledFailure, Context, type Info } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { WORKER_SHUTDOWN_FAILURE } from '../../machines/tool-result';
 import { DEFAULT_OUTPUT_CAP_BYTES } from './artifacts';
 import { DEFAULT_ENV_ALLOW_LIST, type ToolContext } from './context';
 import { builtinTools, modelToolSpec, type ModelToolSpec, type ToolActivityOptions } from './definitions';
 import { type ToolResult } from './result';
 import { executeTool } from './run-tool';
+import { TOOL_STREAM_TOPIC, ToolProgressEvents, type ToolProgressEvent } from './progress';
 import { openWorkspace } from './workspace';
 import { type LoadedPolicy, loadPolicy } from './policy-file';
 import { type CommandSandbox, type PolicyConfigInput, type ToolKind } from '../../machines/policy';
@@ -21,6 +23,10 @@ export interface RunToolRequest {
   input: unknown;
   /** For run_command: the sandbox the policy chose. Absent: workspace-write, no network. */
   sandbox?: CommandSandbox;
+  /** The model's tool call id, named in `tool.progress` events (default: the activity id). */
+  callId?: string;
+  /** Send `tool.progress` events to the calling workflow's stream (default true; it needs a WorkflowStream). */
+  publish?: boolean;
 }
 
 export interface ToolDescription {
@@ -60,12 +66,14 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
       const ws = await openWorkspace(request.workspace);
       // The last progress is repeated by the periodic heartbeat, so it is never replaced by nothing.
       let lastProgress: unknown;
+      const published = request.publish !== false && info.workflowExecution ? progressEvents(info, request) : undefined;
       const ctx: ToolContext = {
         ws,
         callKey: toolCallKey(info),
         progress: (details) => {
           lastProgress = details;
           context.heartbeat(details);
+          published?.events.offer(details);
         },
         signal: context.cancellationSignal,
         envAllowList: config.envAllowList ?? DEFAULT_ENV_ALLOW_LIST,
@@ -84,6 +92,7 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
         throw context.cancellationSignal.aborted ? stoppedBy(context.cancellationSignal.reason) : error;
       } finally {
         clearInterval(beat);
+        await published?.close();
       }
     },
 
@@ -105,6 +114,37 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
 }
 
 export type ToolActivities = ReturnType<typeof createToolActivities>;
+
+/**
+ * `tool.progress` events for this call on the workflow's stream. The stream client is made
+ * on the first event, so the many quick tools never open one; a stream that cannot be
+ * reached costs a warning, never the tool's result.
+ */
+function progressEvents(info: Info, request: RunToolRequest): { events: ToolProgressEvents; close(): Promise<void> } {
+  let client: WorkflowStreamClient | undefined;
+  const events = new ToolProgressEvents(
+    (event) => {
+      try {
+        client ??= WorkflowStreamClient.fromWithinActivity({ batchInterval: 200, maxRetryDuration: '5 seconds' });
+        client.topic<ToolProgressEvent>(TOOL_STREAM_TOPIC).publish(event, { forceFlush: true });
+      } catch (error) {
+        Context.current().log.warn('could not publish tool progress', { error: String(error) });
+      }
+    },
+    { callId: request.callId ?? info.activityId, tool: request.tool },
+  );
+  return {
+    events,
+    async close() {
+      if (!client) return;
+      try {
+        await client[Symbol.asyncDispose]();
+      } catch (error) {
+        Context.current().log.warn('could not deliver tool progress to the workflow stream', { error: String(error) });
+      }
+    },
+  };
+}
 
 /**
  * Unique per tool call and stable across its retries. The run id is part of it because

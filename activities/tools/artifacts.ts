@@ -34,7 +34,13 @@ export async function capResult(
   // A tool that saved its own artifact has already cut its output to size.
   if (bytes.length <= options.capBytes || result.artifact !== undefined) return result;
   const rel = await saveArtifact(ws, artifactPath(options.callKey, options.label), options.full ?? bytes);
-  return { ...truncateForModel(bytes, options.capBytes, rel), is_error: result.is_error };
+  // What the tool did (facts, its own timeout) is not part of the text and survives the cut.
+  return {
+    ...truncateForModel(bytes, options.capBytes, rel),
+    is_error: result.is_error,
+    ...(result.timed_out ? { timed_out: true as const } : {}),
+    ...(result.facts !== undefined ? { facts: result.facts } : {}),
+  };
 }
 
 export function truncateForModel(bytes: Buffer, capBytes: number, artifact: string, totalBytes = bytes.length): ToolResult {

@@ -7,6 +7,7 @@ import { readRecord, sha256, writeRecord } from './ledger';
 import { type ToolResult, toolOk } from './result';
 import { looksBinary } from './text';
 import { openExisting, ToolError, writeFileInside } from './workspace';
+import { changed } from './write-file';
 
 export const editFileInput = z
   .object({
@@ -26,7 +27,7 @@ export const EDIT_FILE_DESCRIPTION =
 export async function editFile(ctx: ToolContext, input: EditFileInput): Promise<ToolResult> {
   if (input.old_string === input.new_string) throw new ToolError('old_string and new_string are the same; nothing to change');
   const previous = await readRecord(ctx);
-  if (previous?.result !== undefined) return toolOk(previous.result);
+  if (previous?.result !== undefined) return toolOk(previous.result, changed(previous.path));
 
   const opened = await openExisting(ctx.ws, input.path, 'read');
   let before: Buffer;
@@ -40,7 +41,7 @@ export async function editFile(ctx: ToolContext, input: EditFileInput): Promise<
     // An earlier attempt applied the edit and crashed before answering.
     const result = `Edited ${opened.rel} (applied by an earlier attempt of this call).`;
     await writeRecord(ctx, { ...previous, result });
-    return toolOk(result);
+    return toolOk(result, changed(opened.rel));
   }
   if (looksBinary(before)) throw new ToolError(`${opened.rel} is a binary file; edit_file changes text files only`);
   const text = before.toString('utf8');
@@ -61,7 +62,7 @@ export async function editFile(ctx: ToolContext, input: EditFileInput): Promise<
   await writeFileInside(ctx.ws, rel, after);
   const result = `Edited ${rel}: replaced ${lines.length} occurrence${lines.length === 1 ? '' : 's'} (line${lines.length === 1 ? '' : 's'} ${lines.slice(0, 10).join(', ')}).`;
   await writeRecord(ctx, { tool: 'edit_file', path: rel, before: beforeHash, after: sha256(after), result });
-  return toolOk(result);
+  return toolOk(result, changed(rel));
 }
 
 function occurrenceLines(text: string, needle: string): number[] {

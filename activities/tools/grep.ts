@@ -2,7 +2,8 @@
 import picomatch from 'picomatch';
 import { z } from 'zod';
 import { type ToolContext } from './context';
-import { type ToolResult, toolOk } from './result';
+import { progressReporter } from './progress';
+import { type ToolFacts, type ToolResult, toolOk } from './result';
 import { looksBinary } from './text';
 import { type FileHandle } from 'node:fs/promises';
 import { assertGlobInside, openWalked, SKIPPED_DIRS, walk } from './walk';
@@ -33,6 +34,8 @@ const MAX_WALK = 200_000;
 
 interface Tally {
   files: number;
+  /** Bytes read so far, for progress and the result's facts. */
+  bytes: number;
   binary: number;
   hardLinked: number;
   longLines: number;
@@ -51,7 +54,8 @@ export async function grep(ctx: ToolContext, input: GrepInput): Promise<ToolResu
   const filter = input.glob ? picomatch(input.glob, { dot: true }) : undefined;
   const out: string[] = [];
   let matches = 0;
-  const tally: Tally = { files: 0, binary: 0, hardLinked: 0, longLines: 0 };
+  const tally: Tally = { files: 0, bytes: 0, binary: 0, hardLinked: 0, longLines: 0 };
+  const progress = progressReporter(ctx, 'grep', () => tally);
   const enough = () => matches > limit * 10 || ctx.signal.aborted;
 
   // Streams the file in chunks: memory stays bounded whatever its size, and the scan
@@ -72,6 +76,7 @@ export async function grep(ctx: ToolContext, input: GrepInput): Promise<ToolResu
     for (;;) {
       const { bytesRead } = await handle.read(buffer, 0, CHUNK_BYTES, null);
       if (bytesRead === 0) break;
+      tally.bytes += bytesRead;
       let chunk = buffer.subarray(0, bytesRead);
       if (first) {
         first = false;
@@ -81,6 +86,7 @@ export async function grep(ctx: ToolContext, input: GrepInput): Promise<ToolResu
         }
         tally.files += 1;
       }
+      progress();
       for (;;) {
         const nl = chunk.indexOf(0x0a);
         if (nl < 0) break;
@@ -146,9 +152,10 @@ export async function grep(ctx: ToolContext, input: GrepInput): Promise<ToolResu
     }
   }
   const notes = skippedNote(tally);
-  if (matches === 0) return toolOk(`No matches for /${input.pattern}/ in ${tally.files} file${tally.files === 1 ? '' : 's'}.${notes}`);
+  const read: ToolFacts = { kind: 'read', bytes: tally.bytes, files: tally.files };
+  if (matches === 0) return toolOk(`No matches for /${input.pattern}/ in ${tally.files} file${tally.files === 1 ? '' : 's'}.${notes}`, read);
   const more = matches > out.length ? `\n[more than ${out.length} matching lines; showing the first ${out.length}. Narrow the pattern, path or glob]` : '';
-  return toolOk(out.join('\n') + more + notes);
+  return toolOk(out.join('\n') + more + notes, read);
 }
 
 function skippedNote(tally: Tally): string {

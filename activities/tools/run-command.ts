@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { z } from 'zod';
 import { saveArtifact, artifactPath, truncateForModel } from './artifacts';
 import { DEFAULT_SANDBOX, type ToolContext } from './context';
-import { type ToolResult } from './result';
+import { type ToolFacts, type ToolResult } from './result';
 import { newRunToken, recordRunning, reapOrphanedCommands, RUN_TOKEN_ENV } from './orphans';
 import { BWRAP, bwrapArgs, ensureKeelDir, probeSandbox } from './sandbox';
 import { openExisting, ToolError } from './workspace';
@@ -46,6 +46,8 @@ export interface CommandProgress {
   tool: 'run_command';
   pid: number | undefined;
   bytes: number;
+  /** Complete output lines so far. */
+  lines: number;
   tail: string;
 }
 
@@ -92,6 +94,7 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
   const chunks: Buffer[] = [];
   let retained = 0;
   let total = 0;
+  let lines = 0;
   let tail = Buffer.alloc(0);
 
   const child = spawn(file, args, { cwd: cwdPath, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -103,6 +106,7 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
     pid === undefined ? Promise.resolve(noRecord) : recordRunning(ctx.ws, ctx.callKey, pid, display, token).catch(() => noRecord);
   const onData = (chunk: Buffer) => {
     total += chunk.length;
+    for (let at = chunk.indexOf(0x0a); at >= 0; at = chunk.indexOf(0x0a, at + 1)) lines += 1;
     if (retained + chunk.length <= MAX_RETAINED_BYTES) {
       chunks.push(chunk);
       retained += chunk.length;
@@ -122,7 +126,7 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
   };
 
   const reportProgress = () => {
-    const progress: CommandProgress = { tool: 'run_command', pid, bytes: total, tail: tail.toString('utf8') };
+    const progress: CommandProgress = { tool: 'run_command', pid, bytes: total, lines, tail: tail.toString('utf8') };
     ctx.progress(progress);
   };
   reportProgress();
@@ -187,16 +191,25 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
   const where = input.cwd && input.cwd !== '.' ? `   (in ${cwd.rel})` : '';
   const header = `$ ${display}${where}${sandbox.level === 'off' ? '   [sandbox off]' : ''}\n`;
   const footer = `\n[${status}]`;
+  // The exit code as data: nothing downstream reads it back out of the footer.
+  const facts: ToolFacts = {
+    kind: 'command',
+    command: display.length > 20_000 ? `${display.slice(0, 20_000 - 1)}…` : display,
+    exitCode: ending.type === 'exited' && ending.signal === null ? ending.code : null,
+    timedOut: ending.type === 'timed_out',
+    bytes: total,
+    lines: lines + (tail.length > 0 && tail[tail.length - 1] !== 0x0a ? 1 : 0),
+  };
   if (total <= ctx.outputCapBytes) {
     const text = output.toString('utf8');
     const body = text.length && !text.endsWith('\n') ? `${text}\n` : text;
-    return { content: header + body + footer.trimStart(), is_error: isError, ...timedOut(ending) };
+    return { content: header + body + footer.trimStart(), is_error: isError, ...timedOut(ending), facts };
   }
   const artifactRel = await saveArtifact(ctx.ws, artifactPath(ctx.callKey, 'run_command'), output);
   const room = Math.max(1024, ctx.outputCapBytes - Buffer.byteLength(header + footer) - 400);
   const truncated = truncateForModel(output, room, artifactRel, total);
   const lost = total > retained ? `\n[only the first ${retained} of ${total} bytes were kept in the artifact]` : '';
-  return { ...truncated, content: header + truncated.content + lost + footer, is_error: isError, ...timedOut(ending) };
+  return { ...truncated, content: header + truncated.content + lost + footer, is_error: isError, ...timedOut(ending), facts };
 }
 
 /** A command killed at its own timeout ends as `timed_out`, not as a plain error. */

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { type ToolContext } from './context';
 import { readRecord, sha256, writeRecord } from './ledger';
-import { type ToolResult, toolOk } from './result';
+import { type ToolFacts, type ToolResult, toolOk } from './result';
 import { writeFileInside } from './workspace';
 
 export const writeFileInput = z
@@ -21,10 +21,15 @@ export const WRITE_FILE_DESCRIPTION =
 
 export async function writeFile(ctx: ToolContext, input: WriteFileInput): Promise<ToolResult> {
   const previous = await readRecord(ctx);
-  if (previous?.result !== undefined) return toolOk(previous.result);
+  if (previous?.result !== undefined) return toolOk(previous.result, changed(previous.path));
   const written = await writeFileInside(ctx.ws, input.path, input.content);
   const bytes = Buffer.byteLength(input.content);
   const result = `${written.created ? 'Created' : 'Wrote'} ${written.rel} (${bytes} bytes).`;
   await writeRecord(ctx, { tool: 'write_file', path: written.rel, after: sha256(input.content), result });
-  return toolOk(result);
+  return toolOk(result, changed(written.rel));
+}
+
+/** The file a write changed, as data for the evidence (machines/evidence.ts). */
+export function changed(rel: string): ToolFacts {
+  return { kind: 'files_changed', filesChanged: [rel] };
 }

@@ -69,7 +69,7 @@ const scenario = {
   rules: [
     { match: { toolsOffered: ['submit_plan'] }, reply: { content: [{ type: 'tool_use' as const, name: 'submit_plan', input: { tasks: [{ id: 'append', title: 'Append the line', instructions: `Append one line A to log.txt: ${APPEND}` }] } }] } },
     { match: { toolsOffered: ['submit_review'] }, reply: { content: [{ type: 'tool_use' as const, name: 'submit_review', input: { verdict: 'pass', findings: 'log.txt has its line' } }] } },
-    { match: { systemContains: 'task [append]', hasToolResults: true, lastUserContains: 'exit code 0' }, reply: { content: [{ type: 'text' as const, text: 'Appended.' }] } },
+    { match: { systemContains: 'task [append]', hasToolResults: true, lastUserContains: 'exit code 0' }, reply: { content: [{ type: 'tool_use' as const, name: 'finish_task', input: { status: 'succeeded', summary: 'Appended.' } }] } },
     // The command failed, timed out or was cut off by a crash: it may or may not have run.
     { match: { systemContains: 'task [append]', hasToolResults: true }, reply: run(GUARDED) },
     { match: { systemContains: 'task [append]', lastUserContains: 'attempted before' }, reply: run(GUARDED) },

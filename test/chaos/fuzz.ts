@@ -159,6 +159,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
         { match: { toolsOffered: ['submit_plan'] }, reply: { content: [{ type: 'tool_use', name: 'submit_plan', input: { tasks: [{ id: 'note', title: 'Write a note', instructions: 'Write note.txt' }] } }] } },
         { match: { toolsOffered: ['submit_review'] }, reply: { content: [{ type: 'tool_use', name: 'submit_review', input: { verdict: 'pass', findings: 'note.txt exists' } }] } },
         { match: { systemContains: 'task [note]', hasToolResults: false }, reply: { content: [{ type: 'tool_use', name: 'write_file', input: { path: 'note.txt', content: 'note\n' } }] } },
+        { match: { systemContains: 'task [note]', hasToolResults: true }, reply: { content: [{ type: 'tool_use', name: 'finish_task', input: { status: 'succeeded', summary: 'Wrote note.txt.' } }] } },
         { match: {}, reply: { content: [{ type: 'text', text: 'ok' }] } },
       ],
     },

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveTemporalCli } from '../../worker/dev-server';
 import { workflowsPath } from '../../worker/worker';
 import { cancelUpdate, goalApproveUpdate, goalPendingApprovalsQuery, goalUsageQuery, resolveTaskUpdate, type GoalLogEntry } from '../../workflows/definitions';
-import { agent, attachGoal, critic, goalEnv, plan, planner, recordGoalHistory, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
+import { agent, finish, attachGoal, critic, goalEnv, plan, planner, recordGoalHistory, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 import { hostPidWith, isAlive } from '../unit/tools/context';
 
@@ -29,7 +29,6 @@ afterAll(async () => {
 });
 
 const ofKind = <T = Record<string, unknown>>(entries: GoalLogEntry[], kind: string) => entries.filter((e) => e.kind === kind) as unknown as T[];
-const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
 
 describe('goal control', () => {
   it('a task that fails on every attempt blocks the goal; resolveTask skip lets it complete', async () => {
@@ -38,7 +37,7 @@ describe('goal control', () => {
         { match: planner(), reply: plan([task('ok', 'The easy part', 'Write ok.txt.'), task('flaky', 'The hard part', 'Call the external API.')]) },
         ...writesFile('ok', 'ok.txt', 'ok\n'),
         // Attempt 1: the agent gives up; attempt 2: the model call fails for good.
-        { match: agent('flaky'), times: 1, reply: text('TASK FAILED: the external API is down.') },
+        { match: agent('flaky'), times: 1, reply: finish('the external API is down.', 'failed') },
         { match: agent('flaky'), fault: { kind: 'status', status: 400, message: 'prompt is malformed' } },
         { match: critic({ lastUserContains: 'flaky] The hard part — skipped' }), reply: review('pass', 'ok.txt is there; the API part was skipped by a human.') },
       ],
@@ -143,7 +142,7 @@ describe('goal control', () => {
           match: agent('build', { hasToolResults: false }),
           reply: { content: [{ type: 'tool_use' as const, name: 'run_command', input: { command: 'echo started > pid.txt; sleep 30.4171; echo built > built.txt', timeout_seconds: 60 } }] },
         },
-        { match: agent('build', { hasToolResults: true }), reply: text('Built.') },
+        { match: agent('build', { hasToolResults: true }), reply: finish('Built.') },
       ],
     });
     await g.run(async () => {
@@ -185,7 +184,7 @@ describe('goal control', () => {
       rules: [
         { match: planner(), reply: plan([task('note', 'Write a note', 'Write NOTE.md.')]) },
         { match: agent('note', { hasToolResults: false }), reply: { content: [{ type: 'tool_use' as const, id: 'toolu_goal_write', name: 'write_file', input: { path: 'NOTE.md', content: 'approved through the goal\n' } }] } },
-        { match: agent('note', { hasToolResults: true }), reply: text('Wrote NOTE.md.') },
+        { match: agent('note', { hasToolResults: true }), reply: finish('Wrote NOTE.md.') },
         { match: critic(), reply: review('pass', 'The note is there.') },
       ],
     });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandin } from '../../standin/server';
 import { workflowsPath } from '../../worker/worker';
 import { goalWorkflow } from '../../workflows/goal';
-import { agent, attachGoal, critic, FAST_MODEL, KEY, makeWorkspace, plan, planner, recordGoalHistory, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
+import { agent, finish, attachGoal, critic, FAST_MODEL, KEY, makeWorkspace, plan, planner, recordGoalHistory, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -56,7 +56,7 @@ describe('goal durability', () => {
           { match: planner(), reply: plan([task('one', 'One', 'Write one.txt.'), task('two', 'Two', 'Explain slowly.', { dependencies: ['one'] })]) },
           ...writesFile('one', 'one.txt', 'one\n'),
           // Long enough to be killed in the middle of.
-          { match: agent('two'), reply: { content: [{ type: 'text' as const, text: 'Step by step, '.repeat(20) + 'done.' }], delayMs: 60, chunkSize: 8 } },
+          { match: agent('two'), reply: { content: [{ type: 'text' as const, text: 'Step by step, '.repeat(20) + 'done.' }, ...finish('Explained.').content], delayMs: 60, chunkSize: 8 } },
           { match: critic(), reply: review('pass', 'Both tasks are done.') },
         ],
       },

@@ -20,7 +20,7 @@ import {
   resolveTaskUpdate,
   type GoalLogEntry,
 } from '../../workflows/definitions';
-import { agent, critic, goalEnv, plan, planner, recordGoalHistory, review, task, writesFile } from '../fixtures/goal-harness';
+import { agent, finish, critic, goalEnv, plan, planner, recordGoalHistory, review, task, writesFile } from '../fixtures/goal-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -53,7 +53,7 @@ describe('goal workflow', () => {
         },
         ...writesFile('greet', 'hello.txt', 'hello\n'),
         { match: agent('check', { hasToolResults: false }), reply: { content: [{ type: 'tool_use' as const, name: 'run_command', input: { command: 'cat hello.txt' } }] } },
-        { match: agent('check', { hasToolResults: true }), reply: { content: [{ type: 'text' as const, text: 'hello.txt says hello.' }] } },
+        { match: agent('check', { hasToolResults: true }), reply: finish('hello.txt says hello.') },
         { match: critic(), reply: review('pass', 'hello.txt exists and says hello; the check ran with exit code 0.') },
       ],
     });
@@ -84,7 +84,11 @@ describe('goal workflow', () => {
       expect(await fs.readFile(path.join(g.workspace, 'hello.txt'), 'utf8')).toBe('hello\n');
       // Agents send the full tool definitions (from the store), without ask_user.
       const agentCall = g.standin.requests.find((r) => JSON.stringify(r.body).includes('task [greet]'))!.body as { tools: { name: string; description: string }[] };
-      expect(agentCall.tools.map((t) => t.name)).toEqual(['read_file', 'list_dir', 'glob', 'grep', 'write_file', 'edit_file', 'run_command']);
+      // ... plus finish_task, which ends an agent's work (machines/task-outcome.ts).
+      expect(agentCall.tools.map((t) => t.name)).toEqual(['read_file', 'list_dir', 'glob', 'grep', 'write_file', 'edit_file', 'run_command', 'finish_task']);
+      expect(result.tasks[1]!.result).toBe('hello.txt says hello.');
+      // finish_task ends the turn: no model call after it.
+      expect(g.standin.requests.filter((r) => JSON.stringify(r.body).includes('task [check]'))).toHaveLength(2);
       expect(agentCall.tools.every((t) => t.description.length > 20)).toBe(true);
 
       const log = await run.log();
@@ -274,6 +278,29 @@ describe('goal workflow', () => {
       expect(await run.handle.query(goalPendingApprovalsQuery)).toEqual([]);
       expect(ofKind(await run.log(), 'event.rejected')).toEqual([]);
       await recordGoalHistory(run.handle, 'concurrent-tasks');
+    });
+  });
+
+  it('an agent that answers in plain text without finish_task fails its attempt; the retry that calls it succeeds', async () => {
+    const g = await goalEnv(env, workflowBundle, {
+      rules: [
+        { match: planner(), reply: plan([task('say', 'Say it', 'Say that it is done.')]) },
+        // Attempt 1 claims success in words only; attempt 2 reports through the tool.
+        { match: agent('say'), times: 1, reply: { content: [{ type: 'text' as const, text: 'Everything is done, it all works.' }] } },
+        { match: agent('say'), reply: finish('Said it.') },
+        { match: critic(), reply: review('pass', 'Said.') },
+      ],
+    });
+    await g.run(async () => {
+      const run = await g.start({ goal: 'Say it', autoApprove: true, maxTaskAttempts: 2 });
+      const result = await run.handle.result();
+      expect(result.verdict).toBe('goal_met');
+      expect(result.tasks.map((t) => [t.id, t.status, t.attempts, t.result])).toEqual([['say', 'succeeded', 2, 'Said it.']]);
+      const completed = (await run.log()).filter((e) => e.kind === 'plan.task_completed') as unknown as { outcome: string; result: string }[];
+      expect(completed.map((c) => c.outcome)).toEqual(['failed', 'succeeded']);
+      expect(completed[0]!.result).toMatch(/^the agent ended its turn without calling finish_task; its last words: Everything is done/);
+      // One model call per attempt: the text ended the first turn, finish_task the second.
+      expect(g.standin.requests.filter((r) => JSON.stringify(r.body).includes('task [say]'))).toHaveLength(2);
     });
   });
 

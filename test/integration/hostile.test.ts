@@ -16,7 +16,7 @@ import { createKeelWorker, workflowsPath } from '../../worker/worker';
 import { eventsQuery, goalStateQuery, stateQuery, stopUpdate, pauseUpdate, userMessageUpdate, type LogEntry } from '../../workflows/definitions';
 import { goalWorkflow } from '../../workflows/goal';
 import { sessionWorkflow } from '../../workflows/session';
-import { agent, attachGoal, critic, goalEnv, plan, planner, review, task } from '../fixtures/goal-harness';
+import { agent, finish, attachGoal, critic, goalEnv, plan, planner, review, task } from '../fixtures/goal-harness';
 import { KEY, makeWorkspace, say, sessionEnv, waitUntil } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../helpers/temporal';
 import { startStandin } from '../../standin/server';
@@ -166,7 +166,7 @@ describe('a goal survives any message, and trusts only its own agents', () => {
       rules: [
         { match: planner(), reply: plan([task('slow', 'Wait', 'Run sleep 3.')]) },
         { match: agent('slow', { hasToolResults: false }), reply: { content: [{ type: 'tool_use' as const, name: 'run_command', input: { command: 'sleep 3' } }] } },
-        { match: agent('slow', { hasToolResults: true }), reply: { content: [{ type: 'text' as const, text: 'Waited.' }] } },
+        { match: agent('slow', { hasToolResults: true }), reply: finish('Waited.') },
         { match: critic(), reply: review('pass', 'done') },
       ],
     });
@@ -230,9 +230,9 @@ describe('a goal survives any message, and trusts only its own agents', () => {
       rules: [
         { match: planner(), reply: plan([task('log', 'Log once', 'Append A to log.txt with: echo A >> log.txt')]) },
         // Attempt 1 appends, then gives up; attempt 2 is told, and does not append again.
-        { match: agent('log', { hasToolResults: false, lastUserContains: 'attempted before' }), reply: { content: [{ type: 'text' as const, text: 'log.txt already has A.' }] } },
+        { match: agent('log', { hasToolResults: false, lastUserContains: 'attempted before' }), reply: finish('log.txt already has A.') },
         { match: agent('log', { hasToolResults: false }), reply: { content: [{ type: 'tool_use' as const, name: 'run_command', input: { command: 'echo A >> log.txt' } }] } },
-        { match: agent('log', { hasToolResults: true }), reply: { content: [{ type: 'text' as const, text: 'TASK FAILED: could not verify' }] } },
+        { match: agent('log', { hasToolResults: true }), reply: finish('could not verify', 'failed') },
         { match: critic(), reply: review('pass', 'log.txt has one A') },
       ],
     });

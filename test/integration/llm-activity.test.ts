@@ -7,6 +7,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODEL_FAILURE, type ModelCallHeartbeat, type ModelCallInput, type ModelStreamEvent } from '../../activities/llm';
+import { streamMachine, type StreamState } from '../../machines/stream';
 import { type Standin, startStandin } from '../../standin/server';
 import { FAST_RETRY, withModelWorker } from '../fixtures/llm-harness';
 import { interruptSignal } from '../fixtures/llm-workflow';
@@ -243,8 +244,12 @@ describe('model activity against the stand-in', () => {
         heartbeat = payload ? defaultPayloadConverter.fromPayload<ModelCallHeartbeat>(payload) : undefined;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      expect(heartbeat).toMatchObject({ stream: { status: 'streaming' }, attempt: 1, requestId: sent.requestId });
-      expect(heartbeat!.stream.bytes).toBeGreaterThan(0);
+      // `stream` is the stream machine's state (machines/stream.ts), as it is.
+      expect(heartbeat).toMatchObject({ stream: { status: 'streaming', attempt: 1, maxAttempts: 1 }, attempt: 1, requestId: sent.requestId });
+      const streaming = heartbeat!.stream as Extract<StreamState, { status: 'streaming' }>;
+      expect(streaming.bytes).toBeGreaterThan(0);
+      expect(streaming.totalBytes).toBe(streaming.bytes);
+      expect(streamMachine.fromJSON(heartbeat!.stream)).toEqual(heartbeat!.stream);
       expect(JSON.stringify(heartbeat)).not.toContain(KEY);
 
       const interruptedAt = Date.now();
@@ -259,5 +264,33 @@ describe('model activity against the stand-in', () => {
       // No tokens of the interrupted answer arrive after the cancel was confirmed.
       expect(run.subscriber.events.some((event) => event.kind === 'stop')).toBe(false);
     });
+  });
+
+  it('heartbeats carry the stream machine’s state: connecting before the headers, connected before the first byte', async () => {
+    /** The running call's heartbeat details once `ok` holds (what `temporal workflow describe` shows). */
+    async function heartbeatWhen(handle: { describe(): Promise<{ raw: { pendingActivities?: { heartbeatDetails?: { payloads?: unknown[] | null } | null }[] | null } }> }, ok: (h: ModelCallHeartbeat) => boolean) {
+      let heartbeat: ModelCallHeartbeat | undefined;
+      for (let tries = 0; tries < 60 && !(heartbeat && ok(heartbeat)); tries++) {
+        const payload = (await handle.describe()).raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
+        heartbeat = payload ? defaultPayloadConverter.fromPayload<ModelCallHeartbeat>(payload) : undefined;
+        if (!(heartbeat && ok(heartbeat))) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return heartbeat;
+    }
+    const reply = { content: [{ type: 'text' as const, text: 'never sent' }] };
+    for (const [fault, status] of [
+      [{ kind: 'hang' as const }, 'connecting'],
+      [{ kind: 'hang' as const, afterEvents: 0 }, 'connected'],
+    ] as const) {
+      standin.setScenario({ rules: [{ reply, fault }] });
+      await withModelWorker(env, workflowBundle, config(), async (start) => {
+        const run = await start({ call: call(`hang for ${status}`) });
+        const heartbeat = await heartbeatWhen(run.handle, (h) => h.stream.status === status);
+        expect(heartbeat?.stream).toEqual({ status, attempt: 1, maxAttempts: 1, totalBytes: 0 });
+        expect(streamMachine.fromJSON(heartbeat!.stream)).toEqual(heartbeat!.stream);
+        await run.handle.signal(interruptSignal);
+        expect(await run.outcome()).toEqual({ status: 'cancelled' });
+      });
+    }
   });
 });

@@ -13,7 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createToolActivities, findBuiltinTool, TOOL_WORKER_OPTIONS, type ToolActivityOptions } from '../../activities/tools/index';
 import { reapOrphanedCommands, runningDir } from '../../activities/tools/orphans';
 import { openWorkspace } from '../../activities/tools/workspace';
-import { cancelTool, policyWorkflow, runToolWorkflow } from '../fixtures/tools-workflow';
+import { cancelTool, policyWorkflow, releaseTool, runToolWorkflow, streamedToolWorkflow } from '../fixtures/tools-workflow';
+import { TOOL_STREAM_TOPIC, type ToolProgressEvent } from '../../activities/tools/progress';
+import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 import { isAlive, waitFor } from '../unit/tools/context';
 
@@ -62,7 +65,7 @@ describe('tool activities on a real worker', () => {
         workflowId: `tools-ok-${taskQueue}`,
         args: [{ workspace, tool: 'read_file', input: { path: 'hello.txt' } }, optionsFor('read_file')],
       });
-      expect(ok).toEqual({ ending: 'completed', result: { is_error: false, content: '1\thello' } });
+      expect(ok).toEqual({ ending: 'completed', result: { is_error: false, content: '1\thello', facts: { kind: 'read', bytes: 6, files: 1 } } });
 
       const bad = await env.client.workflow.execute(runToolWorkflow, {
         taskQueue,
@@ -72,6 +75,50 @@ describe('tool activities on a real worker', () => {
       expect(bad.ending).toBe('completed');
       expect(bad.result.is_error).toBe(true);
       expect(bad.result.content).toMatch(/^invalid input for edit_file:\n- old_string: .*\n- new_string: /);
+    });
+  });
+
+  it('a ~5 s command shows its output lines in heartbeats and sends a few rationed tool.progress events to the workflow stream', async () => {
+    const taskQueue = uniqueTaskQueue('tools-progress');
+    const worker = await newWorker(taskQueue);
+    await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(streamedToolWorkflow, {
+        taskQueue,
+        workflowId: `tools-progress-${taskQueue}`,
+        args: [{ workspace, tool: 'run_command', callId: 'toolu_progress', input: { command: 'for i in 1 2 3 4 5; do echo line $i; sleep 1; done' } }, optionsFor('run_command')],
+      });
+      const events: ToolProgressEvent[] = [];
+      const subscription = (async () => {
+        for await (const item of WorkflowStreamClient.create(env.client, handle.workflowId).topic<ToolProgressEvent>(TOOL_STREAM_TOPIC).subscribe(0, { pollCooldown: 50 })) events.push(item.data);
+      })();
+      // What `temporal workflow describe` shows while it runs: the heartbeat's output figures.
+      const seen: { bytes: number; lines: number }[] = [];
+      for (;;) {
+        const pending = (await handle.describe()).raw.pendingActivities ?? [];
+        if (pending.length === 0 && seen.length > 0) break;
+        const payload = pending[0]?.heartbeatDetails?.payloads?.[0];
+        if (payload) seen.push(defaultPayloadConverter.fromPayload<{ bytes: number; lines: number }>(payload));
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+      expect(seen.some((h) => h.lines >= 2 && h.bytes > 0)).toBe(true);
+      await handle.signal(releaseTool);
+      const result = await handle.result();
+      await subscription;
+      expect(result.facts).toEqual({ kind: 'command', command: 'for i in 1 2 3 4 5; do echo line $i; sleep 1; done', exitCode: 0, timedOut: false, bytes: 35, lines: 5 });
+      // Nothing in the first 2 s, then at most one every 2 s: two (or three) for ~5 s.
+      expect(events.length).toBeGreaterThanOrEqual(2);
+      expect(events.length).toBeLessThanOrEqual(3);
+      expect(events[0]).toMatchObject({ kind: 'tool.progress', callId: 'toolu_progress', tool: 'run_command', files: null });
+      expect(events[0]!.elapsedMs).toBeGreaterThanOrEqual(2_000);
+      for (let i = 1; i < events.length; i++) {
+        expect(events[i]!.elapsedMs - events[i - 1]!.elapsedMs).toBeGreaterThanOrEqual(2_000);
+        expect(events[i]!.lines!).toBeGreaterThan(events[i - 1]!.lines!);
+      }
+      // Their history cost: one signal per event (the stream's publish), nothing per heartbeat.
+      const history = await handle.fetchHistory();
+      const signals = (history.events ?? []).filter((e) => e.workflowExecutionSignaledEventAttributes);
+      console.log(`tool progress: ${events.length} tool.progress events for a 5 s command, ${signals.length} signals, ${history.events?.length} history events in all`);
+      expect(signals.length).toBe(events.length + 1); // + the release signal
     });
   });
 

@@ -15,7 +15,7 @@ import { startStandin } from '../../standin/server';
 import { checkWorkerHealth } from '../../worker/healthcheck';
 import { workflowsPath } from '../../worker/worker';
 import { goalWorkflow } from '../../workflows/goal';
-import { agent, attachGoal, critic, FAST_MODEL, KEY, makeWorkspace, plan, planner, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
+import { agent, finish, attachGoal, critic, FAST_MODEL, KEY, makeWorkspace, plan, planner, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -91,7 +91,7 @@ describe('two workers on one task queue', () => {
           ...writesFile('code', 'slugify.mjs', 'export const slugify = (s) => s.toLowerCase();\n'),
           ...writesFile('tests', 'slugify.test.mjs', "import './slugify.mjs';\n"),
           // Long enough to be killed in the middle of: about 5 s of streamed text.
-          { match: agent('explain'), reply: { content: [{ type: 'text' as const, text: 'Step by step, '.repeat(40) + 'done.' }], delayMs: 70, chunkSize: 8 } },
+          { match: agent('explain'), reply: { content: [{ type: 'text' as const, text: 'Step by step, '.repeat(40) + 'done.' }, ...finish('Explained.').content], delayMs: 70, chunkSize: 8 } },
           { match: critic(), reply: review('pass', 'The module, its test and the explanation are there.') },
         ],
       },

@@ -71,7 +71,7 @@ describe('workspace confinement', () => {
   it('follows symlinks that stay inside', async () => {
     await fs.mkdir(path.join(t.dir, 'src'));
     await fs.symlink('../inside.txt', path.join(t.dir, 'src/link.txt'));
-    expect(await run('read_file', { path: 'src/link.txt' })).toEqual({ content: '1\tinside', is_error: false });
+    expect(await run('read_file', { path: 'src/link.txt' })).toEqual({ content: '1\tinside', is_error: false, facts: { kind: 'read', bytes: 7, files: 1 } });
     expect((await run('write_file', { path: 'src/link.txt', content: 'changed\n' })).is_error).toBe(false);
     expect(await fs.readFile(path.join(t.dir, 'inside.txt'), 'utf8')).toBe('changed\n');
   });

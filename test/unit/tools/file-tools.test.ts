@@ -36,7 +36,7 @@ describe('read_file', () => {
 
   it('does not show binary files', async () => {
     await put('img.bin', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01, 0xff, 0xfe]));
-    expect(await run('read_file', { path: 'img.bin' })).toEqual({ is_error: false, content: 'img.bin is a binary file (8 B); its content is not shown.' });
+    expect(await run('read_file', { path: 'img.bin' })).toEqual({ is_error: false, content: 'img.bin is a binary file (8 B); its content is not shown.', facts: { kind: 'read', bytes: 8, files: 1 } });
     await put('latin1.txt', Buffer.from('caf\xe9 cr\xe8me', 'latin1'));
     expect((await run('read_file', { path: 'latin1.txt' })).content).toMatch(/binary file/);
   });
@@ -58,6 +58,7 @@ describe('write_file', () => {
     expect(await run('write_file', { path: 'src/deep/new.ts', content: 'export {};\n' })).toEqual({
       is_error: false,
       content: 'Created src/deep/new.ts (11 bytes).',
+      facts: { kind: 'files_changed', filesChanged: ['src/deep/new.ts'] },
     });
     expect((await run('write_file', { path: 'src/deep/new.ts', content: 'x' })).content).toBe('Wrote src/deep/new.ts (1 bytes).');
     expect(await fs.readFile(path.join(t.dir, 'src/deep/new.ts'), 'utf8')).toBe('x');
@@ -84,6 +85,7 @@ describe('edit_file', () => {
     expect(await run('edit_file', { path: 'a.ts', old_string: 'b = 2', new_string: 'b = 3' })).toEqual({
       is_error: false,
       content: 'Edited a.ts: replaced 1 occurrence (line 2).',
+      facts: { kind: 'files_changed', filesChanged: ['a.ts'] },
     });
     expect(await fs.readFile(path.join(t.dir, 'a.ts'), 'utf8')).toBe('const a = 1;\nconst b = 3;\n');
   });
@@ -120,7 +122,7 @@ describe('edit_file', () => {
     const { result: _answer, ...intent } = JSON.parse(await fs.readFile(recordPath, 'utf8')) as Record<string, unknown>;
     await fs.writeFile(recordPath, JSON.stringify(intent));
     const retried = await run('edit_file', input, ctx);
-    expect(retried).toEqual({ is_error: false, content: 'Edited count.txt (applied by an earlier attempt of this call).' });
+    expect(retried).toEqual({ is_error: false, content: 'Edited count.txt (applied by an earlier attempt of this call).', facts: { kind: 'files_changed', filesChanged: ['count.txt'] } });
     expect(await fs.readFile(path.join(t.dir, 'count.txt'), 'utf8')).toBe('count: 1 1\n');
 
     // A different call with the same input is a new edit, and applies.

@@ -43,13 +43,26 @@ function pidsIn(text: string): number[] {
 
 describe('run_command', () => {
   it('returns combined output and the exit code; non-zero is an error', async () => {
-    expect(await run({ command: 'echo out; echo err >&2; exit 0' })).toEqual({ is_error: false, content: '$ echo out; echo err >&2; exit 0\nout\nerr\n[exit code 0]' });
-    expect(await run({ command: 'echo failing; exit 3' })).toEqual({ is_error: true, content: '$ echo failing; exit 3\nfailing\n[exit code 3]' });
+    // The exit code travels as data beside the text (facts), so nobody parses the footer.
+    expect(await run({ command: 'echo out; echo err >&2; exit 0' })).toEqual({
+      is_error: false,
+      content: '$ echo out; echo err >&2; exit 0\nout\nerr\n[exit code 0]',
+      facts: { kind: 'command', command: 'echo out; echo err >&2; exit 0', exitCode: 0, timedOut: false, bytes: 8, lines: 2 },
+    });
+    expect(await run({ command: 'echo failing; exit 3' })).toEqual({
+      is_error: true,
+      content: '$ echo failing; exit 3\nfailing\n[exit code 3]',
+      facts: { kind: 'command', command: 'echo failing; exit 3', exitCode: 3, timedOut: false, bytes: 8, lines: 1 },
+    });
   });
 
   it('runs argv without a shell', async () => {
     const result = await run({ command: ['echo', '$HOME && rm -rf /', ';'] });
-    expect(result).toEqual({ is_error: false, content: "$ echo '$HOME && rm -rf /' ';'\n$HOME && rm -rf / ;\n[exit code 0]" });
+    expect(result).toEqual({
+      is_error: false,
+      content: "$ echo '$HOME && rm -rf /' ';'\n$HOME && rm -rf / ;\n[exit code 0]",
+      facts: { kind: 'command', command: "echo '$HOME && rm -rf /' ';'", exitCode: 0, timedOut: false, bytes: 20, lines: 1 },
+    });
     expect(await run({ command: ['definitely-not-a-program-keel'] })).toMatchObject({ is_error: true, content: matching(/could not start: spawn definitely-not-a-program-keel ENOENT|execvp definitely-not-a-program-keel: No such file/) });
     expect(await run({ command: ['definitely-not-a-program-keel'] }, unsandboxed())).toMatchObject({ is_error: true, content: matching(/could not start: spawn definitely-not-a-program-keel ENOENT/) });
   });
@@ -82,6 +95,8 @@ describe('run_command', () => {
     expect(Buffer.byteLength(result.content)).toBeLessThanOrEqual(30_000);
     expect(result.content).toMatch(/\[… [\d,]+ of 10,485,769 bytes cut here\. The full output is saved at \.keel\/artifacts\/run_command-[0-9a-f]+\.txt/);
     expect(result.content).toMatch(/THE-END\n\n\[exit code 0\]$/);
+    // The facts are not cut with the text.
+    expect(result.facts).toMatchObject({ kind: 'command', exitCode: 0, timedOut: false, bytes: 10_485_769, lines: 2 });
     const artifact = result.artifact ?? '';
     expect((await fs.stat(path.join(t.dir, artifact))).size).toBe(10_485_769);
     // The model reads it back with its own tools.
@@ -157,6 +172,7 @@ describe('run_command', () => {
     const marker = '3001.417';
     const result = await run({ command: `sleep ${marker} & (sleep ${marker} & wait) & wait`, timeout_seconds: 1 });
     expect(result).toMatchObject({ is_error: true, timed_out: true, content: matching(/\[timed out after 1 s; the command and all processes it started were killed\]$/) });
+    expect(result.facts).toMatchObject({ kind: 'command', exitCode: null, timedOut: true });
     expect(await waitFor(() => hostPidsWith(marker).length === 0, 2_000)).toBe(true);
   });
 

@@ -1,0 +1,59 @@
+// The goal's planner and critic must answer through a tool (workflows/planning.ts). Two
+// bounded retry rules apply to those calls, both decided here and executed by the goal
+// workflow:
+//
+// 1. A failed call (the model activity failed): another round after 1, 2, 3, then 5 s —
+//    or the API's retry-after when longer — up to ANSWER_ROUNDS rounds in all, only when
+//    the failure says it is retryable (overloaded, transient, a lost worker: never
+//    malformed output nor fatal errors). The goal cannot go on without its planner or
+//    critic, so they get more rounds than a turn's call (about 35 s of waiting at most):
+//    a planner failing on one bad minute stopped whole goals in `npm run chaos`.
+// 2. An answer the goal cannot use (wrong shape, or a review the autonomy machine
+//    refuses): the critic is asked again with the problems, up to the goal's
+//    maxPlanAttempts answers. (An unusable plan is the autonomy machine's own rule:
+//    plan.invalid → request_plan with the errors.)
+//
+// Whatever happens, what a failed or unusable attempt was billed for is spent: each
+// decision returns it, and the workflow reports it to the goal's budget.
+import { addCallUsage, ZERO_USAGE, type CallUsage, type Usage } from './budget';
+import type { ModelFailureClass } from './model-retry';
+
+/** Classes another round of the same request cannot fix (the planner's prompt does not shrink: no compaction here). */
+const NEVER_RETRIED: ReadonlySet<ModelFailureClass> = new Set(['malformed', 'fatal', 'context_window']);
+
+/** Rounds of model activity attempts before the planner or critic counts as failed. */
+export const ANSWER_ROUNDS = 8;
+/** Seed 001's 1 s / 2 s / 3 s, then 5 s apart (the last entry repeats); a longer retry-after wins. */
+export const ANSWER_BACKOFF_MS: readonly number[] = [1_000, 2_000, 3_000, 5_000];
+
+export interface FailedRound {
+  /** From the failure's details (the activity marks every failure non-retryable for Temporal itself). */
+  readonly retryable: boolean;
+  /** The retry table's row, when the failure says (machines/model-retry.ts). */
+  readonly failureClass?: ModelFailureClass | undefined;
+  readonly retryAfterMs?: number | undefined;
+  /** What the failed attempt was billed for, when known. */
+  readonly usage?: CallUsage | undefined;
+}
+
+export type RoundDecision = { readonly type: 'retry'; readonly round: number; readonly delayMs: number } | { readonly type: 'give_up' };
+
+/** After round `round` (1-based) failed: wait and call again, or give up. `spent` is null when nothing is known to be billed. */
+export function afterFailedRound(round: number, failure: FailedRound, rounds: number = ANSWER_ROUNDS): { spent: Usage | null; next: RoundDecision } {
+  const spent = failure.usage !== undefined ? addCallUsage(ZERO_USAGE, failure.usage) : null;
+  const retryable = failure.retryable && (failure.failureClass === undefined || !NEVER_RETRIED.has(failure.failureClass));
+  if (round >= rounds || !retryable) return { spent, next: { type: 'give_up' } };
+  const backoff = ANSWER_BACKOFF_MS[round - 1] ?? ANSWER_BACKOFF_MS[ANSWER_BACKOFF_MS.length - 1] ?? 0;
+  return { spent, next: { type: 'retry', round: round + 1, delayMs: Math.max(backoff, failure.retryAfterMs ?? 0) } };
+}
+
+export type AnswerDecision =
+  | { readonly type: 'ask_again'; readonly attempt: number; readonly errors: readonly string[] }
+  | { readonly type: 'give_up'; readonly error: string };
+
+/** After answer `attempt` (1-based) could not be used for `problems`: ask again with them, or give up. The answer's usage is spent either way. */
+export function afterUnusableAnswer(attempt: number, maxAnswers: number, problems: readonly string[], usage: CallUsage): { spent: Usage; next: AnswerDecision } {
+  const spent = addCallUsage(ZERO_USAGE, usage);
+  if (attempt < maxAnswers) return { spent, next: { type: 'ask_again', attempt: attempt + 1, errors: [...problems] } };
+  return { spent, next: { type: 'give_up', error: `no usable review after ${attempt} answers: ${problems.join('; ')}` } };
+}

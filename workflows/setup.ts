@@ -1,0 +1,40 @@
+// What a session or a goal loads once when it starts: the tools (built in, and the MCP
+// servers' for a session that asks), the approval policy, and the tool definitions written
+// to the conversation store, so every model call names them by id.
+import { proxyActivities } from '@temporalio/workflow';
+import type { StoreActivities } from '../activities/conversation-store';
+import type { McpBridge } from '../activities/mcp/index';
+import type { ToolActivities } from '../activities/tools/index';
+import type { PolicyConfig, PolicyConfigInput } from '../machines/policy';
+import { finishTaskTool } from './planning';
+import type { ToolEntry } from './turn-runner';
+
+export type Setup = { ok: true; policy: PolicyConfig; tools: ToolEntry[]; toolsRef: string | null } | { ok: false; error: string };
+
+export interface SetupInput {
+  workspace: string;
+  storeDir: string;
+  policy?: PolicyConfigInput | undefined;
+  /** A session's own tools, with the MCP servers' when `mcp`; a goal's task agents get no ask_user and end with finish_task. */
+  for: { kind: 'session'; mcp: boolean } | { kind: 'agents' };
+}
+
+export async function loadSetup(input: SetupInput): Promise<Setup> {
+  const { listTools, loadPolicy } = proxyActivities<ToolActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } });
+  const { listMcpTools } = proxyActivities<McpBridge['activities']>({ startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 2 } });
+  const { storeSegment } = proxyActivities<StoreActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 5 } });
+  const session = input.for.kind === 'session';
+  const [builtin, loaded, mcp] = await Promise.all([
+    listTools(),
+    loadPolicy({ workspace: input.workspace, ...(input.policy !== undefined ? { options: input.policy } : {}) }),
+    input.for.kind === 'session' && input.for.mcp ? listMcpTools() : Promise.resolve({ tools: [], errors: [] }),
+  ]);
+  if (!loaded.ok) return { ok: false, error: loaded.error };
+  const own = (t: (typeof builtin)[number]): ToolEntry => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions });
+  const tools: ToolEntry[] = session
+    ? [...builtin.map(own), ...mcp.tools.map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions, mcp: true }))]
+    : // Nobody talks to a task agent directly, so it gets no ask_user; it ends with finish_task.
+      [...builtin.filter((t) => t.spec.name !== 'ask_user').map(own), { spec: finishTaskTool, readOnly: false }];
+  const toolsRef = await storeSegment({ store: input.storeDir, parent: null, items: tools.map((t) => t.spec) });
+  return { ok: true, policy: loaded.policy, tools, toolsRef };
+}
