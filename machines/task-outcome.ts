@@ -46,10 +46,20 @@ export interface TaskOutcome {
   agentSummary: string | null;
 }
 
-export function decideTaskOutcome(turn: FinishedTurn): TaskOutcome {
+/** An agent started by a goal of the version before finish_task (its tools do not offer it)
+ *  still runs on a new worker after a deploy: it was told to answer in text, starting with
+ *  `TASK FAILED` when it could not do the task, and is judged by that rule. */
+const LEGACY_FAILED_PREFIX = /^TASK FAILED:?\s*/i;
+
+export function decideTaskOutcome(turn: FinishedTurn, options: { finishTaskOffered: boolean } = { finishTaskOffered: true }): TaskOutcome {
   const text = turn.finalOutput?.trim() ?? '';
   if (turn.finish !== undefined) return { outcome: turn.finish.status, summary: turn.finish.summary, agentSummary: turn.finish.summary };
   const agentSummary = text === '' ? null : text;
+  if (turn.outcome === 'completed' && !options.finishTaskOffered) {
+    return LEGACY_FAILED_PREFIX.test(text)
+      ? { outcome: 'failed', summary: text.replace(LEGACY_FAILED_PREFIX, '') || 'the agent reported failure', agentSummary }
+      : { outcome: 'succeeded', summary: text || 'done', agentSummary };
+  }
   if (turn.outcome === 'completed') {
     return {
       outcome: 'failed',

@@ -32,7 +32,7 @@ import {
   type TaskEvidence,
 } from './definitions';
 import { EMPTY_EVIDENCE, foldEvidence, type EvidenceState } from '../machines/evidence';
-import { decideTaskOutcome } from '../machines/task-outcome';
+import { decideTaskOutcome, FINISH_TASK } from '../machines/task-outcome';
 import { parsePayload, parseStartInput } from './payloads';
 import { agentSystem, taskPrompt } from './planning';
 import { agentInputSchema } from './start-input';
@@ -239,7 +239,7 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
     throw error;
   }
   const finished = result as unknown as TurnResult;
-  const decided = decideTaskOutcome(finished);
+  const decided = decideTaskOutcome(finished, { finishTaskOffered: input.tools.some((t) => t.spec.name === FINISH_TASK) });
   folded = { ...folded, evidence: { ...folded.evidence, summary: decided.agentSummary } };
   const evidence: TaskEvidence = folded.evidence;
   host.report();

@@ -85,6 +85,14 @@ describe('task outcome (machines/task-outcome.ts)', () => {
     expect(turn({ finalOutput: 'TASK FAILED: x' }).summary).toMatch(/without calling finish_task/);
   });
 
+  it('an agent started before finish_task existed (not offered it) is judged by the text rule it was given', () => {
+    const legacy = (t: Partial<Parameters<typeof decideTaskOutcome>[0]>) =>
+      decideTaskOutcome({ outcome: 'completed', error: null, finalOutput: null, ...t }, { finishTaskOffered: false });
+    expect(legacy({ finalOutput: 'All done.' })).toMatchObject({ outcome: 'succeeded', summary: 'All done.' });
+    expect(legacy({ finalOutput: 'TASK FAILED: the API is down' })).toMatchObject({ outcome: 'failed', summary: 'the API is down' });
+    expect(legacy({ outcome: 'max_steps' })).toMatchObject({ outcome: 'failed', summary: "the agent's turn ended max_steps" });
+  });
+
   it('a turn that stopped early failed with the reason', () => {
     expect(turn({ outcome: 'max_steps' })).toMatchObject({ outcome: 'failed', summary: "the agent's turn ended max_steps" });
     expect(turn({ outcome: 'failed', error: 'ModelBadRequest: bad' })).toMatchObject({ outcome: 'failed', summary: "the agent's turn ended failed: ModelBadRequest: bad" });
