@@ -16,7 +16,7 @@ import { startDevServer } from '../worker/dev-server';
 import { type Phase } from './suite/measure';
 import { loadAverage } from './suite/proc';
 import { markdown, summarise, svgChart } from './suite/report';
-import { FULL, QUICK, runScenario, SCENARIO_VARIANTS, SCENARIOS, type Context, type ScenarioName } from './suite/scenarios';
+import { FULL, QUICK, runScenario, SCENARIO_VARIANTS, SCENARIOS, type Context } from './suite/scenarios';
 import { benchScenario, writeStepFiles } from './suite/script';
 import { LABELS, root, unavailable, VariantWorker, VARIANTS, type VariantName } from './suite/variants';
 
@@ -87,7 +87,7 @@ try {
       const rotated = [...order.slice(round % order.length), ...order.slice(0, round % order.length)];
       for (const v of rotated) {
         try {
-          const p = await runScenario(scenario as ScenarioName, ctx, workers.get(v)!, round);
+          const p = await runScenario(scenario, ctx, workers.get(v)!, round);
           phases.push(p);
           if (p.modelCalls !== p.steps && scenario !== 'parked') notes.push(`${scenario} round ${round + 1} ${v}: ${p.modelCalls} model calls for ${p.steps} steps`);
           log(`${scenario} round ${round + 1}/${rounds} ${v}: ${p.steps} steps, ${(p.wallMs / 1000).toFixed(1)} s, worker ${(p.workerCpuMs / p.steps).toFixed(1)} ms/step, server ${(p.serverCpuMs / p.steps).toFixed(1)} ms/step, ${(p.eventsTotal / p.steps).toFixed(1)} events/step, load ${p.loadAverage1m}`);

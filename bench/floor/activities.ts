@@ -11,14 +11,13 @@ export interface FloorModelInput {
 
 export function createFloorActivities(env: NodeJS.ProcessEnv) {
   const anthropic = new Anthropic({ apiKey: env.ANTHROPIC_API_KEY, baseURL: env.ANTHROPIC_BASE_URL, maxRetries: 2 });
-  const { runTool, listTools } = createToolActivities();
   return {
+    // Keel's own tool activities: the same code runs the floor's tool calls.
+    ...createToolActivities(),
     async floorModel(input: FloorModelInput): Promise<Pick<Anthropic.Message, 'content' | 'stop_reason' | 'usage'>> {
       const message = await anthropic.messages.create({ model: input.model, max_tokens: 4096, messages: input.messages, tools: input.tools });
       return { content: message.content, stop_reason: message.stop_reason, usage: message.usage };
     },
-    runTool,
-    listTools,
   };
 }
 

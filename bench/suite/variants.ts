@@ -106,8 +106,8 @@ export class VariantWorker {
           resolve();
         }
       };
-      child.stdout!.on('data', onData);
-      child.stderr!.on('data', onData);
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
       child.once('exit', (code) => {
         clearTimeout(timer);
         reject(new Error(`${this.name} worker exited ${code}:\n${out}`));
@@ -115,10 +115,10 @@ export class VariantWorker {
     });
     child.removeAllListeners('exit');
     // Keep draining its output (a full pipe would stall the worker); show errors.
-    child.stdout!.removeAllListeners('data');
-    child.stderr!.removeAllListeners('data');
-    child.stdout!.resume();
-    child.stderr!.on('data', (chunk: Buffer) => {
+    child.stdout.removeAllListeners('data');
+    child.stderr.removeAllListeners('data');
+    child.stdout.resume();
+    child.stderr.on('data', (chunk: Buffer) => {
       const text = chunk.toString();
       if (/error|fail/i.test(text)) process.stderr.write(`[${this.name} worker] ${text.slice(0, 2000)}`);
     });
