@@ -6,7 +6,7 @@ import { allHandlersFinished, condition, defineSignal, defineUpdate, proxyActivi
 import type Anthropic from '@anthropic-ai/sdk';
 import type { FloorActivities } from './activities';
 
-const { floorModel, listTools } = proxyActivities<FloorActivities>({ startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 3 } });
+const { floorModel } = proxyActivities<FloorActivities>({ startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 3 } });
 const { runTool } = proxyActivities<FloorActivities>({ startToCloseTimeout: '2 minutes', heartbeatTimeout: '30 seconds', retry: { maximumAttempts: 3 } });
 
 export const floorTurnUpdate = defineUpdate<string, [string]>('turn');
@@ -15,21 +15,21 @@ export const floorCloseSignal = defineSignal('close');
 export interface FloorInput {
   workspace: string;
   model: string;
+  /** The tools offered to the model (Keel's built-in tools; the client reads them once). */
+  tools: Anthropic.Tool[];
 }
 
 export async function floorSession(input: FloorInput): Promise<number> {
   let closed = false;
   let turns = 0;
-  let tools: Anthropic.Tool[] | null = null;
   setHandler(floorCloseSignal, () => {
     closed = true;
   });
   setHandler(floorTurnUpdate, async (text) => {
     // Only the current turn goes to the model: the floor keeps no conversation.
-    tools ??= (await listTools()).map((t) => t.spec as Anthropic.Tool);
     const messages: Anthropic.MessageParam[] = [{ role: 'user', content: text }];
     for (;;) {
-      const reply = await floorModel({ model: input.model, messages, tools });
+      const reply = await floorModel({ model: input.model, messages, tools: input.tools });
       messages.push({ role: 'assistant', content: reply.content });
       const uses = reply.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
       if (uses.length === 0) {

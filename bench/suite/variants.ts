@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
+import { builtinTools, modelToolSpec } from '../../activities/tools/definitions';
 import { KeelClient } from '../../client/keel-client';
 import type { SessionHandle } from '../../client/session-handle';
 import { BENCH_MODEL, FINAL_TEXT } from './script';
@@ -164,7 +165,9 @@ export async function startSession(client: Client, worker: VariantWorker, id: st
       },
     };
   }
-  const handle = await client.workflow.start(worker.workflowType, { taskQueue: worker.taskQueue, workflowId: id, args: [{ workspace, model: BENCH_MODEL }] });
+  // The floor offers the model Keel's built-in tools, as Keel does; the peers define read_file.
+  const tools = worker.name === 'floor' ? { tools: builtinTools.map(modelToolSpec) } : {};
+  const handle = await client.workflow.start(worker.workflowType, { taskQueue: worker.taskQueue, workflowId: id, args: [{ workspace, model: BENCH_MODEL, ...tools }] });
   return {
     id,
     async turn(text) {
