@@ -90,10 +90,12 @@ export async function runBench(options: BenchOptions): Promise<BenchRun> {
                 `server ${(p.serverCpuMs / p.steps).toFixed(1)} ms/step, ${(p.eventsTotal / p.steps).toFixed(1)} events/step, load ${p.loadAverage1m}`,
             );
           } catch (error) {
-            const message = `${scenario} round ${round + 1} ${v} failed: ${(error as Error).message.split('\n')[0]}`;
+            // Recorded and the run goes on: a failure under load is a finding, not a reason
+            // to lose the other rounds.
+            const cause = (error as Error).cause instanceof Error ? ` (${((error as Error).cause as Error).message.split('\n')[0]})` : '';
+            const message = `${scenario} round ${round + 1} ${v} failed: ${(error as Error).message.split('\n')[0]}${cause}`;
             log(message);
             notes.push(message);
-            if (v === 'floor' || v === 'keel') throw error;
           }
         }
       }

@@ -81,7 +81,7 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
       const calls = ctx.standin.requests.length;
       const before = snapshot(pids);
       const started = await mapLimit(Array.from({ length: sessions }), sessions, () => startSession(ctx.client, worker, newId(variant, name), ctx.workspace));
-      const latencies = (await Promise.all(started.map((session) => runTurns(session, variant, turns, steps)))).flat();
+      const latencies = (await settled(started.map((session) => runTurns(session, variant, turns, steps)))).flat();
       const used = since(before, pids);
       await Promise.all(started.map((session) => session.close()));
       const events = await countEvents(ctx.client, started.map((x) => x.id));
@@ -214,7 +214,7 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
       const sessions = await Promise.all(Array.from({ length: s.streamSessions }, () => startSession(ctx.client, worker, newId(variant, name), ctx.workspace)));
       const sentToDelta: number[] = [];
       const requestToDelta: number[] = [];
-      await Promise.all(
+      await settled(
         sessions.map(async (session) => {
           for (let t = 0; t < s.streamTurns; t++) {
             const tag = `${session.id} stream ${t + 1}`;
@@ -256,6 +256,14 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
       throw new Error(`unknown scenario ${String(never)}`);
     }
   }
+}
+
+/** Like Promise.all, but a failure is thrown only after every promise has settled. */
+async function settled<T>(promises: readonly Promise<T>[]): Promise<T[]> {
+  const results = await Promise.allSettled(promises);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
 }
 
 /** Ms from t0 until a client following the session's model topic sees the next text delta. */
