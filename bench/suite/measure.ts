@@ -79,12 +79,20 @@ export async function countEvents(client: Client, workflowIds: readonly string[]
 export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array<R>(items.length);
   let next = 0;
+  let failure: { error: unknown } | null = null;
+  // After a failure no lane takes new work, and every lane settles before it is thrown:
+  // nothing is left running against a connection the caller may close next.
   const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
+    while (next < items.length && !failure) {
       const i = next++;
-      out[i] = await fn(items[i]!, i);
+      try {
+        out[i] = await fn(items[i]!, i);
+      } catch (error) {
+        failure ??= { error };
+      }
     }
   });
   await Promise.all(lanes);
+  if (failure) throw (failure as { error: unknown }).error;
   return out;
 }
