@@ -51,6 +51,14 @@ export async function runBench(options: BenchOptions): Promise<BenchRun> {
   const workers = new Map<VariantName, VariantWorker>();
   const phases: Phase[] = [];
   const started = new Date();
+  // A client call left behind by an abandoned stream follower (an aborted
+  // SessionHandle.events() whose poll later fails) must not end the run: it is noted.
+  const stray = (error: unknown) => {
+    const message = `unhandled rejection (left unawaited by a client call): ${(error as Error)?.message?.split('\n')[0] ?? String(error)}`;
+    log(message);
+    notes.push(message);
+  };
+  process.on('unhandledRejection', stray);
   try {
     await Promise.all(
       variants.map(async (v) => {
@@ -101,6 +109,7 @@ export async function runBench(options: BenchOptions): Promise<BenchRun> {
       }
     }
   } finally {
+    process.off('unhandledRejection', stray);
     await Promise.all([...workers.values()].map((w) => w.stop()));
     await connection.close();
     await standin.close();
