@@ -79,6 +79,10 @@ export async function runBench(options: BenchOptions): Promise<BenchRun> {
       standin,
       workspace,
       sizes,
+      note: (line) => {
+        log(line);
+        notes.push(line);
+      },
       restart: async (w) => {
         await w.stop();
         await w.start();
