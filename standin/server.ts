@@ -10,6 +10,7 @@ import { requestId as newRequestId } from './ids';
 import { describeFacts, factsOf, matches, type RequestFacts } from './match';
 import { renderMessage } from './message';
 import { requestProblem } from './request-rules';
+import { renderResponse, responsesFacts } from './responses';
 import { faultHeaders, type Io, jsonReply, sendError, streamReply, type WriteOutcome } from './respond';
 import { parseScenario, type Reply, type Rule, type Scenario, type ScenarioInput } from './scenario';
 import { PromptCacheSimulator } from './usage';
@@ -197,6 +198,10 @@ export class Standin {
     };
 
     const path = (req.url ?? '/').split('?')[0];
+    if (req.method === 'POST' && path === '/v1/responses') {
+      this.handleResponses(req, body, record, res, reject);
+      return;
+    }
     if (req.method !== 'POST' || path !== '/v1/messages') {
       reject(404, 'Not found');
       return;
@@ -286,6 +291,40 @@ export class Standin {
       : await jsonReply(io, message, fault, rid);
     if (record.outcome === 'pending') record.outcome = outcome;
     record.status = res.statusCode;
+    this.logRequest(record);
+    this.changed();
+  }
+
+  /** The OpenAI Responses API, non-streaming, over the same rules (standin/responses.ts). */
+  private handleResponses(req: IncomingMessage, body: string, record: RecordedRequest, res: ServerResponse, reject: (status: number, message: string) => void): void {
+    const auth = authOf(req);
+    record.auth = auth.scheme;
+    if (auth.key === null) return reject(401, 'You didn\'t provide an API key.');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      return reject(400, 'the body is not valid JSON');
+    }
+    record.body = parsed;
+    if (!isObject(parsed) || typeof parsed.model !== 'string') return reject(400, "Missing required parameter: 'model'.");
+    if (parsed.stream === true) return reject(400, 'Keel stand-in: the Responses API is served without streaming only');
+    const facts = responsesFacts(parsed, record.seq);
+    record.facts = facts;
+    const found = this.pickRule(facts);
+    if (!found?.rule.reply) {
+      record.status = 500;
+      record.outcome = 'unmatched';
+      res.writeHead(500, { 'content-type': 'application/json', 'x-should-retry': 'false' });
+      res.end(JSON.stringify({ error: { type: 'server_error', message: `Keel stand-in: no rule in scenario "${this.scenario.name}" matches ${describeFacts(facts)}` } }));
+      this.changed();
+      return;
+    }
+    record.rule = found.rule.name ?? `rule ${found.index + 1}`;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(renderResponse(found.rule.reply, parsed.model)));
+    record.status = 200;
+    record.outcome = 'completed';
     this.logRequest(record);
     this.changed();
   }

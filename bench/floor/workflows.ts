@@ -1,0 +1,49 @@
+// The floor: the least a Temporal workflow can do for the same conversation. A session is
+// one workflow; a message is an update whose handler runs the turn (model call, tool
+// calls, model call…) and returns the final text. No event log, no stream, no policy, no
+// budget: whatever Keel costs above this is the price of what it records.
+import { allHandlersFinished, condition, defineSignal, defineUpdate, proxyActivities, setHandler } from '@temporalio/workflow';
+import type Anthropic from '@anthropic-ai/sdk';
+import type { FloorActivities } from './activities';
+
+const { floorModel } = proxyActivities<FloorActivities>({ startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 3 } });
+const { runTool } = proxyActivities<FloorActivities>({ startToCloseTimeout: '2 minutes', heartbeatTimeout: '30 seconds', retry: { maximumAttempts: 3 } });
+
+export const floorTurnUpdate = defineUpdate<string, [string]>('turn');
+export const floorCloseSignal = defineSignal('close');
+
+export interface FloorInput {
+  workspace: string;
+  model: string;
+  /** The tools offered to the model (Keel's built-in tools; the client reads them once). */
+  tools: Anthropic.Tool[];
+}
+
+export async function floorSession(input: FloorInput): Promise<number> {
+  let closed = false;
+  let turns = 0;
+  setHandler(floorCloseSignal, () => {
+    closed = true;
+  });
+  setHandler(floorTurnUpdate, async (text) => {
+    // Only the current turn goes to the model: the floor keeps no conversation.
+    const messages: Anthropic.MessageParam[] = [{ role: 'user', content: text }];
+    for (;;) {
+      const reply = await floorModel({ model: input.model, messages, tools: input.tools });
+      messages.push({ role: 'assistant', content: reply.content });
+      const uses = reply.content.filter((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
+      if (uses.length === 0) {
+        turns++;
+        return reply.content.flatMap((b) => (b.type === 'text' ? [b.text] : [])).join('');
+      }
+      const results: Anthropic.ToolResultBlockParam[] = [];
+      for (const use of uses) {
+        const result = await runTool({ workspace: input.workspace, tool: use.name, input: use.input });
+        results.push({ type: 'tool_result', tool_use_id: use.id, content: result.content, is_error: result.is_error });
+      }
+      messages.push({ role: 'user', content: results });
+    }
+  });
+  await condition(() => closed && allHandlersFinished());
+  return turns;
+}

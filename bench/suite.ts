@@ -1,0 +1,60 @@
+// `npm run bench -- [--scenario single,concurrent,parked,long,stream] [--rounds 3] [--quick]
+// [--variants floor,keel,ai-sdk,ai-sdk-stream,openai-agents] [--name NAME] [--parked N]
+// [--sessions K] [--turns T] [--long-turns N]`
+//
+// Keel against the floor (a bare Temporal workflow doing the same activities) and the
+// peers (bench/peers; `npm run bench:peers:install` first), on one Temporal dev server
+// with one stand-in model, each variant in its own worker process (bench/suite/run.ts).
+// Rounds interleave the variants; ratios are taken to the floor inside each round, since
+// the machine is shared and only ratios survive its load. Writes
+// bench/results/<name>.{json,md} and <name>-<scenario>.svg.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { markdown, svgChart } from './suite/report';
+import { runBench } from './suite/run';
+import { FULL, QUICK, SCENARIOS } from './suite/scenarios';
+import { root, VARIANTS } from './suite/variants';
+
+const { values } = parseArgs({
+  options: {
+    scenario: { type: 'string', default: SCENARIOS.join(',') },
+    variants: { type: 'string', default: VARIANTS.join(',') },
+    rounds: { type: 'string', default: '3' },
+    quick: { type: 'boolean', default: false },
+    name: { type: 'string' },
+    parked: { type: 'string' },
+    sessions: { type: 'string' },
+    turns: { type: 'string' },
+    'long-turns': { type: 'string' },
+    out: { type: 'string', default: path.join(root, 'bench/results') },
+  },
+});
+
+const pick = <T extends string>(list: string, all: readonly T[], what: string): T[] =>
+  list.split(',').map((x) => {
+    if (!(all as readonly string[]).includes(x)) throw new Error(`unknown ${what} ${x}; one of ${all.join(', ')}`);
+    return x as T;
+  });
+const scenarios = pick(values.scenario, SCENARIOS, 'scenario');
+const variants = pick(values.variants, VARIANTS, 'variant');
+const rounds = Number(values.rounds);
+const sizes = { ...(values.quick ? QUICK : FULL) };
+if (values.parked) sizes.parked = Number(values.parked);
+if (values.sessions) sizes.sessions = Number(values.sessions);
+if (values.turns) sizes.turns = Number(values.turns);
+if (values['long-turns']) sizes.longTurns = Number(values['long-turns']);
+const name = values.name ?? (values.quick ? 'bench-quick' : 'bench');
+
+const run = await runBench({ scenarios, variants, rounds, sizes, log: (line) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`) });
+const meta = { run: `\`npm run bench -- ${process.argv.slice(2).join(' ')}\``, ...run.meta };
+await fs.mkdir(values.out, { recursive: true });
+await fs.writeFile(path.join(values.out, `${name}.json`), `${JSON.stringify({ ...run, meta }, null, 2)}\n`);
+const md = markdown(`Benchmark: ${name}`, meta, run.summary, run.notes);
+await fs.writeFile(path.join(values.out, `${name}.md`), md);
+for (const [scenario, rows] of Object.entries(run.summary)) {
+  if (rows.some((r) => r.variant !== 'floor' && Object.keys(r.ratios).length)) {
+    await fs.writeFile(path.join(values.out, `${name}-${scenario}.svg`), svgChart(`${scenario}: ratio to the floor (median, min–max over ${rounds} rounds)`, rows));
+  }
+}
+console.log(md);

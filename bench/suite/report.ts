@@ -1,0 +1,160 @@
+// Summaries of a bench run: per scenario and variant, min / median / max over rounds of each
+// figure and of its ratio to the floor inside the same round; a Markdown table and an SVG
+// chart of the ratios (hand-written SVG: no chart library for one bar chart).
+import type { Phase } from './measure';
+import { spread, type Spread } from './stats';
+import { LABELS, type VariantName } from './variants';
+
+export const FIGURES = {
+  workerCpuPerStep: { label: 'worker CPU ms/step', lowerIsBetter: true },
+  totalCpuPerStep: { label: 'worker+server CPU ms/step', lowerIsBetter: true },
+  stepsPerSecond: { label: 'steps/s', lowerIsBetter: false },
+  eventsPerStep: { label: 'history events/step', lowerIsBetter: true },
+} as const;
+export type Figure = keyof typeof FIGURES;
+
+export function figure(p: Phase, f: Figure): number {
+  switch (f) {
+    case 'workerCpuPerStep':
+      return p.workerCpuMs / p.steps;
+    case 'totalCpuPerStep':
+      return (p.workerCpuMs + p.serverCpuMs) / p.steps;
+    case 'stepsPerSecond':
+      return p.steps / (p.wallMs / 1000);
+    case 'eventsPerStep':
+      return p.eventsTotal / p.steps;
+    default: {
+      const never: never = f;
+      return never;
+    }
+  }
+}
+
+export interface VariantSummary {
+  variant: VariantName;
+  rounds: number;
+  figures: Record<Figure, Spread>;
+  /** Ratio to the floor of the same round (absent when the scenario has no floor). */
+  ratios: Partial<Record<Figure, Spread>>;
+  extra: Record<string, Spread>;
+  /** Mean events per step by type over the rounds. */
+  eventsPerStepByType: Record<string, number>;
+  loadAverage1m: Spread;
+  workerRssMiB: Spread;
+  serverRssMiB: Spread;
+}
+
+export function summarise(phases: readonly Phase[]): Record<string, VariantSummary[]> {
+  const out: Record<string, VariantSummary[]> = {};
+  for (const scenario of [...new Set(phases.map((p) => p.scenario))]) {
+    const mine = phases.filter((p) => p.scenario === scenario);
+    const floorOf = (round: number) => mine.find((p) => p.variant === 'floor' && p.round === round);
+    out[scenario] = [...new Set(mine.map((p) => p.variant))].map((variant) => {
+      const ps = mine.filter((p) => p.variant === variant);
+      const figures = Object.fromEntries((Object.keys(FIGURES) as Figure[]).map((f) => [f, spread(ps.map((p) => figure(p, f)))])) as Record<Figure, Spread>;
+      const ratios: Partial<Record<Figure, Spread>> = {};
+      if (mine.some((p) => p.variant === 'floor')) {
+        for (const f of Object.keys(FIGURES) as Figure[]) {
+          ratios[f] = spread(ps.flatMap((p) => {
+            const floor = floorOf(p.round);
+            return floor ? [figure(p, f) / figure(floor, f)] : [];
+          }));
+        }
+      }
+      const extraKeys = [...new Set(ps.flatMap((p) => Object.keys(p.extra)))];
+      const steps = ps.reduce((a, p) => a + p.steps, 0);
+      const byType: Record<string, number> = {};
+      for (const p of ps) for (const [k, v] of Object.entries(p.events)) byType[k] = (byType[k] ?? 0) + v / steps;
+      return {
+        variant,
+        rounds: ps.length,
+        figures,
+        ratios,
+        extra: Object.fromEntries(extraKeys.map((k) => [k, spread(ps.map((p) => p.extra[k] ?? Number.NaN))])),
+        eventsPerStepByType: byType,
+        loadAverage1m: spread(ps.map((p) => p.loadAverage1m)),
+        workerRssMiB: spread(ps.map((p) => p.workerRssMiB)),
+        serverRssMiB: spread(ps.map((p) => p.serverRssMiB)),
+      };
+    });
+  }
+  return out;
+}
+
+const fmt = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
+export const mmm = (s: Spread | undefined, d = 2) => (s && s.n ? `${fmt(s.min, d)} / **${fmt(s.median, d)}** / ${fmt(s.max, d)}` : '–');
+
+export function markdown(title: string, meta: Record<string, string>, summary: Record<string, VariantSummary[]>, notes: readonly string[]): string {
+  const lines = [`# ${title}`, '', ...Object.entries(meta).map(([k, v]) => `- ${k}: ${v}`), '', 'Every cell: min / **median** / max over rounds. Ratios are to the floor of the same round.', ''];
+  for (const [scenario, rows] of Object.entries(summary)) {
+    lines.push(`## ${scenario}`, '');
+    lines.push('| variant | worker CPU ms/step | ratio | worker+server CPU ms/step | ratio | steps/s | ratio | events/step | load (1 min) |');
+    lines.push('|---|---|---|---|---|---|---|---|---|');
+    for (const r of rows) {
+      lines.push(
+        `| ${LABELS[r.variant]} | ${mmm(r.figures.workerCpuPerStep, 1)} | ${mmm(r.ratios.workerCpuPerStep)} | ${mmm(r.figures.totalCpuPerStep, 1)} | ${mmm(r.ratios.totalCpuPerStep)} | ${mmm(r.figures.stepsPerSecond)} | ${mmm(r.ratios.stepsPerSecond)} | ${mmm(r.figures.eventsPerStep, 1)} | ${mmm(r.loadAverage1m, 1)} |`,
+      );
+    }
+    const extras = [...new Set(rows.flatMap((r) => Object.keys(r.extra)))];
+    if (extras.length) {
+      lines.push('', `| variant | ${extras.join(' | ')} |`, `|---|${extras.map(() => '---').join('|')}|`);
+      for (const r of rows) lines.push(`| ${r.variant} | ${extras.map((k) => mmm(r.extra[k], 0)).join(' | ')} |`);
+    }
+    const types = [...new Set(rows.flatMap((r) => Object.keys(r.eventsPerStepByType)))].sort();
+    lines.push('', `History events per step by type:`, '', `| event type | ${rows.map((r) => r.variant).join(' | ')} |`, `|---|${rows.map(() => '---').join('|')}|`);
+    for (const t of types) lines.push(`| ${t} | ${rows.map((r) => fmt(r.eventsPerStepByType[t] ?? 0)).join(' | ')} |`);
+    lines.push('');
+  }
+  if (notes.length) lines.push('## Notes', '', ...notes.map((n) => `- ${n}`), '');
+  return lines.join('\n');
+}
+
+const COLORS: Record<VariantName, string> = { floor: '#888888', keel: '#1f6feb', 'ai-sdk': '#d29922', 'ai-sdk-stream': '#bf8700', 'openai-agents': '#2da44e' };
+
+/** Bars of the median ratio to the floor per figure and variant, with min–max whiskers. */
+export function svgChart(title: string, rows: readonly VariantSummary[]): string {
+  const figs = Object.keys(FIGURES) as Figure[];
+  const variants = rows.filter((r) => r.variant !== 'floor' && Object.keys(r.ratios).length);
+  const W = 760;
+  const H = 340;
+  const left = 50;
+  const top = 40;
+  const bottom = 70;
+  const plotH = H - top - bottom;
+  const maxRatio = Math.max(2, ...variants.flatMap((r) => figs.map((f) => r.ratios[f]?.max ?? 0).filter(Number.isFinite)));
+  const yMax = Math.ceil(maxRatio);
+  const y = (v: number) => top + plotH - (Math.min(v, yMax) / yMax) * plotH;
+  const groupW = (W - left - 20) / figs.length;
+  const barW = Math.max(8, (groupW - 20) / Math.max(1, variants.length));
+  const parts: string[] = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="11">`,
+    `<rect width="${W}" height="${H}" fill="white"/>`,
+    `<text x="${W / 2}" y="18" text-anchor="middle" font-size="13">${escapeXml(title)}</text>`,
+  ];
+  for (let v = 0; v <= yMax; v++) parts.push(`<line x1="${left}" x2="${W - 10}" y1="${y(v)}" y2="${y(v)}" stroke="#eee"/><text x="${left - 6}" y="${y(v) + 4}" text-anchor="end">${v}×</text>`);
+  parts.push(`<line x1="${left}" x2="${W - 10}" y1="${y(1)}" y2="${y(1)}" stroke="#888" stroke-dasharray="4 3"/><text x="${W - 12}" y="${y(1) - 4}" text-anchor="end" fill="#555">floor = 1</text>`);
+  figs.forEach((f, gi) => {
+    const gx = left + gi * groupW + 10;
+    variants.forEach((r, vi) => {
+      const s = r.ratios[f];
+      if (!s || !Number.isFinite(s.median)) return;
+      const x = gx + vi * barW;
+      parts.push(`<rect x="${x}" y="${y(s.median)}" width="${barW - 3}" height="${y(0) - y(s.median)}" fill="${COLORS[r.variant]}"><title>${r.variant} ${FIGURES[f].label}: ${s.median.toFixed(2)}× (${s.min.toFixed(2)}–${s.max.toFixed(2)})</title></rect>`);
+      const cx = x + (barW - 3) / 2;
+      parts.push(`<line x1="${cx}" x2="${cx}" y1="${y(s.min)}" y2="${y(s.max)}" stroke="black"/>`);
+      parts.push(`<text x="${cx}" y="${y(s.median) - 3}" text-anchor="middle" font-size="9">${s.median.toFixed(2)}</text>`);
+    });
+    parts.push(`<text x="${gx + (variants.length * barW) / 2}" y="${H - bottom + 16}" text-anchor="middle">${escapeXml(FIGURES[f].label)}${FIGURES[f].lowerIsBetter ? ' ↓' : ' ↑'}</text>`);
+  });
+  variants.forEach((r, i) => {
+    const lx = left + (i % 3) * 240;
+    const ly = H - 30 + Math.floor(i / 3) * 14;
+    parts.push(`<rect x="${lx}" y="${ly - 9}" width="10" height="10" fill="${COLORS[r.variant]}"/><text x="${lx + 14}" y="${ly}">${escapeXml(LABELS[r.variant])}</text>`);
+  });
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
+}
+
+function escapeXml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}

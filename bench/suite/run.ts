@@ -1,0 +1,131 @@
+// One bench run: a dev server (SQLite file), the stand-in, a worker process per variant,
+// then each scenario in rounds, the variants' order rotating each round. Used by
+// `npm run bench` (bench/suite.ts) and the short check in `npm test`.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { startStandin } from '../../standin/server';
+import { startDevServer } from '../../worker/dev-server';
+import type { Phase } from './measure';
+import { loadAverage } from './proc';
+import { summarise, type VariantSummary } from './report';
+import { runScenario, SCENARIO_VARIANTS, type Context, type ScenarioName, type Sizes } from './scenarios';
+import { benchScenario, writeStepFiles } from './script';
+import { LABELS, unavailable, VariantWorker, type VariantName } from './variants';
+
+export interface BenchOptions {
+  scenarios: readonly ScenarioName[];
+  variants: readonly VariantName[];
+  rounds: number;
+  sizes: Sizes;
+  log?: (line: string) => void;
+}
+
+export interface BenchRun {
+  meta: Record<string, string>;
+  sizes: Sizes;
+  /** What did not run, and why; anything odd seen on the way. */
+  notes: string[];
+  summary: Record<string, VariantSummary[]>;
+  phases: Phase[];
+}
+
+export async function runBench(options: BenchOptions): Promise<BenchRun> {
+  const { sizes, rounds } = options;
+  const log = options.log ?? (() => {});
+  const notes: string[] = [];
+  const wanted = options.variants.includes('floor') ? options.variants : (['floor', ...options.variants] as VariantName[]);
+  const variants = wanted.filter((v) => {
+    const why = unavailable(v);
+    if (why) notes.push(`${LABELS[v]} did not run: ${why}`);
+    return !why;
+  });
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-bench-'));
+  const workspace = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'keel-bench-ws-')));
+  await writeStepFiles(workspace, [1, sizes.singleSteps, sizes.steps]);
+  const server = await startDevServer({ port: 0, dbFile: path.join(dir, 'temporal.db'), readyTimeoutMs: 180_000 });
+  const standin = await startStandin({ scenario: benchScenario([1]) });
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection, namespace: server.namespace });
+  const workers = new Map<VariantName, VariantWorker>();
+  const phases: Phase[] = [];
+  const started = new Date();
+  // A client call left behind by an abandoned stream follower (an aborted
+  // SessionHandle.events() whose poll later fails) must not end the run: it is noted.
+  const stray = (error: unknown) => {
+    const message = `unhandled rejection (left unawaited by a client call): ${(error as Error)?.message?.split('\n')[0] ?? String(error)}`;
+    log(message);
+    notes.push(message);
+  };
+  process.on('unhandledRejection', stray);
+  try {
+    await Promise.all(
+      variants.map(async (v) => {
+        const worker = new VariantWorker(v, { address: server.address, namespace: server.namespace, anthropicUrl: standin.url, openaiUrl: standin.url });
+        try {
+          await worker.start();
+          workers.set(v, worker);
+          log(`${v} worker polling (pid ${worker.pid})`);
+        } catch (error) {
+          if (v === 'floor' || v === 'keel') throw error;
+          notes.push(`${LABELS[v]} did not run: its worker failed to start: ${(error as Error).message.split('\n').slice(0, 6).join(' ')}`);
+        }
+      }),
+    );
+    const ctx: Context = {
+      client,
+      serverPid: server.process.pid!,
+      standin,
+      workspace,
+      sizes,
+      note: (line) => {
+        log(line);
+        notes.push(line);
+      },
+      restart: async (w) => {
+        await w.stop();
+        await w.start();
+      },
+    };
+    for (const scenario of options.scenarios) {
+      const order = SCENARIO_VARIANTS[scenario].filter((v) => workers.has(v));
+      for (let round = 0; round < rounds; round++) {
+        const rotated = [...order.slice(round % order.length), ...order.slice(0, round % order.length)];
+        for (const v of rotated) {
+          try {
+            const p = await runScenario(scenario, ctx, workers.get(v)!, round);
+            phases.push(p);
+            if (p.modelCalls !== p.steps && scenario !== 'parked') notes.push(`${scenario} round ${round + 1} ${v}: ${p.modelCalls} model calls for ${p.steps} steps`);
+            log(
+              `${scenario} round ${round + 1}/${rounds} ${v}: ${p.steps} steps, ${(p.wallMs / 1000).toFixed(1)} s, worker ${(p.workerCpuMs / p.steps).toFixed(1)} ms/step, ` +
+                `server ${(p.serverCpuMs / p.steps).toFixed(1)} ms/step, ${(p.eventsTotal / p.steps).toFixed(1)} events/step, load ${p.loadAverage1m}`,
+            );
+          } catch (error) {
+            // Recorded and the run goes on: a failure under load is a finding, not a reason
+            // to lose the other rounds.
+            const cause = (error as Error).cause instanceof Error ? ` (${((error as Error).cause as Error).message.split('\n')[0]})` : '';
+            const message = `${scenario} round ${round + 1} ${v} failed: ${(error as Error).message.split('\n')[0]}${cause}`;
+            log(message);
+            notes.push(message);
+          }
+        }
+      }
+    }
+  } finally {
+    process.off('unhandledRejection', stray);
+    await Promise.all([...workers.values()].map((w) => w.stop()));
+    await connection.close();
+    await standin.close();
+    await server.stop();
+    await fs.rm(dir, { recursive: true, force: true });
+    await fs.rm(workspace, { recursive: true, force: true });
+  }
+  const meta = {
+    when: started.toISOString(),
+    machine: `${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, load average at the end ${loadAverage().join(' ')}`,
+    versions: `Node ${process.version}, ${server.version.replace(/\s+/g, ' ')}`,
+    sizes: JSON.stringify(sizes),
+  };
+  return { meta, sizes, notes, summary: summarise(phases), phases };
+}

@@ -1,0 +1,295 @@
+// The scenarios of `npm run bench`. Each runs one variant's workload once (a "phase") and
+// returns what it measured; bench/suite.ts interleaves variants in rounds.
+import type { Client } from '@temporalio/client';
+import type { Standin } from '../../standin/server';
+import { countEvents, mapLimit, type Phase, type Pids, since, snapshot } from './measure';
+import { rssMiB } from './proc';
+import { benchScenario, turnText } from './script';
+import { percentile } from './stats';
+import { checkFinal, startSession, type BenchSession, type VariantName, type VariantWorker } from './variants';
+
+export const SCENARIOS = ['single', 'concurrent', 'parked', 'long', 'stream'] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+export interface Sizes {
+  /** single: steps in the one turn, and how many such turns. */
+  singleSteps: number;
+  singleTurns: number;
+  /** concurrent: sessions × turns × steps. */
+  sessions: number;
+  turns: number;
+  steps: number;
+  /** parked: sessions left parked after one turn each. */
+  parked: number;
+  /** long: turns of one step in one session, continue-as-new every `longCanEvery` (null: when the server suggests). */
+  longTurns: number;
+  longCanEvery: number | null;
+  /** stream: sessions streaming at once, turns each, ms between deltas. */
+  streamSessions: number;
+  streamTurns: number;
+  streamDelayMs: number;
+}
+
+export const FULL: Sizes = { singleSteps: 10, singleTurns: 3, sessions: 50, turns: 5, steps: 3, parked: 10_000, longTurns: 2_000, longCanEvery: null, streamSessions: 10, streamTurns: 5, streamDelayMs: 20 };
+export const QUICK: Sizes = { singleSteps: 5, singleTurns: 2, sessions: 10, turns: 2, steps: 3, parked: 200, longTurns: 60, longCanEvery: 20, streamSessions: 10, streamTurns: 2, streamDelayMs: 20 };
+
+/** Which variants each scenario compares (the others have nothing to say there). */
+export const SCENARIO_VARIANTS: Record<ScenarioName, readonly VariantName[]> = {
+  single: ['floor', 'keel', 'ai-sdk', 'ai-sdk-stream', 'openai-agents'],
+  concurrent: ['floor', 'keel', 'ai-sdk', 'ai-sdk-stream', 'openai-agents'],
+  parked: ['floor', 'keel'],
+  long: ['floor', 'keel'],
+  stream: ['keel'],
+};
+
+export interface Context {
+  client: Client;
+  serverPid: number;
+  standin: Standin;
+  workspace: string;
+  sizes: Sizes;
+  /** Records something the results must say (a failure that did not stop the phase). */
+  note(line: string): void;
+  /** Restarts a variant's worker (parked sessions are measured on a fresh one). */
+  restart(worker: VariantWorker): Promise<void>;
+}
+
+let serial = 0;
+const newId = (variant: VariantName, scenario: string) => `bench-${scenario}-${variant}-${Date.now().toString(36)}-${serial++}`;
+
+async function runTurns(session: BenchSession, variant: VariantName, turns: number, steps: number): Promise<number[]> {
+  const latencies: number[] = [];
+  for (let t = 0; t < turns; t++) {
+    const started = performance.now();
+    checkFinal(variant, await session.turn(turnText(steps, `${session.id} turn ${t + 1}`)));
+    latencies.push(performance.now() - started);
+  }
+  return latencies;
+}
+
+function phase(base: Omit<Phase, 'eventsTotal'>): Phase {
+  return { ...base, eventsTotal: Object.values(base.events).reduce((a, b) => a + b, 0) };
+}
+
+export async function runScenario(name: ScenarioName, ctx: Context, worker: VariantWorker, round: number): Promise<Phase> {
+  const pids: Pids = { worker: worker.pid, server: ctx.serverPid };
+  const variant = worker.name;
+  const s = ctx.sizes;
+  switch (name) {
+    case 'single':
+    case 'concurrent': {
+      const [sessions, turns, steps] = name === 'single' ? [1, s.singleTurns, s.singleSteps] : [s.sessions, s.turns, s.steps];
+      ctx.standin.setScenario(benchScenario([steps]));
+      const calls = ctx.standin.requests.length;
+      const before = snapshot(pids);
+      const started = await mapLimit(Array.from({ length: sessions }), sessions, () => startSession(ctx.client, worker, newId(variant, name), ctx.workspace));
+      const latencies = (await settled(started.map((session) => runTurns(session, variant, turns, steps)))).flat();
+      const used = since(before, pids);
+      await Promise.all(started.map((session) => session.close()));
+      const events = await countEvents(ctx.client, started.map((x) => x.id));
+      return phase({
+        scenario: name,
+        round,
+        variant,
+        steps: sessions * turns * steps,
+        modelCalls: ctx.standin.requests.length - calls,
+        ...used,
+        events,
+        extra: { turnP50Ms: percentile(latencies, 50), turnP95Ms: percentile(latencies, 95), turnMaxMs: Math.max(...latencies) },
+      });
+    }
+    case 'parked': {
+      // A fresh worker, so its memory is what the parked sessions hold.
+      await ctx.restart(worker);
+      const fresh: Pids = { worker: worker.pid, server: ctx.serverPid };
+      ctx.standin.setScenario(benchScenario([1], s.streamDelayMs));
+      await new Promise((r) => setTimeout(r, 2_000));
+      const workerBefore = rssMiB(fresh.worker);
+      const serverBefore = rssMiB(fresh.server);
+      const calls = ctx.standin.requests.length;
+      const before = snapshot(fresh);
+      const sessions = await mapLimit(Array.from({ length: s.parked }), 50, async () => {
+        const session = await startSession(ctx.client, worker, newId(variant, name), ctx.workspace);
+        checkFinal(variant, await session.turn(turnText(1, `${session.id} park`)));
+        return session;
+      });
+      const used = since(before, fresh);
+      await new Promise((r) => setTimeout(r, 2_000));
+      const workerAfter = rssMiB(fresh.worker);
+      const serverAfter = rssMiB(fresh.server);
+      // A message to a parked (cached) session: how long until its turn is done, and for
+      // Keel until the first model delta reaches a client.
+      const wake = async (probe: readonly BenchSession[], label: string) => {
+        const turnMs: number[] = [];
+        const firstDeltaMs: number[] = [];
+        for (const session of probe) {
+          const from = session.keel ? await session.keel.streamOffset() : 0;
+          const t0 = performance.now();
+          const first = session.keel ? firstModelDelta(session, from, t0) : null;
+          checkFinal(variant, await session.turn(turnText(1, `${session.id} ${label}`)));
+          turnMs.push(performance.now() - t0);
+          if (first) firstDeltaMs.push(await first);
+        }
+        return { turnMs, firstDeltaMs };
+      };
+      const cached = await wake(sessions.slice(0, 20), 'wake');
+      // After eviction: a new worker process has none of them cached, so each message
+      // replays its session's history first. One message warms the new worker up.
+      await ctx.restart(worker);
+      // A failure here is a finding about replay, not a reason to lose the memory figures.
+      let evicted: { turnMs: number[]; firstDeltaMs: number[] } = { turnMs: [], firstDeltaMs: [] };
+      let evictedFailures = 0;
+      try {
+        await wake(sessions.slice(20, 21), 'warm');
+        evicted = await wake(sessions.slice(21, 41), 'wake after eviction');
+      } catch (error) {
+        evictedFailures++;
+        ctx.note(`parked round ${round + 1} ${variant}: a message after eviction failed: ${(error as Error).message}${(error as Error).cause instanceof Error ? ` (${((error as Error).cause as Error).message})` : ''}`);
+      }
+      const events = await countEvents(ctx.client, sessions.slice(0, 20).map((x) => x.id));
+      await mapLimit(sessions, 50, (session) => session.close());
+      return phase({
+        scenario: name,
+        round,
+        variant,
+        steps: s.parked,
+        modelCalls: ctx.standin.requests.length - calls,
+        ...used,
+        workerRssMiB: workerAfter,
+        serverRssMiB: serverAfter,
+        events,
+        extra: {
+          parkedSessions: s.parked,
+          workerKiBPerParked: ((workerAfter - workerBefore) * 1024) / s.parked,
+          serverKiBPerParked: ((serverAfter - serverBefore) * 1024) / s.parked,
+          evictedFailures,
+          cachedTurnP50Ms: percentile(cached.turnMs, 50),
+          evictedTurnP50Ms: percentile(evicted.turnMs, 50),
+          ...(cached.firstDeltaMs.length
+            ? {
+                cachedFirstDeltaP50Ms: percentile(cached.firstDeltaMs, 50),
+                cachedFirstDeltaP95Ms: percentile(cached.firstDeltaMs, 95),
+                evictedFirstDeltaP50Ms: percentile(evicted.firstDeltaMs, 50),
+                evictedFirstDeltaP95Ms: percentile(evicted.firstDeltaMs, 95),
+              }
+            : {}),
+        },
+      });
+    }
+    case 'long': {
+      ctx.standin.setScenario(benchScenario([1]));
+      const calls = ctx.standin.requests.length;
+      const keelOptions = variant === 'keel' && s.longCanEvery !== null ? { continueAsNewAfterTurns: s.longCanEvery } : {};
+      const before = snapshot(pids);
+      const session = await startSession(ctx.client, worker, newId(variant, name), ctx.workspace, keelOptions);
+      const latencies: number[] = [];
+      const runs = new Set<string>();
+      const canTurns: number[] = [];
+      for (let t = 0; t < s.longTurns; t++) {
+        const t0 = performance.now();
+        checkFinal(variant, await session.turn(turnText(1, `${session.id} turn ${t + 1}`)));
+        latencies.push(performance.now() - t0);
+        if (session.keel) {
+          const { runId } = await ctx.client.workflow.getHandle(session.id).describe();
+          if (runs.size > 0 && !runs.has(runId)) canTurns.push(t);
+          runs.add(runId);
+        }
+      }
+      const used = since(before, pids);
+      await session.close();
+      const events = await countEvents(ctx.client, [session.id]);
+      // The turns on either side of each continue-as-new.
+      const around = canTurns.flatMap((t) => [t - 1, t, t + 1].filter((i) => i >= 0 && i < latencies.length).map((i) => latencies[i]!));
+      return phase({
+        scenario: name,
+        round,
+        variant,
+        steps: s.longTurns,
+        modelCalls: ctx.standin.requests.length - calls,
+        ...used,
+        events,
+        extra: {
+          turnP50Ms: percentile(latencies, 50),
+          turnP95Ms: percentile(latencies, 95),
+          turnMaxMs: Math.max(...latencies),
+          turnsOver2s: latencies.filter((x) => x > 2_000).length,
+          continueAsNews: canTurns.length,
+          ...(around.length ? { aroundCanMaxMs: Math.max(...around) } : {}),
+        },
+      });
+    }
+    case 'stream': {
+      ctx.standin.setScenario(benchScenario([1], s.streamDelayMs));
+      const calls = ctx.standin.requests.length;
+      const before = snapshot(pids);
+      const sessions = await Promise.all(Array.from({ length: s.streamSessions }, () => startSession(ctx.client, worker, newId(variant, name), ctx.workspace)));
+      const sentToDelta: number[] = [];
+      const requestToDelta: number[] = [];
+      await settled(
+        sessions.map(async (session) => {
+          for (let t = 0; t < s.streamTurns; t++) {
+            const tag = `${session.id} stream ${t + 1}`;
+            const from = await session.keel!.streamOffset();
+            const t0 = performance.now();
+            const wall0 = Date.now();
+            const first = firstModelDelta(session, from, t0, true);
+            checkFinal(variant, await session.turn(turnText(1, tag)));
+            const firstAt = await first;
+            sentToDelta.push(firstAt);
+            // From the stand-in receiving the model request to the client seeing its first
+            // delta: what the stream itself adds, whatever queued the call.
+            const request = ctx.standin.requests.find((r) => r.facts?.lastUserText.includes(tag));
+            if (request) requestToDelta.push(wall0 + firstAt - request.receivedAt);
+          }
+        }),
+      );
+      const used = since(before, pids);
+      await Promise.all(sessions.map((session) => session.close()));
+      const events = await countEvents(ctx.client, sessions.map((x) => x.id));
+      return phase({
+        scenario: name,
+        round,
+        variant,
+        steps: s.streamSessions * s.streamTurns,
+        modelCalls: ctx.standin.requests.length - calls,
+        ...used,
+        events,
+        extra: {
+          sentToFirstDeltaP50Ms: percentile(sentToDelta, 50),
+          sentToFirstDeltaP95Ms: percentile(sentToDelta, 95),
+          requestToFirstDeltaP50Ms: percentile(requestToDelta, 50),
+          requestToFirstDeltaP95Ms: percentile(requestToDelta, 95),
+        },
+      });
+    }
+    default: {
+      const never: never = name;
+      throw new Error(`unknown scenario ${String(never)}`);
+    }
+  }
+}
+
+/** Like Promise.all, but a failure is thrown only after every promise has settled. */
+async function settled<T>(promises: readonly Promise<T>[]): Promise<T[]> {
+  const results = await Promise.allSettled(promises);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return results.map((r) => (r as PromiseFulfilledResult<T>).value);
+}
+
+/** Ms from t0 until a client following the session's model topic sees the next text delta. */
+async function firstModelDelta(session: BenchSession, from: number, t0: number, required = false): Promise<number> {
+  const handle = session.keel!;
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), 60_000);
+  try {
+    for await (const item of handle.events({ from, topics: ['model'], signal: abort.signal, pollCooldownMs: 0 })) {
+      if (item.topic === 'model' && item.data.kind === 'delta') return performance.now() - t0;
+    }
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
+  }
+  if (required) throw new Error(`${session.id}: no model delta reached the client`);
+  return Number.NaN;
+}

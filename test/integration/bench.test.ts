@@ -1,0 +1,38 @@
+// The short version of `npm run bench` (bench/suite.ts): Keel against the floor (a bare
+// Temporal workflow doing the same model and tool activities) on its own dev server, in
+// interleaved rounds. It fails only on a gross regression of a ratio to the floor measured
+// in the same round — never on a time, since CI machines are shared and loaded.
+import { describe, expect, it } from 'vitest';
+import { runBench } from '../../bench/suite/run';
+import { QUICK } from '../../bench/suite/scenarios';
+
+/**
+ * Measured on 2026-11-23 (bench/results/bench.md): Keel's worker+server CPU per step is
+ * about 2× the floor's and it writes about 27–32 history events per step (the floor 12–14).
+ * The limits leave room for noise and catch a doubling.
+ */
+const MAX_TOTAL_CPU_RATIO = 4;
+const MAX_EVENTS_PER_STEP = 45;
+
+describe('bench (short)', () => {
+  it('Keel costs at most 4× the floor per step and writes at most 45 history events per step', async () => {
+    const run = await runBench({
+      scenarios: ['single', 'concurrent'],
+      variants: ['floor', 'keel'],
+      rounds: 3,
+      sizes: { ...QUICK, singleSteps: 4, singleTurns: 1, sessions: 4, turns: 1, steps: 3 },
+    });
+    expect(run.notes).toEqual([]);
+    for (const scenario of ['single', 'concurrent']) {
+      const rows = run.summary[scenario]!;
+      const keel = rows.find((r) => r.variant === 'keel')!;
+      const floor = rows.find((r) => r.variant === 'floor')!;
+      // The instrument measured something: CPU was spent and the floor wrote its events.
+      expect(floor.figures.totalCpuPerStep.median).toBeGreaterThan(0);
+      expect(floor.figures.eventsPerStep.median).toBeGreaterThan(6);
+      expect(keel.rounds).toBe(3);
+      expect(keel.ratios.totalCpuPerStep!.median, `${scenario}: Keel worker+server CPU per step / floor`).toBeLessThanOrEqual(MAX_TOTAL_CPU_RATIO);
+      expect(keel.figures.eventsPerStep.median, `${scenario}: Keel history events per step`).toBeLessThanOrEqual(MAX_EVENTS_PER_STEP);
+    }
+  }, 300_000);
+});
