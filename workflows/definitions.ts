@@ -10,6 +10,10 @@ import type { FinishedTurn } from './finished-turns';
 import type { BudgetLimits, BudgetPatch, GoalState, Json, LogEvent, Message, SessionState, SessionStats, Task, TransitionCounts, TurnState, Usage } from '../machines/index';
 
 const text = z.string().trim().min(1, 'text must not be empty');
+/** What a goal keeps in its state (feedback, a task's new instructions) travels in every
+ *  continue-as-new input, one payload under the server's 2 MB limit: bounded here. */
+export const GOAL_TEXT_MAX = 100_000;
+const goalText = text.max(GOAL_TEXT_MAX, 'at most 100,000 characters (put longer material in a file in the workspace)');
 const optionalObject = <T extends z.ZodRawShape>(shape: T) => z.strictObject(shape).optional();
 
 export const userMessageSchema = z.union([
@@ -218,9 +222,9 @@ export type LogEntry = (LogEvent | RunnerEvent) & { seq: number; at: string; ses
 // `state`, `pendingApprovals`, `usage`, `events`); payloads are typed by hand as easily.
 
 export const approvePlanSchema = noPayloadSchema;
-export const rejectPlanSchema = z.union([text.transform((t) => ({ feedback: t })), z.strictObject({ feedback: text })]);
+export const rejectPlanSchema = z.union([goalText.transform((t) => ({ feedback: t })), z.strictObject({ feedback: goalText })]);
 export const resolveTaskSchema = z
-  .strictObject({ taskId: z.string().min(1), action: z.enum(['retry', 'skip', 'edit']), instructions: z.string().trim().min(1).optional() })
+  .strictObject({ taskId: z.string().min(1), action: z.enum(['retry', 'skip', 'edit']), instructions: goalText.optional() })
   .refine((v) => v.action !== 'edit' || v.instructions !== undefined, { message: 'edit needs instructions', path: ['instructions'] });
 export const cancelSchema = reasonSchema;
 

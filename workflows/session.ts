@@ -61,6 +61,7 @@ import { FinishedTurns } from './finished-turns';
 import { awaitTurnHandler } from './await-turn';
 import { transcriptPage } from './transcript';
 import { loadSetup } from './setup';
+import { handoverFits } from './handover-size';
 import type { SessionCarry, SessionOptions, SessionResult } from './session-options';
 
 type StartTurn = Extract<SessionDirective, { type: 'start_turn' }>;
@@ -173,12 +174,13 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
     finishedTurns.started(d.turnId, d.messageId);
     // Handing over: the machine's next turn starts in the next run, so a steady queue
     // cannot keep a session from continuing as new (the queue itself is in the state).
-    if (wantsNewRun() && patched(HANDOVER_PATCH)) {
+    if (wantsNewRun() && queueFits(d.text) && patched(HANDOVER_PATCH)) {
       deferredTurn = d;
       return;
     }
     runTurn(d);
   }
+  const queueFits = (extra = '') => handoverFits([extra, deferredTurn?.text ?? '', ...session.state.queue.map((q) => q.text)]);
   function runTurn(d: StartTurn): void {
     const result = turns.start(d.turnId, d.text, d.limits);
     if (!result.ok) host.rejected('start_turn', result.error);
@@ -315,10 +317,20 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
     if (deferredTurn !== null) startTurn(takeDeferred());
   });
 
-  await condition(() => done !== null || (quiet() && wantsNewRun()));
+  for (;;) {
+    await condition(() => done !== null || (quiet() && wantsNewRun()));
+    if (done !== null || queueFits()) break;
+    // Too much queued to hand over: the held turn runs here, and the queue drains until it fits.
+    if (deferredTurn !== null) {
+      host.post(() => {
+        if (deferredTurn !== null) runTurn(takeDeferred());
+      });
+    }
+    await condition(() => done !== null || (deferredTurn === null && queueFits()));
+  }
   if (done === null) {
     handingOver = true;
-    if ((await host.settle(() => done !== null, quiet)) === 'continue') {
+    if ((await host.settle(() => done !== null, () => quiet() && queueFits())) === 'continue') {
       // Continue as new at a quiet point: no turn running, no activity in flight.
       const next: SessionCarry = {
         ...host.carry(),

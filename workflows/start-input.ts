@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { budgetLimitsSchema, turnLimitsSchema } from '../machines/budget';
 import { PolicyConfig } from '../machines/policy';
+import { GOAL_TEXT_MAX } from './definitions';
 import type { AgentInput } from './agent';
 import type { GoalOptions } from './goal';
 import type { SessionOptions } from './session';
@@ -48,7 +49,7 @@ export const sessionOptionsSchema = z.strictObject({
 });
 
 export const goalOptionsSchema = z.strictObject({
-  goal: z.string().trim().min(1, 'goal must not be empty'),
+  goal: z.string().trim().min(1, 'goal must not be empty').max(GOAL_TEXT_MAX, 'at most 100,000 characters (put a long specification in a file in the workspace)'),
   workspace: absolutePath('workspace'),
   model: z.string().min(1).optional(),
   maxTokens: positiveInt.optional(),
