@@ -2,15 +2,15 @@
 // cached, so it replays the session's history before it runs the turn. The bench's `parked`
 // scenario saw send() fail here every time (UnprocessedUpdate) with the old send(); with
 // send() by message id (awaitTurn) it must resolve, the message never lost. Also: the
-// worker cache option reaches the SDK, and with the cache off every task replays and
-// send() still resolves.
+// worker cache option reaches the SDK, a closed session leaves the cache, and with the
+// cache off every task replays and send() still resolves.
 import fs from 'node:fs/promises';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/index';
 import { startStandin } from '../../standin/server';
 import { createKeelWorker, workflowsPath } from '../../worker/worker';
-import { KEY, makeWorkspace, say } from '../fixtures/session-harness';
+import { KEY, makeWorkspace, say, waitUntil } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 describe('a parked session after its worker is replaced', () => {
-  it('send() resolves on the new worker (replayed), and again with the cache off; no message lost', async () => {
+  it('send() resolves on the new worker (replayed), a closed session leaves the cache, and send() resolves with the cache off; no message lost', async () => {
     const standin = await startStandin({
       scenario: { rules: [{ match: { lastUserContains: 'first' }, reply: say('one') }, { match: { lastUserContains: 'second' }, reply: say('two') }, { match: { lastUserContains: 'third' }, reply: say('three') }] },
     });
@@ -56,6 +56,15 @@ describe('a parked session after its worker is replaced', () => {
       running = w.run();
       const second = await session.send('second');
       expect(second).toMatchObject({ outcome: 'completed', output: 'two' });
+      const cached = () => Promise.resolve(w.worker.getStatus().numCachedWorkflows);
+      expect(await cached()).toBe(1);
+      // A finished workflow leaves the cache: only the open session stays.
+      const other = await keel.startSession({ workspace, policy: { mode: 'full-auto' } });
+      expect((await other.send('first')).output).toBe('one');
+      expect(await cached()).toBe(2);
+      await other.close('done');
+      await other.result();
+      await waitUntil(cached, (n) => n === 1, 10_000, 'the closed session to leave the cache');
       w.worker.shutdown();
       await running;
 
