@@ -43,8 +43,12 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
   try {
     for (;;) {
       let next: IteratorResult<{ topic: string; offset: number; data: E | ModelStreamEvent }> | 'aborted';
+      const pending = items.next();
+      // On abort this poll is left running; its later failure must not become an
+      // unhandled rejection (that ends the caller's process). The race still sees it.
+      pending.catch(() => undefined);
       try {
-        next = await Promise.race([items.next(), aborted]);
+        next = await Promise.race([pending, aborted]);
       } catch (error) {
         if (!(await closed(client, workflowId))) throw error;
         next = { done: true, value: undefined };

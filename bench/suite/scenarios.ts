@@ -126,6 +126,9 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
           const from = session.keel ? await session.keel.streamOffset() : 0;
           const t0 = performance.now();
           const first = session.keel ? firstModelDelta(session, from, t0) : null;
+          // If the turn below throws, this follower is never awaited: its failure must not
+          // become an unhandled rejection that ends the bench.
+          first?.catch(() => undefined);
           checkFinal(variant, await session.turn(turnText(1, `${session.id} ${label}`)));
           turnMs.push(performance.now() - t0);
           if (first) firstDeltaMs.push(await first);

@@ -1,0 +1,91 @@
+// A message to a parked session after its worker is replaced: the new worker has nothing
+// cached, so it replays the session's history before it runs the turn. The bench's `parked`
+// scenario saw send() fail here every time (UnprocessedUpdate) with the old send(); with
+// send() by message id (awaitTurn) it must resolve, the message never lost. Also: the
+// worker cache option reaches the SDK, a closed session leaves the cache, and with the
+// cache off every task replays and send() still resolves.
+import fs from 'node:fs/promises';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeelClient } from '../../client/index';
+import { startStandin } from '../../standin/server';
+import { createKeelWorker, workflowsPath } from '../../worker/worker';
+import { KEY, makeWorkspace, say, waitUntil } from '../fixtures/session-harness';
+import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+
+let env: TemporalTestEnv;
+let workflowBundle: WorkflowBundleWithSourceMap;
+
+beforeAll(async () => {
+  env = await connectTestEnv();
+  workflowBundle = await bundle(workflowsPath);
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+describe('a parked session after its worker is replaced', () => {
+  it('send() resolves on the new worker (replayed), a closed session leaves the cache, and send() resolves with the cache off; no message lost', async () => {
+    const standin = await startStandin({
+      scenario: { rules: [{ match: { lastUserContains: 'first' }, reply: say('one') }, { match: { lastUserContains: 'second' }, reply: say('two') }, { match: { lastUserContains: 'third' }, reply: say('three') }] },
+    });
+    const workspace = await makeWorkspace();
+    const taskQueue = uniqueTaskQueue('evicted');
+    const worker = (workflowCache?: { maxCachedWorkflows: number }) =>
+      createKeelWorker({
+        connection: env.nativeConnection,
+        namespace: env.namespace,
+        taskQueue,
+        workflowBundle,
+        env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: standin.url },
+        log: () => {},
+        ...(workflowCache ? { workflowCache } : {}),
+      });
+    try {
+      const keel = await KeelClient.connect({ client: env.client, taskQueue });
+      let w = await worker();
+      let running = w.run();
+      const session = await keel.startSession({ workspace, policy: { mode: 'full-auto' } });
+      expect((await session.send('first')).output).toBe('one');
+      // The worker goes away; the session is parked with nobody holding it.
+      w.worker.shutdown();
+      await running;
+
+      w = await worker({ maxCachedWorkflows: 5 });
+      expect(w.worker.options.maxCachedWorkflows).toBe(5);
+      running = w.run();
+      const second = await session.send('second');
+      expect(second).toMatchObject({ outcome: 'completed', output: 'two' });
+      const cached = () => Promise.resolve(w.worker.getStatus().numCachedWorkflows);
+      expect(await cached()).toBe(1);
+      // A finished workflow leaves the cache: only the open session stays.
+      const other = await keel.startSession({ workspace, policy: { mode: 'full-auto' } });
+      expect((await other.send('first')).output).toBe('one');
+      expect(await cached()).toBe(2);
+      await other.close('done');
+      await other.result();
+      await waitUntil(cached, (n) => n === 1, 10_000, 'the closed session to leave the cache');
+      w.worker.shutdown();
+      await running;
+
+      // Cache off: every workflow task replays the whole history.
+      w = await worker({ maxCachedWorkflows: 0 });
+      expect(w.worker.options.maxCachedWorkflows).toBe(0);
+      running = w.run();
+      try {
+        expect((await session.send('third')).output).toBe('three');
+        const transcript = await session.transcript();
+        const texts = JSON.stringify(transcript);
+        for (const t of ['first', 'one', 'second', 'two', 'third', 'three']) expect(texts).toContain(t);
+        await session.close('test over');
+        await session.result();
+      } finally {
+        w.worker.shutdown();
+        await running;
+      }
+    } finally {
+      await standin.close();
+      await fs.rm(workspace, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

@@ -1,0 +1,45 @@
+// How many workflows a worker keeps cached (sticky), so its memory stays bounded. A cached
+// session answers a message at once; an evicted one is replayed from its history first
+// (slower, but nothing is lost). The SDK's default sizes the cache from the V8 heap limit
+// alone (≈ 600 workflows per GiB of heap), which for Keel sessions overcommits memory several
+// times over: the bench's `parked` scenario measured ≈ 3.5 MiB of worker RSS per parked
+// session (docs/performance.md). So a memory budget is turned into a count with that estimate.
+import { keelEnv } from './env';
+
+/** Worker RSS one cached Keel session costs, measured (bench `parked`, 200 sessions, 3,574 KiB). */
+export const CACHED_SESSION_BYTES = 3.5 * 1024 * 1024;
+
+export class CacheConfigError extends Error {
+  override readonly name = 'CacheConfigError';
+}
+
+/** How the cache is sized: a count of workflows, or a memory budget in bytes. */
+export type WorkflowCacheSize = { maxCachedWorkflows: number } | { memoryBytes: number };
+
+const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3 };
+
+/**
+ * KEEL_WORKFLOW_CACHE: a count (`2000`) or a memory budget (`1.5GiB`, `800MiB`); unset, the
+ * SDK's default. `0` turns the cache off (every task replays the history).
+ */
+export function workflowCacheFromEnv(env: NodeJS.ProcessEnv = process.env): WorkflowCacheSize | undefined {
+  const raw = keelEnv(env, 'KEEL_WORKFLOW_CACHE')?.trim();
+  if (raw === undefined) return undefined;
+  if (/^\d+$/.test(raw)) return { maxCachedWorkflows: Number(raw) };
+  const m = /^(\d+(?:\.\d+)?)\s*([a-z]*)$/i.exec(raw);
+  const unit = m ? UNITS[(m[2] ?? '').toLowerCase()] : undefined;
+  if (!m || unit === undefined || m[2] === '') {
+    throw new CacheConfigError(`KEEL_WORKFLOW_CACHE must be a number of workflows (e.g. 2000) or a memory budget (e.g. 1.5GiB, 800MiB); got "${raw}"`);
+  }
+  return { memoryBytes: Number(m[1]) * unit };
+}
+
+/** The SDK's `maxCachedWorkflows` for a size (undefined: keep the SDK's default). */
+export function maxCachedWorkflows(size: WorkflowCacheSize | undefined, perWorkflowBytes = CACHED_SESSION_BYTES): number | undefined {
+  if (size === undefined) return undefined;
+  const count = 'maxCachedWorkflows' in size ? size.maxCachedWorkflows : Math.floor(size.memoryBytes / perWorkflowBytes);
+  if (!Number.isInteger(count) || count < 0) throw new CacheConfigError(`the workflow cache size must be a whole number of workflows ≥ 0; got ${count}`);
+  // The SDK takes 0 (off) or at least 2; a budget too small for two is off, said plainly.
+  if (count === 1) return 2;
+  return count;
+}
