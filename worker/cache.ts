@@ -39,7 +39,7 @@ export function maxCachedWorkflows(size: WorkflowCacheSize | undefined, perWorkf
   if (size === undefined) return undefined;
   const count = 'maxCachedWorkflows' in size ? size.maxCachedWorkflows : Math.floor(size.memoryBytes / perWorkflowBytes);
   if (!Number.isInteger(count) || count < 0) throw new CacheConfigError(`the workflow cache size must be a whole number of workflows ≥ 0; got ${count}`);
-  // The SDK takes 0 (off) or at least 2; a budget too small for two is off, said plainly.
+  // The SDK takes 0 (off) or at least 2: one is rounded up; a budget under one session is 0, the cache off.
   if (count === 1) return 2;
   return count;
 }

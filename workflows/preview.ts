@@ -17,12 +17,12 @@ function clip(text: string, max: number): string {
   return `${text.slice(0, max)}… (${text.length - max} more characters in the transcript)`;
 }
 
-function bound(value: unknown, depth: number): unknown {
+function bound(value: unknown, depth: number, maxDepth = MAX_DEPTH): unknown {
   if (typeof value === 'string') return clip(value, TEXT_PREVIEW_CHARS);
   if (value === null || typeof value !== 'object') return value;
-  if (depth >= MAX_DEPTH) return '… (nested too deep for the event log)';
-  if (Array.isArray(value)) return value.map((v) => bound(v, depth + 1));
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, bound(v, depth + 1)]));
+  if (depth >= maxDepth) return '… (nested too deep for the event log)';
+  if (Array.isArray(value)) return value.map((v) => bound(v, depth + 1, maxDepth));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, bound(v, depth + 1, maxDepth)]));
 }
 
 /** The event as the log carries it: long texts cut to a preview. */
@@ -35,15 +35,8 @@ export function preview<E extends LogEvent | GoalRunnerEvent>(event: E): E {
 /** A value a query answers with (a state view holding queued messages or steers): every
  *  long text cut to a preview, so that the answer stays under the server's blob limit. */
 export function previewValue<T>(value: T): T {
-  return clipStrings(value) as T;
-}
-
-// A state's shape is fixed by its machine's schema: no depth limit, unlike tool arguments.
-function clipStrings(value: unknown): unknown {
-  if (typeof value === 'string') return clip(value, TEXT_PREVIEW_CHARS);
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return value.map(clipStrings);
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, clipStrings(v)]));
+  // A state's shape is fixed by its machine's schema: no depth limit, unlike tool arguments.
+  return bound(value, 0, Infinity) as T;
 }
 
 /** How a text appears in the log (a client matches its own message against `turn.started`). */

@@ -319,33 +319,34 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
 
   for (;;) {
     await condition(() => done !== null || (quiet() && wantsNewRun()));
-    if (done !== null || queueFits()) break;
+    if (done === null && queueFits()) {
+      handingOver = true;
+      if ((await host.settle(() => done !== null, quiet)) === 'done') break;
+      // A message taken while the handlers finished may have made the queue too large to carry.
+      if (queueFits()) {
+        // Continue as new at a quiet point: no turn running, no activity in flight.
+        const next: SessionCarry = {
+          ...host.carry(),
+          session: sessionMachine.toJSON(session.state),
+          conversation: conversation.snapshot(40, 256 * 1024),
+          approvals,
+          policy: policy ?? defaultPolicy,
+          tools,
+          toolsRef,
+          run,
+          deferredTurn,
+          finishedTurns: finishedTurns.list(),
+        };
+        return continueAsNew<typeof sessionWorkflow>(options, next);
+      }
+      handingOver = false;
+    }
+    if (done !== null) break;
     // Too much queued to hand over: the held turn runs here, and the queue drains until it fits.
-    if (deferredTurn !== null) {
-      host.post(() => {
-        if (deferredTurn !== null) runTurn(takeDeferred());
-      });
-    }
+    host.post(() => {
+      if (deferredTurn !== null) runTurn(takeDeferred());
+    });
     await condition(() => done !== null || (deferredTurn === null && queueFits()));
-  }
-  if (done === null) {
-    handingOver = true;
-    if ((await host.settle(() => done !== null, () => quiet() && queueFits())) === 'continue') {
-      // Continue as new at a quiet point: no turn running, no activity in flight.
-      const next: SessionCarry = {
-        ...host.carry(),
-        session: sessionMachine.toJSON(session.state),
-        conversation: conversation.snapshot(40, 256 * 1024),
-        approvals,
-        policy: policy ?? defaultPolicy,
-        tools,
-        toolsRef,
-        run,
-        deferredTurn,
-        finishedTurns: finishedTurns.list(),
-      };
-      return continueAsNew<typeof sessionWorkflow>(options, next);
-    }
   }
 
   const finished = done as unknown as { outcome: 'closed' | 'failed'; reason: string; stats: SessionStats };

@@ -364,11 +364,16 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
 }
 
 /** A history read in small pages: histories holding 1 MB signals exceed gRPC's 4 MB message limit in one. */
-async function historyEvents(client: Client, namespace: string, workflowId: string) {
+export async function historyEvents(client: Client, namespace: string, workflowId: string, options: { runId?: string; pageSize?: number } = {}) {
   const events: NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']> = [];
   let nextPageToken: Uint8Array | undefined;
   do {
-    const page = await client.workflowService.getWorkflowExecutionHistory({ namespace, execution: { workflowId }, maximumPageSize: 50, ...(nextPageToken ? { nextPageToken } : {}) });
+    const page = await client.workflowService.getWorkflowExecutionHistory({
+      namespace,
+      execution: { workflowId, ...(options.runId ? { runId: options.runId } : {}) },
+      maximumPageSize: options.pageSize ?? 50,
+      ...(nextPageToken ? { nextPageToken } : {}),
+    });
     events.push(...(page.history?.events ?? []));
     nextPageToken = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
   } while (nextPageToken);

@@ -12,6 +12,7 @@ import { workflowsPath } from '../../worker/worker';
 import { userMessageSignal } from '../../workflows/definitions';
 import { say, sessionEnv } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { historyEvents } from '../chaos/fuzz';
 
 let env: TemporalTestEnv;
 let workflowBundle: WorkflowBundleWithSourceMap;
@@ -34,22 +35,8 @@ describe('a flood of large signals during a workflow task', () => {
     // The session starts before any worker polls, so its first workflow task waits for us.
     const run = await s.start();
     const firstRunId = (await run.handle.describe()).runId;
-    // Read in pages of a few events: three 1 MB signals exceed gRPC's 4 MB message limit in one.
-    const historyOf = async (runId: string) => {
-      const events: NonNullable<Awaited<ReturnType<typeof run.handle.fetchHistory>>['events']> = [];
-      let nextPageToken: Uint8Array | undefined;
-      do {
-        const page = await env.client.workflowService.getWorkflowExecutionHistory({
-          namespace: env.namespace,
-          execution: { workflowId: run.handle.workflowId, runId },
-          maximumPageSize: 2,
-          ...(nextPageToken ? { nextPageToken } : {}),
-        });
-        events.push(...(page.history?.events ?? []));
-        nextPageToken = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
-      } while (nextPageToken);
-      return events;
-    };
+    // In pages of two events: three 1 MB signals exceed gRPC's 4 MB message limit in one.
+    const historyOf = (runId: string) => historyEvents(env.client, env.namespace, run.handle.workflowId, { runId, pageSize: 2 });
     const flood = async () => {
       // Hold that task as a worker would while it runs a long activation: polled, not completed.
       const held = await env.client.connection.withDeadline(Date.now() + 30_000, () =>
