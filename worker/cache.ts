@@ -2,12 +2,25 @@
 // session answers a message at once; an evicted one is replayed from its history first
 // (slower, but nothing is lost). The SDK's default sizes the cache from the V8 heap limit
 // alone (≈ 600 workflows per GiB of heap), which for Keel sessions overcommits memory several
-// times over: the bench's `parked` scenario measured ≈ 3.5 MiB of worker RSS per parked
-// session (docs/performance.md). So a memory budget is turned into a count with that estimate.
+// times over: each cached Keel workflow holds ≈ 2.5 MiB of V8 heap (`npm run bench:heap`),
+// ≈ 3.5 MiB of worker RSS (bench `parked`). Almost all of it is Keel's module-level zod
+// schemas and machine tables, which the SDK evaluates anew for every workflow (each has its
+// own module cache). So a memory budget is turned into a count with that estimate, and the
+// default is a budget, not the SDK's count.
+import { getHeapStatistics } from 'node:v8';
 import { keelEnv } from './env';
 
 /** Worker RSS one cached Keel session costs, measured (bench `parked`, 200 sessions, 3,574 KiB). */
 export const CACHED_SESSION_BYTES = 3.5 * 1024 * 1024;
+
+/**
+ * The default budget: 1.5 GiB (a worker with 10,000 parked sessions stays under 2 GiB of
+ * RSS; the rest are replayed when a message comes), or half the V8 heap limit when that is
+ * smaller (`--max-old-space-size` set low), so the cache never runs the heap out.
+ */
+export function defaultCacheBudget(heapLimitBytes = getHeapStatistics().heap_size_limit): WorkflowCacheSize {
+  return { memoryBytes: Math.min(1.5 * 1024 ** 3, Math.floor(heapLimitBytes / 2)) };
+}
 
 export class CacheConfigError extends Error {
   override readonly name = 'CacheConfigError';
@@ -19,8 +32,9 @@ export type WorkflowCacheSize = { maxCachedWorkflows: number } | { memoryBytes: 
 const UNITS: Record<string, number> = { '': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3 };
 
 /**
- * KEEL_WORKFLOW_CACHE: a count (`2000`) or a memory budget (`1.5GiB`, `800MiB`); unset, the
- * SDK's default. `0` turns the cache off (every task replays the history).
+ * KEEL_WORKFLOW_CACHE: a count (`2000`) or a memory budget (`1.5GiB`, `800MiB`); unset,
+ * undefined (the caller takes `defaultCacheBudget()`). `0` turns the cache off (every task
+ * replays the history).
  */
 export function workflowCacheFromEnv(env: NodeJS.ProcessEnv = process.env): WorkflowCacheSize | undefined {
   const raw = keelEnv(env, 'KEEL_WORKFLOW_CACHE')?.trim();
@@ -34,9 +48,8 @@ export function workflowCacheFromEnv(env: NodeJS.ProcessEnv = process.env): Work
   return { memoryBytes: Number(m[1]) * unit };
 }
 
-/** The SDK's `maxCachedWorkflows` for a size (undefined: keep the SDK's default). */
-export function maxCachedWorkflows(size: WorkflowCacheSize | undefined, perWorkflowBytes = CACHED_SESSION_BYTES): number | undefined {
-  if (size === undefined) return undefined;
+/** The SDK's `maxCachedWorkflows` for a size. */
+export function maxCachedWorkflows(size: WorkflowCacheSize, perWorkflowBytes = CACHED_SESSION_BYTES): number {
   const count = 'maxCachedWorkflows' in size ? size.maxCachedWorkflows : Math.floor(size.memoryBytes / perWorkflowBytes);
   if (!Number.isInteger(count) || count < 0) throw new CacheConfigError(`the workflow cache size must be a whole number of workflows ≥ 0; got ${count}`);
   // The SDK takes 0 (off) or at least 2: one is rounded up; a budget under one session is 0, the cache off.

@@ -4,7 +4,7 @@ import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/w
 import { createActivities } from '../activities/index';
 import { TOOL_WORKER_OPTIONS } from '../activities/tools/index';
 import { probeSandbox, sandboxStartupLine } from '../activities/tools/sandbox';
-import { maxCachedWorkflows, workflowCacheFromEnv, type WorkflowCacheSize } from './cache';
+import { defaultCacheBudget, maxCachedWorkflows, workflowCacheFromEnv, type WorkflowCacheSize } from './cache';
 import { keelDataConverter } from './encryption';
 import { shutdownGraceMs } from './shutdown';
 import { keelTelemetrySink, type Telemetry } from './telemetry';
@@ -27,7 +27,8 @@ export interface KeelWorkerOptions {
   telemetry?: Telemetry;
   /**
    * How many workflows stay cached: a count, or a memory budget turned into a count at
-   * ≈ 3.5 MiB per session (worker/cache.ts). Default: KEEL_WORKFLOW_CACHE, else the SDK's.
+   * ≈ 3.5 MiB per session (worker/cache.ts). Default: KEEL_WORKFLOW_CACHE, else a budget of
+   * 1.5 GiB (or half the V8 heap limit, if smaller).
    */
   workflowCache?: WorkflowCacheSize;
 }
@@ -53,7 +54,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
     const telemetry = options.telemetry;
     const prebuilt = options.workflowBundle ? null : prebuiltWorkflowBundle(options.env, { tracing: telemetry?.tracing ?? false });
     const graceMs = shutdownGraceMs(options.env);
-    const cached = maxCachedWorkflows(options.workflowCache ?? workflowCacheFromEnv(options.env ?? process.env));
+    const cached = maxCachedWorkflows(options.workflowCache ?? workflowCacheFromEnv(options.env ?? process.env) ?? defaultCacheBudget());
     const worker = await Worker.create({
       connection: options.connection,
       namespace: options.namespace,
@@ -61,7 +62,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
       ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : prebuilt ? { workflowBundle: { codePath: prebuilt } } : { workflowsPath }),
       activities,
       dataConverter,
-      ...(cached === undefined ? {} : { maxCachedWorkflows: cached }),
+      maxCachedWorkflows: cached,
       // Cancellation reaches an activity only with a heartbeat response; a short throttle
       // lets an interrupt stop a command or a model stream within a second.
       ...TOOL_WORKER_OPTIONS,

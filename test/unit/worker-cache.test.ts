@@ -1,14 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { CACHED_SESSION_BYTES, CacheConfigError, maxCachedWorkflows, workflowCacheFromEnv } from '../../worker/cache';
+import { CACHED_SESSION_BYTES, CacheConfigError, defaultCacheBudget, maxCachedWorkflows, workflowCacheFromEnv } from '../../worker/cache';
 
 describe('the worker cache size (KEEL_WORKFLOW_CACHE, createKeelWorker({ workflowCache }))', () => {
-  it('takes a count or a memory budget; unset keeps the SDK default', () => {
+  it('takes a count or a memory budget; unset is left to the default budget', () => {
     expect(workflowCacheFromEnv({})).toBeUndefined();
     expect(workflowCacheFromEnv({ KEEL_WORKFLOW_CACHE: '' })).toBeUndefined();
     expect(workflowCacheFromEnv({ KEEL_WORKFLOW_CACHE: '2000' })).toEqual({ maxCachedWorkflows: 2000 });
     expect(workflowCacheFromEnv({ KEEL_WORKFLOW_CACHE: '1.5GiB' })).toEqual({ memoryBytes: 1.5 * 1024 ** 3 });
     expect(workflowCacheFromEnv({ KEEL_WORKFLOW_CACHE: '800 mb' })).toEqual({ memoryBytes: 800 * 1024 ** 2 });
-    expect(maxCachedWorkflows(undefined)).toBeUndefined();
+  });
+
+  it('defaults to a 1.5 GiB budget (438 sessions), or half a smaller heap', () => {
+    expect(maxCachedWorkflows(defaultCacheBudget(4 * 1024 ** 3))).toBe(438);
+    // --max-old-space-size=512: the cache never takes more than half the heap.
+    expect(maxCachedWorkflows(defaultCacheBudget(512 * 1024 ** 2))).toBe(73);
+    // The SDK's own default for a 4 GiB heap would have been ≈ 2,400 workflows, ≈ 8 GiB of Keel sessions.
+    expect(maxCachedWorkflows(defaultCacheBudget())).toBeLessThanOrEqual(438);
   });
 
   it('turns a memory budget into a count at the measured cost of a cached session', () => {
