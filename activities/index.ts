@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { createStoreActivities } from './conversation-store';
 import { createModelActivities } from './llm';
 import { createMcpBridge, parseMcpConfig } from './mcp/index';
+import { createSetupActivities } from './setup';
 import { createToolActivities } from './tools/index';
 import { extraReadPaths } from './tools/sandbox';
 
@@ -11,7 +12,8 @@ export interface KeelActivities {
   activities: ReturnType<typeof createModelActivities> &
     ReturnType<typeof createStoreActivities> &
     ReturnType<typeof createToolActivities> &
-    ReturnType<typeof createMcpBridge>['activities'];
+    ReturnType<typeof createMcpBridge>['activities'] &
+    ReturnType<typeof createSetupActivities>;
   /** Stops what the activities keep alive for the process (MCP servers). */
   close(): Promise<void>;
 }
@@ -26,8 +28,10 @@ export type KeelActivityFunctions = KeelActivities['activities'];
  */
 export function createActivities(env: NodeJS.ProcessEnv = process.env): KeelActivities {
   const mcp = createMcpBridge(parseMcpConfig(readMcpConfig(env.KEEL_MCP_CONFIG), `KEEL_MCP_CONFIG ${env.KEEL_MCP_CONFIG ?? ''}`.trim()));
+  const store = createStoreActivities(env);
+  const tools = createToolActivities({ sandboxRead: extraReadPaths(env) });
   return {
-    activities: { ...createModelActivities({ env }), ...createStoreActivities(env), ...createToolActivities({ sandboxRead: extraReadPaths(env) }), ...mcp.activities },
+    activities: { ...createModelActivities({ env }), ...store, ...tools, ...mcp.activities, ...createSetupActivities({ ...tools, ...store, ...mcp.activities }) },
     close: () => mcp.close(),
   };
 }

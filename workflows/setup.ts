@@ -1,8 +1,9 @@
 // What a session or a goal loads once when it starts: the tools (built in, and the MCP
 // servers' for a session that asks), the approval policy, and the tool definitions written
 // to the conversation store, so every model call names them by id.
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
 import type { StoreActivities } from '../activities/conversation-store';
+import type { createSetupActivities } from '../activities/setup';
 import type { McpBridge } from '../activities/mcp/index';
 import type { ToolActivities } from '../activities/tools/index';
 import type { PolicyConfig, PolicyConfigInput } from '../machines/policy';
@@ -20,6 +21,20 @@ export interface SetupInput {
 }
 
 export async function loadSetup(input: SetupInput): Promise<Setup> {
+  // One activity does it all; histories from before it was one replay the three.
+  if (patched('setup-one-activity')) {
+    const { prepareSetup } = proxyActivities<ReturnType<typeof createSetupActivities>>({ startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 3 } });
+    const session = input.for.kind === 'session';
+    return prepareSetup({
+      workspace: input.workspace,
+      store: input.storeDir,
+      ...(input.policy !== undefined ? { policy: input.policy } : {}),
+      mcp: input.for.kind === 'session' && input.for.mcp,
+      // Nobody talks to a task agent directly, so it gets no ask_user; it ends with finish_task.
+      omit: session ? [] : ['ask_user'],
+      extra: session ? [] : [{ spec: finishTaskTool, readOnly: false }],
+    });
+  }
   const { listTools, loadPolicy } = proxyActivities<ToolActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } });
   const { listMcpTools } = proxyActivities<McpBridge['activities']>({ startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 2 } });
   const { storeSegment } = proxyActivities<StoreActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 5 } });

@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { ScenarioInput } from '../../standin/scenario';
 
-export const BENCH_MODEL = 'claude-sonnet-4-5';
+export const BENCH_MODEL = 'claude-sonnet-4-6';
 export const turnText = (steps: number, tag: string) => `run ${steps} steps (${tag})`;
 const marker = (k: number, n: number) => `<bench step ${k} of ${n}>`;
 const file = (k: number, n: number) => `step-${k}-of-${n}.txt`;

@@ -28,7 +28,7 @@ describe('prompt caching', () => {
 });
 
 describe('DeltaPublisher', () => {
-  it('merges deltas per block and sends them together, then markers at once', () => {
+  it('sends the first deltas soon, merges later ones per block, and lets the start marker ride along', () => {
     vi.useFakeTimers();
     try {
       const sent: Array<{ event: ModelStreamEvent; force: boolean }> = [];
@@ -38,19 +38,35 @@ describe('DeltaPublisher', () => {
         150,
       );
       publisher.retry();
+      publisher.start('req_1', 'm', { inputTokens: 10, inputCostUsd: 0.1, outputUsdPerToken: 0.01 });
       publisher.delta(0, 'thinking', 'hm');
       publisher.delta(0, 'thinking', 'm.');
       publisher.delta(1, 'text', 'Hel');
       publisher.delta(1, 'text', 'lo');
-      expect(sent.map((entry) => entry.event.kind)).toEqual(['retry']);
-      vi.advanceTimersByTime(150);
-      publisher.delta(1, 'text', '!');
-      publisher.stop('end_turn');
-      expect(sent).toEqual([
-        { event: { kind: 'retry', callId: 'c', attempt: 2 }, force: true },
+      // Markers are queued, not forced: they travel with the first deltas.
+      expect(sent.map((entry) => [entry.event.kind, entry.force])).toEqual([
+        ['retry', false],
+        ['start', false],
+      ]);
+      vi.advanceTimersByTime(24);
+      expect(sent).toHaveLength(2);
+      vi.advanceTimersByTime(1);
+      // The first deltas 25 ms after they came, forced so the watcher sees text at once.
+      expect(sent.slice(2)).toEqual([
         { event: { kind: 'delta', callId: 'c', attempt: 2, index: 0, block: 'thinking', text: 'hmm.' }, force: false },
         { event: { kind: 'delta', callId: 'c', attempt: 2, index: 1, block: 'text', text: 'Hello' }, force: true },
-        { event: { kind: 'delta', callId: 'c', attempt: 2, index: 1, block: 'text', text: '!' }, force: true },
+      ]);
+      // Later deltas wait for the full interval, merged.
+      publisher.delta(1, 'text', ' there');
+      publisher.delta(1, 'text', '!');
+      vi.advanceTimersByTime(149);
+      expect(sent).toHaveLength(4);
+      vi.advanceTimersByTime(1);
+      expect(sent[4]).toEqual({ event: { kind: 'delta', callId: 'c', attempt: 2, index: 1, block: 'text', text: ' there!' }, force: true });
+      publisher.delta(1, 'text', '.');
+      publisher.stop('end_turn');
+      expect(sent.slice(5)).toEqual([
+        { event: { kind: 'delta', callId: 'c', attempt: 2, index: 1, block: 'text', text: '.' }, force: true },
         { event: { kind: 'stop', callId: 'c', attempt: 2, stopReason: 'end_turn' }, force: true },
       ]);
     } finally {

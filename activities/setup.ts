@@ -1,0 +1,56 @@
+// What a session or a goal loads when a run starts, in one activity: the built-in tools
+// (less those the caller leaves out, plus its own), the MCP servers' tools when asked, the
+// approval policy, and the tool definitions written to the conversation store. One
+// activity instead of three is six history events and two workflow tasks fewer for every
+// run (docs/performance.md).
+import type { PolicyConfig, PolicyConfigInput } from '../machines/policy';
+import type { McpToolList } from './mcp/activities';
+import type { LoadedPolicy, ToolActivityOptions, ToolDescription } from './tools/index';
+
+export interface SetupRequest {
+  workspace: string;
+  store: string;
+  policy?: PolicyConfigInput;
+  /** Also the MCP servers' tools (a session that asks for them). */
+  mcp: boolean;
+  /** Built-in tools left out (a goal's task agents get no ask_user). */
+  omit: string[];
+  /** Tools of the caller's own, after the built-in ones (finish_task). */
+  extra: SetupTool[];
+}
+
+export interface SetupTool {
+  spec: { name: string; description: string; input_schema: Record<string, unknown> };
+  readOnly: boolean;
+  activityOptions?: ToolActivityOptions | undefined;
+  mcp?: boolean;
+}
+
+export type SetupResult = { ok: true; policy: PolicyConfig; tools: SetupTool[]; toolsRef: string | null } | { ok: false; error: string };
+
+interface Parts {
+  listTools(): Promise<ToolDescription[]>;
+  loadPolicy(request: { workspace: string; options?: PolicyConfigInput }): Promise<LoadedPolicy>;
+  listMcpTools(): Promise<McpToolList>;
+  storeSegment(request: { store: string; parent: string | null; items: unknown[] }): Promise<string | null>;
+}
+
+export function createSetupActivities(parts: Parts) {
+  return {
+    async prepareSetup(request: SetupRequest): Promise<SetupResult> {
+      const [builtin, loaded, mcp] = await Promise.all([
+        parts.listTools(),
+        parts.loadPolicy({ workspace: request.workspace, ...(request.policy !== undefined ? { options: request.policy } : {}) }),
+        request.mcp ? parts.listMcpTools() : Promise.resolve({ tools: [], errors: [] }),
+      ]);
+      if (!loaded.ok) return { ok: false, error: loaded.error };
+      const tools: SetupTool[] = [
+        ...builtin.filter((t) => !request.omit.includes(t.spec.name)).map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions })),
+        ...mcp.tools.map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions, mcp: true })),
+        ...request.extra,
+      ];
+      const toolsRef = await parts.storeSegment({ store: request.store, parent: null, items: tools.map((t) => t.spec) });
+      return { ok: true, policy: loaded.policy, tools, toolsRef };
+    },
+  };
+}
