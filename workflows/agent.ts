@@ -14,7 +14,8 @@ import {
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
-import { ZERO_USAGE, type TurnLimits, type TurnResult, type Usage } from '../machines/index';
+import type { TurnLimits, TurnResult, Usage } from '../machines/index';
+import { ZERO_USAGE } from '../machines/budget';
 import { EXACT_APPROVALS_PATCH, legacySessionRuleFor, rememberApproval, sessionApprovalFor, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import {
   AGENT_SIGNALS,

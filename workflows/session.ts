@@ -4,7 +4,10 @@
 // the machine state (with its queue of messages), the conversation by reference,
 // approvals, timers, finished turns and the event stream.
 import { condition, continueAsNew, patched, setHandler, uuid4 } from '@temporalio/workflow';
-import { createSession, sessionEventFromTurn, sessionExhaustion, sessionMachine, type SessionDirective, type SessionEvent, type SessionState, type SessionStats } from '../machines/index';
+// Straight from the machines a session runs, not the barrel: the SDK evaluates a workflow's
+// modules anew for every workflow, and the goal's machines are no business of a session's.
+import type { SessionStats } from '../machines/index';
+import { createSession, exhaustionOf as sessionExhaustion, sessionEventFromTurn, sessionMachine, type SessionDirective, type SessionEvent, type SessionState } from '../machines/session';
 import { defaultPolicy, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import {
   answerSchema,

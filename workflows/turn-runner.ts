@@ -16,22 +16,8 @@ import type { ModelActivities, ModelCallInput, ModelCallResult, ModelStreamEvent
 import { MODEL_ACTIVITY_OPTIONS } from '../activities/llm-options';
 import type { McpBridge } from '../activities/mcp/index';
 import type { ToolActivities, ToolActivityOptions, ToolResult } from '../activities/tools/index';
-import {
-  createTurn,
-  pendingApprovals,
-  turnMachine,
-  type CallUsage,
-  type ContentBlock,
-  type Json,
-  type LogEvent,
-  type TransitionError,
-  type TransitionResult,
-  type TurnDirective,
-  type TurnEvent,
-  type TurnLimits,
-  type TurnResult,
-  type TurnState,
-} from '../machines/index';
+import type { CallUsage, ContentBlock, Json, LogEvent, TransitionError, TransitionResult, TurnLimits } from '../machines/index';
+import { createTurn, pendingApprovals, turnMachine, type TurnDirective, type TurnEvent, type TurnResult, type TurnState } from '../machines/turn';
 import { observe, type Observer } from '../machines/core';
 import { maxOutputTokens } from '../machines/model-limits';
 import { MODEL_FAILURE_CLASSES, type ModelFailureClass } from '../machines/model-retry';

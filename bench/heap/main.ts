@@ -7,8 +7,9 @@
 //    1-step turn and stay open, all cached; the heap after a full GC, before and after,
 //    divided by P. With --snapshot, a heap snapshot is written for DevTools.
 // 2. What the modules cost: the same parked count of a workflow that only waits for a
-//    signal, bundled three ways — importing nothing else (`bare`), importing Keel's machines
-//    and workflow schemas (`schemas`), importing all of Keel's workflows (`all`). The SDK
+//    signal, bundled four ways — importing nothing else (`bare`), what a session evaluates
+//    (`session`), Keel's machines and workflow schemas (`schemas`), all of Keel's workflows
+//    with the goal's modules (`all`). The SDK
 //    evaluates a workflow's modules anew for every workflow (each has its own module
 //    cache), so the difference is what Keel's module-level code costs each cached session.
 //
@@ -47,6 +48,13 @@ function memory(): Memory {
   const m = process.memoryUsage();
   return { heapMiB: m.heapUsed / 2 ** 20, rssMiB: m.rss / 2 ** 20 };
 }
+
+const IMPORTS = {
+  bare: 'only @temporalio/workflow',
+  session: 'what a session evaluates (workflows/session.ts)',
+  schemas: "all of Keel's machines and workflow schemas",
+  all: "all of Keel's workflows, the goal's modules too",
+} as const;
 
 const perKiB = (before: Memory, after: Memory, n: number, k: keyof Memory) => Math.round(((after[k] - before[k]) * 1024) / n);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -110,7 +118,7 @@ async function main(): Promise<void> {
 
     // 2. What the modules cost.
     const modules: Record<string, number> = {};
-    for (const name of ['bare', 'schemas', 'all'] as const) {
+    for (const name of ['bare', 'session', 'schemas', 'all'] as const) {
       const tq = `bench-heap-${name}`;
       const w = await Worker.create({ connection: nativeConnection, namespace: server.namespace, taskQueue: tq, workflowsPath: path.join(here, `parked-${name}.ts`), dataConverter: { payloadConverterPath }, debugMode: true, maxCachedWorkflows: parked + 50 });
       const run = w.run();
@@ -121,7 +129,7 @@ async function main(): Promise<void> {
       while (w.getStatus().numCachedWorkflows < parked + 1) await sleep(100);
       await sleep(500);
       modules[name] = perKiB(b, memory(), parked, 'heapMiB');
-      console.log(`a parked workflow importing ${name === 'bare' ? 'only @temporalio/workflow' : name === 'schemas' ? "Keel's machines and schemas" : "all of Keel's workflows"}: ${modules[name]} KiB of V8 heap each`);
+      console.log(`a parked workflow importing ${IMPORTS[name]}: ${modules[name]} KiB of V8 heap each`);
       await Promise.all(started.map((h) => h.signal('done')));
       w.shutdown();
       await run;
@@ -146,8 +154,7 @@ async function main(): Promise<void> {
     '|---|---|',
     `| a Keel session after one 1-step turn | ${s.heapKiBPerSession} KiB (worker RSS ${s.rssKiBPerSession} KiB) |`,
     `| a workflow that only waits for a signal | ${m.bare} KiB |`,
-    `| the same, importing Keel's machines and workflow schemas | ${m.schemas} KiB |`,
-    `| the same, importing all of Keel's workflows | ${m.all} KiB |`,
+    ...(['session', 'schemas', 'all'] as const).map((k) => `| the same, importing ${IMPORTS[k]} | ${m[k]} KiB |`),
     '',
   ].join('\n');
   await fs.writeFile(path.join(root, 'bench/results/heap.md'), md);

@@ -1,7 +1,11 @@
-import { condition, setHandler, defineSignal } from '@temporalio/workflow';
+import { condition, defineSignal, setHandler } from '@temporalio/workflow';
+
 const done = defineSignal('done');
+
 export async function parkedWorkflow(): Promise<void> {
   let over = false;
-  setHandler(done, () => { over = true; });
+  setHandler(done, () => {
+    over = true;
+  });
   await condition(() => over);
 }
