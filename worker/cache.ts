@@ -14,12 +14,14 @@ import { keelEnv } from './env';
 export const CACHED_SESSION_BYTES = 3.5 * 1024 * 1024;
 
 /**
- * The default budget: 1.5 GiB (a worker with 10,000 parked sessions stays under 2 GiB of
- * RSS; the rest are replayed when a message comes), or half the V8 heap limit when that is
- * smaller (`--max-old-space-size` set low), so the cache never runs the heap out.
+ * The default budget: 1 GiB, or a third of the V8 heap limit when that is smaller
+ * (`--max-old-space-size` set low). RSS is the worker's base (≈ 450 MiB) plus the cache
+ * plus the garbage V8 lets build up while evicted sessions come and go: with 2,000 parked
+ * sessions a 1.5 GiB budget let RSS reach 3.0 GiB (docs/performance.md). Sessions past the
+ * budget are replayed when a message comes.
  */
 export function defaultCacheBudget(heapLimitBytes = getHeapStatistics().heap_size_limit): WorkflowCacheSize {
-  return { memoryBytes: Math.min(1.5 * 1024 ** 3, Math.floor(heapLimitBytes / 2)) };
+  return { memoryBytes: Math.min(1024 ** 3, Math.floor(heapLimitBytes / 3)) };
 }
 
 export class CacheConfigError extends Error {

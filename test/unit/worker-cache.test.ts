@@ -10,12 +10,12 @@ describe('the worker cache size (KEEL_WORKFLOW_CACHE, createKeelWorker({ workflo
     expect(workflowCacheFromEnv({ KEEL_WORKFLOW_CACHE: '800 mb' })).toEqual({ memoryBytes: 800 * 1024 ** 2 });
   });
 
-  it('defaults to a 1.5 GiB budget (438 sessions), or half a smaller heap', () => {
-    expect(maxCachedWorkflows(defaultCacheBudget(4 * 1024 ** 3))).toBe(438);
-    // --max-old-space-size=512: the cache never takes more than half the heap.
-    expect(maxCachedWorkflows(defaultCacheBudget(512 * 1024 ** 2))).toBe(73);
+  it('defaults to a 1 GiB budget (292 sessions), or a third of a smaller heap', () => {
+    expect(maxCachedWorkflows(defaultCacheBudget(4 * 1024 ** 3))).toBe(292);
+    // --max-old-space-size=512: the cache never takes more than a third of the heap.
+    expect(maxCachedWorkflows(defaultCacheBudget(512 * 1024 ** 2))).toBe(48);
     // The SDK's own default for a 4 GiB heap would have been ≈ 2,400 workflows, ≈ 8 GiB of Keel sessions.
-    expect(maxCachedWorkflows(defaultCacheBudget())).toBeLessThanOrEqual(438);
+    expect(maxCachedWorkflows(defaultCacheBudget())).toBeLessThanOrEqual(292);
   });
 
   it('turns a memory budget into a count at the measured cost of a cached session', () => {
