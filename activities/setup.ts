@@ -22,6 +22,7 @@ export interface SetupRequest {
 export interface SetupTool {
   spec: { name: string; description: string; input_schema: Record<string, unknown> };
   readOnly: boolean;
+  /** Absent for ask_user, which a person answers. */
   activityOptions?: ToolActivityOptions | undefined;
   mcp?: boolean;
 }

@@ -2,7 +2,7 @@
 // session answers a message at once; an evicted one is replayed from its history first
 // (slower, but nothing is lost). The SDK's default sizes the cache from the V8 heap limit
 // alone (≈ 600 workflows per GiB of heap), which for Keel sessions overcommits memory several
-// times over: each cached Keel workflow holds ≈ 2.5 MiB of V8 heap (`npm run bench:heap`),
+// times over: each cached Keel session holds ≈ 2.15 MiB of V8 heap (`npm run bench:heap`),
 // ≈ 3.5 MiB of worker RSS (bench `parked`). Almost all of it is Keel's module-level zod
 // schemas and machine tables, which the SDK evaluates anew for every workflow (each has its
 // own module cache). So a memory budget is turned into a count with that estimate, and the

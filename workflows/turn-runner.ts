@@ -15,7 +15,8 @@ import {
 import type { ModelActivities, ModelCallInput, ModelCallResult, ModelStreamEvent } from '../activities/llm';
 import { MODEL_ACTIVITY_OPTIONS } from '../activities/llm-options';
 import type { McpBridge } from '../activities/mcp/index';
-import type { ToolActivities, ToolActivityOptions, ToolResult } from '../activities/tools/index';
+import type { SetupTool } from '../activities/setup';
+import type { ToolActivities, ToolResult } from '../activities/tools/index';
 import type { CallUsage, ContentBlock, Json, LogEvent, TransitionError, TransitionResult, TurnLimits } from '../machines/index';
 import { createTurn, pendingApprovals, turnMachine, type TurnDirective, type TurnEvent, type TurnResult, type TurnState } from '../machines/turn';
 import { observe, type Observer } from '../machines/core';
@@ -30,13 +31,8 @@ import type { ConversationLog, SerialQueue, Timers } from './runtime';
 type McpActivities = McpBridge['activities'];
 
 /** A tool the model may call, as listTools / listMcpTools describe it. */
-export interface ToolEntry {
-  spec: { name: string; description: string; input_schema: Record<string, unknown> };
-  readOnly: boolean;
-  /** Absent for ask_user, which a person answers. */
-  activityOptions?: ToolActivityOptions | undefined;
-  mcp?: boolean;
-}
+/** A tool as the setup activity lists it (activities/setup.ts). */
+export type ToolEntry = SetupTool;
 
 export interface TurnRunnerConfig {
   workspace: string;

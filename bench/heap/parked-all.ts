@@ -1,14 +1,8 @@
-import { condition, defineSignal, setHandler } from '@temporalio/workflow';
 import * as goal from '../../workflows/goal';
 import * as all from '../../workflows/index';
-
-const done = defineSignal('done');
+import { waitForDone } from './parked';
 
 export async function parkedWorkflow(): Promise<number> {
-  let over = false;
-  setHandler(done, () => {
-    over = true;
-  });
-  await condition(() => over);
+  await waitForDone();
   return Object.keys(all).length + Object.keys(goal).length;
 }

@@ -1,11 +1,5 @@
-import { condition, defineSignal, setHandler } from '@temporalio/workflow';
-
-const done = defineSignal('done');
+import { waitForDone } from './parked';
 
 export async function parkedWorkflow(): Promise<void> {
-  let over = false;
-  setHandler(done, () => {
-    over = true;
-  });
-  await condition(() => over);
+  await waitForDone();
 }

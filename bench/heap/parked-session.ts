@@ -1,13 +1,7 @@
-import { condition, defineSignal, setHandler } from '@temporalio/workflow';
 import * as session from '../../workflows/session';
-
-const done = defineSignal('done');
+import { waitForDone } from './parked';
 
 export async function parkedWorkflow(): Promise<number> {
-  let over = false;
-  setHandler(done, () => {
-    over = true;
-  });
-  await condition(() => over);
+  await waitForDone();
   return Object.keys(session).length;
 }
