@@ -19,6 +19,7 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, ConsoleSpanExporter, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { Context as ActivityContext } from '@temporalio/activity';
+import { Runtime } from '@temporalio/worker';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, InjectedSinks, Next, WorkerOptions } from '@temporalio/worker';
 import type { KeelSinks } from '../workflows/telemetry-sink';
 import type { KeelTraceSinks } from '../workflows/trace-header';
@@ -31,6 +32,8 @@ export class TelemetryConfigError extends Error {
 export interface TelemetryConfig {
   serviceName: string;
   traces: 'otlp' | 'console' | null;
+  /** The OTLP/HTTP traces URL from the variables given (the exporter alone would read process.env only). */
+  tracesUrl: string | undefined;
   /** Where Keel's metrics are served, when OTEL_METRICS_EXPORTER includes prometheus. */
   prometheus: { host: string; port: number } | null;
 }
@@ -57,7 +60,8 @@ export function telemetryConfig(env: NodeJS.ProcessEnv = process.env): Telemetry
     if (!Number.isInteger(port) || port < 0 || port > 65534) throw new TelemetryConfigError(`OTEL_EXPORTER_PROMETHEUS_PORT: "${env.OTEL_EXPORTER_PROMETHEUS_PORT}" is not a port`);
     prometheus = { host: env.OTEL_EXPORTER_PROMETHEUS_HOST || '0.0.0.0', port };
   }
-  return { serviceName, traces, prometheus };
+  const tracesUrl = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (env.OTEL_EXPORTER_OTLP_ENDPOINT ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : undefined);
+  return { serviceName, traces, tracesUrl, prometheus };
 }
 
 /** The Temporal runtime's Prometheus address: the port after Keel's. */
@@ -153,7 +157,7 @@ export async function startTelemetry(env: NodeJS.ProcessEnv = process.env, expor
   let tracer: Tracer | null = null;
   let tracing: { tracer: Tracer; ids: KeelIdGenerator } | null = null;
   if (config.traces || exporter) {
-    const spanExporter = exporter ?? (config.traces === 'console' ? new ConsoleSpanExporter() : new OTLPTraceExporter());
+    const spanExporter = exporter ?? (config.traces === 'console' ? new ConsoleSpanExporter() : new OTLPTraceExporter(config.tracesUrl ? { url: config.tracesUrl } : {}));
     const spanProcessor: SpanProcessor = new BatchSpanProcessor(spanExporter, { scheduledDelayMillis: 500 });
     // The Node provider: an async-local context, so that spans started inside an activity
     // are children of the span the activity runs under. Ids: random, except for the spans
@@ -204,6 +208,23 @@ export async function startTelemetry(env: NodeJS.ProcessEnv = process.env, expor
       await Promise.allSettled(closers.map((close) => close()));
     },
   };
+}
+
+/**
+ * What a worker process starts (`npm run worker`, `npm start`, `npm run dev`): telemetry from
+ * OTEL_*, the Temporal runtime's own metrics (before the first connection), and the lines
+ * that say where it all goes.
+ */
+export async function startWorkerTelemetry(env: NodeJS.ProcessEnv = process.env): Promise<Telemetry & { lines: string[] }> {
+  const telemetry = await startTelemetry(env);
+  const temporalMetrics = temporalMetricsAddress(telemetry.config);
+  // The runtime's task latencies, slots and polls: installed before any connection exists.
+  if (temporalMetrics) Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: temporalMetrics } } } });
+  const lines = [
+    ...(telemetry.tracing ? [`tracing to ${telemetry.config.traces === 'console' ? 'the console' : 'OTLP (OTEL_EXPORTER_OTLP_*)'} as ${telemetry.config.serviceName}`] : []),
+    ...(telemetry.metricsUrl ? [`metrics on ${telemetry.metricsUrl} (Keel) and http://${temporalMetrics}/metrics (Temporal runtime)`] : []),
+  ];
+  return { ...telemetry, lines };
 }
 
 type Obj = Record<string, unknown>;

@@ -49,6 +49,8 @@ const state = {
   root: null as OpenSpan | null,
   turn: null as OpenSpan | null,
   waits: new Map<string, OpenSpan>(),
+  /** The requests of a session's messages not yet turned into turns, oldest first (turns take messages in order). */
+  messages: [] as (Carrier | null)[],
 };
 
 // ---- headers (called by workflows/trace-interceptors.ts) ------------------------------------
@@ -204,8 +206,12 @@ function closeWait(key: string, at: number, attributes: SpanAttributes, error?: 
 /** Every event the workflow logs passes here (workflows/host.ts): turns and approval waits become spans. */
 export function traceEvent(event: Traced, at: number): void {
   switch (event.kind) {
+    case 'session.message_received':
+      state.messages.push(state.caller);
+      return;
     case 'turn.started': {
       if (state.kind !== 'session') return;
+      const sender = state.messages.shift() ?? state.caller ?? state.starter;
       const info = workflowInfo();
       const turnId = str(event.turnId);
       const ref = { trace: `session:${info.workflowId}:${info.firstExecutionRunId}:${turnId}`, span: 'turn' };
@@ -215,7 +221,7 @@ export function traceEvent(event: Traced, at: number): void {
         name: 'invoke_agent keel-session',
         start: at,
         attributes: { ...AGENT_OPERATION, 'gen_ai.agent.name': 'keel-session', 'gen_ai.agent.id': info.workflowId, 'gen_ai.conversation.id': info.workflowId, 'keel.turn.id': turnId },
-        links: state.caller ? [state.caller] : [],
+        links: sender ? [sender] : [],
       };
       state.active = ref;
       return;
