@@ -219,7 +219,11 @@ export async function startWorkerTelemetry(env: NodeJS.ProcessEnv = process.env)
   const telemetry = await startTelemetry(env);
   const temporalMetrics = temporalMetricsAddress(telemetry.config);
   // The runtime's task latencies, slots and polls: installed before any connection exists.
-  if (temporalMetrics) Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: temporalMetrics } } } });
+  // Durations in seconds with `_seconds`, as Keel's series and the dashboard's queries have
+  // them (the runtime's default is milliseconds without a unit).
+  if (temporalMetrics) {
+    Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: temporalMetrics, countersTotalSuffix: true, unitSuffix: true, useSecondsForDurations: true } } } });
+  }
   const lines = [
     ...(telemetry.tracing ? [`tracing to ${telemetry.config.traces === 'console' ? 'the console' : 'OTLP (OTEL_EXPORTER_OTLP_*)'} as ${telemetry.config.serviceName}`] : []),
     ...(telemetry.metricsUrl ? [`metrics on ${telemetry.metricsUrl} (Keel) and http://${temporalMetrics}/metrics (Temporal runtime)`] : []),
