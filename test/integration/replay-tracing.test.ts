@@ -3,7 +3,7 @@
 // and tool approval by update, whose validators run; child agents; continue-as-new) and a
 // session (signal-with-start, approval by update, queries, continue-as-new) on a real
 // worker with tracing on and on one with tracing off, then replays every history on a
-// worker of each kind — the 2 × 2 matrix. Each worker is configured as production
+// worker of each kind — the 2 × 2 matrix — and on a bundle without Keel's interceptors. Each worker is configured as production
 // configures it: the telemetry from OTEL_* variables (worker/telemetry.ts) and the
 // workflow code that configuration runs.
 import { createServer, type Server } from 'node:http';
@@ -53,6 +53,7 @@ let receiver: Server;
 let spansReceived = 0;
 const configs = {} as Record<Mode, Config>;
 const recorded = {} as Record<Mode, { workflowId: string; history: History }[]>;
+let bare: WorkflowBundleWithSourceMap;
 
 /** The workflow code a worker of this configuration runs (what Worker.create bundles from `workflowsPath` and its interceptor modules). */
 async function workflowCodeFor(telemetry: Telemetry): Promise<WorkflowBundleWithSourceMap> {
@@ -78,6 +79,8 @@ beforeAll(async () => {
   const [bundleOn, bundleOff] = await Promise.all([workflowCodeFor(on), workflowCodeFor(off)]);
   configs.on = { telemetry: on, bundle: bundleOn };
   configs.off = { telemetry: off, bundle: bundleOff };
+  // The workflows alone, without Keel's interceptors (a bundle someone builds by hand).
+  bare = await bundleWorkflowCode({ workflowsPath, payloadConverterPath, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } });
   standin = await startStandin({
     scenario: {
       rules: [
@@ -212,4 +215,14 @@ describe('replay across tracing on and off', () => {
       }, 120_000);
     }
   }
+
+  it("histories recorded with tracing on or off replay on a bundle without Keel's interceptors (headers are not replayed)", async () => {
+    const failures: string[] = [];
+    const histories = [...(recorded.on ?? []), ...(recorded.off ?? [])];
+    expect(histories.length).toBeGreaterThan(0);
+    for await (const result of Worker.runReplayHistories({ workflowBundle: bare, sinks: configs.off.telemetry.workerOptions.sinks, replayName: 'tracing-bare' }, histories)) {
+      if (result.error) failures.push(`${result.workflowId}: ${result.error.message.split('\n')[0]}`);
+    }
+    expect(failures).toEqual([]);
+  }, 120_000);
 });
