@@ -55,10 +55,13 @@ const configs = {} as Record<Mode, Config>;
 const recorded = {} as Record<Mode, { workflowId: string; history: History }[]>;
 let bare: WorkflowBundleWithSourceMap;
 
-/** The workflow code a worker of this configuration runs (what Worker.create bundles from `workflowsPath` and its interceptor modules). */
-async function workflowCodeFor(telemetry: Telemetry): Promise<WorkflowBundleWithSourceMap> {
+const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
+/** The workflow code a worker of this configuration runs (what Worker.create bundles from `workflowsPath` and its interceptor modules); built once per distinct list. */
+function workflowCodeFor(telemetry: Telemetry): Promise<WorkflowBundleWithSourceMap> {
   const modules = [...WORKFLOW_INTERCEPTOR_MODULES, ...(telemetry.workerOptions.interceptors?.workflowModules ?? [])];
-  return bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: modules, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } });
+  const key = JSON.stringify(modules);
+  if (!bundles.has(key)) bundles.set(key, bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: modules, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } }));
+  return bundles.get(key)!;
 }
 
 beforeAll(async () => {
