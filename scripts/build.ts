@@ -11,8 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { build } from 'esbuild';
 import { payloadConverterPath as SOURCE_PAYLOAD_CONVERTER, workflowsPath } from '../worker/worker';
-import { OTEL_WORKFLOW_INTERCEPTORS } from '../worker/telemetry';
-import { BUNDLE_FILES, PAYLOAD_CONVERTER_FILE } from '../worker/workflow-bundle';
+import { BUNDLE_FILE, PAYLOAD_CONVERTER_FILE, WORKFLOW_INTERCEPTOR_MODULES } from '../worker/workflow-bundle';
 
 /** `pkg/sub/path` as Node's ESM loader must see it: with `.js` when the package has no exports map. */
 function esmSpecifier(spec: string): string {
@@ -58,9 +57,9 @@ await build({
   ],
 });
 const logger = { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} };
-// Two bundles: the plain one, and one with Temporal's OpenTelemetry workflow interceptors
-// for a worker with tracing on (worker/telemetry.ts) — so tracing costs nothing when off.
-// The tolerant payload converter (workflows/payload-converter.ts): in both bundles, and as
+// One bundle, whether the worker traces or not (workflows/trace.ts: the workflow code must
+// not depend on it), with Keel's trace-context interceptors.
+// The tolerant payload converter (workflows/payload-converter.ts): in the bundle, and as
 // CommonJS for the worker's own side, which loads it with require().
 await build({
   entryPoints: ['workflows/payload-converter.ts'],
@@ -73,9 +72,7 @@ await build({
   packages: 'external',
   logLevel: 'warning',
 });
-for (const [variant, file] of Object.entries(BUNDLE_FILES)) {
-  const { code } = await bundleWorkflowCode({ workflowsPath, payloadConverterPath: SOURCE_PAYLOAD_CONVERTER, logger, ...(variant === 'tracing' ? { workflowInterceptorModules: [OTEL_WORKFLOW_INTERCEPTORS] } : {}) });
-  await writeFile(path.join(dist, file), code);
-}
-const sizes = await Promise.all(Object.values(BUNDLE_FILES).map(async (f) => `${f} (${((await stat(path.join(dist, f))).size / 1024).toFixed(0)} KiB)`));
-console.log(`keel build: ${path.relative(root, dist)}/worker/main.js, worker/healthcheck.js, ${sizes.join(', ')} in ${Date.now() - started} ms`);
+const { code } = await bundleWorkflowCode({ workflowsPath, payloadConverterPath: SOURCE_PAYLOAD_CONVERTER, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], logger });
+await writeFile(path.join(dist, BUNDLE_FILE), code);
+const size = `${BUNDLE_FILE} (${((await stat(path.join(dist, BUNDLE_FILE))).size / 1024).toFixed(0)} KiB)`;
+console.log(`keel build: ${path.relative(root, dist)}/worker/main.js, worker/healthcheck.js, ${size} in ${Date.now() - started} ms`);

@@ -9,6 +9,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { KeelClient } from '../client/keel-client';
 import { startBanner, startServer, type RunningServer } from '../server/main';
 import { DEFAULT_TASK_QUEUE } from '../worker/config';
+import { startWorkerTelemetry } from '../worker/telemetry';
 import { startDevServer } from '../worker/dev-server';
 import { createKeelWorker } from '../worker/worker';
 
@@ -34,8 +35,10 @@ const server = await startDevServer({
 let connection: NativeConnection | undefined;
 let api: { server: RunningServer; client: KeelClient } | undefined;
 try {
+  // Tracing and metrics as `npm run worker` has them, when OTEL_* asks for them.
+  const telemetry = await startWorkerTelemetry();
   connection = await NativeConnection.connect({ address: server.address });
-  const keel = await createKeelWorker({ connection, namespace: server.namespace, taskQueue });
+  const keel = await createKeelWorker({ connection, namespace: server.namespace, taskQueue, telemetry });
   // The console and HTTP API (keel serve) on 127.0.0.1; KEEL_SERVE_PORT=0 picks a free port.
   const client = await KeelClient.connect({ address: server.address, namespace: server.namespace, taskQueue });
   api = { client, server: await startServer({ keel: client, port: Number(process.env.KEEL_SERVE_PORT ?? 8280), workspace: process.cwd() }) };
@@ -46,12 +49,14 @@ try {
       `  Web UI:      ${server.uiUrl}`,
       `  data:        ${path.relative(process.cwd(), dbFile)}`,
       `  worker:      task queue "${taskQueue}"`,
+      ...telemetry.lines.map((l) => `  telemetry:   ${l}`),
       ...startBanner(api.server).map((l) => `  ${l}`),
       'Ctrl-C stops the worker and the server.',
     ].join('\n'),
   );
   // The SDK's runtime turns SIGINT/SIGTERM into a graceful worker shutdown.
   await keel.run();
+  await telemetry.shutdown();
 } catch (error) {
   console.error(`keel dev: ${error instanceof Error ? error.message : String(error)}`);
   process.exitCode = 1;

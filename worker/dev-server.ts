@@ -93,7 +93,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   // Its own process group: a Ctrl-C in the terminal reaches our process first, so the
   // worker can drain before the server goes away. The exit hook covers a crash of ours.
-  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  // OTEL_* are the worker's (`npm run dev` with tracing on): the Go server reads them too and
+  // refuses to start with an exporter it lacks (`OTEL_TRACES_EXPORTER=console`).
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
+  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   const recent: string[] = [];

@@ -1,16 +1,12 @@
 // `npm run worker` (from source) and `npm start` (compiled): one Keel worker against
 // TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE, with tracing and metrics when OTEL_* asks for them.
-import { NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { loadWorkerConfig } from './config';
-import { startTelemetry, temporalMetricsAddress } from './telemetry';
+import { startWorkerTelemetry } from './telemetry';
 import { createKeelWorker } from './worker';
 
 const config = loadWorkerConfig();
-const telemetry = await startTelemetry();
-const temporalMetrics = temporalMetricsAddress(telemetry.config);
-// The Temporal runtime's own metrics (task latencies, slots, polls) must be set up before
-// the first connection.
-if (temporalMetrics) Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: temporalMetrics } } } });
+const telemetry = await startWorkerTelemetry();
 let connection: NativeConnection;
 try {
   connection = await NativeConnection.connect(config.connection);
@@ -22,8 +18,7 @@ try {
   process.exit(1);
 }
 const keel = await createKeelWorker({ connection, namespace: config.namespace, taskQueue: config.taskQueue, telemetry });
-if (telemetry.tracing) console.log(`keel worker: tracing to ${telemetry.config.traces === 'console' ? 'the console' : 'OTLP (OTEL_EXPORTER_OTLP_*)'} as ${telemetry.config.serviceName}`);
-if (telemetry.metricsUrl) console.log(`keel worker: metrics on ${telemetry.metricsUrl} (Keel) and http://${temporalMetrics}/metrics (Temporal runtime)`);
+for (const line of telemetry.lines) console.log(`keel worker: ${line}`);
 console.log(`keel worker: polling task queue "${config.taskQueue}" on ${config.connection.address} (namespace ${config.namespace})`);
 // SIGINT/SIGTERM: polling stops, running activities get KEEL_SHUTDOWN_GRACE to finish,
 // the rest are cancelled (retried on another worker), then MCP servers are closed.

@@ -1,13 +1,17 @@
 // OpenTelemetry for the worker, configured only by the standard OTEL_* variables and off
 // when they are unset:
-// - traces (OTEL_TRACES_EXPORTER=otlp|console, or an OTLP endpoint set): Temporal's own
-//   interceptors link client → workflow → activity spans; Keel adds a `chat <model>` span
-//   per model call with the GenAI semantic conventions and an `execute_tool <name>` span
-//   per tool call. Exported with OTLP/HTTP to OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT.
+// - traces (OTEL_TRACES_EXPORTER=otlp|console, or an OTLP endpoint set): one trace per goal
+//   and per session turn, with the GenAI semantic conventions — `invoke_agent` for the goal,
+//   each task agent and each session turn, `chat <model>` per model call, `execute_tool
+//   <name>` per tool call, `await_approval` while a human decides (their request is a link).
+//   Workflows report their spans through a sink and pass their span to activities in a
+//   header (workflows/trace.ts says why not Temporal's workflow interceptors): the workflow
+//   code is the same with tracing on or off. Exported with OTLP/HTTP to
+//   OTEL_EXPORTER_OTLP_[TRACES_]ENDPOINT.
 // - metrics (OTEL_METRICS_EXPORTER=prometheus): Keel's counters on
 //   http://OTEL_EXPORTER_PROMETHEUS_HOST:OTEL_EXPORTER_PROMETHEUS_PORT/metrics (default
 //   0.0.0.0:9464), and the Temporal runtime's own metrics on the next port (9465).
-import { type Attributes, type Counter, type Histogram, type Span, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { type Attributes, context, type Context, type Counter, type Histogram, ROOT_CONTEXT, type Span, SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
@@ -15,15 +19,11 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, ConsoleSpanExporter, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { Context as ActivityContext } from '@temporalio/activity';
-import {
-  makeWorkflowExporter,
-  OpenTelemetryActivityInboundInterceptor,
-  OpenTelemetryActivityOutboundInterceptor,
-  OpenTelemetryWorkflowClientInterceptor,
-} from '@temporalio/interceptors-opentelemetry';
+import { Runtime } from '@temporalio/worker';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, InjectedSinks, Next, WorkerOptions } from '@temporalio/worker';
 import type { KeelSinks } from '../workflows/telemetry-sink';
-import { createRequire } from 'node:module';
+import type { KeelTraceSinks } from '../workflows/trace-header';
+import { activityParent, KeelIdGenerator, keelTraceSink } from './trace-export';
 
 export class TelemetryConfigError extends Error {
   override readonly name = 'TelemetryConfigError';
@@ -32,6 +32,8 @@ export class TelemetryConfigError extends Error {
 export interface TelemetryConfig {
   serviceName: string;
   traces: 'otlp' | 'console' | null;
+  /** The OTLP/HTTP traces URL from the variables given (the exporter alone would read process.env only). */
+  tracesUrl: string | undefined;
   /** Where Keel's metrics are served, when OTEL_METRICS_EXPORTER includes prometheus. */
   prometheus: { host: string; port: number } | null;
 }
@@ -58,7 +60,8 @@ export function telemetryConfig(env: NodeJS.ProcessEnv = process.env): Telemetry
     if (!Number.isInteger(port) || port < 0 || port > 65534) throw new TelemetryConfigError(`OTEL_EXPORTER_PROMETHEUS_PORT: "${env.OTEL_EXPORTER_PROMETHEUS_PORT}" is not a port`);
     prometheus = { host: env.OTEL_EXPORTER_PROMETHEUS_HOST || '0.0.0.0', port };
   }
-  return { serviceName, traces, prometheus };
+  const tracesUrl = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || (env.OTEL_EXPORTER_OTLP_ENDPOINT ? `${env.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces` : undefined);
+  return { serviceName, traces, tracesUrl, prometheus };
 }
 
 /** The Temporal runtime's Prometheus address: the port after Keel's. */
@@ -66,8 +69,15 @@ export function temporalMetricsAddress(config: TelemetryConfig): string | null {
   return config.prometheus ? `${config.prometheus.host}:${config.prometheus.port + 1}` : null;
 }
 
-/** The sink the workflows report their events to (workflows/telemetry-sink.ts); a no-op without metrics. */
-export function keelTelemetrySink(instruments: KeelInstruments | null): InjectedSinks<KeelSinks> {
+/**
+ * The sinks workflows call (workflows/telemetry-sink.ts, workflows/trace.ts): every worker
+ * has both, doing nothing without metrics or tracing, so the workflow code is the same.
+ */
+export function keelTelemetrySink(instruments: KeelInstruments | null, tracing: { tracer: Tracer; ids: KeelIdGenerator } | null = null): InjectedSinks<KeelSinks & KeelTraceSinks> {
+  return { ...keelEventSink(instruments), ...keelTraceSink(tracing) };
+}
+
+function keelEventSink(instruments: KeelInstruments | null): InjectedSinks<KeelSinks> {
   // When this worker saw a call's approval requested: time to approval, in-process only
   // (a request seen by another worker is not timed here).
   const requested = new Map<string, number>();
@@ -108,6 +118,7 @@ export function keelTelemetrySink(instruments: KeelInstruments | null): Injected
 
 interface KeelInstruments {
   modelCalls: Counter;
+  modelSeconds: Histogram;
   tokens: Counter;
   cost: Counter;
   toolCalls: Counter;
@@ -117,16 +128,20 @@ interface KeelInstruments {
   approvalWait: Histogram;
 }
 
-/** The workflow-side interceptors of Temporal's OpenTelemetry package, for the bundler. */
-export const OTEL_WORKFLOW_INTERCEPTORS = createRequire(import.meta.url).resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors');
+/**
+ * Histogram buckets, in seconds. Durations: 10 ms to 10 min (a file read to a long build
+ * or a long model answer). Approval waits: a second to a day (a human answers).
+ */
+export const DURATION_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600];
+export const APPROVAL_WAIT_BUCKETS = [1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 7200, 14_400, 28_800, 86_400];
 
 export interface Telemetry {
   config: TelemetryConfig;
   tracing: boolean;
   /**
-   * What the worker adds: Temporal's tracing interceptors (client, workflow, activity: the
-   * activity span first, so Keel's spans are its children) and the sink that exports
-   * workflow spans; then Keel's activity interceptor for model and tool spans and counters.
+   * What the worker adds: the sinks workflows report to (events for counters, finished
+   * spans) and Keel's activity interceptor for model and tool spans and counters. Never
+   * workflow interceptors: the workflow code does not depend on telemetry.
    */
   workerOptions: Pick<WorkerOptions, 'interceptors' | 'sinks'>;
   /** Where Keel's metrics are served, once started. */
@@ -140,17 +155,18 @@ export async function startTelemetry(env: NodeJS.ProcessEnv = process.env, expor
   const resource = new Resource({ 'service.name': config.serviceName });
   const closers: (() => Promise<void>)[] = [];
   let tracer: Tracer | null = null;
-  let sinks: WorkerOptions['sinks'];
+  let tracing: { tracer: Tracer; ids: KeelIdGenerator } | null = null;
   if (config.traces || exporter) {
-    const spanExporter = exporter ?? (config.traces === 'console' ? new ConsoleSpanExporter() : new OTLPTraceExporter());
+    const spanExporter = exporter ?? (config.traces === 'console' ? new ConsoleSpanExporter() : new OTLPTraceExporter(config.tracesUrl ? { url: config.tracesUrl } : {}));
     const spanProcessor: SpanProcessor = new BatchSpanProcessor(spanExporter, { scheduledDelayMillis: 500 });
-    // The Node provider: W3C trace-context propagation (how Temporal's headers carry a trace
-    // from the client into workflows and activities) and an async-local context, so that
-    // spans started inside an activity are children of its span.
-    const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor] });
+    // The Node provider: an async-local context, so that spans started inside an activity
+    // are children of the span the activity runs under. Ids: random, except for the spans
+    // workflows report, whose ids come from their keys (worker/trace-export.ts).
+    const ids = new KeelIdGenerator();
+    const provider = new NodeTracerProvider({ resource, spanProcessors: [spanProcessor], idGenerator: ids });
     provider.register();
     tracer = provider.getTracer('keel');
-    sinks = { exporter: makeWorkflowExporter(spanProcessor, resource) };
+    tracing = { tracer, ids };
     closers.push(() => provider.shutdown());
   }
   let instruments: KeelInstruments | null = null;
@@ -164,13 +180,14 @@ export async function startTelemetry(env: NodeJS.ProcessEnv = process.env, expor
     const meter = meters.getMeter('keel');
     instruments = {
       modelCalls: meter.createCounter('keel_model_calls', { description: 'model calls by model and stop reason' }),
+      modelSeconds: meter.createHistogram('keel_model_duration_seconds', { description: 'how long model calls ran (one attempt)', unit: 's', advice: { explicitBucketBoundaries: DURATION_BUCKETS } }),
       tokens: meter.createCounter('keel_tokens', { description: 'billed tokens by model and type (input, output, cache_read, cache_write)' }),
       cost: meter.createCounter('keel_cost_usd', { description: 'cost of model calls in USD, by model (priced models only)' }),
       toolCalls: meter.createCounter('keel_tool_calls', { description: 'tool calls by tool and status (ok, error, failed, cancelled)' }),
-      toolSeconds: meter.createHistogram('keel_tool_duration_seconds', { description: 'how long tool calls ran' }),
+      toolSeconds: meter.createHistogram('keel_tool_duration_seconds', { description: 'how long tool calls ran', unit: 's', advice: { explicitBucketBoundaries: DURATION_BUCKETS } }),
       transitions: meter.createCounter('keel_transitions', { description: 'event-log entries (one per machine transition) by machine and kind' }),
       approvals: meter.createCounter('keel_approvals', { description: 'tool approvals by decision: requested, approved, denied' }),
-      approvalWait: meter.createHistogram('keel_approval_wait_seconds', { description: 'time from an approval request to its answer' }),
+      approvalWait: meter.createHistogram('keel_approval_wait_seconds', { description: 'time from an approval request to its answer', unit: 's', advice: { explicitBucketBoundaries: APPROVAL_WAIT_BUCKETS } }),
     };
     closers.push(async () => {
       await meters.shutdown();
@@ -178,26 +195,40 @@ export async function startTelemetry(env: NodeJS.ProcessEnv = process.env, expor
     });
   }
   const activity: ActivityInterceptorsFactory[] = [];
-  if (tracer) {
-    const t = tracer;
-    activity.push((ctx) => ({ inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer: t }), outbound: new OpenTelemetryActivityOutboundInterceptor(ctx) }));
-  }
   if (tracer || instruments) activity.push((ctx) => ({ inbound: new KeelActivityInterceptor(ctx, tracer, instruments) }));
   return {
     config,
     tracing: tracer !== null,
     workerOptions: {
-      interceptors: {
-        activity,
-        ...(tracer ? { workflowModules: [OTEL_WORKFLOW_INTERCEPTORS], client: { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer })] } } : {}),
-      },
-      sinks: { ...sinks, ...keelTelemetrySink(instruments) },
+      interceptors: { activity },
+      sinks: keelTelemetrySink(instruments, tracing),
     },
     metricsUrl,
     async shutdown() {
       await Promise.allSettled(closers.map((close) => close()));
     },
   };
+}
+
+/**
+ * What a worker process starts (`npm run worker`, `npm start`, `npm run dev`): telemetry from
+ * OTEL_*, the Temporal runtime's own metrics (before the first connection), and the lines
+ * that say where it all goes.
+ */
+export async function startWorkerTelemetry(env: NodeJS.ProcessEnv = process.env): Promise<Telemetry & { lines: string[] }> {
+  const telemetry = await startTelemetry(env);
+  const temporalMetrics = temporalMetricsAddress(telemetry.config);
+  // The runtime's task latencies, slots and polls: installed before any connection exists.
+  // Durations in seconds with `_seconds`, as Keel's series and the dashboard's queries have
+  // them (the runtime's default is milliseconds without a unit).
+  if (temporalMetrics) {
+    Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: temporalMetrics, countersTotalSuffix: true, unitSuffix: true, useSecondsForDurations: true } } } });
+  }
+  const lines = [
+    ...(telemetry.tracing ? [`tracing to ${telemetry.config.traces === 'console' ? 'the console' : 'OTLP (OTEL_EXPORTER_OTLP_*)'} as ${telemetry.config.serviceName}`] : []),
+    ...(telemetry.metricsUrl ? [`metrics on ${telemetry.metricsUrl} (Keel) and http://${temporalMetrics}/metrics (Temporal runtime)`] : []),
+  ];
+  return { ...telemetry, lines };
 }
 
 type Obj = Record<string, unknown>;
@@ -220,12 +251,17 @@ class KeelActivityInterceptor implements ActivityInboundCallsInterceptor {
   async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
     const type = this.ctx.info.activityType;
     const arg = obj(input.args[0]);
+    // The span the workflow was in when it scheduled this (a goal, an agent, a session turn).
+    this.parent = activityParent(input.headers) ?? context.active();
     if (type === 'callModel') return this.modelCall(arg, () => next(input));
-    if (type === 'runTool' || type.startsWith('mcp')) return this.toolCall(str(arg?.tool) ?? str(arg?.name) ?? type, () => next(input));
+    if (type === 'runTool' || type.startsWith('mcp')) return this.toolCall(str(arg?.tool) ?? str(arg?.name) ?? type, str(arg?.callId) ?? str(arg?.toolUseId), () => next(input));
     return next(input);
   }
 
+  private parent: Context = ROOT_CONTEXT;
+
   private async modelCall(arg: Obj | null, run: () => Promise<unknown>): Promise<unknown> {
+    const started = performance.now();
     const model = str(arg?.model) ?? 'unknown';
     const attributes: Attributes = {
       'gen_ai.operation.name': 'chat',
@@ -258,16 +294,18 @@ class KeelActivityInterceptor implements ActivityInboundCallsInterceptor {
         ...(cost !== undefined ? { 'keel.cost_usd': cost } : {}),
       });
       this.metrics?.modelCalls.add(1, { model: responseModel, stop_reason: stop });
+      this.metrics?.modelSeconds.record((performance.now() - started) / 1000, { model: responseModel });
       for (const [kind, n] of Object.entries(tokens)) if (n > 0) this.metrics?.tokens.add(n, { model: responseModel, type: kind });
       if (cost !== undefined) this.metrics?.cost.add(cost, { model: responseModel });
     });
   }
 
-  private async toolCall(tool: string, run: () => Promise<unknown>): Promise<unknown> {
+  private async toolCall(tool: string, callId: string | undefined, run: () => Promise<unknown>): Promise<unknown> {
     const started = performance.now();
     let status = 'failed';
+    const attributes: Attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool, 'gen_ai.tool.type': 'function', ...(callId ? { 'gen_ai.tool.call.id': callId } : {}) };
     try {
-      return await this.span(`execute_tool ${tool}`, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool }, run, (span, result) => {
+      return await this.span(`execute_tool ${tool}`, attributes, run, (span, result) => {
         status = obj(result)?.is_error === true ? 'error' : 'ok';
         span?.setAttribute('keel.tool.status', status);
       });
@@ -286,8 +324,7 @@ class KeelActivityInterceptor implements ActivityInboundCallsInterceptor {
       onResult(null, result);
       return result;
     }
-    // A child of the activity's span, which Temporal's interceptor made current.
-    return this.tracer.startActiveSpan(name, { attributes }, async (span) => {
+    return this.tracer.startActiveSpan(name, { attributes }, this.parent, async (span) => {
       try {
         const result = await run();
         onResult(span, result);

@@ -8,7 +8,7 @@ import { defaultCacheBudget, maxCachedWorkflows, workflowCacheFromEnv, type Work
 import { keelDataConverter } from './encryption';
 import { shutdownGraceMs } from './shutdown';
 import { keelTelemetrySink, type Telemetry } from './telemetry';
-import { compiledPayloadConverter, prebuiltWorkflowBundle } from './workflow-bundle';
+import { compiledPayloadConverter, prebuiltWorkflowBundle, WORKFLOW_INTERCEPTOR_MODULES } from './workflow-bundle';
 
 export const workflowsPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/index.ts');
 /** Decoding never throws in workflow code (an undecodable signal would wedge it): see the module. */
@@ -52,7 +52,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
     const codec = await keelDataConverter(options.env);
     const dataConverter = { ...(options.workflowBundle ? {} : { payloadConverterPath }), ...codec };
     const telemetry = options.telemetry;
-    const prebuilt = options.workflowBundle ? null : prebuiltWorkflowBundle(options.env, { tracing: telemetry?.tracing ?? false });
+    const prebuilt = options.workflowBundle ? null : prebuiltWorkflowBundle(options.env);
     const graceMs = shutdownGraceMs(options.env);
     const cached = maxCachedWorkflows(options.workflowCache ?? workflowCacheFromEnv(options.env ?? process.env) ?? defaultCacheBudget());
     const worker = await Worker.create({
@@ -60,6 +60,12 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
       namespace: options.namespace,
       taskQueue: options.taskQueue,
       ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : prebuilt ? { workflowBundle: { codePath: prebuilt } } : { workflowsPath }),
+      // The workflow code never depends on telemetry: Keel's interceptors (trace context in
+      // headers) are bundled whether tracing is on or not; a prebuilt bundle has them already.
+      interceptors: {
+        activity: telemetry?.workerOptions.interceptors?.activity ?? [],
+        ...(options.workflowBundle || prebuilt ? {} : { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }),
+      },
       activities,
       dataConverter,
       maxCachedWorkflows: cached,
@@ -70,8 +76,8 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
       // them (they retry elsewhere); five more seconds for them to acknowledge.
       shutdownGraceTime: graceMs,
       shutdownForceTime: graceMs + 5_000,
-      // Without telemetry the workflows' event sink is still there, doing nothing.
-      ...(telemetry?.workerOptions ?? { sinks: keelTelemetrySink(null) }),
+      // Without telemetry the workflows' sinks are still there, doing nothing.
+      sinks: telemetry?.workerOptions.sinks ?? keelTelemetrySink(null),
     });
     return {
       worker,

@@ -13,13 +13,22 @@ export class WorkflowBundleError extends Error {
   override readonly name = 'WorkflowBundleError';
 }
 
-/** The file names `npm run build` writes: with tracing, the bundle carries Temporal's OpenTelemetry workflow interceptors. */
-export const BUNDLE_FILES = { plain: 'workflow-bundle.js', tracing: 'workflow-bundle-otel.js' } as const;
+/**
+ * The one bundle `npm run build` writes. Tracing on or off, it is the same code: there is no
+ * separate traced bundle (workflows/trace.ts says why).
+ */
+export const BUNDLE_FILE = 'workflow-bundle.js';
+
+/**
+ * Workflow interceptor modules in every bundle Keel builds (the worker from source, `npm run
+ * build`, the tests): Keel's own, which only carry trace context in headers.
+ */
+export const WORKFLOW_INTERCEPTOR_MODULES: readonly string[] = [path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/trace-interceptors.ts')];
 
 export const PAYLOAD_CONVERTER_FILE = 'payload-converter.cjs';
 
 /** The prebuilt bundle's path, or null to bundle workflows/ from source. */
-export function prebuiltWorkflowBundle(env: NodeJS.ProcessEnv = process.env, { tracing = false } = {}): string | null {
+export function prebuiltWorkflowBundle(env: NodeJS.ProcessEnv = process.env): string | null {
   const given = keelEnv(env, 'KEEL_WORKFLOW_BUNDLE')?.trim();
   if (given) {
     if (!existsSync(given)) throw new WorkflowBundleError(`KEEL_WORKFLOW_BUNDLE ${given} does not exist (build it with \`npm run build\`)`);
@@ -27,7 +36,7 @@ export function prebuiltWorkflowBundle(env: NodeJS.ProcessEnv = process.env, { t
   }
   if (typeof __KEEL_COMPILED__ === 'undefined') return null;
   // Compiled: this module lives in dist/worker/main.js, the bundle in dist/.
-  const beside = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', tracing ? BUNDLE_FILES.tracing : BUNDLE_FILES.plain);
+  const beside = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', BUNDLE_FILE);
   if (!existsSync(beside)) throw new WorkflowBundleError(`${beside} is missing: run \`npm run build\` again`);
   return beside;
 }

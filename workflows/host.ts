@@ -29,6 +29,7 @@ import { preview } from './preview';
 import { SerialQueue, Timers } from './runtime';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import { reportEvent } from './telemetry-sink';
+import { beginSession, traceEvent } from './trace';
 
 /** The directives every machine shares; the host executes them itself. */
 export type CommonDirective =
@@ -92,6 +93,8 @@ export class MachineHost<Entry extends { seq: number }, Event extends { kind: st
     this.queue = new SerialQueue(() => this.report());
     for (const [machine, counts] of Object.entries(options.carry?.metrics ?? {})) this.counters.set(machine, createCounters(counts));
     setHandler(metricsQuery, () => this.metrics());
+    // A session's turns are traces of their own (goals and agents begin theirs in workflows/index.ts).
+    if (options.kind === 'session') beginSession();
   }
 
   now = (): number => Date.now();
@@ -99,9 +102,11 @@ export class MachineHost<Entry extends { seq: number }, Event extends { kind: st
   /** Appends an event to the log (and the worker's telemetry). */
   publish = (event: Event): void => {
     this.options.tap?.(event);
-    const at = new Date(this.now()).toISOString();
+    const now = this.now();
+    const at = new Date(now).toISOString();
     this.topic.publish({ ...preview(event as unknown as LogEvent), seq: this.seq++, at, [this.options.idField]: this.workflowId } as unknown as Entry);
     reportEvent(event, at);
+    traceEvent(event, now);
   };
 
   /** A refused transition, recorded in the log. */

@@ -6,8 +6,13 @@
 // it is cached. So the goal and its agents load their modules when one of them starts
 // (`webpackMode: "eager"`: the code is in this bundle; only its evaluation waits, a
 // microtask, before the workflow registers its handlers, so nothing sent to it is missed).
+//
+// The goal's and an agent's own spans open and close here (workflows/trace.ts): around the
+// workflow, so a failure ends the span too, and continue-as-new does not.
+import { ContinueAsNew, isCancellation } from '@temporalio/workflow';
 import type { AgentInput, AgentResult } from './agent';
 import type { GoalCarry, GoalOptions, GoalResult } from './goal';
+import { beginAgent, beginGoal, endRoot, usageAttributes } from './trace';
 
 export { sessionWorkflow, type SessionCarry, type SessionOptions, type SessionResult } from './session';
 export type { GoalOptions, GoalResult, GoalTaskReport } from './goal';
@@ -15,10 +20,31 @@ export type { AgentInput, AgentResult } from './agent';
 
 export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Promise<GoalResult> {
   const goal = await import(/* webpackMode: "eager" */ './goal');
-  return goal.goalWorkflow(options, carry);
+  beginGoal(typeof options?.goal === 'string' ? options.goal : '');
+  try {
+    const result = await goal.goalWorkflow(options, carry);
+    endRoot({ 'keel.goal.verdict': result.verdict, 'keel.goal.runs': result.runs, 'keel.goal.tasks': result.tasks.length, ...usageAttributes(result.usage) });
+    return result;
+  } catch (error) {
+    if (!(error instanceof ContinueAsNew)) endRoot({}, endedBy(error));
+    throw error;
+  }
 }
 
 export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
   const agent = await import(/* webpackMode: "eager" */ './agent');
-  return agent.agentWorkflow(input);
+  const i = (input ?? {}) as Partial<AgentInput>;
+  beginAgent({ role: String(i.role ?? 'agent'), taskId: String(i.taskId ?? ''), attempt: Number(i.attempt ?? 0), goalId: String(i.goalId ?? '') });
+  try {
+    const result = await agent.agentWorkflow(input);
+    endRoot({ 'keel.task.outcome': result.outcome, 'keel.turn.outcome': result.turnOutcome, 'keel.steps': result.steps, ...usageAttributes(result.usage) });
+    return result;
+  } catch (error) {
+    endRoot({}, endedBy(error));
+    throw error;
+  }
+}
+
+function endedBy(error: unknown): string {
+  return isCancellation(error) ? 'cancelled' : error instanceof Error ? error.name : 'error';
 }

@@ -10,6 +10,7 @@ import { bundleWorkflowCode, NativeConnection, type WorkflowBundleWithSourceMap 
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { inject } from 'vitest';
 import { payloadConverterPath } from '../../worker/worker';
+import { WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
 
 export interface TemporalTestEnv {
   address: string;
@@ -42,8 +43,8 @@ export function uniqueTaskQueue(prefix = 'test'): string {
 
 /** Bundles once; call it from beforeAll. Quiet, since webpack's report is noise here. */
 export async function bundle(workflowsPath: string): Promise<WorkflowBundleWithSourceMap> {
-  // The same payload converter as the worker's (workflows/payload-converter.ts).
-  return bundleWorkflowCode({ workflowsPath, payloadConverterPath, logger: silentLogger });
+  // The same payload converter and interceptors as the worker's (workflows/payload-converter.ts, workflows/trace-interceptors.ts).
+  return bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], logger: silentLogger });
 }
 
 const silentLogger = {
