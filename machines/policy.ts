@@ -5,6 +5,7 @@
 // filesystem at the moment of use; this file decides only who has to say yes.
 import picomatch from 'picomatch/posix';
 import { z } from 'zod';
+import { NetworkHosts, SandboxLimitsInput } from './sandbox-grant';
 
 // ---------------------------------------------------------------------------------
 // Tool kinds
@@ -84,6 +85,9 @@ export const SandboxRule = z
     rule: PolicyRule,
     sandbox: SandboxLevel.optional(),
     network: z.boolean().optional(),
+    /** The hosts this rule's network grant reaches (machines/sandbox-grant.ts). */
+    hosts: NetworkHosts.optional(),
+    limits: SandboxLimitsInput.optional(),
   })
   .strict();
 export type SandboxRule = z.infer<typeof SandboxRule>;
@@ -100,6 +104,10 @@ export const PolicyConfig = z
     sandbox: SandboxLevel.default('workspace-write'),
     /** Whether commands may reach the network. */
     network: z.boolean().default(false),
+    /** Hosts a network grant reaches, through Keel's proxy; absent: any public host. */
+    hosts: NetworkHosts.optional(),
+    /** Resource limits of sandboxed commands over the defaults (activities/tools/limits.ts). */
+    limits: SandboxLimitsInput.optional(),
     /** Per-command exceptions, first match wins: `{"rule": "run_command(npm install*)", "network": true}`. */
     sandboxRules: z.array(SandboxRule).default([]),
   })
@@ -146,6 +154,8 @@ export function mergePolicies(file: PolicyConfig, options: PolicyConfigInput | u
     headless: extra.headless,
     sandbox: extra.sandbox,
     network: extra.network,
+    ...((options.hosts ?? file.hosts) ? { hosts: options.hosts ?? file.hosts } : {}),
+    ...((options.limits ?? file.limits) ? { limits: { ...file.limits, ...options.limits } } : {}),
     // The session's exceptions are more specific than the file's: they are tried first.
     sandboxRules: [...extra.sandboxRules, ...file.sandboxRules],
   };
@@ -455,6 +465,9 @@ function evaluateWithoutHeadless(
 export interface CommandSandbox {
   level: SandboxLevel;
   network: boolean;
+  /** Hosts the network grant reaches; absent: any public host. */
+  hosts?: string[];
+  limits?: SandboxLimitsInput;
   /** The sandbox rule that set it, when one did. */
   matchedRule?: string;
 }
@@ -465,10 +478,12 @@ export interface CommandSandbox {
  * existed has neither field and gets the safe defaults.
  */
 export function sandboxFor(policy: PolicyConfig, request: PolicyRequest): CommandSandbox {
-  const base: CommandSandbox = { level: policy.sandbox ?? 'workspace-write', network: policy.network ?? false };
+  const grant = (hosts: string[] | undefined, limits: SandboxLimitsInput | undefined) => ({ ...(hosts ? { hosts } : {}), ...(limits ? { limits } : {}) });
+  const base: CommandSandbox = { level: policy.sandbox ?? 'workspace-write', network: policy.network ?? false, ...grant(policy.hosts, policy.limits) };
   for (const entry of policy.sandboxRules ?? []) {
     if (!ruleCovers(entry.rule, request)) continue;
-    return { level: entry.sandbox ?? base.level, network: entry.network ?? base.network, matchedRule: entry.rule };
+    const limits = entry.limits || policy.limits ? { ...policy.limits, ...entry.limits } : undefined;
+    return { level: entry.sandbox ?? base.level, network: entry.network ?? base.network, ...grant(entry.hosts ?? policy.hosts, limits), matchedRule: entry.rule };
   }
   return base;
 }
@@ -476,7 +491,8 @@ export function sandboxFor(policy: PolicyConfig, request: PolicyRequest): Comman
 /** How a sandbox reads in a verdict, and so in every approval prompt and policy event. */
 export function describeSandbox(sandbox: CommandSandbox): string {
   if (sandbox.level === 'off') return 'SANDBOX OFF: the command runs with every right of the worker\'s user, outside the workspace too';
-  return `sandbox ${sandbox.level}, ${sandbox.network ? 'network allowed' : 'no network'}`;
+  const network = !sandbox.network ? 'no network' : sandbox.hosts ? `network through Keel's proxy to ${sandbox.hosts.join(', ') || 'no host'}` : "network through Keel's proxy to public hosts";
+  return `sandbox ${sandbox.level}, ${network}`;
 }
 
 function modeDefault(mode: PolicyMode, kind: ToolKind, tool: string): PolicyVerdict {

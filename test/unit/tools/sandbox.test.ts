@@ -97,7 +97,7 @@ describe('run_command sandbox', () => {
     const probe = await runProbe('/nonexistent/bwrap');
     expect(probe).toEqual({ ok: false, reason: matching(/cannot be started .*install the Debian package bubblewrap/) });
     expect(sandboxStartupLine(probe)).toMatch(/^sandbox: UNAVAILABLE — .*run_command is refused unless the policy sets "sandbox": "off"$/);
-    expect(sandboxStartupLine({ ok: true })).toMatch(/^sandbox: bubblewrap works/);
+    expect(sandboxStartupLine({ ok: true, verified: 'x' })).toMatch(/^sandbox: bubblewrap works/);
     const refused = await executeTool(t.ctx({ sandboxProbe: probe }), 'run_command', { command: 'echo ran > ran.txt' });
     expect(refused).toMatchObject({ is_error: true, content: matching(/commands cannot run: the sandbox is unavailable on this worker/) });
     await expect(fs.stat(path.join(t.dir, 'ran.txt'))).rejects.toThrow(/ENOENT/);
