@@ -37,9 +37,12 @@ export function resolveLimits(input?: SandboxLimitsInput): SandboxLimits {
   };
 }
 
-/** prlimit(1) options, soft = hard: the command cannot raise them. */
+/**
+ * prlimit(1) options. Hard limits the command cannot raise; CPU time has its hard limit a
+ * second above the soft one, so that the soft limit's SIGXCPU (which says why) comes first.
+ */
 export function limitArgs(limits: SandboxLimits): string[] {
-  return [`--as=${limits.memoryBytes}`, `--nproc=${limits.processes}`, `--cpu=${limits.cpuSeconds}`, `--fsize=${limits.fileBytes}`];
+  return [`--as=${limits.memoryBytes}`, `--nproc=${limits.processes}`, `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`, `--fsize=${limits.fileBytes}`];
 }
 
 export type LimitKind = 'memory' | 'processes' | 'cpu' | 'file-size' | 'tmp-space';
@@ -64,7 +67,7 @@ export function limitHit(limits: SandboxLimits, ending: { code: number | null; s
 /** A limit named by what a failed system call printed; also used to stop a fork bomb early. */
 export function limitInOutput(limits: SandboxLimits, output: string): LimitHit | undefined {
   if (/fork: (retry: )?Resource temporarily unavailable|Cannot fork|can't fork|fork failed|EAGAIN: resource temporarily unavailable, (uv_)?(spawn|thread)/i.test(output)) return hit(limits, 'processes');
-  if (/Cannot allocate memory|out of memory|std::bad_alloc|MemoryError|allocation failed|ENOMEM/i.test(output)) return hit(limits, 'memory');
+  if (/Cannot allocate memory|out of memory|\\bOOM\\b|std::bad_alloc|MemoryError|allocation failed|ENOMEM/i.test(output)) return hit(limits, 'memory');
   if (/File too large|EFBIG/.test(output)) return hit(limits, 'file-size');
   if (/No space left on device|ENOSPC/.test(output)) return hit(limits, 'tmp-space');
   return undefined;

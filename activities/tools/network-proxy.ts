@@ -79,7 +79,7 @@ export function nonPublicReason(address: string): string | undefined {
   // An IPv4-mapped IPv6 address is judged as the IPv4 address it maps.
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
   if (mapped) return nonPublicReason(mapped);
-  if (PRIVATE.check(address, family === 4 ? 'ipv4' : 'ipv6')) return `${address} is a loopback, link-local, private or reserved address`;
+  if (PRIVATE.check(address, family === 4 ? 'ipv4' : 'ipv6')) return `${address}, a loopback, link-local, private or reserved address`;
   return undefined;
 }
 

@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { type Readable } from 'node:stream';
 import { describeConnections, openNetworkGrant } from './network-grant';
+import { makePidsCgroup, needsPidsCgroup } from './pids-cgroup';
 import { z } from 'zod';
 import { saveArtifact, artifactPath, truncateForModel } from './artifacts';
 import { DEFAULT_SANDBOX, type ToolContext } from './context';
@@ -98,6 +99,7 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
   let tail = Buffer.alloc(0);
 
   const network = sandbox.level !== 'off' && sandbox.network ? await openNetworkGrant(ctx, sandbox) : undefined;
+  const cgroup = sandbox.level !== 'off' && needsPidsCgroup() ? await makePidsCgroup(limits.processes) : undefined;
   let verdict: Promise<SandboxVerdict> | undefined;
   let child: ChildProcess;
   if (sandbox.level === 'off') child = spawn(commandFile, commandArgs, { cwd: cwdPath, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -106,7 +108,7 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
     const started = spawnSandboxed(
       { sandbox, workspace: ctx.ws.root, cwd: cwdPath, extraRead: ctx.sandboxRead, limits, ...(network ? { proxyDir: network.dir } : {}) },
       [commandFile, ...commandArgs],
-      { env, stdin: 'ignore', detached: true },
+      { env, stdin: 'ignore', detached: true, ...(cgroup ? { cgroupProcs: cgroup.procs } : {}) },
     );
     child = started.child;
     verdict = started.verdict;
@@ -208,6 +210,7 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
   killGroup('SIGKILL');
   await (await recorded)();
   await network?.close();
+  await cgroup?.close();
   reportProgress();
 
   const output = Buffer.concat(chunks);

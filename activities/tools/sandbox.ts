@@ -21,6 +21,7 @@ import { type CommandSandbox } from '../../machines/policy';
 import { keelEnv } from '../../worker/env';
 import { KEEL_DIR } from './workspace';
 import { limitArgs, type SandboxLimits } from './limits';
+import { needsPidsCgroup, pidsCgroupParent } from './pids-cgroup';
 import { currentSeccompArch, seccompFilter } from './seccomp';
 
 export const BWRAP = 'bwrap';
@@ -115,12 +116,15 @@ function shellQuote(text: string): string {
   return `'${text.replace(/'/g, `'\\''`)}'`;
 }
 
+/** Where the forwarder says it listens; a FIFO in the sandbox's private /tmp. */
+const FORWARDER_READY = '/tmp/.keel-proxy-ready';
+
 /** Inside the sandbox: listens on the sandbox's own loopback and passes each connection to Keel's proxy socket. */
 const FORWARDER = [
   `const net=require('net'),fs=require('fs');`,
   `net.createServer(c=>{const u=net.connect(${JSON.stringify(SANDBOX_PROXY_SOCKET)});c.pipe(u);u.pipe(c);`,
   `c.on('error',()=>u.destroy());u.on('error',()=>c.destroy())})`,
-  `.listen(${SANDBOX_PROXY_PORT},'127.0.0.1',()=>{fs.writeSync(1,'ready');fs.closeSync(1)})`,
+  `.listen(${SANDBOX_PROXY_PORT},'127.0.0.1',()=>fs.writeFileSync(${JSON.stringify(FORWARDER_READY)},'ready\\n'))`,
 ].join('');
 
 /**
@@ -150,7 +154,10 @@ export function selfCheckScript(spec: Pick<SandboxSpec, 'limits' | 'proxyDir'>):
   if (spec.proxyDir) {
     lines.push(
       `[ -S ${SANDBOX_PROXY_SOCKET} ] || fail "network: Keel's proxy socket is not in the sandbox"`,
-      `ready=$(${shellQuote(nodeBinary())} -e ${shellQuote(FORWARDER)} </dev/null 2>/dev/null &)`,
+      `mkfifo ${FORWARDER_READY} || fail "network: cannot make the forwarder's FIFO"`,
+      // If node cannot start, the subshell says so on the FIFO instead; either way the read returns.
+      `( ${shellQuote(nodeBinary())} -e ${shellQuote(FORWARDER)} </dev/null >/dev/null 2>&1; echo failed > ${FORWARDER_READY} ) &`,
+      `read -r ready < ${FORWARDER_READY}; rm -f ${FORWARDER_READY}`,
       `[ "$ready" = ready ] || fail "network: the proxy forwarder did not start"`,
     );
   }
@@ -178,13 +185,22 @@ export interface SpawnSandboxedOptions {
   /** Its own process group, so that a timeout can kill everything it started. */
   detached: boolean;
   program?: string;
+  /** A cgroup.procs file bubblewrap joins before it starts (pids-cgroup.ts). */
+  cgroupProcs?: string;
 }
 
 /** Starts `command` (argv) in the sandbox `spec` describes. */
 export function spawnSandboxed(spec: SandboxSpec, command: readonly string[], options: SpawnSandboxedOptions): SandboxedProcess {
   const arch = currentSeccompArch();
-  const args = [...bwrapArgs(spec), '/bin/sh', '-c', selfCheckScript(spec), 'keel-sandbox', ...command];
-  const child = spawn(options.program ?? BWRAP, args, {
+  const bwrap = options.program ?? BWRAP;
+  let program = bwrap;
+  let args = [...bwrapArgs(spec), '/bin/sh', '-c', selfCheckScript(spec), 'keel-sandbox', ...command];
+  if (options.cgroupProcs) {
+    // Joins the cgroup first, so that every process the sandbox ever has is counted.
+    args = ['-c', 'echo $$ > "$0" && exec "$@"', options.cgroupProcs, bwrap, ...args];
+    program = '/bin/sh';
+  }
+  const child = spawn(program, args, {
     cwd: spec.cwd,
     env: options.env,
     detached: options.detached,
@@ -249,9 +265,14 @@ export async function runProbe(program: string): Promise<SandboxProbe> {
     }
     if (output.includes('MOUNTED')) return { ok: false, reason: 'seccomp filter: mount is not refused' };
     if (code !== 0) return { ok: false, reason: `the probe command failed in the sandbox (exit ${code}): ${output.trim().split('\n')[0] ?? ''}` };
+    const processLimit = !needsPidsCgroup()
+      ? 'process limit (RLIMIT_NPROC)'
+      : (await pidsCgroupParent())
+        ? 'process limit (pids cgroup, as the worker is root)'
+        : 'NO process limit (the worker is root, for whom RLIMIT_NPROC does not hold, and no pids cgroup is writable)';
     return {
       ok: true,
-      verified: `own user namespace (uid map "${checked.uidMap}"), no capabilities (CapEff 0), no_new_privs, seccomp filter (mount and unshare refused)`,
+      verified: `own user namespace (uid map "${checked.uidMap}"), no capabilities (CapEff 0), no_new_privs, seccomp filter (mount and unshare refused), ${processLimit}`,
     };
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
