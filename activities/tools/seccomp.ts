@@ -245,3 +245,9 @@ export function seccompProgram(arch: SeccompArch): Instruction[] {
   };
   return body.map((entry, i) => ({ ...entry.ins, jt: offset(i, entry.jt), jf: offset(i, entry.jf) }));
 }
+
+/** The number of a syscall the filter knows, on an architecture (for tests that make the raw call). */
+export function syscallNumber(arch: SeccompArch, name: RefusedSyscall | 'ioctl' | 'clone' | 'clone3'): number {
+  const table = TABLES[arch];
+  return name === 'ioctl' || name === 'clone' || name === 'clone3' ? table[name] : table.numbers[name];
+}
