@@ -15,7 +15,7 @@ export const NetworkHosts = z.array(HostPattern).max(200);
 
 export const SandboxLimitsInput = z
   .object({
-    memoryMiB: z.number().int().min(64).max(1024 * 1024).optional().describe('Address space of each process, MiB.'),
+    memoryMiB: z.number().int().min(64).max(1024 * 1024).optional().describe('Data memory (heap and private writable mappings) of each process, MiB.'),
     processes: z.number().int().min(8).max(100_000).optional().describe('Processes and threads of the sandbox user.'),
     cpuSeconds: z.number().int().min(1).max(86_400).optional().describe('CPU time of each process, seconds.'),
     fileMiB: z.number().int().min(1).max(1024 * 1024).optional().describe('Largest file a process may write, MiB.'),

@@ -3,6 +3,10 @@
 // inherit them; /tmp is a tmpfs of a fixed size. Defaults suit a build or a test run; a
 // policy may raise or lower each one (`"limits": {…}` on the policy or a sandbox rule).
 //
+// Memory is RLIMIT_DATA (the heap and every private writable mapping), not RLIMIT_AS: V8 and
+// WebAssembly reserve many GiB of address space they never use (node's own fetch needs a
+// WebAssembly instance), so an address-space limit low enough to matter breaks node.
+//
 // How a hit is recognised afterwards: CPU time and file size end the process with their
 // own signals (SIGXCPU, SIGXFSZ), which bubblewrap passes on as 128 + signal; memory,
 // process count and /tmp space make a system call fail (ENOMEM, EAGAIN, ENOSPC), which the
@@ -42,7 +46,7 @@ export function resolveLimits(input?: SandboxLimitsInput): SandboxLimits {
  * second above the soft one, so that the soft limit's SIGXCPU (which says why) comes first.
  */
 export function limitArgs(limits: SandboxLimits): string[] {
-  return [`--as=${limits.memoryBytes}`, `--nproc=${limits.processes}`, `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`, `--fsize=${limits.fileBytes}`];
+  return [`--data=${limits.memoryBytes}`, `--nproc=${limits.processes}`, `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`, `--fsize=${limits.fileBytes}`];
 }
 
 export type LimitKind = 'memory' | 'processes' | 'cpu' | 'file-size' | 'tmp-space';
@@ -77,7 +81,7 @@ function hit(limits: SandboxLimits, kind: LimitKind): LimitHit {
   const mib = (bytes: number) => `${Math.round(bytes / MiB)} MiB`;
   switch (kind) {
     case 'memory':
-      return { kind, message: `memory limit: ${mib(limits.memoryBytes)} of address space per process` };
+      return { kind, message: `memory limit: ${mib(limits.memoryBytes)} of data memory per process` };
     case 'processes':
       return { kind, message: `process limit: ${limits.processes} processes` };
     case 'cpu':

@@ -103,6 +103,17 @@ function lstatOrUndefined(p: string) {
 }
 
 
+let bwrapResolved: string | undefined;
+/** bubblewrap found on the worker's PATH once (the command's environment may have another PATH). */
+function bwrapPath(): string {
+  if (bwrapResolved) return bwrapResolved;
+  for (const dir of (process.env.PATH ?? '/usr/bin:/bin').split(':')) {
+    const candidate = path.join(dir, BWRAP);
+    if (path.isAbsolute(candidate) && existsSync(candidate)) return (bwrapResolved = candidate);
+  }
+  return BWRAP;
+}
+
 /** The worker's own node, which runs the proxy forwarder inside the sandbox. */
 function nodeBinary(): string {
   try {
@@ -200,8 +211,9 @@ export function spawnSandboxed(spec: SandboxSpec, command: readonly string[], op
     args = ['-c', 'echo $$ > "$0" && exec "$@"', options.cgroupProcs, bwrap, ...args];
     program = '/bin/sh';
   }
-  const child = spawn(program, args, {
-    cwd: spec.cwd,
+  const child = spawn(program === BWRAP ? bwrapPath() : program, args, {
+    // The host side starts in the workspace; --chdir sets the directory inside (which may not exist outside).
+    cwd: spec.workspace,
     env: options.env,
     detached: options.detached,
     stdio: [options.stdin, 'pipe', 'pipe', 'pipe', 'pipe'],

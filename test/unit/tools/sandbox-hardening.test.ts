@@ -240,7 +240,7 @@ describe('limits', () => {
 
   it.each([
     ['processes', 'b() { b | b & }; b; sleep 20', { processes: 64 }, /limit: process limit: 64 processes/],
-    ['memory', `perl -e '$x = "a" x (1<<31); print length($x)'`, { memoryMiB: 512 }, /limit: memory limit: 512 MiB/],
+    ['memory', `perl -e '$x = "a" x (1<<31); print length($x)'`, { memoryMiB: 512 }, /limit: memory limit: 512 MiB of data memory/],
     ['cpu', 'while :; do :; done', { cpuSeconds: 1 }, /limit: CPU time limit: 1 s/],
     ['file-size', 'head -c 3000000 /dev/zero > big', { fileMiB: 1 }, /limit: file size limit: 1 MiB/],
     ['tmp-space', 'head -c 3000000 /dev/zero > /tmp/big', { tmpMiB: 1 }, /limit: disk space: the sandbox \/tmp holds 1 MiB/],
