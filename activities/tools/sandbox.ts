@@ -74,7 +74,11 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   for (const file of MASKED_FILES) if (existsSync(file)) args.push('--ro-bind', '/dev/null', file);
   const node = nodeBinary();
   if (spec.proxyDir && !SYSTEM_DIRS.some((dir) => node.startsWith(`${dir}/`))) args.push('--ro-bind', node, node);
-  args.push('--dev', '/dev', '--proc', '/proc', '--size', String(spec.limits.tmpBytes), '--tmpfs', '/tmp', '--dir', SANDBOX_HOME);
+  // /proc read-only as a whole: bubblewrap covers only some of it, and a worker running as
+  // root leaves the sandbox uid 0 of the host, for whom /proc/sys/kernel/core_pattern (a
+  // program the kernel runs as root on any crash) and /proc/sysrq-trigger are writable
+  // without any capability.
+  args.push('--dev', '/dev', '--proc', '/proc', '--remount-ro', '/proc', '--size', String(spec.limits.tmpBytes), '--tmpfs', '/tmp', '--dir', SANDBOX_HOME);
   if (spec.proxyDir) args.push('--ro-bind', spec.proxyDir, SANDBOX_PROXY_DIR);
   for (const extra of spec.extraRead ?? []) if (path.isAbsolute(extra)) args.push('--ro-bind-try', extra, extra);
   args.push(spec.sandbox.level === 'read-only' ? '--ro-bind' : '--bind', spec.workspace, spec.workspace);
@@ -161,6 +165,8 @@ export function selfCheckScript(spec: Pick<SandboxSpec, 'limits' | 'proxyDir'>):
     `command -v unshare >/dev/null 2>&1 || fail "the self-check needs unshare (Debian package util-linux)"`,
     `command -v prlimit >/dev/null 2>&1 || fail "limits need prlimit (Debian package util-linux)"`,
     `if unshare -U true 2>/dev/null; then fail "seccomp filter: unshare(CLONE_NEWUSER) is not refused"; fi`,
+    // access(W_OK) only: nothing is written, whatever the answer.
+    `for f in /proc/sys/kernel/core_pattern /proc/sysrq-trigger; do if [ -w "$f" ]; then fail "read-only /proc: $f is writable"; fi; done`,
   ];
   if (spec.proxyDir) {
     lines.push(
@@ -284,7 +290,7 @@ export async function runProbe(program: string): Promise<SandboxProbe> {
         : 'NO process limit (the worker is root, for whom RLIMIT_NPROC does not hold, and no pids cgroup is writable)';
     return {
       ok: true,
-      verified: `own user namespace (uid map "${checked.uidMap}"), no capabilities (CapEff 0), no_new_privs, seccomp filter (mount and unshare refused), ${processLimit}`,
+      verified: `own user namespace (uid map "${checked.uidMap}"), no capabilities (CapEff 0), no_new_privs, seccomp filter (mount and unshare refused), read-only /proc, ${processLimit}`,
     };
   } finally {
     await fs.rm(dir, { recursive: true, force: true });

@@ -110,13 +110,16 @@ describe.each(users)('a sandboxed process, worker as $name', ({ program }) => {
         'unshare -U -r true 2>/dev/null && echo UNSHARED',
         'cat "$OUTSIDE/secret.txt" 2>/dev/null',
         'echo x > "$OUTSIDE/new.txt" 2>/dev/null && echo WROTE-OUTSIDE',
+        // Writable only if /proc were: test -w asks access(), nothing is written.
+        '[ -w /proc/sys/kernel/core_pattern ] && echo CORE-PATTERN-WRITABLE',
+        '[ -w /proc/sysrq-trigger ] && echo SYSRQ-WRITABLE',
         'echo done',
       ].join('; '),
       bwrap(),
     );
     expect(ran.verdict).toMatchObject({ ok: true });
     expect(ran.output).toContain('done');
-    for (const word of ['MOUNTED', 'UNMOUNTED', 'POLICY-REWRITTEN', 'MKNOD', 'UNSHARED', 'SECRET', 'WROTE-OUTSIDE']) expect(ran.output).not.toContain(word);
+    for (const word of ['MOUNTED', 'UNMOUNTED', 'POLICY-REWRITTEN', 'MKNOD', 'UNSHARED', 'SECRET', 'WROTE-OUTSIDE', 'WRITABLE']) expect(ran.output).not.toContain(word);
     expect(await fs.readFile(path.join(ran.ws, '.keel/policy.json'), 'utf8')).toBe('{"mode":"ask"}');
     expect(await fs.readdir(ran.outside)).toEqual(['secret.txt']);
     await expect(fs.stat(path.join(ran.ws, 'dev-null'))).rejects.toThrow(/ENOENT/);
@@ -162,7 +165,7 @@ describe('the self-check', () => {
   it('states what it verified at start', async () => {
     const probe = await runProbe('bwrap');
     expect(probe).toMatchObject({ ok: true });
-    expect(sandboxStartupLine(probe)).toMatch(/^sandbox: verified own user namespace \(uid map "\d+ \d+ 1"\), no capabilities \(CapEff 0\), no_new_privs, seccomp filter \(mount and unshare refused\), (process limit|NO process limit)/);
+    expect(sandboxStartupLine(probe)).toMatch(/^sandbox: verified own user namespace \(uid map "\d+ \d+ 1"\), no capabilities \(CapEff 0\), no_new_privs, seccomp filter \(mount and unshare refused\), read-only \/proc, (process limit|NO process limit)/);
   });
 });
 
@@ -194,6 +197,9 @@ describe('network grant', () => {
         'curl -sS -m 5 http://localhost:7233/',
         `curl -sS -m 5 --noproxy '*' http://127.0.0.1:${port}/`,
         `node -e 'require("net").connect(${port},"127.0.0.1").on("data",d=>process.stdout.write(d)).on("error",e=>console.log("NET-ERR",e.code))'`,
+        // Writable only if /proc were: test -w asks access(), nothing is written.
+        '[ -w /proc/sys/kernel/core_pattern ] && echo CORE-PATTERN-WRITABLE',
+        '[ -w /proc/sysrq-trigger ] && echo SYSRQ-WRITABLE',
         'echo done',
       ].join('; '),
     });
