@@ -470,7 +470,8 @@ export async function runEscapes(options: {
       [
         sh('b() { b | b & }; b; sleep 30'),
         sh(`perl -e '$x = "a" x (2 * 1024 * 1024 * 1024); print length $x'`),
-        sh('head -c 100000000 /dev/zero > /tmp/fill'),
+        // Files under the size limit, until /tmp is full.
+        sh('for i in $(seq 1 40); do head -c 1000000 /dev/zero > /tmp/fill$i || exit 1; done'),
         sh('head -c 100000000 /dev/zero > big'),
         ...(options.short ? [] : [sh('while :; do :; done')]),
       ],
