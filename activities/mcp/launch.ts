@@ -28,7 +28,7 @@ export function isInsideDir(dir: string, target: string): boolean {
 }
 
 /** The server's executable, args, env and cwd for one workspace (a real path), or an error saying why it may not start. */
-export function planLaunch(config: McpServerConfig, workspace: string, hostPath = process.env.PATH ?? ''): LaunchPlan {
+export function planLaunch(config: McpServerConfig, workspace: string, hostPath = workerPath() ?? ''): LaunchPlan {
   const fill = (text: string) => text.replaceAll('${workspace}', workspace);
   const executable = resolveExecutable(config.command, workspace, hostPath);
   const runner = PACKAGE_RUNNERS.has(path.basename(config.command)) || PACKAGE_RUNNERS.has(path.basename(executable).replace(/-cli\.js$/, ''));
@@ -85,4 +85,10 @@ function resolveExecutable(command: string, workspace: string, hostPath: string)
     return real;
   }
   throw new Error(`its command ${command} was not found${command.includes('/') ? '' : ' on the worker\'s PATH'}`);
+}
+
+/** The worker's own PATH (where its programs are found; never a command's). */
+function workerPath(): string | undefined {
+  const { PATH } = process.env;
+  return PATH;
 }

@@ -6,6 +6,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type CommandSandbox } from '../../machines/policy';
+import { keelEnv } from '../../worker/env';
 import { type ToolContext } from './context';
 import { startEgressProxy, type ConnectionRecord } from './network-proxy';
 import { SANDBOX_PROXY_PORT } from './sandbox';
@@ -18,10 +19,15 @@ export interface NetworkGrant {
   close(): Promise<void>;
 }
 
-/** Endpoints no grant reaches: the Temporal server this worker uses, and any the operator lists. */
+/**
+ * Endpoints no grant reaches even on a public address: the Temporal server this worker
+ * uses, the Keel API, and any the operator lists (KEEL_SANDBOX_FORBID).
+ */
 export function forbiddenEndpoints(env: NodeJS.ProcessEnv = process.env): string[] {
-  const extra = (env.KEEL_SANDBOX_FORBID ?? '').split(',').map((e) => e.trim()).filter(Boolean);
-  return [env.TEMPORAL_ADDRESS || 'localhost:7233', ...extra];
+  const extra = (keelEnv(env, 'KEEL_SANDBOX_FORBID') ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  // TEMPORAL_ADDRESS is the standard Temporal variable (worker/env.ts TEMPORAL_CLIENT_ENV); 8280 is `keel serve`'s port.
+  const { TEMPORAL_ADDRESS: temporal } = env;
+  return [temporal || 'localhost:7233', 'localhost:8280', ...extra];
 }
 
 export async function openNetworkGrant(ctx: Pick<ToolContext, 'progress'>, sandbox: CommandSandbox, onConnection?: (record: ConnectionRecord) => void): Promise<NetworkGrant> {
@@ -39,13 +45,11 @@ export async function openNetworkGrant(ctx: Pick<ToolContext, 'progress'>, sandb
       },
     });
     const url = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
-    const env: Record<string, string> = {};
-    for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy', 'npm_config_proxy', 'npm_config_https_proxy']) env[name] = url;
-    env.NO_PROXY = '';
-    env.no_proxy = '';
+    const proxyEnv: Record<string, string> = { NO_PROXY: '', no_proxy: '' };
+    for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy', 'npm_config_proxy', 'npm_config_https_proxy']) proxyEnv[name] = url;
     return {
       dir,
-      env,
+      env: proxyEnv,
       connections,
       close: async () => {
         await proxy.close();

@@ -111,7 +111,7 @@ let bwrapResolved: string | undefined;
 /** bubblewrap found on the worker's PATH once (the command's environment may have another PATH). */
 function bwrapPath(): string {
   if (bwrapResolved) return bwrapResolved;
-  for (const dir of (process.env.PATH ?? '/usr/bin:/bin').split(':')) {
+  for (const dir of (workerPath() ?? '/usr/bin:/bin').split(':')) {
     const candidate = path.join(dir, BWRAP);
     if (path.isAbsolute(candidate) && existsSync(candidate)) return (bwrapResolved = candidate);
   }
@@ -309,4 +309,10 @@ export function sandboxStartupLine(result: SandboxProbe): string {
 /** Extra read-only paths from the operator: KEEL_SANDBOX_READ=/root/.pyenv:/opt/tools. */
 export function extraReadPaths(env: NodeJS.ProcessEnv = process.env): string[] {
   return (keelEnv(env, 'KEEL_SANDBOX_READ') ?? '').split(':').filter((p) => p !== '' && path.isAbsolute(p));
+}
+
+/** The worker's own PATH (where its programs are found; never a command's). */
+function workerPath(): string | undefined {
+  const { PATH } = process.env;
+  return PATH;
 }
