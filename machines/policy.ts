@@ -5,6 +5,7 @@
 // filesystem at the moment of use; this file decides only who has to say yes.
 import picomatch from 'picomatch/posix';
 import { z } from 'zod';
+import { commandViews } from './command-line';
 import { NetworkHosts, SandboxLimitsInput } from './sandbox-grant';
 
 // ---------------------------------------------------------------------------------
@@ -231,7 +232,7 @@ export function suggestedRuleFor(request: PolicyRequest): string | undefined {
   const subject = subjectOf(request);
   switch (subject.type) {
     case 'command': {
-      if (subject.parts.length !== 1 || !subject.parts[0] || subject.parts[0].unprovable) return undefined;
+      if (subject.parts.filter((p) => !p.view).length !== 1 || !subject.parts[0] || subject.parts[0].unprovable) return undefined;
       const rule = `${request.tool}(${subject.parts[0].tokens.map(quoteForRule).join(' ')})`;
       return PolicyRule.safeParse(rule).success && ruleCovers(rule, request) ? rule : undefined;
     }
@@ -258,7 +259,7 @@ export function legacySessionRuleFor(request: PolicyRequest): string {
   const subject = subjectOf(request);
   switch (subject.type) {
     case 'command': {
-      if (subject.parts.length !== 1 || !subject.parts[0] || subject.parts[0].unprovable) return request.tool;
+      if (subject.parts.filter((p) => !p.view).length !== 1 || !subject.parts[0] || subject.parts[0].unprovable) return request.tool;
       return `${request.tool}(${subject.parts[0].tokens.slice(0, 2).map(quoteForRule).join(' ')}*)`;
     }
     case 'path':
@@ -592,6 +593,7 @@ function firstMatch(rules: readonly string[], request: PolicyRequest, subject: S
       if (subject.parts.length === 0) return undefined;
       const used: string[] = [];
       for (const part of subject.parts) {
+        if (part.view) continue;
         if (part.unprovable) return undefined;
         const hit = candidates.find(({ parsed }) => parsed.pattern !== undefined && commandMatches(parsed.pattern, part));
         if (!hit) return undefined;
@@ -672,6 +674,8 @@ export interface CommandPart {
   tokens: string[];
   /** Contains something the tokenizer cannot prove harmless: `$(...)`, backticks, a redirect to a file. */
   unprovable: boolean;
+  /** What another part really runs (machines/command-line.ts): judged by deny and ask rules only. */
+  view?: true;
 }
 
 type Subject =
@@ -701,7 +705,8 @@ function subjectOf(request: PolicyRequest): Subject {
     case 'run_command': {
       const cwd = normalizeWorkspacePath(stringField(input, 'cwd') ?? '.');
       if (cwd.type === 'outside') return { type: 'path', path: cwd };
-      return { type: 'command', parts: commandParts(input.command) };
+      const parts = commandParts(input.command);
+      return { type: 'command', parts: [...parts, ...parts.flatMap((part) => commandViews(part, splitShellCommand).map((v) => ({ ...v, view: true as const })))] };
     }
     default: {
       if (!request.tool.startsWith(MCP_TOOL_PREFIX)) return { type: 'none' };
