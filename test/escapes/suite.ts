@@ -18,6 +18,7 @@ import { DEFAULT_ENV_ALLOW_LIST, type ToolContext } from '../../activities/tools
 import { executeTool } from '../../activities/tools/run-tool';
 import { type ToolResult } from '../../activities/tools/result';
 import { openWorkspace } from '../../activities/tools/workspace';
+import { needsPidsCgroup, pidsCgroupParent } from '../../activities/tools/pids-cgroup';
 import { currentSeccompArch, syscallNumber } from '../../activities/tools/seccomp';
 import { evaluatePolicy, parsePolicy, sandboxFor, type PolicyConfig } from '../../machines/policy';
 
@@ -463,12 +464,14 @@ export async function runEscapes(options: {
     );
 
     /** Limits as a policy sets them (small, so that the route is quick); the defaults are larger. */
+    const forkBombHeld = !needsPidsCgroup() || (await pidsCgroupParent()) !== undefined;
     const limitPolicy = makePolicy({ limits: { processes: 128, memoryMiB: 512, fileMiB: 8, tmpMiB: 16, cpuSeconds: 2 } });
     // Not in the control run: unconfined, a fork bomb is a fork bomb.
     if (!options.sandboxOff) await route(
       'limits: fork bomb, memory fill, /tmp fill, file size, CPU',
       [
-        sh('b() { b | b & }; b; sleep 30'),
+        // As root without a writable pids cgroup nothing holds a fork bomb (the start-up line says so): not tried.
+        ...(forkBombHeld ? [sh('b() { b | b & }; b; sleep 30')] : []),
         sh(`perl -e '$x = "a" x (2 * 1024 * 1024 * 1024); print length $x'`),
         // Files under the size limit, until /tmp is full.
         sh('for i in $(seq 1 40); do head -c 1000000 /dev/zero > /tmp/fill$i || exit 1; done'),

@@ -85,14 +85,17 @@ describe('MCP bridge over real stdio', () => {
   });
 
   it('restarts a server that exited on its next use', async () => {
-    const before = (await call('mcp__test__pid', {})).content;
+    // In its own PID namespace every server is pid 2: the sandbox's host pid tells them apart.
+    const hostPid = () => bridge.pool.pid('test', workspace);
+    const before = await hostPid();
     expect((await call('mcp__test__exit', {})).content).toBe('bye');
     let after = before;
     for (let i = 0; i < 50 && after === before; i += 1) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      after = (await call('mcp__test__pid', {}).catch(() => ({ content: before }))).content;
+      await call('mcp__test__echo', { text: 'x' }).catch(() => undefined);
+      after = await hostPid().catch(() => before);
     }
-    expect(after).toMatch(/^\d+$/);
+    expect(after).toEqual(expect.any(Number));
     expect(after).not.toBe(before);
   });
 
@@ -103,7 +106,7 @@ describe('MCP bridge over real stdio', () => {
       const theirs = JSON.parse((await callIn(other, 'mcp__test__roots', {})).content) as { roots: string[]; cwd: string };
       expect(mine).toEqual({ roots: [`file://${workspace}`], cwd: workspace });
       expect(theirs.roots).toEqual([`file://${other}`]);
-      expect((await call('mcp__test__pid', {})).content).not.toBe((await callIn(other, 'mcp__test__pid', {})).content);
+      expect(await bridge.pool.pid('test', workspace)).not.toBe(await bridge.pool.pid('test', other));
     } finally {
       await fs.rm(other, { recursive: true, force: true });
     }

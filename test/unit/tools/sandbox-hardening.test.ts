@@ -11,6 +11,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../../activities/tools/limits';
 import { nonPublicReason } from '../../../activities/tools/network-proxy';
+import { needsPidsCgroup, pidsCgroupParent } from '../../../activities/tools/pids-cgroup';
 import { executeTool } from '../../../activities/tools/run-tool';
 import { runProbe, sandboxStartupLine, spawnSandboxed, type SandboxSpec } from '../../../activities/tools/sandbox';
 import { currentSeccompArch, syscallNumber } from '../../../activities/tools/seccomp';
@@ -244,8 +245,11 @@ describe('limits', () => {
   const run = (command: string, limits: Record<string, number>) =>
     executeTool(t.ctx({ sandbox: { level: 'workspace-write', network: false, limits } }), 'run_command', { command, timeout_seconds: 60 });
 
+  // As root the process limit is a pids cgroup; where none is writable the worker says so at
+  // start, and a fork bomb here would be a real one: the case is left out.
+  const forkBombHeld = !needsPidsCgroup() || (await pidsCgroupParent()) !== undefined;
   it.each([
-    ['processes', 'b() { b | b & }; b; sleep 20', { processes: 64 }, /limit: process limit: 64 processes/],
+    ...(forkBombHeld ? [['processes', 'b() { b | b & }; b; sleep 20', { processes: 64 }, /limit: process limit: 64 processes/] as const] : []),
     ['memory', `perl -e '$x = "a" x (1<<31); print length($x)'`, { memoryMiB: 512 }, /limit: memory limit: 512 MiB of data memory/],
     ['cpu', 'while :; do :; done', { cpuSeconds: 1 }, /limit: CPU time limit: 1 s/],
     ['file-size', 'head -c 3000000 /dev/zero > big', { fileMiB: 1 }, /limit: file size limit: 1 MiB/],
