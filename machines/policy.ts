@@ -5,6 +5,8 @@
 // filesystem at the moment of use; this file decides only who has to say yes.
 import picomatch from 'picomatch/posix';
 import { z } from 'zod';
+import { commandViews } from './command-line';
+import { NetworkHosts, SandboxLimitsInput } from './sandbox-grant';
 
 // ---------------------------------------------------------------------------------
 // Tool kinds
@@ -84,6 +86,9 @@ export const SandboxRule = z
     rule: PolicyRule,
     sandbox: SandboxLevel.optional(),
     network: z.boolean().optional(),
+    /** The hosts this rule's network grant reaches (machines/sandbox-grant.ts). */
+    hosts: NetworkHosts.optional(),
+    limits: SandboxLimitsInput.optional(),
   })
   .strict();
 export type SandboxRule = z.infer<typeof SandboxRule>;
@@ -100,6 +105,10 @@ export const PolicyConfig = z
     sandbox: SandboxLevel.default('workspace-write'),
     /** Whether commands may reach the network. */
     network: z.boolean().default(false),
+    /** Hosts a network grant reaches, through Keel's proxy; absent: any public host. */
+    hosts: NetworkHosts.optional(),
+    /** Resource limits of sandboxed commands over the defaults (activities/tools/limits.ts). */
+    limits: SandboxLimitsInput.optional(),
     /** Per-command exceptions, first match wins: `{"rule": "run_command(npm install*)", "network": true}`. */
     sandboxRules: z.array(SandboxRule).default([]),
   })
@@ -146,6 +155,8 @@ export function mergePolicies(file: PolicyConfig, options: PolicyConfigInput | u
     headless: extra.headless,
     sandbox: extra.sandbox,
     network: extra.network,
+    ...((options.hosts ?? file.hosts) ? { hosts: options.hosts ?? file.hosts } : {}),
+    ...((options.limits ?? file.limits) ? { limits: { ...file.limits, ...options.limits } } : {}),
     // The session's exceptions are more specific than the file's: they are tried first.
     sandboxRules: [...extra.sandboxRules, ...file.sandboxRules],
   };
@@ -221,7 +232,7 @@ export function suggestedRuleFor(request: PolicyRequest): string | undefined {
   const subject = subjectOf(request);
   switch (subject.type) {
     case 'command': {
-      if (subject.parts.length !== 1 || !subject.parts[0] || subject.parts[0].unprovable) return undefined;
+      if (subject.parts.filter((p) => !p.view).length !== 1 || !subject.parts[0] || subject.parts[0].unprovable) return undefined;
       const rule = `${request.tool}(${subject.parts[0].tokens.map(quoteForRule).join(' ')})`;
       return PolicyRule.safeParse(rule).success && ruleCovers(rule, request) ? rule : undefined;
     }
@@ -248,7 +259,7 @@ export function legacySessionRuleFor(request: PolicyRequest): string {
   const subject = subjectOf(request);
   switch (subject.type) {
     case 'command': {
-      if (subject.parts.length !== 1 || !subject.parts[0] || subject.parts[0].unprovable) return request.tool;
+      if (subject.parts.filter((p) => !p.view).length !== 1 || !subject.parts[0] || subject.parts[0].unprovable) return request.tool;
       return `${request.tool}(${subject.parts[0].tokens.slice(0, 2).map(quoteForRule).join(' ')}*)`;
     }
     case 'path':
@@ -455,6 +466,9 @@ function evaluateWithoutHeadless(
 export interface CommandSandbox {
   level: SandboxLevel;
   network: boolean;
+  /** Hosts the network grant reaches; absent: any public host. */
+  hosts?: string[];
+  limits?: SandboxLimitsInput;
   /** The sandbox rule that set it, when one did. */
   matchedRule?: string;
 }
@@ -465,10 +479,12 @@ export interface CommandSandbox {
  * existed has neither field and gets the safe defaults.
  */
 export function sandboxFor(policy: PolicyConfig, request: PolicyRequest): CommandSandbox {
-  const base: CommandSandbox = { level: policy.sandbox ?? 'workspace-write', network: policy.network ?? false };
+  const grant = (hosts: string[] | undefined, limits: SandboxLimitsInput | undefined) => ({ ...(hosts ? { hosts } : {}), ...(limits ? { limits } : {}) });
+  const base: CommandSandbox = { level: policy.sandbox ?? 'workspace-write', network: policy.network ?? false, ...grant(policy.hosts, policy.limits) };
   for (const entry of policy.sandboxRules ?? []) {
     if (!ruleCovers(entry.rule, request)) continue;
-    return { level: entry.sandbox ?? base.level, network: entry.network ?? base.network, matchedRule: entry.rule };
+    const limits = entry.limits || policy.limits ? { ...policy.limits, ...entry.limits } : undefined;
+    return { level: entry.sandbox ?? base.level, network: entry.network ?? base.network, ...grant(entry.hosts ?? policy.hosts, limits), matchedRule: entry.rule };
   }
   return base;
 }
@@ -476,7 +492,8 @@ export function sandboxFor(policy: PolicyConfig, request: PolicyRequest): Comman
 /** How a sandbox reads in a verdict, and so in every approval prompt and policy event. */
 export function describeSandbox(sandbox: CommandSandbox): string {
   if (sandbox.level === 'off') return 'SANDBOX OFF: the command runs with every right of the worker\'s user, outside the workspace too';
-  return `sandbox ${sandbox.level}, ${sandbox.network ? 'network allowed' : 'no network'}`;
+  const network = !sandbox.network ? 'no network' : sandbox.hosts ? `network through Keel's proxy to ${sandbox.hosts.join(', ') || 'no host'}` : "network through Keel's proxy to public hosts";
+  return `sandbox ${sandbox.level}, ${network}`;
 }
 
 function modeDefault(mode: PolicyMode, kind: ToolKind, tool: string): PolicyVerdict {
@@ -576,6 +593,7 @@ function firstMatch(rules: readonly string[], request: PolicyRequest, subject: S
       if (subject.parts.length === 0) return undefined;
       const used: string[] = [];
       for (const part of subject.parts) {
+        if (part.view) continue;
         if (part.unprovable) return undefined;
         const hit = candidates.find(({ parsed }) => parsed.pattern !== undefined && commandMatches(parsed.pattern, part));
         if (!hit) return undefined;
@@ -656,6 +674,8 @@ export interface CommandPart {
   tokens: string[];
   /** Contains something the tokenizer cannot prove harmless: `$(...)`, backticks, a redirect to a file. */
   unprovable: boolean;
+  /** What another part really runs (machines/command-line.ts): judged by deny and ask rules only. */
+  view?: true;
 }
 
 type Subject =
@@ -685,7 +705,8 @@ function subjectOf(request: PolicyRequest): Subject {
     case 'run_command': {
       const cwd = normalizeWorkspacePath(stringField(input, 'cwd') ?? '.');
       if (cwd.type === 'outside') return { type: 'path', path: cwd };
-      return { type: 'command', parts: commandParts(input.command) };
+      const parts = commandParts(input.command);
+      return { type: 'command', parts: [...parts, ...parts.flatMap((part) => commandViews(part, splitShellCommand).map((v) => ({ ...v, view: true as const })))] };
     }
     default: {
       if (!request.tool.startsWith(MCP_TOOL_PREFIX)) return { type: 'none' };

@@ -18,6 +18,8 @@ export const toolFactsSchema = z.discriminatedUnion('kind', [
     /** Bytes of combined output and lines in it. */
     bytes: z.number().int().nonnegative(),
     lines: z.number().int().nonnegative(),
+    /** The sandbox limit that ended it, when one did (activities/tools/limits.ts). */
+    limit: z.enum(['memory', 'processes', 'cpu', 'file-size', 'tmp-space']).optional(),
   }),
   /** write_file / edit_file: the workspace-relative files it changed. */
   z.strictObject({ kind: z.literal('files_changed'), filesChanged: z.array(z.string().max(4096)).max(1000) }),

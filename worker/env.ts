@@ -47,6 +47,7 @@ export const KEEL_WORKER_ENV = {
   KEEL_MCP_CONFIG: 'a JSON or YAML file listing MCP servers',
   KEEL_STORE_DIR: 'where conversation segments are stored; workers on several hosts must share it',
   KEEL_SANDBOX_READ: 'extra host paths (colon-separated) that sandboxed commands may read, e.g. a toolchain outside /usr',
+  KEEL_SANDBOX_FORBID: 'endpoints (host:port, comma-separated) no network grant reaches, besides private and loopback addresses, the Temporal server and the Keel API',
   KEEL_RUN_DIR: "where records of running commands are kept (default: a private directory of the worker's user under the system temp dir)",
   KEEL_SHUTDOWN_GRACE: 'how long a stopping worker lets running activities finish before cancelling them (default `30s`; `0` cancels at once)',
   KEEL_WORKFLOW_CACHE: 'how many workflows the worker keeps cached: a count (`2000`) or a memory budget (`1.5GiB`) at ≈ 3.5 MiB per session; `0` turns the cache off (default: the SDK\'s, from the V8 heap limit)',

@@ -1,5 +1,21 @@
 // MCP servers the worker starts (stdio), validated at the edge with clear errors.
 import { z } from 'zod';
+import { SandboxLevel } from '../../machines/policy';
+import { NetworkHosts, SandboxLimitsInput } from '../../machines/sandbox-grant';
+
+/** What the server's sandbox grants beyond a command's defaults; every grant is written out. */
+export const McpSandboxConfig = z
+  .object({
+    /** How the workspace is bound; `off` runs the server unconfined and must be written out. */
+    level: SandboxLevel.default('workspace-write'),
+    network: z.boolean().default(false),
+    hosts: NetworkHosts.optional(),
+    /** Absolute host paths the server may read (its own code, say). */
+    read: z.array(z.string().refine((p) => p.startsWith('/'), 'an absolute path')).default([]),
+    limits: SandboxLimitsInput.optional(),
+  })
+  .strict();
+export type McpSandboxConfig = z.infer<typeof McpSandboxConfig>;
 
 export const McpServerConfig = z
   .object({
@@ -7,7 +23,9 @@ export const McpServerConfig = z
     args: z.array(z.string()).default([]),
     /** Added to the SDK's safe default environment (PATH, HOME, …); nothing else is inherited. */
     env: z.record(z.string(), z.string()).default({}),
+    /** Inside the workspace (relative to it, or `${workspace}/…`); a cwd outside is refused. */
     cwd: z.string().optional(),
+    sandbox: McpSandboxConfig.default({ level: 'workspace-write', network: false, read: [] }),
     /** How long one tool call may take. */
     callTimeoutMs: z.number().int().positive().default(120_000),
     /** How long starting the server and listing its tools may take. */

@@ -7,14 +7,21 @@ import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type McpConfig, type McpServerConfig } from './config';
+import { planLaunch } from './launch';
+import { SandboxedStdioTransport } from './transport';
+import { resolveLimits } from '../tools/limits';
+import { openNetworkGrant, type NetworkGrant } from '../tools/network-grant';
+import { ensureKeelDir, extraReadPaths, probeSandbox, spawnSandboxed } from '../tools/sandbox';
 
 const STDERR_TAIL_BYTES = 4096;
 
 interface Connection {
   client: Client;
-  transport: StdioClientTransport;
+  transport: Transport & { pid: number | null };
   stderrTail: () => string;
+  network?: NetworkGrant;
 }
 
 export class McpPool {
@@ -52,23 +59,48 @@ export class McpPool {
   }
 
   private async start(server: string, config: McpServerConfig, workspace: string, key: string): Promise<Connection> {
-    const fill = (text: string) => text.replaceAll('${workspace}', workspace);
-    const transport = new StdioClientTransport({
-      command: config.command,
-      args: config.args.map(fill),
-      env: Object.fromEntries(Object.entries(config.env).map(([name, value]) => [name, fill(value)])),
-      cwd: config.cwd ? fill(config.cwd) : workspace,
-      stderr: 'pipe',
-    });
+    let plan: ReturnType<typeof planLaunch>;
+    try {
+      plan = planLaunch(config, workspace);
+    } catch (error) {
+      throw new Error(`MCP server ${server} (${config.command}) may not start: ${(error as Error).message}`, { cause: error });
+    }
+    const sandbox = config.sandbox;
+    let network: NetworkGrant | undefined;
+    let transport: Connection['transport'];
     let tail = '';
-    transport.stderr?.on('data', (chunk: Buffer) => {
+    const onStderr = (chunk: Buffer) => {
       tail = (tail + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
-    });
+    };
+    if (sandbox.level === 'off') {
+      const stdio = new StdioClientTransport({ command: plan.executable, args: plan.args, env: plan.env, cwd: plan.cwd, stderr: 'pipe' });
+      stdio.stderr?.on('data', onStderr);
+      transport = stdio;
+    } else {
+      const probe = await probeSandbox();
+      if (!probe.ok) throw new Error(`MCP server ${server} cannot start: the sandbox is unavailable on this worker (${probe.reason}); its config would have to set "sandbox": {"level": "off"}`);
+      await ensureKeelDir(workspace);
+      const commandSandbox = { level: sandbox.level, network: sandbox.network, ...(sandbox.hosts ? { hosts: sandbox.hosts } : {}) };
+      // A server's connections have no tool call to report to: they go to the worker's log.
+      if (sandbox.network) network = await openNetworkGrant({ progress: (details) => console.log(`mcp ${server}: ${JSON.stringify(details)}`) }, commandSandbox);
+      const grant = network;
+      const env = { ...plan.env, ...(grant?.env ?? {}) };
+      const spec = {
+        sandbox: commandSandbox,
+        workspace,
+        cwd: plan.cwd,
+        extraRead: [...extraReadPaths(), ...sandbox.read],
+        limits: resolveLimits(sandbox.limits),
+        ...(grant ? { proxyDir: grant.dir } : {}),
+      };
+      transport = new SandboxedStdioTransport(() => spawnSandboxed(spec, [plan.executable, ...plan.args], { env, stdin: 'pipe', detached: false }), onStderr);
+    }
     const client = new Client({ name: 'keel', version: '0.1.0' }, { capabilities: { roots: { listChanged: false } } });
     // The session's workspace is the server's only root.
     client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(workspace).href, name: 'workspace' }] }));
-    const connection: Connection = { client, transport, stderrTail: () => tail };
+    const connection: Connection = { client, transport, stderrTail: () => tail, ...(network ? { network } : {}) };
     client.onclose = () => {
+      void network?.close();
       // The server exited or its pipes closed: start afresh on the next use.
       const current = this.connections.get(key);
       void current?.then((c) => {
@@ -79,6 +111,7 @@ export class McpPool {
       await client.connect(transport, { timeout: config.startupTimeoutMs });
     } catch (error) {
       await client.close().catch(() => undefined);
+      await network?.close();
       const stderr = tail.trim() ? `\nserver stderr:\n${tail.trim()}` : '';
       throw new Error(`MCP server ${server} (${config.command}) did not start: ${(error as Error).message}${stderr}`, { cause: error });
     }

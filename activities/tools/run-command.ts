@@ -2,13 +2,17 @@
 // string (/bin/sh -c). It runs in its own process group so that on timeout or cancel
 // the whole group — the shell and everything it started — is killed. Output of stdout
 // and stderr is combined in arrival order; progress goes out as heartbeats.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { type Readable } from 'node:stream';
+import { describeConnections, openNetworkGrant } from './network-grant';
+import { makePidsCgroup, needsPidsCgroup } from './pids-cgroup';
 import { z } from 'zod';
 import { saveArtifact, artifactPath, truncateForModel } from './artifacts';
 import { DEFAULT_SANDBOX, type ToolContext } from './context';
 import { type ToolFacts, type ToolResult } from './result';
 import { newRunToken, recordRunning, reapOrphanedCommands, RUN_TOKEN_ENV } from './orphans';
-import { BWRAP, bwrapArgs, ensureKeelDir, probeSandbox } from './sandbox';
+import { limitHit, limitInOutput, resolveLimits, type LimitHit } from './limits';
+import { ensureKeelDir, probeSandbox, spawnSandboxed, type SandboxVerdict } from './sandbox';
 import { openExisting, ToolError } from './workspace';
 
 export const runCommandInput = z
@@ -69,8 +73,7 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
     : ['/bin/sh', ['-c', input.command], input.command];
 
   const sandbox = ctx.sandbox ?? DEFAULT_SANDBOX;
-  let file = commandFile;
-  let args = commandArgs;
+  const limits = resolveLimits(sandbox.limits);
   if (sandbox.level !== 'off') {
     const probe = ctx.sandboxProbe ?? (await probeSandbox());
     if (!probe.ok) {
@@ -78,8 +81,6 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
       throw new ToolError(`commands cannot run: the sandbox is unavailable on this worker (${probe.reason}); the policy would have to set "sandbox": "off" to run them unconfined`);
     }
     await ensureKeelDir(ctx.ws.root);
-    file = BWRAP;
-    args = [...bwrapArgs({ sandbox, workspace: ctx.ws.root, cwd: cwdPath, extraRead: ctx.sandboxRead }), commandFile, ...commandArgs];
   }
 
   const env: Record<string, string> = {};
@@ -97,7 +98,23 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
   let lines = 0;
   let tail = Buffer.alloc(0);
 
-  const child = spawn(file, args, { cwd: cwdPath, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const network = sandbox.level !== 'off' && sandbox.network ? await openNetworkGrant(ctx, sandbox) : undefined;
+  const cgroup = sandbox.level !== 'off' && needsPidsCgroup() ? await makePidsCgroup(limits.processes) : undefined;
+  let verdict: Promise<SandboxVerdict> | undefined;
+  let child: ChildProcess;
+  if (sandbox.level === 'off') child = spawn(commandFile, commandArgs, { cwd: cwdPath, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  else {
+    if (network) Object.assign(env, network.env);
+    const started = spawnSandboxed(
+      { sandbox, workspace: ctx.ws.root, cwd: cwdPath, extraRead: ctx.sandboxRead, limits, ...(network ? { proxyDir: network.dir } : {}) },
+      [commandFile, ...commandArgs],
+      { env, stdin: 'ignore', detached: true, ...(cgroup ? { cgroupProcs: cgroup.procs } : {}) },
+    );
+    child = started.child;
+    verdict = started.verdict;
+  }
+  const stdout = child.stdout as Readable;
+  const stderr = child.stderr as Readable;
   const pid = child.pid;
   // Not awaited here: the exit and data listeners must be attached in this same tick.
   // A command whose record cannot be written (say, .keel/ replaced by a file) still runs.
@@ -112,9 +129,18 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
       retained += chunk.length;
     }
     tail = Buffer.concat([tail, chunk]).subarray(-PROGRESS_TAIL_BYTES);
+    // A fork bomb at its process limit never ends by itself: the first sign of it ends the call.
+    if (sandbox.level !== 'off' && !limitSeen) {
+      const seen = limitInOutput(limits, tail.toString('utf8'));
+      if (seen?.kind === 'processes') {
+        limitSeen = seen;
+        stopGroup();
+      }
+    }
   };
-  child.stdout.on('data', onData);
-  child.stderr.on('data', onData);
+  let limitSeen: LimitHit | undefined;
+  stdout.on('data', onData);
+  stderr.on('data', onData);
 
   const killGroup = (signal: NodeJS.Signals) => {
     if (pid === undefined) return;
@@ -168,14 +194,14 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
       killGroup('SIGKILL');
       settle({ type: 'exited', code, signal });
       const drained = setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
+        stdout.destroy();
+        stderr.destroy();
       }, DRAIN_MS);
       const finish = () => {
         clearTimeout(drained);
         resolve(settled ?? { type: 'exited', code, signal });
       };
-      if (child.stdout.closed && child.stderr.closed) finish();
+      if (stdout.closed && stderr.closed) finish();
       else child.once('close', finish);
     });
   });
@@ -183,20 +209,30 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
   if (killTimer) clearTimeout(killTimer);
   killGroup('SIGKILL');
   await (await recorded)();
+  await network?.close();
+  await cgroup?.close();
   reportProgress();
 
   const output = Buffer.concat(chunks);
-  const status = describeEnding(ending);
-  const isError = !(ending.type === 'exited' && ending.code === 0);
+  const checked = await verdict;
+  if (checked && !checked.ok) {
+    // The check runs before the command: a sandbox that fails it never ran anything.
+    throw new ToolError(`commands cannot run: the sandbox self-check failed (${checked.reason}); the command did not run`);
+  }
+  const limit = sandbox.level === 'off' ? undefined : (limitSeen ?? (ending.type === 'exited' ? limitHit(limits, ending, output.subarray(-64 * 1024).toString('utf8')) : undefined));
+  const status = limit ? `limit: ${limit.message}; the command and all processes it started were stopped` : describeEnding(ending);
+  const isError = limit !== undefined || !(ending.type === 'exited' && ending.code === 0);
   const where = input.cwd && input.cwd !== '.' ? `   (in ${cwd.rel})` : '';
   const header = `$ ${display}${where}${sandbox.level === 'off' ? '   [sandbox off]' : ''}\n`;
-  const footer = `\n[${status}]`;
+  const netLine = network && network.connections.length ? `\n[network: ${describeConnections(network.connections)}]` : '';
+  const footer = `${netLine}\n[${status}]`;
   // The exit code as data: nothing downstream reads it back out of the footer.
   const facts: ToolFacts = {
     kind: 'command',
     command: display.length > 20_000 ? `${display.slice(0, 20_000 - 1)}…` : display,
     exitCode: ending.type === 'exited' && ending.signal === null ? ending.code : null,
     timedOut: ending.type === 'timed_out',
+    ...(limit ? { limit: limit.kind } : {}),
     bytes: total,
     lines: lines + (tail.length > 0 && tail[tail.length - 1] !== 0x0a ? 1 : 0),
   };

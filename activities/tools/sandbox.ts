@@ -1,18 +1,28 @@
-// The command sandbox: run_command runs under bubblewrap (bwrap), in the spirit of the
-// Linux sandboxes of Codex CLI and Claude Code. The command sees the system directories
-// read-only (/usr, /etc, /opt …), the workspace writable (or read-only), Keel's own
-// `.keel/` read-only, a private /tmp, its own process namespace (it cannot see or signal
-// the worker or other commands, nor read their environment) and, unless the policy grants
-// the network, its own network namespace with only a loopback of its own. Anything else on
-// the host — home directories, other workspaces, /var, /srv — is simply not there.
-import { spawn } from 'node:child_process';
-import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+// The command sandbox: run_command and MCP servers run under bubblewrap (bwrap), in the
+// spirit of the Linux sandboxes of Codex CLI and Claude Code. The process sees the system
+// directories read-only (/usr, /etc, /opt …), the workspace writable (or read-only), Keel's
+// own `.keel/` read-only, a private size-limited /tmp, its own user namespace with no
+// capabilities (even when the worker runs as root), its own process, IPC, UTS and network
+// namespaces, a seccomp filter (seccomp.ts) and resource limits (limits.ts). The network
+// is a grant: with it, the only way out is Keel's proxy (network-proxy.ts), reached
+// through a Unix socket mounted into the sandbox. Anything else on the host — home
+// directories, other workspaces, /var, /srv — is simply not there.
+//
+// Nothing here is taken on trust: before the command runs, a few lines of shell inside the
+// sandbox check what it really holds (uid map, capabilities, no_new_privs, seccomp, a
+// syscall the filter must refuse) and report on a pipe the command never sees; a sandbox
+// that fails the check never runs the command.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type CommandSandbox } from '../../machines/policy';
 import { keelEnv } from '../../worker/env';
 import { KEEL_DIR } from './workspace';
+import { limitArgs, type SandboxLimits } from './limits';
+import { needsPidsCgroup, pidsCgroupParent } from './pids-cgroup';
+import { currentSeccompArch, seccompFilter } from './seccomp';
 
 export const BWRAP = 'bwrap';
 
@@ -22,8 +32,15 @@ const SYSTEM_DIRS = ['/usr', '/etc', '/opt', '/nix', '/snap'];
 const SYSTEM_LINKS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 /** Files under /etc a command has no business reading, even read-only. */
 const MASKED_FILES = ['/etc/shadow', '/etc/gshadow', '/etc/shadow-', '/etc/gshadow-', '/etc/sudoers'];
-/** Where resolv.conf may point on systemd hosts; needed only with the network. */
-const NETWORK_DIRS = ['/run/systemd/resolve', '/run/resolvconf'];
+/** Where Keel's proxy socket appears inside the sandbox, and the port its forwarder listens on. */
+export const SANDBOX_PROXY_DIR = '/run/keel-net';
+export const SANDBOX_PROXY_SOCKET = `${SANDBOX_PROXY_DIR}/proxy.sock`;
+export const SANDBOX_PROXY_PORT = 3128;
+/** Descriptors of the sandbox's start: the seccomp program in, the self-check verdict out. */
+const SECCOMP_FD = 3;
+const VERDICT_FD = 4;
+/** Exit code of the self-check when it refuses to run the command. */
+export const SELF_CHECK_FAILED = 125;
 /** HOME inside the sandbox: the real home is not mounted. */
 export const SANDBOX_HOME = '/tmp/home';
 
@@ -35,12 +52,19 @@ export interface SandboxSpec {
   cwd: string;
   /** Extra host paths mounted read-only (the operator's KEEL_SANDBOX_READ). */
   extraRead?: readonly string[];
+  /** Resource limits of the call. */
+  limits: SandboxLimits;
+  /** With the network granted: the directory holding Keel's proxy socket (`proxy.sock`) on the host. */
+  proxyDir?: string;
 }
 
 /** The bwrap arguments that confine one command, up to and including `--`. */
 export function bwrapArgs(spec: SandboxSpec): string[] {
-  const args = ['--die-with-parent', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
-  if (!spec.sandbox.network) args.push('--unshare-net');
+  // Its own user namespace even as root: without it, bubblewrap run by root leaves the
+  // command uid 0 of the host with (nearly) every capability.
+  const args = ['--unshare-user', '--cap-drop', 'ALL', '--die-with-parent', '--new-session'];
+  args.push('--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try', '--unshare-net');
+  args.push('--seccomp', String(SECCOMP_FD));
   for (const dir of SYSTEM_DIRS) if (existsSync(dir)) args.push('--ro-bind', dir, dir);
   for (const link of SYSTEM_LINKS) {
     const stats = lstatOrUndefined(link);
@@ -48,8 +72,14 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
     else if (stats?.isDirectory()) args.push('--ro-bind', link, link);
   }
   for (const file of MASKED_FILES) if (existsSync(file)) args.push('--ro-bind', '/dev/null', file);
-  if (spec.sandbox.network) for (const dir of NETWORK_DIRS) args.push('--ro-bind-try', dir, dir);
-  args.push('--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--dir', SANDBOX_HOME);
+  const node = nodeBinary();
+  if (spec.proxyDir && !SYSTEM_DIRS.some((dir) => node.startsWith(`${dir}/`))) args.push('--ro-bind', node, node);
+  // /proc read-only as a whole: bubblewrap covers only some of it, and a worker running as
+  // root leaves the sandbox uid 0 of the host, for whom /proc/sys/kernel/core_pattern (a
+  // program the kernel runs as root on any crash) and /proc/sysrq-trigger are writable
+  // without any capability.
+  args.push('--dev', '/dev', '--proc', '/proc', '--remount-ro', '/proc', '--size', String(spec.limits.tmpBytes), '--tmpfs', '/tmp', '--dir', SANDBOX_HOME);
+  if (spec.proxyDir) args.push('--ro-bind', spec.proxyDir, SANDBOX_PROXY_DIR);
   for (const extra of spec.extraRead ?? []) if (path.isAbsolute(extra)) args.push('--ro-bind-try', extra, extra);
   args.push(spec.sandbox.level === 'read-only' ? '--ro-bind' : '--bind', spec.workspace, spec.workspace);
   // After the workspace: this mount lies over it. A mount point cannot be renamed or
@@ -76,14 +106,155 @@ function lstatOrUndefined(p: string) {
   }
 }
 
-export type SandboxProbe = { ok: true } | { ok: false; reason: string };
+
+let bwrapResolved: string | undefined;
+/** bubblewrap found on the worker's PATH once (the command's environment may have another PATH). */
+function bwrapPath(): string {
+  if (bwrapResolved) return bwrapResolved;
+  for (const dir of (workerPath() ?? '/usr/bin:/bin').split(':')) {
+    const candidate = path.join(dir, BWRAP);
+    if (path.isAbsolute(candidate) && existsSync(candidate)) return (bwrapResolved = candidate);
+  }
+  return BWRAP;
+}
+
+/** The worker's own node, which runs the proxy forwarder inside the sandbox. */
+function nodeBinary(): string {
+  try {
+    return realpathSync(process.execPath);
+  } catch {
+    return process.execPath;
+  }
+}
+
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Where the forwarder says it listens; a FIFO in the sandbox's private /tmp. */
+const FORWARDER_READY = '/tmp/.keel-proxy-ready';
+
+/** Inside the sandbox: listens on the sandbox's own loopback and passes each connection to Keel's proxy socket. */
+const FORWARDER = [
+  `const net=require('net'),fs=require('fs');`,
+  `net.createServer(c=>{const u=net.connect(${JSON.stringify(SANDBOX_PROXY_SOCKET)});c.pipe(u);u.pipe(c);`,
+  `c.on('error',()=>u.destroy());u.on('error',()=>c.destroy())})`,
+  `.listen(${SANDBOX_PROXY_PORT},'127.0.0.1',()=>fs.writeFileSync(${JSON.stringify(FORWARDER_READY)},'ready\\n'))`,
+].join('');
+
+/**
+ * The shell that runs first inside the sandbox: it checks what the sandbox holds, says so
+ * on the verdict descriptor, closes it, starts the proxy forwarder when the network is
+ * granted, and replaces itself with prlimit and the command. When a check fails it writes
+ * one line naming what is missing and exits with SELF_CHECK_FAILED; the command never runs.
+ */
+export function selfCheckScript(spec: Pick<SandboxSpec, 'limits' | 'proxyDir'>): string {
+  const lines = [
+    `fail() { printf '%s\\n' "$1" >&${VERDICT_FD}; exit ${SELF_CHECK_FAILED}; }`,
+    `n=0; map=; count=`,
+    `while read -r inner outer size; do n=$((n+1)); map="$inner $outer $size"; count=$size; done < /proc/self/uid_map`,
+    `[ "$n" = 1 ] && [ "$count" = 1 ] || fail "own user namespace: the uid map is '$map' ($n lines), not a single id"`,
+    `caps=0; nnp=; sec=`,
+    `while read -r key value; do case "$key" in`,
+    `  CapEff:|CapPrm:|CapBnd:|CapAmb:) [ "$value" = 0000000000000000 ] || fail "no capabilities: $key is $value"; caps=$((caps+1));;`,
+    `  NoNewPrivs:) nnp=$value;; Seccomp:) sec=$value;;`,
+    `esac; done < /proc/self/status`,
+    `[ "$caps" = 4 ] || fail "no capabilities: /proc/self/status does not show them"`,
+    `[ "$nnp" = 1 ] || fail "no_new_privs is not set"`,
+    `[ "$sec" = 2 ] || fail "seccomp filter: not installed (Seccomp: \${sec:-absent})"`,
+    `command -v unshare >/dev/null 2>&1 || fail "the self-check needs unshare (Debian package util-linux)"`,
+    `command -v prlimit >/dev/null 2>&1 || fail "limits need prlimit (Debian package util-linux)"`,
+    `if unshare -U true 2>/dev/null; then fail "seccomp filter: unshare(CLONE_NEWUSER) is not refused"; fi`,
+    // access(W_OK) only: nothing is written, whatever the answer.
+    `for f in /proc/sys/kernel/core_pattern /proc/sysrq-trigger; do if [ -w "$f" ]; then fail "read-only /proc: $f is writable"; fi; done`,
+  ];
+  if (spec.proxyDir) {
+    lines.push(
+      `[ -S ${SANDBOX_PROXY_SOCKET} ] || fail "network: Keel's proxy socket is not in the sandbox"`,
+      `mkfifo ${FORWARDER_READY} || fail "network: cannot make the forwarder's FIFO"`,
+      // If node cannot start, the subshell says so on the FIFO instead; either way the read returns.
+      `( ${shellQuote(nodeBinary())} -e ${shellQuote(FORWARDER)} </dev/null >/dev/null 2>&1; echo failed > ${FORWARDER_READY} ) &`,
+      `read -r ready < ${FORWARDER_READY}; rm -f ${FORWARDER_READY}`,
+      `[ "$ready" = ready ] || fail "network: the proxy forwarder did not start"`,
+    );
+  }
+  lines.push(
+    `printf 'verified %s\\n' "$map" >&${VERDICT_FD}`,
+    `exec ${VERDICT_FD}>&-`,
+    `exec prlimit ${limitArgs(spec.limits).join(' ')} -- "$@"`,
+  );
+  return lines.join('\n');
+}
+
+/** What the self-check found: the uid map it verified, or the one thing missing. */
+export type SandboxVerdict = { ok: true; uidMap: string } | { ok: false; reason: string };
+
+export interface SandboxedProcess {
+  child: ChildProcess;
+  /** Settles once the check has spoken (before the command runs) or the sandbox failed to start. */
+  verdict: Promise<SandboxVerdict>;
+}
+
+export interface SpawnSandboxedOptions {
+  env: Record<string, string>;
+  /** 'pipe' for a server that speaks on stdin (MCP); commands get no stdin. */
+  stdin: 'pipe' | 'ignore';
+  /** Its own process group, so that a timeout can kill everything it started. */
+  detached: boolean;
+  program?: string;
+  /** A cgroup.procs file bubblewrap joins before it starts (pids-cgroup.ts). */
+  cgroupProcs?: string;
+}
+
+/** Starts `command` (argv) in the sandbox `spec` describes. */
+export function spawnSandboxed(spec: SandboxSpec, command: readonly string[], options: SpawnSandboxedOptions): SandboxedProcess {
+  const arch = currentSeccompArch();
+  const bwrap = options.program ?? BWRAP;
+  let program = bwrap;
+  let args = [...bwrapArgs(spec), '/bin/sh', '-c', selfCheckScript(spec), 'keel-sandbox', ...command];
+  if (options.cgroupProcs) {
+    // Joins the cgroup first, so that every process the sandbox ever has is counted.
+    args = ['-c', 'echo $$ > "$0" && exec "$@"', options.cgroupProcs, bwrap, ...args];
+    program = '/bin/sh';
+  }
+  const child = spawn(program === BWRAP ? bwrapPath() : program, args, {
+    // The host side starts in the workspace; --chdir sets the directory inside (which may not exist outside).
+    cwd: spec.workspace,
+    env: options.env,
+    detached: options.detached,
+    stdio: [options.stdin, 'pipe', 'pipe', 'pipe', 'pipe'],
+  });
+  const filterPipe = child.stdio[SECCOMP_FD] as NodeJS.WritableStream & { on(event: 'error', listener: () => void): void };
+  filterPipe.on('error', () => undefined);
+  // Without a filter for this architecture bubblewrap gets an empty one and refuses to start.
+  filterPipe.end(arch ? seccompFilter(arch) : Buffer.alloc(0));
+  const verdictPipe = child.stdio[VERDICT_FD] as NodeJS.ReadableStream & { on(event: 'error', listener: () => void): void };
+  const verdict = new Promise<SandboxVerdict>((resolve) => {
+    let text = '';
+    verdictPipe.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+    });
+    verdictPipe.on('error', () => undefined);
+    verdictPipe.on('end', () => {
+      const line = text.trim().split('\n')[0] ?? '';
+      if (line.startsWith('verified ')) resolve({ ok: true, uidMap: line.slice('verified '.length) });
+      else if (line) resolve({ ok: false, reason: line });
+      else if (!arch) resolve({ ok: false, reason: `seccomp filter: no filter for the architecture ${process.arch}` });
+      else resolve({ ok: false, reason: 'bubblewrap did not start the sandbox' });
+    });
+    child.once('error', (error) => resolve({ ok: false, reason: `${options.program ?? BWRAP} cannot be started (${error.message}); install the Debian package bubblewrap` }));
+  });
+  return { child, verdict };
+}
+
+export type SandboxProbe = { ok: true; verified: string } | { ok: false; reason: string };
 
 let probe: Promise<SandboxProbe> | undefined;
 
 /**
- * Whether bubblewrap can build the sandbox here: it needs the `bwrap` program and user
- * namespaces (a default Docker seccomp profile forbids them). Checked once per process
- * with the same namespaces a real command gets.
+ * What the sandbox really holds here, checked once per process by starting one with the
+ * same namespaces, filter and check a real command gets, and trying from inside what the
+ * filter must refuse (mount, a new user namespace). Every call checks again (spawnSandboxed).
  */
 export function probeSandbox(): Promise<SandboxProbe> {
   probe ??= runProbe(BWRAP);
@@ -95,31 +266,53 @@ export async function runProbe(program: string): Promise<SandboxProbe> {
   try {
     await ensureKeelDir(dir);
     const real = await fs.realpath(dir);
-    const args = bwrapArgs({ sandbox: { level: 'workspace-write', network: false }, workspace: real, cwd: real });
-    return await new Promise<SandboxProbe>((resolve) => {
-      const child = spawn(program, [...args, '/bin/sh', '-c', 'exit 0'], { stdio: ['ignore', 'ignore', 'pipe'] });
-      let stderr = '';
-      child.stderr.on('data', (chunk: Buffer) => {
-        stderr += chunk.toString('utf8');
-      });
-      child.once('error', (error) => resolve({ ok: false, reason: `${program} cannot be started (${error.message}); install the Debian package bubblewrap` }));
-      child.once('close', (code) =>
-        resolve(code === 0 ? { ok: true } : { ok: false, reason: `${program} failed (exit ${code}): ${stderr.trim().split('\n')[0] ?? ''} — user namespaces are probably not allowed here` }),
-      );
+    const spec: SandboxSpec = { sandbox: { level: 'workspace-write', network: false }, workspace: real, cwd: real, limits: DEFAULT_PROBE_LIMITS };
+    const attempts = `mount -t tmpfs none /tmp 2>/dev/null && echo MOUNTED; cat /proc/self/uid_map`;
+    const { child, verdict } = spawnSandboxed(spec, ['/bin/sh', '-c', attempts], { env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin' }, stdin: 'ignore', detached: false, program });
+    let output = '';
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+    const code = await new Promise<number | null>((resolve) => {
+      child.once('error', () => resolve(null));
+      child.once('close', (exit) => resolve(exit));
     });
+    const checked = await verdict;
+    if (!checked.ok) {
+      const detail = checked.reason === 'bubblewrap did not start the sandbox' ? `${checked.reason}: ${output.trim().split('\n')[0] ?? ''} — user namespaces are probably not allowed here` : checked.reason;
+      return { ok: false, reason: detail };
+    }
+    if (output.includes('MOUNTED')) return { ok: false, reason: 'seccomp filter: mount is not refused' };
+    if (code !== 0) return { ok: false, reason: `the probe command failed in the sandbox (exit ${code}): ${output.trim().split('\n')[0] ?? ''}` };
+    const processLimit = !needsPidsCgroup()
+      ? 'process limit (RLIMIT_NPROC)'
+      : (await pidsCgroupParent())
+        ? 'process limit (pids cgroup, as the worker is root)'
+        : 'NO process limit (the worker is root, for whom RLIMIT_NPROC does not hold, and no pids cgroup is writable)';
+    return {
+      ok: true,
+      verified: `own user namespace (uid map "${checked.uidMap}"), no capabilities (CapEff 0), no_new_privs, seccomp filter (mount and unshare refused), read-only /proc, ${processLimit}`,
+    };
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }
 }
 
-/** The one line a worker prints at start about its sandbox. */
+const DEFAULT_PROBE_LIMITS: SandboxLimits = { memoryBytes: 1024 * 1024 * 1024, processes: 64, cpuSeconds: 10, fileBytes: 1024 * 1024, tmpBytes: 1024 * 1024 };
+
+/** The one line a worker prints at start about its sandbox: what was verified, or what is missing. */
 export function sandboxStartupLine(result: SandboxProbe): string {
   return result.ok
-    ? 'sandbox: bubblewrap works; run_command is confined to the workspace (policy "sandbox" chooses the level)'
-    : `sandbox: UNAVAILABLE — ${result.reason}. run_command is refused unless the policy sets "sandbox": "off"`;
+    ? `sandbox: verified ${result.verified}; run_command and MCP servers run confined to the workspace (policy "sandbox" chooses the level)`
+    : `sandbox: UNAVAILABLE — ${result.reason}. Sandboxed tools are refused unless the policy sets "sandbox": "off"`;
 }
 
 /** Extra read-only paths from the operator: KEEL_SANDBOX_READ=/root/.pyenv:/opt/tools. */
 export function extraReadPaths(env: NodeJS.ProcessEnv = process.env): string[] {
   return (keelEnv(env, 'KEEL_SANDBOX_READ') ?? '').split(':').filter((p) => p !== '' && path.isAbsolute(p));
+}
+
+/** The worker's own PATH (where its programs are found; never a command's). */
+function workerPath(): string | undefined {
+  const { PATH } = process.env;
+  return PATH;
 }

@@ -12,12 +12,14 @@ import fs from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { createMcpBridge, parseMcpConfig } from '../../activities/mcp/index';
 import { DEFAULT_ENV_ALLOW_LIST, type ToolContext } from '../../activities/tools/context';
 import { executeTool } from '../../activities/tools/run-tool';
 import { type ToolResult } from '../../activities/tools/result';
 import { openWorkspace } from '../../activities/tools/workspace';
+import { needsPidsCgroup, pidsCgroupParent } from '../../activities/tools/pids-cgroup';
+import { currentSeccompArch, syscallNumber } from '../../activities/tools/seccomp';
 import { evaluatePolicy, parsePolicy, sandboxFor, type PolicyConfig } from '../../machines/policy';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -33,6 +35,8 @@ export interface RouteResult {
   /** Of those, how many the tool itself answered with an error (a refusal, a failed command). */
   toolErrors: number;
   escapes: number;
+  /** Contained attempts a sandbox limit ended (status `limit`), by kind. */
+  limits: Record<string, number>;
   /** What each escape was, for the report. */
   evidence: string[];
 }
@@ -44,6 +48,9 @@ export interface EscapeReport {
   routes: RouteResult[];
   totalAttempts: number;
   totalEscapes: number;
+  totalLimits: number;
+  /** Who ran the suite: the worker's uid decides what an unconfined command could do. */
+  user: string;
 }
 
 interface Attempt {
@@ -51,7 +58,13 @@ interface Attempt {
   input: Record<string, unknown>;
 }
 
-export async function runEscapes(options: { swaps: number; /** A control run: proves the suite sees escapes. */ sandboxOff?: boolean }): Promise<EscapeReport> {
+export async function runEscapes(options: {
+  swaps: number;
+  /** A control run: proves the suite sees escapes. */
+  sandboxOff?: boolean;
+  /** The short version (CI): skips the slow routes (limits that take seconds, npx). */
+  short?: boolean;
+}): Promise<EscapeReport> {
   const base = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'keel-escapes-')));
   const ws = path.join(base, 'ws');
   const outside = path.join(base, 'outside');
@@ -73,18 +86,43 @@ export async function runEscapes(options: { swaps: number; /** A control run: pr
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
+  // A stand-in for the Temporal server's port: the network grant must never reach it.
+  let temporalConnections = 0;
+  const temporal = createServer((socket) => {
+    temporalConnections += 1;
+    socket.end('TEMPORAL\n');
+  });
+  await new Promise<void>((resolve) => temporal.listen(0, '127.0.0.1', resolve));
+  const temporalPort = (temporal.address() as { port: number }).port;
+  const savedTemporalAddress = process.env.TEMPORAL_ADDRESS;
+  process.env.TEMPORAL_ADDRESS = `127.0.0.1:${temporalPort}`;
+  const plantedMarker = path.join(ws, 'PLANTED-RAN');
+  const tsxLoader = pathToFileURL(path.join(repoRoot, 'node_modules/tsx/dist/loader.mjs')).href;
+  const fixture = path.join(repoRoot, 'test/fixtures/mcp-server.ts');
 
   const bridge = createMcpBridge(
     parseMcpConfig({
-      servers: { fs: { command: process.execPath, args: ['--import', 'tsx', path.join(repoRoot, 'test/fixtures/mcp-server.ts')], cwd: repoRoot } },
+      servers: {
+        fs: { command: process.execPath, args: ['--import', tsxLoader, fixture], sandbox: { read: [repoRoot] } },
+        // A server whose config points its cwd outside the workspace: it must not start.
+        outcwd: { command: process.execPath, args: ['--import', tsxLoader, fixture], cwd: outside, sandbox: { read: [repoRoot] } },
+        // The README's npx pattern, with a package of the same name planted in the workspace.
+        planted: { command: 'npx', args: ['-y', 'keel-planted-mcp', '${workspace}'], startupTimeoutMs: 5_000 },
+        // Found only on a PATH entry inside the workspace.
+        pathplant: { command: 'keel-planted-server', startupTimeoutMs: 5_000 },
+      },
     }),
   );
   const workspace = await openWorkspace(ws);
-  const policy: PolicyConfig = (() => {
-    const parsed = parsePolicy({ mode: 'full-auto', ...(options.sandboxOff ? { sandbox: 'off', network: true } : {}) });
+  const makePolicy = (raw: Record<string, unknown>): PolicyConfig => {
+    const parsed = parsePolicy({ mode: 'full-auto', ...raw, ...(options.sandboxOff ? { sandbox: 'off', network: true } : {}) });
     if (!parsed.ok) throw new Error(parsed.error);
     return parsed.policy;
-  })();
+  };
+  const basePolicy = makePolicy({});
+  /** The network grant as a policy gives it: an allow-list whose one name resolves to loopback. */
+  const networkPolicy = makePolicy({ network: true, hosts: ['localhost', '*.localhost'] });
+  let policy = basePolicy;
   const ctx = (request: Attempt): ToolContext => ({
     ws: workspace,
     callKey: `escapes/${randomUUID()}`,
@@ -99,16 +137,17 @@ export async function runEscapes(options: { swaps: number; /** A control run: pr
   const routes: RouteResult[] = [];
 
   /** Runs one attempt the way a session would, and reports what leaked. */
-  const tryOnce = async (attempt: Attempt): Promise<{ denied: boolean; toolError: boolean; leak: string | undefined }> => {
+  const tryOnce = async (attempt: Attempt): Promise<{ denied: boolean; toolError: boolean; leak: string | undefined; limit: string | undefined }> => {
     const verdict = evaluatePolicy(policy, { tool: attempt.tool, input: attempt.input, workspace: ws });
     let result: ToolResult | undefined;
     if (verdict.decision === 'allow') {
       result = attempt.tool.startsWith('mcp__')
-        ? await callMcp(attempt)
+        ? await callMcp(attempt).catch((error: Error): ToolResult => ({ is_error: true, content: error.message }))
         : await executeTool(ctx(attempt), attempt.tool, attempt.input);
     }
     const leak = await evidence(result);
-    return { denied: verdict.decision !== 'allow', toolError: result?.is_error === true, leak: leak ? `${attempt.tool} ${JSON.stringify(attempt.input)}: ${leak}` : undefined };
+    const limit = result?.facts?.kind === 'command' ? result.facts.limit : undefined;
+    return { denied: verdict.decision !== 'allow', toolError: result?.is_error === true, leak: leak ? `${attempt.tool} ${JSON.stringify(attempt.input)}: ${leak}` : undefined, limit };
   };
 
   const callMcp = async (attempt: Attempt): Promise<ToolResult> => {
@@ -122,6 +161,14 @@ export async function runEscapes(options: { swaps: number; /** A control run: pr
     if (result?.content.includes(secret)) return 'read the secret outside';
     if (shadowLine && result?.content.includes(shadowLine)) return "read the host's /etc/shadow";
     if (result?.content.includes('HOST\n') || connected) return 'reached a socket on the host';
+    const reachedTemporal = temporalConnections > 0;
+    temporalConnections = 0;
+    if (result?.content.includes('TEMPORAL\n') || reachedTemporal) return "reached the Temporal server's port";
+    if (result?.content.includes('KEEL-PRIVILEGED')) return `held a privilege inside the sandbox (${/KEEL-PRIVILEGED[^\n]*/.exec(result.content)?.[0] ?? ''})`;
+    if (existsSync(plantedMarker)) {
+      await fs.rm(plantedMarker, { force: true });
+      return 'ran a program the agent planted in the workspace';
+    }
     const now = await listTree(outside);
     if (now.join('\n') !== outsideBaseline.join('\n')) {
       const added = now.filter((entry) => !outsideBaseline.includes(entry));
@@ -164,12 +211,14 @@ export async function runEscapes(options: { swaps: number; /** A control run: pr
     return undefined;
   };
 
-  const route = async (name: string, attempts: Attempt[], setup?: () => Promise<void>, teardown?: () => Promise<void>) => {
+  const route = async (name: string, attempts: Attempt[], setup?: () => Promise<void>, teardown?: () => Promise<void>, routePolicy = basePolicy) => {
     await setup?.();
-    const r: RouteResult = { route: name, attempts: 0, deniedByPolicy: 0, contained: 0, toolErrors: 0, escapes: 0, evidence: [] };
+    policy = routePolicy;
+    const r: RouteResult = { route: name, attempts: 0, deniedByPolicy: 0, contained: 0, toolErrors: 0, escapes: 0, limits: {}, evidence: [] };
     try {
       for (const attempt of attempts) {
-        const { denied, toolError, leak } = await tryOnce(attempt);
+        const { denied, toolError, leak, limit } = await tryOnce(attempt);
+        if (limit) r.limits[limit] = (r.limits[limit] ?? 0) + 1;
         r.attempts += 1;
         if (leak) {
           r.escapes += 1;
@@ -181,6 +230,7 @@ export async function runEscapes(options: { swaps: number; /** A control run: pr
         }
       }
     } finally {
+      policy = basePolicy;
       await teardown?.();
       // What a contained attempt made inside the workspace stays out of the next route.
       for (const name of await fs.readdir(ws)) if (name !== '.keel') await fs.rm(path.join(ws, name), { recursive: true, force: true, maxRetries: 5 });
@@ -335,6 +385,104 @@ export async function runEscapes(options: { swaps: number; /** A control run: pr
       await fs.symlink(path.join(outside, 'made-by-mcp.txt'), path.join(ws, 'dangling'));
     }, rm('out', 'dangling'));
 
+    const n = (name: Parameters<typeof syscallNumber>[1]) => syscallNumber(currentSeccompArch() ?? 'x64', name);
+    /** A perl one-liner making a raw syscall; prints the marker (split, so the command text never holds it) on success. */
+    const raw = (label: string, setup: string, call: string, ok = '$r >= 0') =>
+      sh(`perl -e '${setup} $r = ${call}; print ${ok} ? "KEEL-PRIV"."ILEGED ${label}\\n" : "refused ${label}: $!\\n"' 3<.`);
+    const marker = (label: string) => `echo KEEL-PRIV""ILEGED ${label}`;
+    // Not in the control run: unconfined as root these would really change the host.
+    if (!options.sandboxOff) await route('privilege inside the sandbox (uid 0, capabilities, mounts, namespaces, raw syscalls, /proc)', [
+      sh(`grep -q 'CapEff:.*[1-9a-f]' /proc/self/status && ${marker('CapEff')}; grep -q 4294967295 /proc/self/uid_map && ${marker('uid_map')}; cat /proc/self/uid_map`),
+      // open_by_handle_at with a guessed handle of the file system's root (the "shocker" attack): read, then write.
+      raw('open_by_handle_at-read', '$h = pack("LlQ", 8, 1, 2);', `syscall(${n('open_by_handle_at')}, 3, $h, 0)`),
+      raw('open_by_handle_at-write', '$h = pack("LlQ", 8, 1, 2);', `syscall(${n('open_by_handle_at')}, 3, $h, 2)`),
+      raw('name_to_handle_at', '$h = pack("LlQ", 128, 0, 0) . ("\\0" x 128); $m = pack("l", 0); $p = "/etc/hostname";', `syscall(${n('name_to_handle_at')}, -100, $p, $h, $m, 0)`, '$r == 0'),
+      sh(`umount .keel && echo '{"mode":"full-auto","sandbox":"off"}' > .keel/policy.json`),
+      sh(`umount -l .keel; echo '{"mode":"full-auto","sandbox":"off"}' > .keel/policy.json`),
+      sh(`mount -t tmpfs none .keel && ${marker('mount-tmpfs')}`),
+      sh(`mkdir -p mnt && mount --bind / mnt && ${marker('mount-bind')} && cat mnt${secretAbs}`),
+      sh(`mknod disk b 8 0 && ${marker('mknod')}; mknod mem c 1 1 && ${marker('mknod-mem')}`),
+      sh(`unshare -Urm sh -c 'mount -t tmpfs none /tmp && ${marker('unshare')}'`),
+      sh(`nsenter -t 1 -a cat ${secretAbs}`),
+      raw('clone-newuser', '', `syscall(${n('clone')}, 0x10000011, 0, 0, 0, 0)`, '$r > 0'),
+      raw('setns', '', `syscall(${n('setns')}, 0, 0)`, '$r == 0'),
+      raw('keyctl', '', `syscall(${n('keyctl')}, 0, -4, 1)`),
+      raw('ptrace', '', `syscall(${n('ptrace')}, 16, 1, 0, 0)`, '$r == 0'),
+      raw('bpf', '$a = "\\0" x 128;', `syscall(${n('bpf')}, 0, $a, 128)`),
+      raw('perf_event_open', '$a = pack("LL", 1, 128) . ("\\0" x 120);', `syscall(${n('perf_event_open')}, $a, 0, -1, -1, 0)`),
+      raw('TIOCSTI', '$c = "x";', `syscall(${n('ioctl')}, 0, 0x5412, $c)`, '$r == 0'),
+      raw('init_module', '$e = "";', `syscall(${n('init_module')}, $e, 0, $e)`, '$r == 0'),
+      // Never written: test -w asks access() (a real write, if it worked, would change the host's crash handler).
+      sh(`[ -w /proc/sys/kernel/core_pattern ] && ${marker('core_pattern-writable')}; [ -w /proc/sysrq-trigger ] && ${marker('sysrq-writable')}; echo checked`),
+    ]);
+
+    await route(
+      'network grant: allow-listed names that resolve to loopback, host ports, the Temporal port',
+      [
+        sh(`curl -sS -m 5 http://localhost:${port}/`),
+        sh(`curl -sS -m 5 -p http://localhost:${port}/`),
+        sh(`curl -sS -m 5 http://localhost:${temporalPort}/api/v1/namespaces/default/workflows`),
+        sh(`curl -sS -m 5 -X POST http://localhost:${temporalPort}/api/v1/namespaces/default/workflows/x -d '{}'`),
+        sh(`curl -sS -m 5 http://localhost.:${port}/; curl -sS -m 5 http://evil.localhost:${port}/`),
+        sh(`curl -sS -m 5 http://127.0.0.1:${port}/; curl -sS -m 5 http://[::1]:${port}/; curl -sS -m 5 http://0x7f000001:${port}/`),
+        sh(`curl -sS -m 5 --noproxy '*' http://127.0.0.1:${port}/; curl -sS -m 5 --noproxy '*' http://127.0.0.1:${temporalPort}/`),
+        { tool: 'run_command', input: { command: ['bash', '-c', `exec 3<>/dev/tcp/127.0.0.1/${temporalPort} && cat <&3`] } },
+        { tool: 'run_command', input: { command: ['node', '-e', `require("net").connect(${port},"127.0.0.1").on("data",d=>process.stdout.write(d)).on("error",()=>{})`] } },
+        { tool: 'run_command', input: { command: ['node', '-e', `require("net").connect(${temporalPort},"localhost").on("data",d=>process.stdout.write(d)).on("error",()=>{})`] } },
+      ],
+      undefined,
+      undefined,
+      networkPolicy,
+    );
+
+    const savedPath = process.env.PATH;
+    await route(
+      'MCP servers: a planted package, a planted program on PATH, a cwd outside, relative writes',
+      [
+        ...(options.short ? [] : [{ tool: 'mcp__planted__anything', input: {} }]),
+        { tool: 'mcp__pathplant__anything', input: {} },
+        { tool: 'mcp__outcwd__write', input: { path: 'rel.txt', text: 'x' } },
+        { tool: 'mcp__fs__write', input: { path: 'rel.txt', text: 'x' } },
+        { tool: 'mcp__fs__write', input: { path: 'sub/../../outside/rel.txt', text: 'x' } },
+      ],
+      async () => {
+        const planted = path.join(ws, 'node_modules/keel-planted-mcp');
+        await fs.mkdir(path.join(planted, 'bin'), { recursive: true });
+        await fs.writeFile(path.join(planted, 'package.json'), JSON.stringify({ name: 'keel-planted-mcp', version: '1.0.0', bin: { 'keel-planted-mcp': 'bin/x.js' } }));
+        await fs.writeFile(path.join(planted, 'bin/x.js'), `#!/usr/bin/env node\nrequire('fs').writeFileSync(${JSON.stringify(plantedMarker)}, 'x')\n`, { mode: 0o755 });
+        await fs.mkdir(path.join(ws, 'node_modules/.bin'), { recursive: true });
+        await fs.symlink('../keel-planted-mcp/bin/x.js', path.join(ws, 'node_modules/.bin/keel-planted-mcp'));
+        await fs.writeFile(path.join(ws, 'package.json'), '{"name":"ws","version":"1.0.0"}');
+        await fs.mkdir(path.join(ws, 'bin'));
+        await fs.writeFile(path.join(ws, 'bin/keel-planted-server'), `#!/bin/sh\ntouch ${plantedMarker}\n`, { mode: 0o755 });
+        // As if the worker's PATH named a directory the agent can write.
+        process.env.PATH = `${path.join(ws, 'bin')}:${savedPath ?? ''}`;
+      },
+      async () => {
+        process.env.PATH = savedPath;
+      },
+    );
+
+    /** Limits as a policy sets them (small, so that the route is quick); the defaults are larger. */
+    const forkBombHeld = !needsPidsCgroup() || (await pidsCgroupParent()) !== undefined;
+    const limitPolicy = makePolicy({ limits: { processes: 128, memoryMiB: 512, fileMiB: 8, tmpMiB: 16, cpuSeconds: 2 } });
+    // Not in the control run: unconfined, a fork bomb is a fork bomb.
+    if (!options.sandboxOff) await route(
+      'limits: fork bomb, memory fill, /tmp fill, file size, CPU',
+      [
+        // As root without a writable pids cgroup nothing holds a fork bomb (the start-up line says so): not tried.
+        ...(forkBombHeld ? [sh('b() { b | b & }; b; sleep 30')] : []),
+        sh(`perl -e '$x = "a" x (2 * 1024 * 1024 * 1024); print length $x'`),
+        // Files under the size limit, until /tmp is full.
+        sh('for i in $(seq 1 40); do head -c 1000000 /dev/zero > /tmp/fill$i || exit 1; done'),
+        sh('head -c 100000000 /dev/zero > big'),
+        ...(options.short ? [] : [sh('while :; do :; done')]),
+      ],
+      undefined,
+      undefined,
+      limitPolicy,
+    );
+
     // Symlinks swapped between check and use, by a process that never stops swapping.
     const swapper = spawn(
       '/bin/sh',
@@ -376,6 +524,9 @@ export async function runEscapes(options: { swaps: number; /** A control run: pr
       await stopSwapping();
     }
   } finally {
+    if (savedTemporalAddress === undefined) delete process.env.TEMPORAL_ADDRESS;
+    else process.env.TEMPORAL_ADDRESS = savedTemporalAddress;
+    temporal.close();
     server.close();
     await bridge.close();
     await fs.rm(base, { recursive: true, force: true, maxRetries: 5 });
@@ -389,6 +540,8 @@ export async function runEscapes(options: { swaps: number; /** A control run: pr
     routes,
     totalAttempts: routes.reduce((n, r) => n + r.attempts, 0),
     totalEscapes: routes.reduce((n, r) => n + r.escapes, 0),
+    totalLimits: routes.reduce((n, r) => n + Object.values(r.limits).reduce((a, b) => a + b, 0), 0),
+    user: `${os.userInfo().username} (uid ${process.getuid?.() ?? '?'})`,
   };
 }
 
@@ -422,12 +575,15 @@ export function reportMarkdown(report: EscapeReport): string {
   const lines = [
     `# Escape suite results`,
     '',
-    `Run ${report.when} with \`npm run escapes\`; sandbox: ${report.sandbox}.`,
+    `Run ${report.when} as ${report.user}; sandbox: ${report.sandbox}.`,
     '',
-    '| route | attempts | denied by policy | ran, contained (of which the tool answered an error) | escapes |',
-    '| --- | ---: | ---: | ---: | ---: |',
-    ...report.routes.map((r) => `| ${r.route} | ${r.attempts} | ${r.deniedByPolicy} | ${r.contained} (${r.toolErrors}) | ${r.escapes} |`),
-    `| **total** | **${report.totalAttempts}** | | | **${report.totalEscapes}** |`,
+    '| route | attempts | denied by policy | ran, contained (of which the tool answered an error) | limits hit | escapes |',
+    '| --- | ---: | ---: | ---: | --- | ---: |',
+    ...report.routes.map(
+      (r) =>
+        `| ${r.route} | ${r.attempts} | ${r.deniedByPolicy} | ${r.contained} (${r.toolErrors}) | ${Object.entries(r.limits).map(([k, v]) => `${k} ${v}`).join(', ') || '–'} | ${r.escapes} |`,
+    ),
+    `| **total** | **${report.totalAttempts}** | | | **${report.totalLimits}** | **${report.totalEscapes}** |`,
   ];
   const evidence = report.routes.flatMap((r) => r.evidence.map((e) => `- ${r.route}: ${e}`));
   if (evidence.length) lines.push('', '## Escapes', '', ...evidence);

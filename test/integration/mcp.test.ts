@@ -5,7 +5,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
@@ -18,12 +18,16 @@ import { matching } from '../unit/tools/context';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const serverScript = path.join(here, '../fixtures/mcp-server.ts');
-const repoRoot = path.join(here, '../..');
+const repoRoot = path.resolve(here, '../..');
+/** tsx by absolute URL: `--import tsx` would resolve it from the server's cwd, the workspace. */
+const tsx = pathToFileURL(path.join(repoRoot, 'node_modules/tsx/dist/loader.mjs')).href;
+/** The server runs sandboxed: it may read the repository (its code), nothing else outside the workspace. */
+const sandbox = { read: [repoRoot] };
 
 const config = parseMcpConfig({
   servers: {
-    test: { command: process.execPath, args: ['--import', 'tsx', serverScript], cwd: repoRoot, callTimeoutMs: 10_000 },
-    hasty: { command: process.execPath, args: ['--import', 'tsx', serverScript], cwd: repoRoot, callTimeoutMs: 300 },
+    test: { command: process.execPath, args: ['--import', tsx, serverScript], sandbox, callTimeoutMs: 10_000 },
+    hasty: { command: process.execPath, args: ['--import', tsx, serverScript], sandbox, callTimeoutMs: 300 },
     missing: { command: '/nonexistent/keel-mcp-server', startupTimeoutMs: 5_000 },
   },
 });
@@ -67,7 +71,7 @@ describe('MCP bridge over real stdio', () => {
       activityOptions: { startToCloseTimeout: 25_000, heartbeatTimeout: 10_000, retry: { maximumAttempts: 1 } },
     });
     expect(list.tools.find((tool) => tool.spec.name === 'mcp__test__fail')?.readOnly).toBe(false);
-    expect(list.errors).toEqual([{ server: 'missing', message: matching(/^MCP server missing \(\/nonexistent\/keel-mcp-server\) did not start/) }]);
+    expect(list.errors).toEqual([{ server: 'missing', message: matching(/^MCP server missing \(\/nonexistent\/keel-mcp-server\) may not start: its command \/nonexistent\/keel-mcp-server was not found/) }]);
   });
 
   it('calls a tool and keeps one server process alive across calls', async () => {
@@ -76,18 +80,22 @@ describe('MCP bridge over real stdio', () => {
     const second = await call('mcp__test__pid', {});
     expect(first.content).toMatch(/^\d+$/);
     expect(second.content).toBe(first.content);
-    expect(await bridge.pool.pid('test', workspace)).toBe(Number(first.content));
+    // The server runs in its own PID namespace: the worker knows bubblewrap's pid, not the server's.
+    expect(await bridge.pool.pid('test', workspace)).toEqual(expect.any(Number));
   });
 
   it('restarts a server that exited on its next use', async () => {
-    const before = (await call('mcp__test__pid', {})).content;
+    // In its own PID namespace every server is pid 2: the sandbox's host pid tells them apart.
+    const hostPid = () => bridge.pool.pid('test', workspace);
+    const before = await hostPid();
     expect((await call('mcp__test__exit', {})).content).toBe('bye');
     let after = before;
     for (let i = 0; i < 50 && after === before; i += 1) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      after = (await call('mcp__test__pid', {}).catch(() => ({ content: before }))).content;
+      await call('mcp__test__echo', { text: 'x' }).catch(() => undefined);
+      after = await hostPid().catch(() => before);
     }
-    expect(after).toMatch(/^\d+$/);
+    expect(after).toEqual(expect.any(Number));
     expect(after).not.toBe(before);
   });
 
@@ -96,9 +104,9 @@ describe('MCP bridge over real stdio', () => {
     try {
       const mine = JSON.parse((await call('mcp__test__roots', {})).content) as { roots: string[]; cwd: string };
       const theirs = JSON.parse((await callIn(other, 'mcp__test__roots', {})).content) as { roots: string[]; cwd: string };
-      expect(mine).toEqual({ roots: [`file://${workspace}`], cwd: repoRoot });
+      expect(mine).toEqual({ roots: [`file://${workspace}`], cwd: workspace });
       expect(theirs.roots).toEqual([`file://${other}`]);
-      expect((await call('mcp__test__pid', {})).content).not.toBe((await callIn(other, 'mcp__test__pid', {})).content);
+      expect(await bridge.pool.pid('test', workspace)).not.toBe(await bridge.pool.pid('test', other));
     } finally {
       await fs.rm(other, { recursive: true, force: true });
     }

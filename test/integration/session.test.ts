@@ -4,7 +4,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -188,7 +188,9 @@ describe('session workflow', () => {
   it('offers the tools of the worker\'s MCP servers when started with mcp: true', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-mcp-config-'));
     const config = path.join(dir, 'mcp.json');
-    const server = { command: process.execPath, args: ['--import', 'tsx', path.join(here, '../fixtures/mcp-server.ts')], cwd: path.join(here, '../..') };
+    const repoRoot = path.resolve(here, '../..');
+    const tsx = pathToFileURL(path.join(repoRoot, 'node_modules/tsx/dist/loader.mjs')).href;
+    const server = { command: process.execPath, args: ['--import', tsx, path.join(repoRoot, 'test/fixtures/mcp-server.ts')], sandbox: { read: [repoRoot] } };
     await fs.writeFile(config, JSON.stringify({ servers: { test: server } }));
     const s = await sessionEnv(
       env,

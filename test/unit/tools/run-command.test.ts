@@ -63,7 +63,7 @@ describe('run_command', () => {
       content: "$ echo '$HOME && rm -rf /' ';'\n$HOME && rm -rf / ;\n[exit code 0]",
       facts: { kind: 'command', command: "echo '$HOME && rm -rf /' ';'", exitCode: 0, timedOut: false, bytes: 20, lines: 1 },
     });
-    expect(await run({ command: ['definitely-not-a-program-keel'] })).toMatchObject({ is_error: true, content: matching(/could not start: spawn definitely-not-a-program-keel ENOENT|execvp definitely-not-a-program-keel: No such file/) });
+    expect(await run({ command: ['definitely-not-a-program-keel'] })).toMatchObject({ is_error: true, content: matching(/could not start: spawn definitely-not-a-program-keel ENOENT|execvp definitely-not-a-program-keel: No such file|failed to execute definitely-not-a-program-keel: No such file/) });
     expect(await run({ command: ['definitely-not-a-program-keel'] }, unsandboxed())).toMatchObject({ is_error: true, content: matching(/could not start: spawn definitely-not-a-program-keel ENOENT/) });
   });
 

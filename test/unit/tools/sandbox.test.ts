@@ -15,7 +15,7 @@ let port = 0;
 let connections = 0;
 
 beforeAll(async () => {
-  expect(await probeSandbox()).toEqual({ ok: true });
+  expect(await probeSandbox()).toMatchObject({ ok: true });
   server = createServer((socket) => {
     connections += 1;
     socket.end('HELLO-FROM-HOST\n');
@@ -75,10 +75,11 @@ describe('run_command sandbox', () => {
     }
   });
 
-  it('network: true reaches the network', async () => {
-    const result = await run(connect.replace('PORT', String(port)), { level: 'workspace-write', network: true });
-    expect(result.content).toContain('HELLO-FROM-HOST');
-    expect(connections).toBe(1);
+  it('network: true is a private network too: host loopback is reached neither directly nor through the proxy', async () => {
+    const result = await run(`${connect.replace('PORT', String(port))}; curl -sS -m 5 http://127.0.0.1:${port}/`, { level: 'workspace-write', network: true });
+    expect(result.content).toMatch(/NET-ERR ECONNREFUSED/);
+    expect(result.content).toMatch(/Keel proxy refused 127\.0\.0\.1:\d+: 127\.0\.0\.1 resolves to 127\.0\.0\.1, a loopback/);
+    expect(connections).toBe(0);
   });
 
   it('read-only: the workspace cannot be written either', async () => {
@@ -96,8 +97,8 @@ describe('run_command sandbox', () => {
   it('where bubblewrap cannot run: one clear start-up line, and commands refused unless the policy chose off', async () => {
     const probe = await runProbe('/nonexistent/bwrap');
     expect(probe).toEqual({ ok: false, reason: matching(/cannot be started .*install the Debian package bubblewrap/) });
-    expect(sandboxStartupLine(probe)).toMatch(/^sandbox: UNAVAILABLE — .*run_command is refused unless the policy sets "sandbox": "off"$/);
-    expect(sandboxStartupLine({ ok: true })).toMatch(/^sandbox: bubblewrap works/);
+    expect(sandboxStartupLine(probe)).toMatch(/^sandbox: UNAVAILABLE — .*Sandboxed tools are refused unless the policy sets "sandbox": "off"$/);
+    expect(sandboxStartupLine({ ok: true, verified: 'x' })).toMatch(/^sandbox: verified x; /);
     const refused = await executeTool(t.ctx({ sandboxProbe: probe }), 'run_command', { command: 'echo ran > ran.txt' });
     expect(refused).toMatchObject({ is_error: true, content: matching(/commands cannot run: the sandbox is unavailable on this worker/) });
     await expect(fs.stat(path.join(t.dir, 'ran.txt'))).rejects.toThrow(/ENOENT/);

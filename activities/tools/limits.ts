@@ -1,0 +1,98 @@
+// Resource limits of one sandboxed call: set with prlimit(1) inside the sandbox, after the
+// self-check and just before the command runs, so the command and everything it starts
+// inherit them; /tmp is a tmpfs of a fixed size. Defaults suit a build or a test run; a
+// policy may raise or lower each one (`"limits": {…}` on the policy or a sandbox rule).
+//
+// Memory is RLIMIT_DATA (the heap and every private writable mapping), not RLIMIT_AS: V8 and
+// WebAssembly reserve many GiB of address space they never use (node's own fetch needs a
+// WebAssembly instance), so an address-space limit low enough to matter breaks node.
+//
+// How a hit is recognised afterwards: CPU time and file size end the process with their
+// own signals (SIGXCPU, SIGXFSZ), which bubblewrap passes on as 128 + signal; memory,
+// process count and /tmp space make a system call fail (ENOMEM, EAGAIN, ENOSPC), which the
+// command reports in its output in the C library's words.
+import { type SandboxLimitsInput } from '../../machines/sandbox-grant';
+
+export interface SandboxLimits {
+  memoryBytes: number;
+  processes: number;
+  cpuSeconds: number;
+  fileBytes: number;
+  tmpBytes: number;
+}
+
+const MiB = 1024 * 1024;
+export const DEFAULT_LIMITS: SandboxLimits = {
+  memoryBytes: 8192 * MiB,
+  processes: 1024,
+  cpuSeconds: 900,
+  fileBytes: 4096 * MiB,
+  tmpBytes: 512 * MiB,
+};
+
+/** The defaults with a policy's overrides laid over them. */
+export function resolveLimits(input?: SandboxLimitsInput): SandboxLimits {
+  return {
+    memoryBytes: input?.memoryMiB !== undefined ? input.memoryMiB * MiB : DEFAULT_LIMITS.memoryBytes,
+    processes: input?.processes ?? DEFAULT_LIMITS.processes,
+    cpuSeconds: input?.cpuSeconds ?? DEFAULT_LIMITS.cpuSeconds,
+    fileBytes: input?.fileMiB !== undefined ? input.fileMiB * MiB : DEFAULT_LIMITS.fileBytes,
+    tmpBytes: input?.tmpMiB !== undefined ? input.tmpMiB * MiB : DEFAULT_LIMITS.tmpBytes,
+  };
+}
+
+/**
+ * prlimit(1) options. Hard limits the command cannot raise; CPU time has its hard limit a
+ * second above the soft one, so that the soft limit's SIGXCPU (which says why) comes first.
+ */
+export function limitArgs(limits: SandboxLimits): string[] {
+  return [`--data=${limits.memoryBytes}`, `--nproc=${limits.processes}`, `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`, `--fsize=${limits.fileBytes}`];
+}
+
+export type LimitKind = 'memory' | 'processes' | 'cpu' | 'file-size' | 'tmp-space';
+
+export interface LimitHit {
+  kind: LimitKind;
+  /** One line for the model and the user: which limit, at what value. */
+  message: string;
+}
+
+const SIGXCPU = 24;
+const SIGXFSZ = 25;
+
+/** The limit the call ran into, if its ending and output show one. */
+export function limitHit(limits: SandboxLimits, ending: { code: number | null; signal: NodeJS.Signals | null }, output: string): LimitHit | undefined {
+  if (ending.signal === 'SIGXCPU' || ending.code === 128 + SIGXCPU) return hit(limits, 'cpu');
+  if (ending.signal === 'SIGXFSZ' || ending.code === 128 + SIGXFSZ) return hit(limits, 'file-size');
+  if (ending.code === 0 && ending.signal === null) return undefined;
+  return limitInOutput(limits, output);
+}
+
+/** A limit named by what a failed system call printed; also used to stop a fork bomb early. */
+export function limitInOutput(limits: SandboxLimits, output: string): LimitHit | undefined {
+  if (/fork: (retry: )?Resource temporarily unavailable|Cannot fork|can't fork|fork failed|EAGAIN: resource temporarily unavailable, (uv_)?(spawn|thread)/i.test(output)) return hit(limits, 'processes');
+  if (/Cannot allocate memory|out of memory|\\bOOM\\b|std::bad_alloc|MemoryError|allocation failed|ENOMEM/i.test(output)) return hit(limits, 'memory');
+  if (/File too large|EFBIG/.test(output)) return hit(limits, 'file-size');
+  if (/No space left on device|ENOSPC/.test(output)) return hit(limits, 'tmp-space');
+  return undefined;
+}
+
+function hit(limits: SandboxLimits, kind: LimitKind): LimitHit {
+  const mib = (bytes: number) => `${Math.round(bytes / MiB)} MiB`;
+  switch (kind) {
+    case 'memory':
+      return { kind, message: `memory limit: ${mib(limits.memoryBytes)} of data memory per process` };
+    case 'processes':
+      return { kind, message: `process limit: ${limits.processes} processes` };
+    case 'cpu':
+      return { kind, message: `CPU time limit: ${limits.cpuSeconds} s per process` };
+    case 'file-size':
+      return { kind, message: `file size limit: ${mib(limits.fileBytes)} per file` };
+    case 'tmp-space':
+      return { kind, message: `disk space: the sandbox /tmp holds ${mib(limits.tmpBytes)}, or the workspace's disk is full` };
+    default: {
+      const never: never = kind;
+      throw new Error(`unknown limit ${String(never)}`);
+    }
+  }
+}
