@@ -39,7 +39,7 @@ export class LocalDirectoryStore implements ObjectStore {
 
   async putIfAbsent(key: string, body: Buffer): Promise<void> {
     const file = this.file(key);
-    await mkdir(path.dirname(file), { recursive: true });
+    await makeDirectory(path.dirname(file));
     // Write a temporary file, then link it to its name: a reader never sees half an object,
     // and link (unlike rename) never replaces an object another writer made first.
     const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
@@ -55,4 +55,23 @@ export class LocalDirectoryStore implements ObjectStore {
   }
 
   async close(): Promise<void> {}
+}
+
+/**
+ * mkdir -p that reports the real cause: Node's recursive mkdir says ENOENT when a parent
+ * cannot be created on a read-only file system; creating the first missing level alone
+ * gives EROFS (or EACCES, ENOSPC) instead.
+ */
+async function makeDirectory(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    let missing = dir;
+    for (let parent = path.dirname(missing); parent !== missing; missing = parent, parent = path.dirname(parent)) {
+      if (await stat(parent).then(() => true, () => false)) break;
+    }
+    await mkdir(missing); // throws the cause
+    throw error;
+  }
 }

@@ -42,6 +42,9 @@ export class PostgresStore implements ObjectStore {
     this.ready ??= (async () => {
       const client = await this.pool.connect();
       try {
+        // Already there (the usual case, and the only one a read-only replica can serve).
+        const found = await client.query<{ t: string | null }>(`SELECT to_regclass('${TABLE}') AS t`);
+        if (found.rows[0]?.t) return;
         await client.query('BEGIN');
         await client.query("SELECT pg_advisory_xact_lock(hashtext('keel_store_schema'))");
         await client.query(`CREATE TABLE IF NOT EXISTS ${TABLE} (key text PRIMARY KEY, body bytea NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
