@@ -163,19 +163,20 @@ async function readSegment(store: ObjectStore, hash: string, keys: StoreKeys): P
     throw ioFault('read', store, hash, error);
   }
   if (body === null) throw missing(store, hash);
-  const corrupt = (detail: string, error?: unknown) => new ConversationStoreError({ cause: 'corrupt', segment: hash, store, detail, code: 'hash mismatch', ...(error !== undefined ? { error } : {}) });
+  const corrupt = (detail: string, error?: unknown) =>
+    new ConversationStoreError({ cause: 'corrupt', segment: hash, store, detail, code: error === undefined ? 'hash mismatch' : 'not JSON', ...(error !== undefined ? { error } : {}) });
   let plain: string;
   try {
     plain = await unseal(keys, body.toString('utf8'), `${hash} in ${store.where}`);
   } catch (error) {
-    if (error instanceof SyntaxError) throw corrupt(`is corrupt (not JSON: ${error.message}; ${body.length} bytes)`, error);
+    if (error instanceof SyntaxError) throw corrupt(`is corrupt (${error.message}; ${body.length} bytes)`, error);
     throw new ConversationStoreError({ cause: 'undecryptable', segment: hash, store, detail: `cannot be decrypted: ${(error as Error).message}`, error });
   }
   let segment: StoredSegment;
   try {
     segment = JSON.parse(plain) as StoredSegment;
   } catch (error) {
-    throw corrupt(`is corrupt (not JSON: ${(error as Error).message})`, error);
+    throw corrupt(`is corrupt (${(error as Error).message})`, error);
   }
   const shaped = segment !== null && typeof segment === 'object' && Array.isArray(segment.messages) && (segment.parent === null || (typeof segment.parent === 'string' && HEAD.test(segment.parent)));
   if (!shaped || segmentHash(segment) !== hash) throw corrupt('is corrupt (its content does not match its name)');

@@ -22,7 +22,13 @@ const run = promisify(execFile);
 interface Backend {
   name: string;
   /** A new, empty store; `again()` opens the same place as a second worker would. */
-  fresh(): Promise<{ store: ObjectStore; again(): ObjectStore; remove(key: string): Promise<void>; replace(key: string, body: Buffer): Promise<void>; readOnly(): Promise<ObjectStore> }>;
+  fresh(): Promise<{
+    store: ObjectStore;
+    again: () => ObjectStore;
+    remove: (key: string) => Promise<void>;
+    replace: (key: string, body: Buffer) => Promise<void>;
+    readOnly: () => Promise<ObjectStore>;
+  }>;
 }
 
 let pg: TestPostgres;
@@ -126,12 +132,12 @@ describe.each(backends)('conversation store conformance: $name', (backend) => {
     const ids = await Promise.all([storeIdentity(store), storeIdentity(again()), storeIdentity(again())]);
     expect(new Set(ids.map((i) => i.id)).size).toBe(1);
     expect(ids.filter((i) => i.created)).toHaveLength(1);
-    expect((await storeIdentity(again())).id).toBe(ids[0]!.id);
-    await expect(checkStoreIdentity(again(), ids[0]!.id)).resolves.toBeUndefined();
+    expect((await storeIdentity(again())).id).toBe(ids[0].id);
+    await expect(checkStoreIdentity(again(), ids[0].id)).resolves.toBeUndefined();
     const foreign = await storeError(checkStoreIdentity(again(), 'another-store-id'));
     expect(foreign.fault).toBe('foreign');
     expect(foreign.repairable).toBe(false);
-    expect(foreign.message).toContain(`is ${ids[0]!.id}, but the session's is another-store-id`);
+    expect(foreign.message).toContain(`is ${ids[0].id}, but the session's is another-store-id`);
   });
 
   it('chains segments and reads the conversation back from another worker', async () => {
