@@ -2,6 +2,7 @@
 // TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE, with tracing and metrics when OTEL_* asks for them.
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { loadWorkerConfig } from './config';
+import { StoreProbeError } from './store-probe';
 import { startTelemetry, temporalMetricsAddress } from './telemetry';
 import { createKeelWorker } from './worker';
 
@@ -21,7 +22,17 @@ try {
   );
   process.exit(1);
 }
-const keel = await createKeelWorker({ connection, namespace: config.namespace, taskQueue: config.taskQueue, telemetry });
+let keel: Awaited<ReturnType<typeof createKeelWorker>>;
+try {
+  keel = await createKeelWorker({ connection, namespace: config.namespace, taskQueue: config.taskQueue, telemetry });
+} catch (error) {
+  // A store this worker cannot use, or not the fleet's: one line, and no polling.
+  if (error instanceof StoreProbeError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  throw error;
+}
 if (telemetry.tracing) console.log(`keel worker: tracing to ${telemetry.config.traces === 'console' ? 'the console' : 'OTLP (OTEL_EXPORTER_OTLP_*)'} as ${telemetry.config.serviceName}`);
 if (telemetry.metricsUrl) console.log(`keel worker: metrics on ${telemetry.metricsUrl} (Keel) and http://${temporalMetrics}/metrics (Temporal runtime)`);
 console.log(`keel worker: polling task queue "${config.taskQueue}" on ${config.connection.address} (namespace ${config.namespace})`);
