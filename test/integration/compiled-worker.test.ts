@@ -64,7 +64,8 @@ describe('compiled worker', () => {
   });
 
   it('cancels a command still running when the grace time ends, and ends the call as worker_lost instead of running it again', async () => {
-    const command = 'echo start >> log.txt; sleep 6; echo end >> log.txt';
+    // Long enough that the SIGTERM (after the second worker has started, slow on a loaded machine) lands mid-way.
+    const command = 'echo start >> log.txt; sleep 30; echo end >> log.txt';
     const standin = await startStandin({
       scenario: {
         rules: [
@@ -87,7 +88,7 @@ describe('compiled worker', () => {
       const stoppedAt = Date.now();
       first.child.kill('SIGTERM');
       expect(await first.exited).toBe(0);
-      // Grace (1 s) plus the kill: not the 6 s the command wanted.
+      // Grace (1 s) plus the kill: not the 30 s the command wanted.
       expect(Date.now() - stoppedAt).toBeLessThan(5_500);
       await expect
         .poll(async () => (await handle.query(transcriptQuery)).messages.at(-1), { timeout: 30_000 })
