@@ -53,7 +53,14 @@ export async function probeStore(options: { connection: NativeConnection; namesp
     }
   }
   const mine = storeId ?? 'none';
-  const others = await fleetStoreIds(options);
+  let others: Map<string, number>;
+  try {
+    others = await fleetStoreIds(options);
+  } catch (error) {
+    // Temporal cannot answer now (a server restarting): the worker starts, and each
+    // session's calls are still checked against the store it recorded.
+    return { identity: `keel-store=${mine} ${process.pid}@${os.hostname()}`, line: `${line}; the fleet's stores not checked (${(error as Error).message.split('\n')[0]})`, storeId };
+  }
   // Pollers are listed for a few minutes after they stop: a worker that was fixed and
   // restarted must not be refused for its own stale entry, so the test is whether any
   // other worker shares this store, not whether all do.
