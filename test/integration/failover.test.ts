@@ -180,5 +180,5 @@ describe('failover with a shared PostgreSQL store', () => {
       await standin.close();
       for (const d of [...dirs, ...workspaces]) await fs.rm(d, { recursive: true, force: true });
     }
-  });
+  }, 240_000);
 });

@@ -11,7 +11,7 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStoreActivities, storeIdentity } from '../../activities/conversation-store';
 import { createKeelWorker, workflowsPath } from '../../worker/worker';
-import { StoreProbeError } from '../../worker/store-probe';
+import { probeStore, StoreProbeError } from '../../worker/store-probe';
 import { waitUntil } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 
@@ -66,12 +66,11 @@ describe('a fleet that does not share its conversation store', () => {
       await expect(start({})).rejects.toThrow(/this one's is the directory each session names \(no KEEL_STORE_URL or KEEL_STORE_DIR\)/);
       await expect(start({ KEEL_STORE_URL: 's3://bucket/keel' })).rejects.toThrow(/^keel worker: KEEL_STORE_URL: the conversation store "s3" is not supported/);
 
-      // The same store: starts, and finds the first worker's marker.
-      const same = await start({ KEEL_STORE_DIR: dirA });
-      expect(lines.at(-1)).toBe(`keel worker: conversation store: local ${dirA} (id ${idA})`);
-      const sameRunning = same.run();
-      same.worker.shutdown();
-      await sameRunning;
+      // The same store passes the probe and finds the first worker's marker. (The probe
+      // alone: one process cannot register two workers on one task queue.)
+      const same = await probeStore({ connection: env.nativeConnection, namespace: env.namespace, taskQueue, env: { KEEL_STORE_DIR: dirA } });
+      expect(same.line).toBe(`keel worker: conversation store: local ${dirA} (id ${idA})`);
+      expect(same.identity).toMatch(new RegExp(`^keel-store=${idA} \\d+@\\S+$`));
     } finally {
       first.worker.shutdown();
       await running;
@@ -81,6 +80,8 @@ describe('a fleet that does not share its conversation store', () => {
   it("a worker whose store is another refuses a session's store calls, naming both stores", async () => {
     const [dirA, dirB] = [path.join(root, 'session-a'), path.join(root, 'session-b')];
     const idA = (await storeIdentity(dirA)).id;
+    // Worker B marked its own store when it started (worker/store-probe.ts).
+    const idB = (await storeIdentity(dirB)).id;
     const onB = createStoreActivities({ KEEL_STORE_DIR: dirB });
     const error = await onB.storeSegment({ store: '/ignored', parent: null, items: [{ role: 'user', content: 'hi' }], storeId: idA }).then(
       () => null,
@@ -91,7 +92,7 @@ describe('a fleet that does not share its conversation store', () => {
     expect(failure.type).toBe('ConversationStoreError');
     expect(failure.nonRetryable).toBe(true);
     expect(failure.details?.[0]).toMatchObject({ storeCause: 'foreign', repairable: false, failureClass: 'fatal' });
-    expect(failure.message).toMatch(new RegExp(`^the conversation store in local directory ${dirB}: this worker's store is [0-9a-f-]{36}, but the session's is ${idA}`));
+    expect(failure.message).toMatch(new RegExp(`^the conversation store in local directory ${dirB}: this worker's store is ${idB}, but the session's is ${idA}`));
     // Nothing was written on the wrong store.
     expect(await fs.readdir(dirB)).toEqual(['keel-store.json']);
   });
