@@ -153,7 +153,14 @@ describe('failover with a shared PostgreSQL store', () => {
           await kill(victim!);
         }
         for (const h of sessions) {
-          await waitUntil(() => h.query(stateQuery), (v) => v.session.turns === t && v.status !== 'processing', 120_000, `turn ${t} of ${h.workflowId}`);
+          // A query can fail while the workflow's sticky worker is the dead one (until the
+          // server gives its task to the other): asked again.
+          await waitUntil(
+            () => h.query(stateQuery).catch(() => null),
+            (v) => v !== null && v.session.turns === t && v.status !== 'processing',
+            120_000,
+            `turn ${t} of ${h.workflowId}`,
+          );
         }
       }
       const reports = await Promise.all(goals.map((g) => g.result()));
