@@ -4,7 +4,7 @@
 // a new chain: the summary, then the newest turns unchanged. Cuts fall only where a turn
 // begins (a user message without tool results), so the result is a valid request.
 import type Anthropic from '@anthropic-ai/sdk';
-import { appendSegment, type StoreKeys } from './conversation-store';
+import { appendSegment, type StoreKeys, type StoreTarget } from './conversation-store';
 
 export const SUMMARY_SYSTEM_PROMPT =
   'Summarize the conversation below for the assistant who will continue it. Keep every fact, ' +
@@ -67,7 +67,7 @@ function blockText(block: Anthropic.ContentBlockParam): string {
  * with `summarize`, stores the new chain in `dir`, and returns it with its head.
  */
 export async function compactConversation(
-  dir: string,
+  dir: StoreTarget,
   messages: Anthropic.MessageParam[],
   aboveTokens: number,
   summarize: (system: string, text: string) => Promise<{ text: string; usage: { input_tokens: number; output_tokens: number } }>,

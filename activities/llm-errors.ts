@@ -11,6 +11,7 @@ import {
 } from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/activity';
 import { failureClassOf, type ModelFailureClass } from '../machines/model-retry';
+import { ConversationStoreError } from './store/errors';
 
 export const MODEL_FAILURE = {
   // Not retryable: the same request fails the same way.
@@ -236,6 +237,8 @@ function isSocketDrop(error: Error): boolean {
  */
 export function classifyModelError(error: unknown, requestId: string | null = null): ApplicationFailure {
   if (error instanceof ApplicationFailure) return error;
+  // A store error is not a model error: its own type, never retried as a model fault.
+  if (error instanceof ConversationStoreError) return error.failure();
   if (error instanceof APIConnectionTimeoutError) {
     return failure(MODEL_FAILURE.timeout, 'The model API did not answer in time (request timed out).', true, requestId);
   }

@@ -6,7 +6,8 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import type { Compaction } from './conversation-compaction';
-import { appendSegment, readConversation, storeDir, storeKeys, type StoreKeys } from './conversation-store';
+import { appendSegment, checkStoreIdentity, readConversation, storeFor, storeKeys, type StoreKeys } from './conversation-store';
+import type { ObjectStore } from './store/interface';
 import type { CutToolUse } from './llm-accumulate';
 import type { SpentUsage } from './llm-errors';
 import type { ModelCost } from './llm-pricing';
@@ -15,8 +16,10 @@ export type ModelConversation =
   | { kind: 'inline'; messages: Anthropic.MessageParam[] }
   | {
       kind: 'ref';
-      /** The store directory (the worker's KEEL_STORE_DIR overrides it). */
+      /** The store directory (the worker's KEEL_STORE_URL or KEEL_STORE_DIR overrides it). */
       store: string;
+      /** The identity of the store the session started on: a worker whose store has another refuses the call. */
+      storeId?: string;
       /** The stored conversation so far (a segment id), or null when nothing is stored yet. */
       head: string | null;
       /** Messages after `head`, stored by the activity before the call (idempotently). */
@@ -86,6 +89,7 @@ const conversationSchema = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('ref'),
     store: z.string().min(1),
+    storeId: z.string().min(1).max(200).optional(),
     head: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
     append: z.array(messageSchema),
     compactAboveTokens: z.number().int().positive().optional(),
@@ -116,15 +120,16 @@ export const modelCallInputSchema = z.object({
 export async function messagesOf(
   conversation: ModelConversation,
   env: NodeJS.ProcessEnv = process.env,
-): Promise<{ messages: Anthropic.MessageParam[]; head: string | null | undefined; dir?: string; keys?: StoreKeys }> {
+): Promise<{ messages: Anthropic.MessageParam[]; head: string | null | undefined; store?: ObjectStore; keys?: StoreKeys }> {
   switch (conversation.kind) {
     case 'inline':
       return { messages: conversation.messages, head: undefined };
     case 'ref': {
-      const dir = storeDir(conversation.store, env);
+      const store = storeFor(conversation.store, env);
+      await checkStoreIdentity(store, conversation.storeId);
       const keys = await storeKeys(env);
-      const head = await appendSegment(dir, conversation.head, conversation.append, keys);
-      return { messages: await readConversation<Anthropic.MessageParam>(dir, head, keys), head, dir, keys };
+      const head = await appendSegment(store, conversation.head, conversation.append, keys);
+      return { messages: await readConversation<Anthropic.MessageParam>(store, head, keys), head, store, keys };
     }
   }
 }
@@ -132,5 +137,5 @@ export async function messagesOf(
 /** The tool definitions to send: inline, or read from the store. */
 export async function toolsOf(input: ModelCallInput, env: NodeJS.ProcessEnv = process.env): Promise<Anthropic.ToolUnion[] | undefined> {
   if (input.toolsRef === undefined) return input.tools;
-  return readConversation<Anthropic.ToolUnion>(storeDir(input.toolsRef.store, env), input.toolsRef.id, await storeKeys(env));
+  return readConversation<Anthropic.ToolUnion>(storeFor(input.toolsRef.store, env), input.toolsRef.id, await storeKeys(env));
 }

@@ -150,8 +150,8 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
       : input.conversation.kind === 'ref'
         ? input.conversation.compactAboveTokens
         : undefined;
-    if (compactAbove !== undefined && conversation.dir !== undefined) {
-      const compacted = await compactConversation(conversation.dir, conversation.messages, compactAbove, async (system, text) => {
+    if (compactAbove !== undefined && conversation.store !== undefined) {
+      const compacted = await compactConversation(conversation.store, conversation.messages, compactAbove, async (system, text) => {
         const summary = await client.messages.create(
           { model: input.model, max_tokens: 2048, system, messages: [{ role: 'user', content: text }] },
           { signal },

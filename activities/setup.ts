@@ -27,13 +27,23 @@ export interface SetupTool {
   mcp?: boolean;
 }
 
-export type SetupResult = { ok: true; policy: PolicyConfig; tools: SetupTool[]; toolsRef: string | null } | { ok: false; error: string };
+export type SetupResult =
+  | {
+      ok: true;
+      policy: PolicyConfig;
+      tools: SetupTool[];
+      toolsRef: string | null;
+      /** The identity of the conversation store the run starts on (every later call is checked against it). */
+      storeId?: string;
+    }
+  | { ok: false; error: string };
 
 interface Parts {
   listTools(): Promise<ToolDescription[]>;
   loadPolicy(request: { workspace: string; options?: PolicyConfigInput }): Promise<LoadedPolicy>;
   listMcpTools(): Promise<McpToolList>;
-  storeSegment(request: { store: string; parent: string | null; items: unknown[] }): Promise<string | null>;
+  storeSegment(request: { store: string; parent: string | null; items: unknown[]; storeId?: string }): Promise<string | null>;
+  storeIdentity(request: { store: string }): Promise<string>;
 }
 
 export function createSetupActivities(parts: Parts) {
@@ -50,8 +60,9 @@ export function createSetupActivities(parts: Parts) {
         ...mcp.tools.map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions, mcp: true })),
         ...request.extra,
       ];
-      const toolsRef = await parts.storeSegment({ store: request.store, parent: null, items: tools.map((t) => t.spec) });
-      return { ok: true, policy: loaded.policy, tools, toolsRef };
+      const storeId = await parts.storeIdentity({ store: request.store });
+      const toolsRef = await parts.storeSegment({ store: request.store, parent: null, items: tools.map((t) => t.spec), storeId });
+      return { ok: true, policy: loaded.policy, tools, toolsRef, storeId };
     },
   };
 }

@@ -2,6 +2,7 @@
 // TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE, with tracing and metrics when OTEL_* asks for them.
 import { NativeConnection } from '@temporalio/worker';
 import { loadWorkerConfig } from './config';
+import { StoreProbeError } from './store-probe';
 import { startWorkerTelemetry } from './telemetry';
 import { createKeelWorker } from './worker';
 
@@ -17,7 +18,17 @@ try {
   );
   process.exit(1);
 }
-const keel = await createKeelWorker({ connection, namespace: config.namespace, taskQueue: config.taskQueue, telemetry });
+let keel: Awaited<ReturnType<typeof createKeelWorker>>;
+try {
+  keel = await createKeelWorker({ connection, namespace: config.namespace, taskQueue: config.taskQueue, telemetry });
+} catch (error) {
+  // A store this worker cannot use, or not the fleet's: one line, and no polling.
+  if (error instanceof StoreProbeError) {
+    console.error(error.message);
+    process.exit(1);
+  }
+  throw error;
+}
 for (const line of telemetry.lines) console.log(`keel worker: ${line}`);
 console.log(`keel worker: polling task queue "${config.taskQueue}" on ${config.connection.address} (namespace ${config.namespace})`);
 // SIGINT/SIGTERM: polling stops, running activities get KEEL_SHUTDOWN_GRACE to finish,

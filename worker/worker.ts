@@ -7,6 +7,7 @@ import { probeSandbox, sandboxStartupLine } from '../activities/tools/sandbox';
 import { defaultCacheBudget, maxCachedWorkflows, workflowCacheFromEnv, type WorkflowCacheSize } from './cache';
 import { keelDataConverter } from './encryption';
 import { shutdownGraceMs } from './shutdown';
+import { probeStore } from './store-probe';
 import { keelTelemetrySink, type Telemetry } from './telemetry';
 import { compiledPayloadConverter, prebuiltWorkflowBundle, WORKFLOW_INTERCEPTOR_MODULES } from './workflow-bundle';
 
@@ -43,6 +44,9 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
   // Said once at start, in one line: whether commands will run confined or be refused.
   const sandbox = await probeSandbox();
   (options.log ?? console.log)(sandboxStartupLine(sandbox));
+  // The conversation store it sees must be the fleet's: else it refuses to start, in one line.
+  const store = await probeStore({ connection: options.connection, namespace: options.namespace, taskQueue: options.taskQueue, ...(options.env ? { env: options.env } : {}) });
+  (options.log ?? console.log)(store.line);
   const keelActivities = createActivities(options.env);
   const { activities } = keelActivities;
   const close = () => keelActivities.close();
@@ -59,6 +63,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
       connection: options.connection,
       namespace: options.namespace,
       taskQueue: options.taskQueue,
+      identity: store.identity,
       ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : prebuilt ? { workflowBundle: { codePath: prebuilt } } : { workflowsPath }),
       // The workflow code never depends on telemetry: Keel's interceptors (trace context in
       // headers) are bundled whether tracing is on or not; a prebuilt bundle has them already.

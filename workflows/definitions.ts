@@ -211,8 +211,21 @@ export interface CompactedEvent {
   summaryChars: number;
 }
 
+/** The conversation store had lost or damaged a segment: the conversation was rebuilt from what the workflow holds (machines/conversation-repair.ts). */
+export interface RepairedEvent {
+  kind: 'conversation.repaired';
+  turnId: string;
+  /** What the store said: the segment, the store and the cause. */
+  error: string;
+  /** Turns whose user message was kept but whose replies and tool results are gone. */
+  lostTurns: string[];
+  lostMessages: number;
+  lostUserMessages: number;
+  keptMessages: number;
+}
+
 /** What the session adds to the machines' events in its log. */
-export type RunnerEvent = RejectedEvent | CompactedEvent;
+export type RunnerEvent = RejectedEvent | CompactedEvent | RepairedEvent;
 
 /** One entry of the `events` topic. */
 export type LogEntry = (LogEvent | RunnerEvent) & { seq: number; at: string; sessionId: string };

@@ -2,6 +2,7 @@
 // never interleave), durable timers keyed by the machines' timer ids, and the
 // conversation log that feeds the conversation store by reference.
 import { CancellationScope, isCancellation, sleep } from '@temporalio/workflow';
+import { carriedTurns, rebuildConversation, type RebuiltConversation, type TurnStart } from '../machines/conversation-repair';
 import type { Message } from '../machines/index';
 
 /** Applies work items one at a time, in arrival order; work posted while draining waits its turn. */
@@ -72,6 +73,10 @@ export interface ConversationSnapshot {
   total: number;
   /** The newest messages, kept in memory for the transcript query. */
   tail: Message[];
+  /** Where each turn began, with the user's message of turns older than the tail (a repair needs them). */
+  turns?: TurnStart[] | undefined;
+  /** Turn records past the bound, whose user messages are gone. */
+  droppedTurns?: number | undefined;
 }
 
 /**
@@ -84,12 +89,33 @@ export class ConversationLog {
   private pending: Message[];
   private readonly messages: Message[];
   private firstIndex: number;
+  private turns: TurnStart[];
+  private droppedTurns: number;
 
   constructor(snapshot?: ConversationSnapshot) {
     this.head = snapshot?.head ?? null;
     this.pending = [...(snapshot?.pending ?? [])];
     this.messages = [...(snapshot?.tail ?? [])];
     this.firstIndex = (snapshot?.total ?? 0) - this.messages.length;
+    this.turns = [...(snapshot?.turns ?? [])];
+    this.droppedTurns = snapshot?.droppedTurns ?? 0;
+  }
+
+  /** A turn begins: its user message is the next one appended. */
+  turnStarted(turnId: string): void {
+    this.turns.push({ turnId, at: this.total });
+  }
+
+  /**
+   * The store lost part of the conversation: from now on it is the one rebuilt from what
+   * this log holds, sent whole with the next model call (which stores it as a new chain).
+   * Throws when nothing valid can be rebuilt.
+   */
+  repair(): RebuiltConversation {
+    const rebuilt = rebuildConversation({ held: this.messages, first: this.firstIndex, turns: this.turns, droppedTurns: this.droppedTurns });
+    this.head = null;
+    this.pending = rebuilt.messages;
+    return rebuilt;
   }
 
   get total(): number {
@@ -130,6 +156,19 @@ export class ConversationLog {
       if (bytes > tailBytes && tail.length > 0) break;
       tail.unshift(message);
     }
-    return { head: this.head, pending: [...this.pending], total: this.total, tail };
+    const tailFirst = this.total - tail.length;
+    const textAt = (index: number): string | undefined => {
+      const message = this.messages[index - this.firstIndex];
+      return message === undefined || index < this.firstIndex ? undefined : message.content.map((b) => (b.type === 'text' ? b.text : '')).join('');
+    };
+    const carried = carriedTurns(this.turns, tailFirst, textAt, this.droppedTurns);
+    return {
+      head: this.head,
+      pending: [...this.pending],
+      total: this.total,
+      tail,
+      ...(carried.turns.length > 0 ? { turns: carried.turns } : {}),
+      ...(carried.dropped > 0 ? { droppedTurns: carried.dropped } : {}),
+    };
   }
 }

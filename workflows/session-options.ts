@@ -48,6 +48,8 @@ export interface SessionCarry extends HostCarry {
   policy: PolicyConfig;
   tools: ToolEntry[];
   toolsRef: string | null;
+  /** The identity of the conversation store the session started on. */
+  storeId?: string | undefined;
   run: number;
   /** A turn the machine started while the run was handing over: the next run starts it. */
   deferredTurn?: Extract<SessionDirective, { type: 'start_turn' }> | null | undefined;

@@ -83,6 +83,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   let policy: PolicyConfig | null = carry?.policy ?? null;
   let tools: ToolEntry[] = carry?.tools ?? [];
   let toolsRef: string | null = carry?.toolsRef ?? null;
+  let storeId: string | undefined = carry?.storeId;
   let done: { outcome: 'closed' | 'failed'; reason: string; stats: SessionStats } | null = null;
   let deferredTurn: StartTurn | null = carry?.deferredTurn ?? null;
   let handingOver = false;
@@ -122,6 +123,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       now: host.now,
       tools: () => tools,
       toolsRef: () => toolsRef,
+      storeId: () => storeId,
       policy: () => ({ policy: policy ?? defaultPolicy, approvals, headless: options.headless ?? false }),
       emit: host.publish,
       rejected: host.rejected,
@@ -199,7 +201,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       (r) =>
         host.post(() => {
           if (!r.ok) return session.record('initialize', { type: 'init_failed', error: r.error });
-          ({ policy, tools, toolsRef } = r);
+          ({ policy, tools, toolsRef, storeId } = r);
           session.record('initialize', { type: 'initialized' });
         }),
       // The activity's own error (ENOENT, …) is the cause under "Activity task failed".
@@ -336,6 +338,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
           policy: policy ?? defaultPolicy,
           tools,
           toolsRef,
+          ...(storeId !== undefined ? { storeId } : {}),
           run,
           deferredTurn,
           finishedTurns: finishedTurns.list(),

@@ -10,7 +10,7 @@ import type { PolicyConfig, PolicyConfigInput } from '../machines/policy';
 import { finishTaskTool } from './planning';
 import type { ToolEntry } from './turn-runner';
 
-export type Setup = { ok: true; policy: PolicyConfig; tools: ToolEntry[]; toolsRef: string | null } | { ok: false; error: string };
+export type Setup = { ok: true; policy: PolicyConfig; tools: ToolEntry[]; toolsRef: string | null; storeId?: string | undefined } | { ok: false; error: string };
 
 export interface SetupInput {
   workspace: string;

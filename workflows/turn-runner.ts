@@ -8,6 +8,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
+  patched,
   proxyActivities,
   TimeoutFailure,
   type ActivityOptions,
@@ -25,7 +26,9 @@ import { MODEL_FAILURE_CLASSES, type ModelFailureClass } from '../machines/model
 import { type CommandSandbox, evaluatePolicy, sandboxFor, toolKind, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import { FINISH_TASK } from '../machines/task-outcome';
 import { interruptedToolResult, parseToolFacts, WORKER_SHUTDOWN_FAILURE } from '../machines/tool-result';
-import type { CompactedEvent } from './definitions';
+import type { StoreActivities } from '../activities/conversation-store';
+import { CONVERSATION_STORE_FAILURE, type StoreFailureDetails } from '../machines/conversation-repair';
+import type { CompactedEvent, RepairedEvent } from './definitions';
 import type { ConversationLog, SerialQueue, Timers } from './runtime';
 
 type McpActivities = McpBridge['activities'];
@@ -74,8 +77,10 @@ export interface TurnHost {
   tools(): readonly ToolEntry[];
   /** The tool definitions' id in the conversation store, when they are stored there (sent by reference). */
   toolsRef(): string | null;
+  /** The identity of the store the session started on (checked by every model call); absent for older runs. */
+  storeId?(): string | undefined;
   policy(): { policy: PolicyConfig; approvals: readonly SessionApproval[]; headless: boolean };
-  emit(event: LogEvent | CompactedEvent): void;
+  emit(event: LogEvent | CompactedEvent | RepairedEvent): void;
   /** An event the turn refused (a late activity result, a stale timer): recorded, not lost. */
   rejected(source: string, error: TransitionError): void;
   /** Text the model had streamed for a call so far (kept when it is interrupted). */
@@ -134,6 +139,8 @@ export class TurnRunner {
       maxTokens: effectiveMaxTokens(this.config),
       raisedMaxTokens: raisedMaxTokens(this.config),
     });
+    // Where the turn's user message lands: a repair keeps every user message (conversation-repair.ts).
+    this.host.conversation.turnStarted(turnId);
     return this.apply({ type: 'start', text });
   }
 
@@ -236,7 +243,8 @@ export class TurnRunner {
     return promise;
   }
 
-  private callModel(turnId: string, d: Extract<TurnDirective, { type: 'call_model' }>): void {
+  /** `repaired`: the call again after the conversation was rebuilt (conversation-repair.ts); never repaired twice. */
+  private callModel(turnId: string, d: Extract<TurnDirective, { type: 'call_model' }>, repaired: RepairedCall | null = null): void {
     const { activityId } = d;
     const options = this.config.modelActivity ?? {};
     const { callModel } = proxyActivities<ModelActivities>({
@@ -248,15 +256,18 @@ export class TurnRunner {
       // the server — no workflow task, so failover stays fast — and the next attempt
       // reports what the lost one was billed for.
       retry: { ...MODEL_ACTIVITY_OPTIONS.retry, ...options.retry, maximumAttempts: 2 },
-      activityId,
+      activityId: repaired === null ? activityId : `${activityId}-repaired`,
     });
     const { head, append } = this.host.conversation.outgoing();
+    const storeId = this.host.storeId?.();
     // Tool schemas are JSON Schema objects (`type: 'object'`), as listTools builds them.
     const tools = this.host.tools().map((t) => t.spec as unknown as NonNullable<ModelCallInput['tools']>[number]);
     const toolsRef = this.host.toolsRef();
     const source = `model call ${activityId}`;
-    this.track(activityId, () =>
-      callModel({
+    this.track(activityId, async () => {
+      // The tool definitions are stored again first (same content, same id) in case they were lost too.
+      if (repaired !== null && toolsRef !== null) await repaired.restoreTools(storeId);
+      return callModel({
         callId: activityId,
         model: this.config.model,
         serverRetries: 'timeouts_only',
@@ -267,13 +278,14 @@ export class TurnRunner {
         conversation: {
           kind: 'ref',
           store: this.config.storeDir,
+          ...(storeId !== undefined ? { storeId } : {}),
           head,
           append,
           ...(this.config.compactAboveTokens !== undefined ? { compactAboveTokens: this.config.compactAboveTokens } : {}),
           ...(d.compact === true ? { compactNow: true } : {}),
         },
-      }),
-    ).then(
+      });
+    }).then(
       (result) => {
         this.host.queue.post(() => {
           this.host.conversation.stored(result.conversationHead ?? head, append.length);
@@ -288,9 +300,50 @@ export class TurnRunner {
       (error: unknown) => {
         // A cancelled call was cancelled by the turn (interrupt): it already moved on.
         if (isCancellation(error)) return;
+        if (repaired === null && repairableStoreFailure(error) !== null) {
+          this.host.queue.post(() => this.repair(turnId, d, error));
+          return;
+        }
         this.deliver(turnId, source, modelFailure(error));
       },
     );
+  }
+
+  /**
+   * The store lost or damaged a segment of this conversation: rebuild it from what the
+   * workflow holds, say what could not be recovered, and call the model again with it (the
+   * call stores it as a new chain). When nothing valid can be rebuilt, the store's error
+   * ends the call as it would have.
+   */
+  private repair(turnId: string, d: Extract<TurnDirective, { type: 'call_model' }>, error: unknown): void {
+    if (this.turnId !== turnId || this.state?.status !== 'calling_llm' || this.state.activityId !== d.activityId) return;
+    const message = repairableStoreFailure(error) ?? 'conversation store error';
+    let rebuilt: ReturnType<ConversationLog['repair']>;
+    try {
+      rebuilt = this.host.conversation.repair();
+    } catch (problem) {
+      const failure = modelFailure(error);
+      this.deliver(turnId, `model call ${d.activityId}`, { ...failure, message: `${failure.message}; ${problem instanceof Error ? problem.message : String(problem)}` });
+      return;
+    }
+    this.host.emit({
+      kind: 'conversation.repaired',
+      turnId,
+      error: message,
+      lostTurns: rebuilt.lostTurns,
+      lostMessages: rebuilt.lostMessages,
+      lostUserMessages: rebuilt.lostUserMessages,
+      keptMessages: rebuilt.keptMessages,
+    });
+    const specs = this.host.tools().map((t) => t.spec);
+    this.callModel(turnId, d, {
+      restoreTools: async (storeId) => {
+        const { storeSegment } = proxyActivities<StoreActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } });
+        // A goal's agents hold only the tools' names (their definitions are the goal's): then nothing to restore here.
+        // If they cannot be stored, the call itself says why.
+        if (specs.some((s) => s.description !== '')) await storeSegment({ store: this.config.storeDir, parent: null, items: specs, ...(storeId !== undefined ? { storeId } : {}) }).catch(() => null);
+      },
+    });
   }
 
   /** The sandbox a command runs in, from the same policy that allowed it. */
@@ -306,8 +359,8 @@ export class TurnRunner {
       this.deliver(turnId, source, { type: 'tool', callId, event: { type: 'failed', error: `Unknown tool ${name}. Use one of the tools offered.` } });
       return;
     }
-    // A tool stopped by a worker's shutdown runs again (on another worker) under a new
-    // activity id; the call keeps its id, so an interrupt still finds and cancels it.
+    // A read-only tool stopped by a worker's shutdown runs again (on another worker) under a
+    // new activity id; the call keeps its id, so an interrupt still finds and cancels it.
     const run = (rerun: number) => {
       const options: ActivityOptions = {
         ...tool.activityOptions,
@@ -337,9 +390,18 @@ export class TurnRunner {
         },
         (error: unknown) => {
           if (isCancellation(error)) return;
-          if (stoppedByShutdown(error) && rerun < MAX_SHUTDOWN_RERUNS) {
-            attempt(rerun + 1);
-            return;
+          if (stoppedByShutdown(error)) {
+            // A read-only tool runs again on another worker. Anything else may have done part
+            // of its work: it ends as worker_lost, like a crash, and the model decides (runs
+            // before this patch started every call again, commands included).
+            if ((tool.readOnly || !patched(SHUTDOWN_IS_WORKER_LOST)) && rerun < MAX_SHUTDOWN_RERUNS) {
+              attempt(rerun + 1);
+              return;
+            }
+            if (!tool.readOnly) {
+              this.deliver(turnId, source, { type: 'tool', callId, event: { type: 'failed', error: interruptedToolResult(name, 'worker_lost', 'its worker shut down').content } });
+              return;
+            }
           }
           this.deliver(turnId, source, { type: 'tool', callId, event: toolFailure(name, error) });
         },
@@ -349,7 +411,22 @@ export class TurnRunner {
   }
 }
 
-/** Deploys in a row could stop the same call again; after this many it fails like any error. */
+interface RepairedCall {
+  restoreTools(storeId: string | undefined): Promise<void>;
+}
+
+/** The store's message when a model call failed in the conversation store with a segment a rebuild replaces; else null. */
+export function repairableStoreFailure(error: unknown): string | null {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== CONVERSATION_STORE_FAILURE) return null;
+  const details = cause.details?.[0] as Partial<StoreFailureDetails> | undefined;
+  return details?.repairable === true ? cause.message : null;
+}
+
+/** A tool that is not read-only and was cut by a worker's shutdown ends as worker_lost instead of running again. */
+const SHUTDOWN_IS_WORKER_LOST = 'shutdown-tool-is-worker-lost';
+
+/** Deploys in a row could stop the same read-only call again; after this many it fails like any error. */
 const MAX_SHUTDOWN_RERUNS = 3;
 
 function stoppedByShutdown(error: unknown): boolean {

@@ -49,11 +49,12 @@ const HEARTBEAT_EVERY_MS = 500;
 /**
  * A worker that shuts down cancels what still runs after its grace time. That is not a
  * cancel the session asked for: the tool was stopped (a command's whole process group
- * killed) and the turn runs the call again on another worker (workflows/turn-runner.ts).
+ * killed); the turn runs a read-only call again on another worker and ends any other as
+ * worker_lost (workflows/turn-runner.ts).
  */
 function stoppedBy(reason: unknown): unknown {
   if (reason instanceof CancelledFailure && reason.message === 'WORKER_SHUTDOWN') {
-    return ApplicationFailure.create({ type: WORKER_SHUTDOWN_FAILURE, message: 'the worker shut down while the tool ran; it was stopped and will run again on another worker' });
+    return ApplicationFailure.create({ type: WORKER_SHUTDOWN_FAILURE, message: 'the worker shut down while the tool ran, and it was stopped (a read-only tool runs again on another worker; any other ends as worker_lost)' });
   }
   return reason;
 }

@@ -70,10 +70,12 @@ async function historyOf(workflowId: string): Promise<HistoryEvent[]> {
   return (await env.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
 }
 
+/** `<pid>@<hostname>` of a worker identity (Keel's start with the store they use: worker/store-probe.ts). */
+const host = (identity: string | null | undefined) => (identity ?? '').replace(/^keel-store=\S+ /, '');
 /** Who ran each activity, and on which attempt (history records the last attempt's start only). */
 const activityWorkers = (events: HistoryEvent[]) =>
-  events.flatMap((e) => (e.activityTaskStartedEventAttributes ? [[e.activityTaskStartedEventAttributes.identity ?? '', e.activityTaskStartedEventAttributes.attempt ?? 0] as const] : []));
-const workflowTaskWorkers = (events: HistoryEvent[]) => events.flatMap((e) => (e.workflowTaskCompletedEventAttributes ? [e.workflowTaskCompletedEventAttributes.identity ?? ''] : []));
+  events.flatMap((e) => (e.activityTaskStartedEventAttributes ? [[host(e.activityTaskStartedEventAttributes.identity), e.activityTaskStartedEventAttributes.attempt ?? 0] as const] : []));
+const workflowTaskWorkers = (events: HistoryEvent[]) => events.flatMap((e) => (e.workflowTaskCompletedEventAttributes ? [host(e.workflowTaskCompletedEventAttributes.identity)] : []));
 
 describe('two workers on one task queue', () => {
   it('SIGKILL the worker running a task mid model call: the other worker finishes the goal, no task twice', async () => {
@@ -111,7 +113,7 @@ describe('two workers on one task queue', () => {
         env: { ...process.env, ...isolated },
         timeout: 60_000,
       });
-      expect(probe.stdout).toMatch(/^keel healthcheck: healthy: \d+@\S+ polls task queue/);
+      expect(probe.stdout).toMatch(/^keel healthcheck: healthy: keel-store=none \d+@\S+ polls task queue/);
       const elsewhere = await checkWorkerHealth(isolated, 'another-host');
       expect([elsewhere.healthy, elsewhere.reason]).toEqual([false, `no worker on another-host polls task queue "${taskQueue}" (namespace ${env.namespace})`]);
       expect((await checkWorkerHealth({ ...isolated, KEEL_TASK_QUEUE: `${taskQueue}-idle` })).healthy).toBe(false);
@@ -133,7 +135,7 @@ describe('two workers on one task queue', () => {
       // Kill the worker that is running task explain's model call.
       const agentId = `${workflowId}/task-explain/1`;
       const pending = (await env.client.workflow.getHandle(agentId).describe()).raw.pendingActivities ?? [];
-      const runningOn = pending.find((a) => a.activityType?.name === 'callModel')?.lastWorkerIdentity;
+      const runningOn = host(pending.find((a) => a.activityType?.name === 'callModel')?.lastWorkerIdentity);
       const victim = workers.find((w) => w.identity === runningOn);
       const survivor = workers.find((w) => w !== victim);
       if (!victim || !survivor) throw new Error(`the model call runs on ${runningOn}, not on ${workers.map((w) => w.identity).join(' or ')}`);

@@ -114,6 +114,7 @@ describe('docker-compose.yml', () => {
     expect(service('search-attributes').depends_on).toEqual({ temporal: { condition: 'service_healthy' } });
     expect(service('ui').depends_on).toEqual({ temporal: { condition: 'service_healthy' } });
     expect(service('worker').depends_on).toEqual({
+      postgresql: { condition: 'service_healthy' },
       temporal: { condition: 'service_healthy' },
       'search-attributes': { condition: 'service_completed_successfully' },
     });
@@ -154,13 +155,16 @@ describe('docker-compose.yml', () => {
     expect(new Set(namespaces)).toEqual(new Set(['${TEMPORAL_NAMESPACE:-default}']));
   });
 
-  it('keeps data in named volumes; every worker mounts the same workspace and conversation store', () => {
-    expect(Object.keys(compose.volumes ?? {}).sort()).toEqual(['postgres-data', 'store', 'workspace']);
+  it('keeps data in named volumes; every worker mounts the same workspace and shares the PostgreSQL conversation store', () => {
+    expect(Object.keys(compose.volumes ?? {}).sort()).toEqual(['postgres-data', 'workspace']);
     expect(service('postgresql').volumes).toEqual(['postgres-data:/var/lib/postgresql/data']);
     const mounts = Object.fromEntries((service('worker').volumes ?? []).map((v) => v.split(':') as [string, string]).map(([from, to]) => [to, from]));
     expect(mounts['/workspace']).toBe('workspace');
-    expect(workerEnv.KEEL_STORE_DIR).toBeTruthy();
-    expect(mounts[workerEnv.KEEL_STORE_DIR ?? '']).toBe('store');
+    // The store is a database of the compose's own PostgreSQL, created on its first start.
+    const postgres = service('postgresql').environment ?? {};
+    expect(workerEnv.KEEL_STORE_URL).toBe(`postgres://${postgres.POSTGRES_USER}:${postgres.POSTGRES_PASSWORD}@postgresql:5432/${postgres.POSTGRES_DB}`);
+    expect(workerEnv.KEEL_STORE_DIR).toBeNull();
+    expect(service('worker').depends_on).toHaveProperty(['postgresql', 'condition'], 'service_healthy');
     for (const [name, s] of Object.entries(services)) {
       for (const volume of s.volumes ?? []) {
         const source = volume.split(':')[0] ?? '';

@@ -1,0 +1,191 @@
+// Beyond one machine: two Keel workers, each a process with its own local directory
+// (KEEL_STORE_DIR, as two hosts without a shared disk would have), sharing a PostgreSQL
+// conversation store (KEEL_STORE_URL; a real server from initdb). Sessions and a goal run
+// across them; the worker running a model call is killed with SIGKILL mid-turn. Every turn
+// and the goal complete on the survivor, which reads the conversations the dead one
+// stored: 0 messages lost (each session's last request carries all of them, and no
+// conversation needed repair), 0 tool runs twice (each command appends its mark once).
+// CI runs 3 sessions × 3 turns and one goal; the issue's size (6 × 6, 3 goals) is
+// KEEL_FAILOVER_SESSIONS=6 KEEL_FAILOVER_TURNS=6 KEEL_FAILOVER_GOALS=3 npx vitest run test/integration/failover.test.ts
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStandin } from '../../standin/server';
+import { workflowsPath } from '../../worker/worker';
+import { eventsQuery, stateQuery, userMessageUpdate, type LogEntry } from '../../workflows/definitions';
+import { goalWorkflow } from '../../workflows/goal';
+import { sessionWorkflow } from '../../workflows/session';
+import { critic, FAST_MODEL, KEY, makeWorkspace, plan, planner, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
+import { say, use } from '../fixtures/session-harness';
+import { startPostgres, type TestPostgres } from '../helpers/postgres';
+import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const SESSIONS = Number(process.env.KEEL_FAILOVER_SESSIONS ?? 3);
+const TURNS = Number(process.env.KEEL_FAILOVER_TURNS ?? 3);
+const GOALS = Number(process.env.KEEL_FAILOVER_GOALS ?? 1);
+
+let env: TemporalTestEnv;
+let pg: TestPostgres;
+let codeDir: string;
+let codePath: string;
+
+beforeAll(async () => {
+  env = await connectTestEnv();
+  pg = await startPostgres();
+  const workflowBundle = await bundle(workflowsPath);
+  codeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-failover-'));
+  codePath = path.join(codeDir, 'workflows.js');
+  await fs.writeFile(codePath, workflowBundle.code);
+}, 180_000);
+
+afterAll(async () => {
+  await pg?.stop();
+  await env?.close();
+  if (codeDir) await fs.rm(codeDir, { recursive: true, force: true });
+});
+
+interface WorkerProcess {
+  child: ChildProcess;
+  host: string;
+  output: string[];
+}
+
+function startWorker(taskQueue: string, extra: NodeJS.ProcessEnv): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, '../fixtures/session-worker.ts'), env.address, taskQueue, codePath], {
+    cwd: path.join(here, '../..'),
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, ANTHROPIC_API_KEY: KEY, ...extra },
+  });
+  const output: string[] = [];
+  return new Promise((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output.push(chunk.toString());
+      if (chunk.toString().includes('worker ready')) resolve({ child, host: `${child.pid}@${os.hostname()}`, output });
+    });
+    child.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${output.join('')}`)));
+  });
+}
+
+async function kill(worker: WorkerProcess): Promise<void> {
+  if (worker.child.exitCode !== null || worker.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => worker.child.once('exit', resolve));
+  worker.child.kill('SIGKILL');
+  await exited;
+}
+
+const mark = (s: number, t: number) => `s${s}t${t}`;
+const texts = (body: unknown): string[] =>
+  ((body as { messages?: { content: string | { type: string; text?: string }[] }[] }).messages ?? []).flatMap((m) =>
+    typeof m.content === 'string' ? [m.content] : m.content.filter((b) => b.type === 'text').map((b) => b.text ?? ''),
+  );
+
+describe('failover with a shared PostgreSQL store', () => {
+  it(`${SESSIONS} sessions × ${TURNS} turns and ${GOALS} goal(s) across two workers with their own disks; SIGKILL one mid-turn: all complete, 0 lost, 0 run twice`, async () => {
+    const storeUrl = await pg.createDatabase('failover');
+    const slow = { delayMs: 40, chunkSize: 8 };
+    const standin = await startStandin({
+      scenario: {
+        rules: [
+          { match: planner(), reply: plan([task('code', 'Code', 'Write slugify.mjs.'), task('explain', 'Explain', 'Explain it.', { dependencies: ['code'] })]) },
+          ...writesFile('code', 'slugify.mjs', 'export const slugify = (s) => s.toLowerCase();\n'),
+          ...writesFile('explain', 'EXPLAIN.md', 'It lower-cases.\n'),
+          { match: critic(), reply: review('pass', 'Both files are there.') },
+          // Each turn runs one command that appends its mark; the answer after it streams for a few seconds.
+          ...Array.from({ length: SESSIONS * TURNS }, (_, k) => {
+            const m = mark(Math.floor(k / TURNS) + 1, (k % TURNS) + 1);
+            return { match: { lastUserContains: `${m} go`, hasToolResults: false }, reply: use('run_command', { command: `echo ${m} >> runs.log` }) };
+          }),
+          { match: { hasToolResults: true }, reply: { ...say(`${'Done. '.repeat(40)}`), ...slow } },
+        ],
+      },
+    });
+    const taskQueue = uniqueTaskQueue('failover');
+    const dirs = await Promise.all([0, 1].map(() => fs.mkdtemp(path.join(os.tmpdir(), 'keel-failover-disk-'))));
+    const workspaces = await Promise.all(Array.from({ length: SESSIONS + GOALS }, () => makeWorkspace('keel-failover-ws-')));
+    const workers: WorkerProcess[] = [];
+    try {
+      for (const dir of dirs) {
+        workers.push(await startWorker(taskQueue, { ANTHROPIC_BASE_URL: standin.url, KEEL_STORE_URL: storeUrl, KEEL_STORE_DIR: dir }));
+      }
+      // Both saw the same store: the second found the first's marker.
+      expect(workers[0]!.output.join('')).toMatch(/conversation store: postgres postgres:\/\/keel@127\.0\.0\.1:\d+\/failover \(id [0-9a-f-]+, marked by this worker/);
+      expect(workers[1]!.output.join('')).toMatch(/conversation store: postgres postgres:\/\/keel@127\.0\.0\.1:\d+\/failover \(id [0-9a-f-]+\)\n/);
+
+      const modelActivity = { heartbeatTimeout: '3 seconds' };
+      const goals = await Promise.all(
+        Array.from({ length: GOALS }, (_, g) =>
+          env.client.workflow.start(goalWorkflow, {
+            taskQueue,
+            workflowId: `${taskQueue}-goal-${g}`,
+            args: [{ goal: 'slugify, explained', workspace: workspaces[SESSIONS + g]!, autoApprove: true, policy: { mode: 'full-auto' }, modelActivity: { ...FAST_MODEL, ...modelActivity } }],
+          }),
+        ),
+      );
+      const sessions = await Promise.all(
+        Array.from({ length: SESSIONS }, (_, i) =>
+          env.client.workflow.start(sessionWorkflow, { taskQueue, workflowId: `${taskQueue}-s${i + 1}`, args: [{ workspace: workspaces[i]!, policy: { mode: 'full-auto' }, modelActivity }] }),
+        ),
+      );
+      let victim: WorkerProcess | undefined;
+      for (let t = 1; t <= TURNS; t++) {
+        await Promise.all(sessions.map((h, i) => h.executeUpdate(userMessageUpdate, { args: [{ text: `${mark(i + 1, t)} go` }] })));
+        if (t === Math.min(2, TURNS)) {
+          // Mid-turn: kill the worker streaming a session's answer.
+          const runningOn = await waitUntil(
+            async () => {
+              for (const h of sessions) {
+                const pending = (await h.describe()).raw.pendingActivities ?? [];
+                const call = pending.find((a) => a.activityType?.name === 'callModel' && a.lastWorkerIdentity);
+                if (call) return (call.lastWorkerIdentity ?? '').replace(/^keel-store=\S+ /, '');
+              }
+              return '';
+            },
+            (id) => id !== '',
+            60_000,
+            'a model call in flight',
+          );
+          victim = workers.find((w) => w.host === runningOn);
+          expect(victim, `the model call runs on ${runningOn}`).toBeDefined();
+          await kill(victim!);
+        }
+        for (const h of sessions) {
+          // A query can fail while the workflow's sticky worker is the dead one (until the
+          // server gives its task to the other): asked again.
+          await waitUntil(
+            () => h.query(stateQuery).catch(() => null),
+            (v) => v !== null && v.session.turns === t && v.status !== 'processing',
+            120_000,
+            `turn ${t} of ${h.workflowId}`,
+          );
+        }
+      }
+      const reports = await Promise.all(goals.map((g) => g.result()));
+      expect(reports.map((r) => r.verdict)).toEqual(goals.map(() => 'goal_met'));
+      const survivor = workers.find((w) => w !== victim)!;
+      expect(survivor.child.exitCode).toBeNull();
+
+      for (const [i, h] of sessions.entries()) {
+        const state = await h.query(stateQuery);
+        expect([state.status, state.session.turns]).toEqual(['active', TURNS]);
+        const log = (await h.query(eventsQuery, { from: 0, limit: 500 })).entries as (LogEntry & Record<string, unknown>)[];
+        expect(log.filter((e) => e.kind === 'turn.error' || e.kind === 'conversation.repaired')).toEqual([]);
+        // 0 run twice: each command's mark once, in order.
+        const runs = await fs.readFile(path.join(workspaces[i]!, 'runs.log'), 'utf8');
+        expect(runs).toBe(Array.from({ length: TURNS }, (_, t) => `${mark(i + 1, t + 1)}\n`).join(''));
+        // 0 lost: the session's last request carried every user message and every answer.
+        const last = standin.requests.filter((r) => JSON.stringify(r.body).includes(`${mark(i + 1, 1)} go`)).at(-1)!;
+        const said = texts(last.body);
+        for (let t = 1; t <= TURNS; t++) expect(said).toContain(`${mark(i + 1, t)} go`);
+        expect(said.filter((s) => s.startsWith('Done.'))).toHaveLength(TURNS - 1);
+      }
+    } finally {
+      await Promise.all(workers.map(kill));
+      await standin.close();
+      for (const d of [...dirs, ...workspaces]) await fs.rm(d, { recursive: true, force: true });
+    }
+  }, 240_000);
+});

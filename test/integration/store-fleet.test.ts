@@ -1,0 +1,99 @@
+// A fleet whose workers do not share one conversation store is caught at start: the
+// issue's "two hosts, KEEL_STORE_DIR=A on one, =B on the other" passed every smoke test
+// (workflows stick to the worker that ran them) and broke at the first failover. Now the
+// second worker refuses to start, in one line naming both stores; a worker on the same
+// store starts; and a session's calls are refused by a worker whose store is another.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStoreActivities, storeIdentity } from '../../activities/conversation-store';
+import { createKeelWorker, workflowsPath } from '../../worker/worker';
+import { probeStore, StoreProbeError } from '../../worker/store-probe';
+import { waitUntil } from '../fixtures/session-harness';
+import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+
+let env: TemporalTestEnv;
+let workflowBundle: WorkflowBundleWithSourceMap;
+let root: string;
+
+beforeAll(async () => {
+  env = await connectTestEnv();
+  workflowBundle = await bundle(workflowsPath);
+  root = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-fleet-'));
+});
+
+afterAll(async () => {
+  await env?.close();
+  await fs.rm(root, { recursive: true, force: true });
+});
+
+describe('a fleet that does not share its conversation store', () => {
+  it('the second worker refuses to start, in one line; a worker on the same store starts', async () => {
+    const taskQueue = uniqueTaskQueue('fleet');
+    const [dirA, dirB] = [path.join(root, 'host-a'), path.join(root, 'host-b')];
+    const lines: string[] = [];
+    const start = (extra: NodeJS.ProcessEnv) =>
+      createKeelWorker({ connection: env.nativeConnection, namespace: env.namespace, taskQueue, workflowBundle, env: { ANTHROPIC_API_KEY: 'unused', ...extra }, log: (l) => lines.push(l) });
+    const first = await start({ KEEL_STORE_DIR: dirA });
+    expect(lines.at(-1)).toMatch(new RegExp(`^keel worker: conversation store: local ${dirA} \\(id [0-9a-f-]{36}, marked by this worker: the first of its fleet\\)$`));
+    const idA = (await storeIdentity(dirA)).id;
+    const running = first.run();
+    try {
+      // Temporal lists the first worker as a poller of the queue once it polls.
+      await waitUntil(
+        async () => (await env.client.workflowService.describeTaskQueue({ namespace: env.namespace, taskQueue: { name: taskQueue }, taskQueueType: 2 })).pollers ?? [],
+        (pollers) => pollers.some((p) => (p.identity ?? '').startsWith(`keel-store=${idA} `)),
+        30_000,
+        'the first worker to poll',
+      );
+
+      const refused = await start({ KEEL_STORE_DIR: dirB }).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(refused).toBeInstanceOf(StoreProbeError);
+      expect((refused as Error).message).toMatch(
+        new RegExp(
+          `^keel worker: refusing to start: 1 worker polling task queue "${taskQueue}" use conversation store ${idA}, but this one's is local ${dirB} \\(id [0-9a-f-]{36}\\); give it the fleet's KEEL_STORE_URL / KEEL_STORE_DIR$`,
+        ),
+      );
+      expect((refused as Error).message).not.toContain('\n');
+
+      // No store configured at all (each session's own directory) is another store too.
+      await expect(start({})).rejects.toThrow(/this one's is the directory each session names \(no KEEL_STORE_URL or KEEL_STORE_DIR\)/);
+      await expect(start({ KEEL_STORE_URL: 's3://bucket/keel' })).rejects.toThrow(/^keel worker: KEEL_STORE_URL: the conversation store "s3" is not supported/);
+
+      // The same store passes the probe and finds the first worker's marker. (The probe
+      // alone: one process cannot register two workers on one task queue.)
+      const same = await probeStore({ connection: env.nativeConnection, namespace: env.namespace, taskQueue, env: { KEEL_STORE_DIR: dirA } });
+      expect(same.line).toBe(`keel worker: conversation store: local ${dirA} (id ${idA})`);
+      expect(same.identity).toMatch(new RegExp(`^keel-store=${idA} \\d+@\\S+$`));
+    } finally {
+      first.worker.shutdown();
+      await running;
+    }
+  });
+
+  it("a worker whose store is another refuses a session's store calls, naming both stores", async () => {
+    const [dirA, dirB] = [path.join(root, 'session-a'), path.join(root, 'session-b')];
+    const idA = (await storeIdentity(dirA)).id;
+    // Worker B marked its own store when it started (worker/store-probe.ts).
+    const idB = (await storeIdentity(dirB)).id;
+    const onB = createStoreActivities({ KEEL_STORE_DIR: dirB });
+    const error = await onB.storeSegment({ store: '/ignored', parent: null, items: [{ role: 'user', content: 'hi' }], storeId: idA }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ApplicationFailure);
+    const failure = error as ApplicationFailure;
+    expect(failure.type).toBe('ConversationStoreError');
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.details?.[0]).toMatchObject({ storeCause: 'foreign', repairable: false, failureClass: 'fatal' });
+    expect(failure.message).toMatch(new RegExp(`^the conversation store in local directory ${dirB}: this worker's store is ${idB}, but the session's is ${idA}`));
+    // Nothing was written on the wrong store.
+    expect(await fs.readdir(dirB)).toEqual(['keel-store.json']);
+  });
+});
