@@ -163,6 +163,8 @@ export const scenarioSchema = z
     name: z.string().default('scenario'),
     /** Keys the server accepts; any non-empty key when absent. */
     apiKeys: z.array(z.string().min(1)).optional(),
+    /** Models the server knows besides the API's own (machines/model-limits.ts); any other gets the API's 404. */
+    models: z.array(z.string().min(1)).optional(),
     rules: z.array(ruleSchema),
   })
   .strict();

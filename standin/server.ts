@@ -9,6 +9,7 @@ import { errorBody, errorTypeForStatus } from './api-errors';
 import { requestId as newRequestId } from './ids';
 import { describeFacts, factsOf, matches, type RequestFacts } from './match';
 import { renderMessage } from './message';
+import { isKnownModel } from '../machines/model-limits';
 import { requestProblem } from './request-rules';
 import { renderResponse, responsesFacts } from './responses';
 import { faultHeaders, type Io, jsonReply, sendError, streamReply, type WriteOutcome } from './respond';
@@ -50,6 +51,8 @@ export interface StandinOptions {
   host?: string;
   /** One line per request, for people watching the stand-in. */
   log?: (line: string) => void;
+  /** The clock of the simulated prompt cache (its 5-minute and 1-hour TTLs); tests move it. */
+  now?: () => number;
 }
 
 type Json = Record<string, unknown>;
@@ -64,7 +67,7 @@ const DEFAULT_MID_STREAM_REPLY: Reply = {
 export class Standin {
   readonly requests: RecordedRequest[] = [];
   private readonly uses = new Map<number, number>();
-  private readonly cache = new PromptCacheSimulator();
+  private cache: PromptCacheSimulator;
   private readonly watchers = new Set<() => void>();
   private scenario: Scenario;
 
@@ -72,8 +75,10 @@ export class Standin {
     private readonly server: Server,
     scenario: Scenario,
     private readonly log: ((line: string) => void) | undefined,
+    private readonly now: () => number = Date.now,
   ) {
     this.scenario = scenario;
+    this.cache = new PromptCacheSimulator(now);
   }
 
   static async start(options: StandinOptions): Promise<Standin> {
@@ -91,7 +96,7 @@ export class Standin {
         }
       });
     });
-    const standin = new Standin(server, scenario, options.log);
+    const standin = new Standin(server, scenario, options.log, options.now);
     holder.standin = standin;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -122,6 +127,7 @@ export class Standin {
   setScenario(scenario: Scenario | ScenarioInput): void {
     this.scenario = parseScenario(scenario);
     this.uses.clear();
+    this.cache = new PromptCacheSimulator(this.now);
   }
 
   /** Resolves with the first recorded request the predicate accepts, as records change. */
@@ -244,6 +250,11 @@ export class Standin {
     const problem = requestProblem(parsed);
     if (problem !== null) {
       reject(400, problem);
+      return;
+    }
+    const model = String(parsed.model);
+    if (!isKnownModel(model) && !(this.scenario.models ?? []).includes(model)) {
+      reject(404, `model: ${model}`);
       return;
     }
 
