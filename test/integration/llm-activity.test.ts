@@ -124,6 +124,8 @@ describe('model activity against the stand-in', () => {
     const input = { path: 'src/index.ts', range: { from: 1, to: 40 }, note: 'naïve “quotes” and \\ backslashes' };
     standin.setScenario({
       name: 'tool',
+      // A model the API knows but the price table does not.
+      models: ['claude-unreleased-9'],
       rules: [
         {
           match: { toolsOffered: ['read_file'] },
