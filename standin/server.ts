@@ -14,7 +14,7 @@ import { requestProblem } from './request-rules';
 import { renderResponse, responsesFacts } from './responses';
 import { faultHeaders, type Io, jsonReply, sendError, streamReply, type WriteOutcome } from './respond';
 import { parseScenario, type Reply, type Rule, type Scenario, type ScenarioInput } from './scenario';
-import { PromptCacheSimulator } from './usage';
+import { type ApiUsage, PromptCacheSimulator } from './usage';
 
 export type RequestOutcome =
   | 'pending'
@@ -43,6 +43,8 @@ export interface RecordedRequest {
   closedAt: number | null;
   /** The client went away before the response was complete. */
   clientClosedEarly: boolean;
+  /** The usage the response reported (what the API would bill), when a reply was rendered. */
+  usage: ApiUsage | null;
 }
 
 export interface StandinOptions {
@@ -180,6 +182,7 @@ export class Standin {
       receivedAt: Date.now(),
       closedAt: null,
       clientClosedEarly: false,
+      usage: null,
     };
     this.requests.push(record);
     let droppedByUs = false;
@@ -287,6 +290,7 @@ export class Standin {
 
     const reply = rule.reply ?? DEFAULT_MID_STREAM_REPLY;
     const usage = this.cache.usageFor(parsed, reply.content, reply.usage);
+    record.usage = usage;
     const message = renderMessage(reply, facts.model, usage);
     const io: Io = {
       res,

@@ -4,6 +4,7 @@
 // turn of N steps makes N model calls and N − 1 read_file calls, whoever drives it.
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
 import type { ScenarioInput } from '../../standin/scenario';
 
 export const BENCH_MODEL = 'claude-sonnet-4-6';
@@ -35,4 +36,43 @@ export function benchScenario(stepCounts: readonly number[], delayMs = 0): Scena
     }
   }
   return { name: 'bench', rules };
+}
+
+// The `cost` scenario: a session of `turns` turns; in turn t the model reads cost-t.txt (a
+// tool result of 2–20 KB, sizes spread over the turns) and answers. Two model calls a turn.
+export const costTurnText = (t: number, turns: number, tag: string) => `cost turn ${t}/${turns}: summarize cost-${t}.txt (${tag})`;
+const costMarker = (t: number) => `<cost file ${t}>`;
+
+/** 2 KB to 20 KB, the same for every run: 2 + (7·t mod 19) KB. */
+export const costFileBytes = (t: number): number => (2 + ((7 * t) % 19)) * 1024;
+
+export async function writeCostFiles(workspace: string, turns: number): Promise<void> {
+  for (let t = 1; t <= turns; t++) {
+    const lines: string[] = [costMarker(t)];
+    let size = lines[0]!.length + 1;
+    for (let i = 1; size < costFileBytes(t); i++) {
+      // Varied text, as source or logs would be, so no two files share bytes by accident.
+      const line = `${t}.${i} ${createHash('sha256').update(`${t}:${i}`).digest('base64')} value=${(t * 7919 + i * 104729) % 100000}`;
+      lines.push(line);
+      size += line.length + 1;
+    }
+    await fs.writeFile(path.join(workspace, `cost-${t}.txt`), `${lines.join('\n')}\n`);
+  }
+}
+
+export function costScenario(turns: number): ScenarioInput {
+  const rules: ScenarioInput['rules'] = [];
+  for (let t = 1; t <= turns; t++) {
+    rules.push({
+      name: `cost ${t} read`,
+      match: { hasToolResults: false, lastUserContains: `cost turn ${t}/${turns}:` },
+      reply: { content: [{ type: 'text', text: `I will read cost-${t}.txt and summarize it.` }, { type: 'tool_use', name: 'read_file', input: { path: `cost-${t}.txt` } }] },
+    });
+    rules.push({
+      name: `cost ${t} answer`,
+      match: { hasToolResults: true, lastUserContains: costMarker(t) },
+      reply: { content: [{ type: 'text', text: `cost-${t}.txt holds ${costFileBytes(t) / 1024} KB of numbered values. ${FINAL_TEXT}` }] },
+    });
+  }
+  return { name: 'bench-cost', rules };
 }

@@ -119,7 +119,7 @@ describe('stand-in strictness', () => {
   });
 
   it('refuses a temperature above 1', async () => {
-    expect((await refusal(base([{ role: 'user', content: 'x' }], { temperature: 2 }))).message).toBe('temperature: Input should be less than or equal to 1');
+    expect((await refusal(base([{ role: 'user', content: 'x' }], { temperature: 2 } as Partial<Params>))).message).toBe('temperature: Input should be less than or equal to 1');
   });
 
   it('refuses a first message from the assistant', async () => {
