@@ -121,7 +121,7 @@ export function withPromptCaching(request: CacheableRequest, options: { ttl?: Ca
     if (system !== undefined && lastText >= 0) {
       system = system.map((b, i) => (i === lastText ? { ...b, cache_control: control(ttl) } : b));
     } else if (tools !== undefined) {
-      tools = tools.map((t, i) => (i === tools!.length - 1 ? ({ ...t, cache_control: control(ttl) } as Anthropic.ToolUnion) : t));
+      tools = tools.map((t, i) => (i === tools!.length - 1 ? ({ ...t, cache_control: control(ttl) }) : t));
     }
   }
   return { ...(system !== undefined ? { system } : {}), ...(tools !== undefined ? { tools } : {}), messages };

@@ -25,6 +25,8 @@ export interface ApiUsage {
   cache_creation: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number };
   output_tokens: number;
   service_tier: 'standard';
+  /** Server tools the API ran for this answer (billed per use: web search). */
+  server_tool_use?: { web_search_requests: number; web_fetch_requests: number };
 }
 
 type Json = Record<string, unknown>;
@@ -181,7 +183,11 @@ export class PromptCacheSimulator {
             case 'thinking':
               return b.thinking;
             case 'tool_use':
+            case 'server_tool_use':
               return JSON.stringify(b.input) + b.name;
+            case 'web_search_tool_result':
+              // Search results are input to the model, not its output.
+              return '';
           }
         })
         .join(''),
@@ -199,6 +205,11 @@ export class PromptCacheSimulator {
       },
       output_tokens: override?.output_tokens ?? Math.max(1, output),
       service_tier: 'standard',
+      ...(serverUses(content, 'web_search') + serverUses(content, 'web_fetch') > 0
+        ? { server_tool_use: { web_search_requests: serverUses(content, 'web_search'), web_fetch_requests: serverUses(content, 'web_fetch') } }
+        : {}),
     };
   }
 }
+
+const serverUses = (content: ReplyBlock[], name: string): number => content.filter((b) => b.type === 'server_tool_use' && b.name === name).length;

@@ -26,7 +26,7 @@ import { type CommandSandbox, evaluatePolicy, sandboxFor, toolKind, type PolicyC
 import { FINISH_TASK } from '../machines/task-outcome';
 import { interruptedToolResult, parseToolFacts, WORKER_SHUTDOWN_FAILURE } from '../machines/tool-result';
 import type { CompactedEvent } from './definitions';
-import type { ConversationLog, SerialQueue, Timers } from './runtime';
+import type { ConversationCheckpoint, ConversationLog, SerialQueue, Timers } from './runtime';
 
 type McpActivities = McpBridge['activities'];
 
@@ -112,6 +112,8 @@ export class TurnRunner {
   private readonly inflight = new Set<string>();
   /** The input tokens the last response reported, for the stored conversation it was measured on (proactive compaction). */
   private lastInput: { head: string | null; tokens: number } | null = null;
+  /** The conversation before this turn's message: a refused turn goes back to it. */
+  private beforeTurn: ConversationCheckpoint | null = null;
 
   private readonly transition: (state: TurnState, event: TurnEvent) => TransitionResult<TurnState, TurnDirective>;
 
@@ -138,6 +140,7 @@ export class TurnRunner {
   /** Creates the turn and applies `start` (the session's start_turn directive). */
   start(turnId: string, text: string, limits: TurnLimits): TransitionResult<TurnState, TurnDirective> {
     const tools = this.host.tools();
+    this.beforeTurn = this.host.conversation.checkpoint();
     this.state = createTurn({
       turnId,
       limits,
@@ -209,6 +212,9 @@ export class TurnRunner {
         return;
       case 'append_messages':
         this.host.conversation.append(d.messages);
+        return;
+      case 'rollback_turn':
+        if (this.beforeTurn !== null) this.host.conversation.rollback(this.beforeTurn);
         return;
       case 'call_model':
         this.callModel(turnId, d);
