@@ -135,6 +135,9 @@ describe('telemetry', () => {
       expect(a).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'anthropic', 'gen_ai.response.finish_reasons': ['tool_use'] });
       expect(a['gen_ai.request.model']).toEqual(expect.any(String));
       expect(a['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
+      // All input, cached included (the first call writes its whole prompt to the cache), with the split beside it.
+      expect(a['gen_ai.usage.cache_creation.input_tokens']).toBeGreaterThan(0);
+      expect(a['gen_ai.usage.input_tokens']).toBeGreaterThan((a['gen_ai.usage.cache_creation.input_tokens'] as number) + (a['gen_ai.usage.cache_read.input_tokens'] as number));
       expect(a['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
       // The model span is a child of the activity span, which is in the client's trace.
       const parent = ours.find((s) => s.spanId === first!.parentSpanId);
