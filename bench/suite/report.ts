@@ -91,7 +91,7 @@ function costTable(rows: readonly VariantSummary[]): string[] {
   const m = (k: string) => keel.extra[k]?.median ?? Number.NaN;
   const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
   const usd = (x: number) => `$${x.toFixed(4)}`;
-  const vsBest = (x: number) => `${((x / m('bestUsd') - 1) * 100).toFixed(1)} %`;
+  const vsBest = (x: number, best = 'bestUsd') => `${((x / m(best) - 1) * 100).toFixed(1)} %`;
   return [
     `Per session of ${m('requestsPerSession')} model calls, ${m('inputTokensPerSession')} input tokens (median over rounds):`,
     '',
@@ -101,6 +101,15 @@ function costTable(rows: readonly VariantSummary[]): string[] {
     `| Keel without caching (promptCaching: false) | ${pct(m('noCachingCacheReadShare'))} | 0 | ${usd(m('noCachingUsd'))} | ${vsBest(m('noCachingUsd'))} |`,
     `| before issue 26 (last tool + last system block), replayed | ${pct(m('mainPlacementCacheReadShare'))} | ${m('mainPlacementCacheWriteTokens')} | ${usd(m('mainPlacementUsd'))} | ${vsBest(m('mainPlacementUsd'))} |`,
     `| best possible placement (computed) | ${pct(m('bestCacheReadShare'))} | ${m('bestCacheWriteTokens')} | ${usd(m('bestUsd'))} | 0.0 % |`,
+    '',
+    `A goal of ${m('goalRequests')} model calls (planner, task agents, critic), ${m('goalInputTokens')} input tokens:`,
+    '',
+    '| placement | cache-read share | cache writes (tokens) | $ / goal | over best |',
+    '|---|---|---|---|---|',
+    `| Keel | ${pct(m('goalKeelCacheReadShare'))} | ${m('goalKeelCacheWriteTokens')} | ${usd(m('goalKeelUsd'))} | ${vsBest(m('goalKeelUsd'), 'goalBestUsd')} |`,
+    `| no caching (the same requests without breakpoints, replayed) | 0.0 % | 0 | ${usd(m('goalNoCachingUsd'))} | ${vsBest(m('goalNoCachingUsd'), 'goalBestUsd')} |`,
+    `| before issue 26 (last tool + last system block), replayed | ${pct(m('goalMainPlacementCacheReadShare'))} | – | ${usd(m('goalMainPlacementUsd'))} | ${vsBest(m('goalMainPlacementUsd'), 'goalBestUsd')} |`,
+    `| best possible placement (computed) | ${pct(m('goalBestCacheReadShare'))} | – | ${usd(m('goalBestUsd'))} | 0.0 % |`,
   ];
 }
 

@@ -76,3 +76,53 @@ export function costScenario(turns: number): ScenarioInput {
   }
   return { name: 'bench-cost', rules };
 }
+
+// The `cost` scenario's goal: a planner proposes `tasks` independent tasks; each task agent
+// reads two files (2–20 KB, as in the session) and finishes; the critic passes the goal.
+const goalFile = (task: number, part: 'a' | 'b') => `goal-${task}-${part}.txt`;
+const goalMarker = (task: number, part: 'a' | 'b') => `<goal file ${task} ${part}>`;
+
+export async function writeGoalFiles(workspace: string, tasks: number): Promise<void> {
+  for (let k = 1; k <= tasks; k++) {
+    for (const [j, part] of (['a', 'b'] as const).entries()) {
+      const bytes = costFileBytes(2 * k + j);
+      const lines = [goalMarker(k, part)];
+      for (let i = 1; lines.join('\n').length < bytes; i++) lines.push(`${k}${part}.${i} ${createHash('sha256').update(`goal:${k}:${part}:${i}`).digest('base64')}`);
+      await fs.writeFile(path.join(workspace, goalFile(k, part)), `${lines.join('\n')}\n`);
+    }
+  }
+}
+
+export function goalCostScenario(tasks: number): ScenarioInput {
+  const ids = Array.from({ length: tasks }, (_, i) => i + 1);
+  const rules: ScenarioInput['rules'] = [
+    {
+      name: 'planner',
+      match: { toolsOffered: ['submit_plan'] },
+      reply: {
+        content: [
+          { type: 'text', text: `${tasks} independent tasks, one per pair of files.` },
+          {
+            type: 'tool_use',
+            name: 'submit_plan',
+            input: { tasks: ids.map((k) => ({ id: `t${k}`, title: `Summarize pair ${k}`, instructions: `Read ${goalFile(k, 'a')} and ${goalFile(k, 'b')} and summarize them.`, role: 'reader' })) },
+          },
+        ],
+      },
+    },
+    {
+      name: 'critic',
+      match: { toolsOffered: ['submit_review'] },
+      reply: { content: [{ type: 'tool_use', name: 'submit_review', input: { verdict: 'pass', findings: `All ${tasks} pairs were read and summarized. The goal is met.` } }] },
+    },
+  ];
+  for (const k of ids) {
+    const task = `task [t${k}]`;
+    rules.push(
+      { name: `t${k} reads a`, match: { systemContains: task, hasToolResults: false }, reply: { content: [{ type: 'text', text: `Reading ${goalFile(k, 'a')}.` }, { type: 'tool_use', name: 'read_file', input: { path: goalFile(k, 'a') } }] } },
+      { name: `t${k} reads b`, match: { systemContains: task, lastUserContains: goalMarker(k, 'a') }, reply: { content: [{ type: 'text', text: `Now ${goalFile(k, 'b')}.` }, { type: 'tool_use', name: 'read_file', input: { path: goalFile(k, 'b') } }] } },
+      { name: `t${k} finishes`, match: { systemContains: task, lastUserContains: goalMarker(k, 'b') }, reply: { content: [{ type: 'tool_use', name: 'finish_task', input: { status: 'succeeded', summary: `Pair ${k}: two files of numbered hashes, ${costFileBytes(2 * k) / 1024} KB and ${costFileBytes(2 * k + 1) / 1024} KB.` } }] } },
+    );
+  }
+  return { name: 'bench-goal-cost', rules };
+}
