@@ -45,6 +45,8 @@ export interface ModelCallInput {
   conversation: ModelConversation;
   /** Cache breakpoints on tools + system, the previous call's tail and the conversation's last block (default true; activities/llm-cache.ts). */
   promptCaching?: boolean;
+  /** `false` for a one-shot call whose conversation is never sent again (the planner, the critic): tools and system are cached, not the prompt. */
+  cacheConversation?: boolean;
   /** How long the cache entries live: `1h` for sessions that wait on people longer than 5 minutes (writes cost 2× instead of 1.25×). */
   promptCacheTtl?: '5m' | '1h';
   /** With `thinking.type: 'enabled'`: think between tool calls too (the interleaved-thinking beta header). */
@@ -116,6 +118,7 @@ export const modelCallInputSchema = z.object({
   conversation: conversationSchema,
   promptCaching: z.boolean().optional(),
   promptCacheTtl: z.enum(['5m', '1h']).optional(),
+  cacheConversation: z.boolean().optional(),
   interleavedThinking: z.boolean().optional(),
   publish: z.boolean().optional(),
   serverRetries: z.literal('timeouts_only').optional(),

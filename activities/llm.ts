@@ -275,7 +275,10 @@ function requestBody(input: ModelCallInput, messages: Anthropic.MessageParam[]):
   const cached =
     input.promptCaching === false
       ? { system: input.system, tools: input.tools, messages }
-      : withPromptCaching({ system: input.system, tools: input.tools, messages }, input.promptCacheTtl !== undefined ? { ttl: input.promptCacheTtl } : {});
+      : withPromptCaching(
+          { system: input.system, tools: input.tools, messages },
+          { ...(input.promptCacheTtl !== undefined ? { ttl: input.promptCacheTtl } : {}), ...(input.cacheConversation === false ? { conversation: false } : {}) },
+        );
   return {
     model: input.model,
     max_tokens: input.maxTokens,

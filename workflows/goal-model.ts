@@ -61,6 +61,8 @@ export class ToolCaller {
       tools: [tool as unknown as NonNullable<ModelCallInput['tools']>[number]],
       toolChoice: { type: 'tool', name },
       conversation: { kind: 'inline', messages: [{ role: 'user', content: prompt }] },
+      // The prompt is new each time: caching it would only make its one use cost 1.25×.
+      cacheConversation: false,
     };
     // One tier of retries, here, by the rule in machines/answer-retry.ts.
     const call = scope.run(async () => {

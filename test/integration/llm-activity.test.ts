@@ -108,17 +108,16 @@ describe('model activity against the stand-in', () => {
       expect(events.length).toBeLessThan(20);
 
       // What went over the wire: Bearer auth, cache breakpoints on the system prompt (it
-      // closes the tools + system prefix) and on the conversation's last block.
+      // closes the tools + system prefix), the last tool and the conversation's last block.
       const sent = standin.requests.at(-1)!;
       expect(sent.auth).toBe('bearer');
       expect(sent.headers['anthropic-version']).toBeTruthy();
       expect(sent.body).toMatchObject({
         stream: true,
         system: [{ type: 'text', text: 'You are a careful assistant.', cache_control: { type: 'ephemeral' } }],
-        tools: [{ name: 'read_file' }],
+        tools: [{ name: 'read_file', cache_control: { type: 'ephemeral' } }],
       });
-      const body = sent.body as { tools: object[]; messages: { content: object[] }[] };
-      expect(body.tools[0]).not.toHaveProperty('cache_control');
+      const body = sent.body as { messages: { content: object[] }[] };
       expect(body.messages.at(-1)!.content.at(-1)).toMatchObject({ cache_control: { type: 'ephemeral' } });
       expect(await historyText(run.handle)).not.toContain(KEY);
     });

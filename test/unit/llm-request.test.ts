@@ -14,12 +14,14 @@ describe('prompt caching', () => {
   const result = (id: string): Anthropic.ToolResultBlockParam => ({ type: 'tool_result', tool_use_id: id, content: `contents of ${id}` });
   const count = (r: ReturnType<typeof withPromptCaching>) => JSON.stringify(r).split('"cache_control"').length - 1;
 
-  it('puts a breakpoint on the system prompt (tools and system) and on the last message block', () => {
+  it('puts a breakpoint on the last message block, the system prompt (tools and system) and the last tool (tools alone)', () => {
     expect(withPromptCaching({ system: 'Be brief.', tools: [tool('a'), tool('b')], messages: [{ role: 'user', content: 'hi' }] })).toEqual({
       system: [{ type: 'text', text: 'Be brief.', cache_control: EPH }],
-      tools: [tool('a'), tool('b')],
+      tools: [tool('a'), { ...tool('b'), cache_control: EPH }],
       messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: EPH }] }],
     });
+    // A one-shot call (planner, critic) caches tools and system, not its prompt.
+    expect(withPromptCaching({ system: 'Plan.', tools: [tool('a')], messages: [{ role: 'user', content: 'goal' }] }, { conversation: false }).messages).toEqual([{ role: 'user', content: 'goal' }]);
     // Without a system prompt the last tool closes the prefix.
     expect(withPromptCaching({ tools: [tool('a')], messages: [] }).tools).toEqual([{ ...tool('a'), cache_control: EPH }]);
   });
