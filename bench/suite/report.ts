@@ -97,7 +97,7 @@ function costTable(rows: readonly VariantSummary[]): string[] {
     '',
     '| placement | cache-read share | cache writes (tokens) | $ / session | over best |',
     '|---|---|---|---|---|',
-    `| Keel (rolling + previous tail + tools/system) | ${pct(m('keelCacheReadShare'))} | ${m('keelCacheWriteTokens')} | ${usd(m('keelUsd'))} | ${vsBest(m('keelUsd'))} |`,
+    `| Keel (rolling, previous tail, tools + system, tools) | ${pct(m('keelCacheReadShare'))} | ${m('keelCacheWriteTokens')} | ${usd(m('keelUsd'))} | ${vsBest(m('keelUsd'))} |`,
     `| Keel without caching (promptCaching: false) | ${pct(m('noCachingCacheReadShare'))} | 0 | ${usd(m('noCachingUsd'))} | ${vsBest(m('noCachingUsd'))} |`,
     `| before issue 26 (last tool + last system block), replayed | ${pct(m('mainPlacementCacheReadShare'))} | ${m('mainPlacementCacheWriteTokens')} | ${usd(m('mainPlacementUsd'))} | ${vsBest(m('mainPlacementUsd'))} |`,
     `| best possible placement (computed) | ${pct(m('bestCacheReadShare'))} | ${m('bestCacheWriteTokens')} | ${usd(m('bestUsd'))} | 0.0 % |`,
