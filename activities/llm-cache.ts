@@ -128,7 +128,7 @@ export function withPromptCaching(request: CacheableRequest, options: { ttl?: Ca
     if (system !== undefined && lastText >= 0) {
       system = system.map((b, i) => (i === lastText ? { ...b, cache_control: control(ttl) } : b));
       room--;
-      if (room > 0 && tools !== undefined) tools = tools.map((t, i) => (i === tools!.length - 1 ? ({ ...t, cache_control: control(ttl) } as Anthropic.ToolUnion) : t));
+      if (room > 0 && tools !== undefined) tools = tools.map((t, i) => (i === tools!.length - 1 ? ({ ...t, cache_control: control(ttl) }) : t));
     } else if (tools !== undefined) {
       tools = tools.map((t, i) => (i === tools!.length - 1 ? ({ ...t, cache_control: control(ttl) }) : t));
     }
