@@ -11,6 +11,13 @@ export const SUMMARY_SYSTEM_PROMPT =
   'decision, file name, command and open question the assistant needs; drop pleasantries. ' +
   'Write plain prose, at most a few paragraphs.';
 
+export interface SummaryUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+}
+
 export interface Compaction {
   /** Messages the model saw before and after. */
   fromMessages: number;
@@ -19,7 +26,9 @@ export interface Compaction {
   fromTokens: number;
   toTokens: number;
   summaryChars: number;
+  /** What the summary call was billed for: all its input tokens (cached included), output, and its price (null: unknown). */
   usage: { input_tokens: number; output_tokens: number };
+  costUsd: number | null;
 }
 
 /** A rough count (4 characters a token): enough to decide when to compact. */
@@ -70,10 +79,12 @@ export async function compactConversation(
   dir: StoreTarget,
   messages: Anthropic.MessageParam[],
   aboveTokens: number,
-  summarize: (system: string, text: string) => Promise<{ text: string; usage: { input_tokens: number; output_tokens: number } }>,
+  summarize: (system: string, text: string) => Promise<{ text: string; usage: SummaryUsage; costUsd?: number | null }>,
   keys: StoreKeys = null,
+  /** The conversation's size as the API measured it (the last response's input tokens and an estimate of what came since); estimated when absent. */
+  measuredTokens?: number,
 ): Promise<{ messages: Anthropic.MessageParam[]; head: string | null; compaction: Compaction } | null> {
-  const fromTokens = estimateTokens(messages);
+  const fromTokens = measuredTokens ?? estimateTokens(messages);
   if (fromTokens <= aboveTokens) return null;
   const cut = cutPoint(messages, Math.floor(aboveTokens / 2));
   if (cut === null) return null;
@@ -93,7 +104,11 @@ export async function compactConversation(
       fromTokens,
       toTokens: estimateTokens(compacted),
       summaryChars: summary.text.length,
-      usage: summary.usage,
+      usage: {
+        input_tokens: summary.usage.input_tokens + (summary.usage.cache_creation_input_tokens ?? 0) + (summary.usage.cache_read_input_tokens ?? 0),
+        output_tokens: summary.usage.output_tokens,
+      },
+      costUsd: summary.costUsd ?? null,
     },
   };
 }

@@ -28,6 +28,8 @@ export type ModelConversation =
       compactAboveTokens?: number;
       /** Compact before this call whatever the size: the last request exceeded the context window. */
       compactNow?: boolean;
+      /** Input tokens of the last response for `head` (all of them, cached included): the measure proactive compaction starts from. */
+      lastInputTokens?: number;
     };
 
 export interface ModelCallInput {
@@ -44,8 +46,14 @@ export interface ModelCallInput {
   temperature?: number;
   stopSequences?: string[];
   conversation: ModelConversation;
-  /** Cache breakpoints on the system prompt and the tool definitions (default true). */
+  /** Cache breakpoints on tools + system, the previous call's tail and the conversation's last block (default true; activities/llm-cache.ts). */
   promptCaching?: boolean;
+  /** `false` for a one-shot call whose conversation is never sent again (the planner, the critic): tools and system are cached, not the prompt. */
+  cacheConversation?: boolean;
+  /** How long the cache entries live: `1h` for sessions that wait on people longer than 5 minutes (writes cost 2× instead of 1.25×). */
+  promptCacheTtl?: '5m' | '1h';
+  /** With `thinking.type: 'enabled'`: think between tool calls too (the interleaved-thinking beta header). */
+  interleavedThinking?: boolean;
   /** Publish deltas to the calling workflow's stream (default true). */
   publish?: boolean;
   /**
@@ -94,6 +102,7 @@ const conversationSchema = z.discriminatedUnion('kind', [
     append: z.array(messageSchema),
     compactAboveTokens: z.number().int().positive().optional(),
     compactNow: z.boolean().optional(),
+    lastInputTokens: z.number().int().min(0).optional(),
   }),
 ]);
 
@@ -112,6 +121,9 @@ export const modelCallInputSchema = z.object({
   stopSequences: z.array(z.string()).optional(),
   conversation: conversationSchema,
   promptCaching: z.boolean().optional(),
+  promptCacheTtl: z.enum(['5m', '1h']).optional(),
+  cacheConversation: z.boolean().optional(),
+  interleavedThinking: z.boolean().optional(),
   publish: z.boolean().optional(),
   serverRetries: z.literal('timeouts_only').optional(),
 });

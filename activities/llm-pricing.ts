@@ -16,6 +16,8 @@ export const modelPriceSchema = z
     cacheWrite1h: z.number().min(0).optional(),
     /** Cache hits and refreshes; 0.1 × input when absent. */
     cacheRead: z.number().min(0).optional(),
+    /** USD per 1 000 web searches (the server tool); $10 when absent. Web fetches cost tokens only. */
+    webSearchPer1k: z.number().min(0).optional(),
   })
   .strict();
 export type ModelPrice = z.infer<typeof modelPriceSchema>;
@@ -59,6 +61,7 @@ export interface UsageForCost {
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
   cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
+  server_tool_use?: { web_search_requests?: number | null } | null;
 }
 
 export interface ModelCost {
@@ -68,6 +71,8 @@ export interface ModelCost {
   output: number;
   cacheWrite: number;
   cacheRead: number;
+  /** Server tools billed per use (web search). */
+  serverTools: number;
 }
 
 const perToken = (pricePerMTok: number, tokens: number) => (pricePerMTok * tokens) / 1_000_000;
@@ -84,7 +89,8 @@ export function costOf(model: string, usage: UsageForCost, table: PriceTable): M
   const cacheWrite =
     perToken(price.cacheWrite5m ?? price.input * 1.25, written5m) + perToken(price.cacheWrite1h ?? price.input * 2, written1h);
   const cacheRead = perToken(price.cacheRead ?? price.input * 0.1, usage.cache_read_input_tokens ?? 0);
-  return { currency: 'USD', total: input + output + cacheWrite + cacheRead, input, output, cacheWrite, cacheRead };
+  const serverTools = ((price.webSearchPer1k ?? 10) * (usage.server_tool_use?.web_search_requests ?? 0)) / 1_000;
+  return { currency: 'USD', total: input + output + cacheWrite + cacheRead + serverTools, input, output, cacheWrite, cacheRead, serverTools };
 }
 
 /** The default table, extended and overridden by the file KEEL_MODEL_PRICES names. */

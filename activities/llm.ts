@@ -23,6 +23,7 @@ import {
   sumSpent,
   withSpentUsage,
 } from './llm-errors';
+import { defaultCompactAboveTokens } from '../machines/model-limits';
 import { type Compaction, compactConversation, estimateTokens } from './conversation-compaction';
 import { type ModelCallInput, modelCallInputSchema, type ModelCallResult, messagesOf, toolsOf } from './llm-input';
 import { costOf, loadPriceTable, type PriceTable, type UsageForCost } from './llm-pricing';
@@ -144,11 +145,16 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
     const conversation = await messagesOf(input.conversation, settings.env);
     if (conversation.messages.length === 0) throw invalidInputFailure('conversation: the stored conversation is empty');
     let compaction: Compaction | undefined;
-    const compactNow = input.conversation.kind === 'ref' && input.conversation.compactNow === true;
+    const ref = input.conversation.kind === 'ref' ? input.conversation : null;
+    const compactNow = ref?.compactNow === true;
+    // Proactive: the last response said how many input tokens the conversation had; what
+    // was appended since is estimated. Without a measure, the whole is estimated.
+    const measured =
+      ref?.lastInputTokens !== undefined ? ref.lastInputTokens + estimateTokens(ref.append) : estimateTokens(conversation.messages);
     const compactAbove = compactNow
       ? Math.max(1, Math.floor(estimateTokens(conversation.messages) / 2))
-      : input.conversation.kind === 'ref'
-        ? input.conversation.compactAboveTokens
+      : ref !== null
+        ? (ref.compactAboveTokens ?? defaultCompactAboveTokens(input.model))
         : undefined;
     if (compactAbove !== undefined && conversation.store !== undefined) {
       const compacted = await compactConversation(conversation.store, conversation.messages, compactAbove, async (system, text) => {
@@ -156,8 +162,9 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
           { model: input.model, max_tokens: 2048, system, messages: [{ role: 'user', content: text }] },
           { signal },
         );
-        return { text: summary.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), usage: summary.usage };
-      }, conversation.keys ?? null);
+        // A summary call is billed like any other: its price goes into the turn's spending.
+        return { text: summary.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), usage: summary.usage, costUsd: costOf(summary.model, summary.usage, settings.prices)?.total ?? null };
+      }, conversation.keys ?? null, compactNow ? undefined : measured);
       if (compacted) {
         conversation.messages = compacted.messages;
         conversation.head = compacted.head;
@@ -174,7 +181,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
     }
     progress.connecting();
     const { data: stream, request_id, response } = await client.messages
-      .create(requestBody({ ...input, tools: await toolsOf(input, settings.env) }, conversation.messages), { signal })
+      .create(requestBody({ ...input, tools: await toolsOf(input, settings.env) }, conversation.messages), { signal, ...requestHeaders(input) })
       .withResponse();
     requestId = request_id ?? response.headers.get('request-id');
     progress.connected(requestId);
@@ -264,12 +271,18 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
 }
 
 function requestBody(input: ModelCallInput, messages: Anthropic.MessageParam[]): Anthropic.MessageCreateParamsStreaming {
+  // Breakpoints by design (activities/llm-cache.ts); without caching the request is sent as it is.
   const cached =
-    input.promptCaching === false ? { system: input.system, tools: input.tools } : withPromptCaching(input);
+    input.promptCaching === false
+      ? { system: input.system, tools: input.tools, messages }
+      : withPromptCaching(
+          { system: input.system, tools: input.tools, messages },
+          { ...(input.promptCacheTtl !== undefined ? { ttl: input.promptCacheTtl } : {}), ...(input.cacheConversation === false ? { conversation: false } : {}) },
+        );
   return {
     model: input.model,
     max_tokens: input.maxTokens,
-    messages,
+    messages: cached.messages,
     stream: true,
     ...(cached.system !== undefined ? { system: cached.system } : {}),
     ...(cached.tools !== undefined ? { tools: cached.tools } : {}),
@@ -278,6 +291,13 @@ function requestBody(input: ModelCallInput, messages: Anthropic.MessageParam[]):
     ...(input.temperature !== undefined ? { temperature: input.temperature } : {}),
     ...(input.stopSequences !== undefined ? { stop_sequences: input.stopSequences } : {}),
   };
+}
+
+/** Manual thinking between tool calls needs the interleaved-thinking beta (adaptive thinking interleaves by itself). */
+export const INTERLEAVED_THINKING_BETA = 'interleaved-thinking-2025-05-14';
+
+function requestHeaders(input: ModelCallInput): { headers?: Record<string, string> } {
+  return input.interleavedThinking === true && input.thinking?.type === 'enabled' ? { headers: { 'anthropic-beta': INTERLEAVED_THINKING_BETA } } : {};
 }
 
 /** The `usage` of a previous attempt's last heartbeat, marked estimated; null when absent or not a usage. */

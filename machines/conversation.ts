@@ -16,6 +16,11 @@ export const contentBlockSchema = z.discriminatedUnion('type', [
   // Thinking blocks go back to the API exactly as it sent them (signatures included).
   z.strictObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }),
   z.strictObject({ type: z.literal('redacted_thinking'), data: z.string() }),
+  // Server tools (web search, web fetch) run at the API; their blocks go back as the API
+  // sent them when a paused turn continues, whatever fields a newer API adds.
+  z.looseObject({ type: z.literal('server_tool_use'), id: z.string().min(1), name: z.string().min(1), input: jsonSchema }),
+  z.looseObject({ type: z.literal('web_search_tool_result'), tool_use_id: z.string().min(1), content: jsonSchema }),
+  z.looseObject({ type: z.literal('web_fetch_tool_result'), tool_use_id: z.string().min(1), content: jsonSchema }),
 ]);
 export type ContentBlock = z.infer<typeof contentBlockSchema>;
 export type ToolUseBlock = Extract<ContentBlock, { type: 'tool_use' }>;
@@ -68,7 +73,7 @@ export function conversationProblems(messages: readonly Message[], options: { co
       return;
     }
     for (const block of message.content) {
-      if (block.type === 'tool_use' || block.type === 'thinking' || block.type === 'redacted_thinking') {
+      if (block.type !== 'text' && block.type !== 'tool_result') {
         problems.push(`message ${i}: ${block.type} in a user message`);
       }
     }

@@ -191,6 +191,10 @@ export type TurnDirective =
       readonly compact?: boolean;
       readonly continuation?: boolean;
     }
+  /** The model refused: the conversation goes back to what it was before this turn's
+   *  message, as if it had not been sent (the API advises removing a refused prompt);
+   *  the transcript keeps it, and its usage stays counted. */
+  | { readonly type: 'rollback_turn' }
   /** The turn is over: hand the result to the session (`turn_finished`) or the parent goal. */
   | { readonly type: 'finish'; readonly result: TurnResult };
 
@@ -534,7 +538,7 @@ function onModelResponse(state: Extract<TurnState, { status: 'calling_llm' }>, e
   if (stopReason === 'refusal') {
     const refusal = event.refusal ?? { category: null, explanation: null };
     const refused: Common = { ...spent, text: text === '' ? null : text };
-    return complete(refused, state.step, 'refused', stopReason, null, [emit('turn.refused', { turnId, step: state.step, ...refusal })], refusal);
+    return complete(refused, state.step, 'refused', stopReason, null, [emit('turn.refused', { turnId, step: state.step, ...refusal }), { type: 'rollback_turn' }], refusal);
   }
   // Cut inside a tool call: its input is broken JSON. Once a step, ask again with a larger
   // limit (a different request); otherwise the turn ends `truncated`.

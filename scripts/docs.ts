@@ -141,6 +141,7 @@ const RUNNER_PROTOCOL: readonly [string, string, string, string][] = [
   ['cleanup', 'session', 'releases what the session holds', '`cleanup_done`'],
   ['complete', 'session, autonomy', 'returns the workflow result (final stats / report)', '—'],
   ['append_messages', 'turn', 'appends the messages to the conversation store, in order', '—'],
+  ['rollback_turn', 'turn', 'the model refused: the conversation sent to the model goes back to before the turn’s message (the transcript keeps it)', '—'],
   ['call_model', 'turn', 'calls the model activity with the stored conversation (by reference)', '`model_response` or `model_failed`'],
   ['check_policy', 'tool-call (via turn)', 'evaluates the approval policy', 'turn `tool { callId, event: policy_decided }`'],
   ['request_approval', 'tool-call (via turn)', 'surfaces the call in `pendingApprovals` and the search attribute', 'turn `tool { callId, event: approved / denied }`'],

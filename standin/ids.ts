@@ -14,6 +14,7 @@ function base62(length: number): string {
 export const requestId = (): string => `req_011C${base62(20)}`;
 export const messageId = (): string => `msg_01${base62(22)}`;
 export const toolUseId = (): string => `toolu_01${base62(22)}`;
+export const serverToolUseId = (): string => `srvtoolu_01${base62(22)}`;
 
 /** An opaque signature, stable for the same thinking text (the real one is opaque too). */
 export function thinkingSignature(thinking: string): string {

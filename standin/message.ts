@@ -2,14 +2,16 @@
 // non-streaming calls, and for `stream: true` the SSE events in the real order —
 // message_start, per block content_block_start / content_block_delta* /
 // content_block_stop (a ping after the first start), message_delta, message_stop.
-import { messageId, thinkingSignature, toolUseId } from './ids';
+import { messageId, serverToolUseId, thinkingSignature, toolUseId } from './ids';
 import type { Reply } from './scenario';
 import type { ApiUsage } from './usage';
 
 export type ApiContentBlock =
   | { type: 'text'; text: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown>; cutAfterChars?: number }
-  | { type: 'thinking'; thinking: string; signature: string };
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'server_tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'web_search_tool_result'; tool_use_id: string; content: Record<string, unknown>[] };
 
 export interface ApiMessage {
   id: string;
@@ -31,6 +33,7 @@ export interface SseEvent {
 }
 
 export function renderMessage(reply: Reply, model: string, usage: ApiUsage): ApiMessage {
+  let lastServerToolUse = '';
   const content = reply.content.map((block): ApiContentBlock => {
     switch (block.type) {
       case 'text':
@@ -45,6 +48,11 @@ export function renderMessage(reply: Reply, model: string, usage: ApiUsage): Api
         };
       case 'thinking':
         return { type: 'thinking', thinking: block.thinking, signature: block.signature ?? thinkingSignature(block.thinking) };
+      case 'server_tool_use':
+        lastServerToolUse = block.id ?? serverToolUseId();
+        return { type: 'server_tool_use', id: lastServerToolUse, name: block.name, input: block.input };
+      case 'web_search_tool_result':
+        return { type: 'web_search_tool_result', tool_use_id: block.tool_use_id ?? lastServerToolUse, content: block.content };
     }
   });
   const cut = content.some((block) => block.type === 'tool_use' && block.cutAfterChars !== undefined);
@@ -118,6 +126,16 @@ export function renderStream(message: ApiMessage, chunkSize: number): SseEvent[]
         for (const thinking of chunks(block.thinking, chunkSize)) delta({ type: 'thinking_delta', thinking });
         delta({ type: 'signature_delta', signature: block.signature });
         break;
+      case 'server_tool_use':
+        push('content_block_start', { type: 'content_block_start', index, content_block: { type: 'server_tool_use', id: block.id, name: block.name, input: {} } });
+        if (index === 0) push('ping', { type: 'ping' });
+        for (const partial_json of chunks(JSON.stringify(block.input), chunkSize)) delta({ type: 'input_json_delta', partial_json });
+        break;
+      case 'web_search_tool_result':
+        // The API sends a server tool's result whole, in its content_block_start.
+        push('content_block_start', { type: 'content_block_start', index, content_block: block });
+        if (index === 0) push('ping', { type: 'ping' });
+        break;
     }
     push('content_block_stop', { type: 'content_block_stop', index });
   });
@@ -129,6 +147,7 @@ export function renderStream(message: ApiMessage, chunkSize: number): SseEvent[]
       cache_creation_input_tokens: usage.cache_creation_input_tokens,
       cache_read_input_tokens: usage.cache_read_input_tokens,
       output_tokens: usage.output_tokens,
+      ...(usage.server_tool_use !== undefined ? { server_tool_use: usage.server_tool_use } : {}),
     },
   });
   push('message_stop', { type: 'message_stop' });

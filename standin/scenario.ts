@@ -36,7 +36,15 @@ const toolUseBlock = z
 const thinkingBlock = z
   .object({ type: z.literal('thinking'), thinking: z.string(), signature: z.string().min(1).optional() })
   .strict();
-export const replyBlockSchema = z.discriminatedUnion('type', [textBlock, toolUseBlock, thinkingBlock]);
+/** A server tool the API runs itself (web search, web fetch): the model's call… */
+const serverToolUseBlock = z
+  .object({ type: z.literal('server_tool_use'), name: z.enum(['web_search', 'web_fetch']), input: z.record(z.string(), z.unknown()), id: z.string().min(1).optional() })
+  .strict();
+/** …and its result; `tool_use_id` defaults to the server_tool_use just before it. */
+const webSearchResultBlock = z
+  .object({ type: z.literal('web_search_tool_result'), tool_use_id: z.string().min(1).optional(), content: z.array(z.record(z.string(), z.unknown())) })
+  .strict();
+export const replyBlockSchema = z.discriminatedUnion('type', [textBlock, toolUseBlock, thinkingBlock, serverToolUseBlock, webSearchResultBlock]);
 export type ReplyBlock = z.infer<typeof replyBlockSchema>;
 
 const usageSchema = z
@@ -163,6 +171,8 @@ export const scenarioSchema = z
     name: z.string().default('scenario'),
     /** Keys the server accepts; any non-empty key when absent. */
     apiKeys: z.array(z.string().min(1)).optional(),
+    /** Models the server knows besides the API's own (machines/model-limits.ts); any other gets the API's 404. */
+    models: z.array(z.string().min(1)).optional(),
     rules: z.array(ruleSchema),
   })
   .strict();

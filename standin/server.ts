@@ -9,11 +9,12 @@ import { errorBody, errorTypeForStatus } from './api-errors';
 import { requestId as newRequestId } from './ids';
 import { describeFacts, factsOf, matches, type RequestFacts } from './match';
 import { renderMessage } from './message';
+import { isKnownModel } from '../machines/model-limits';
 import { requestProblem } from './request-rules';
 import { renderResponse, responsesFacts } from './responses';
 import { faultHeaders, type Io, jsonReply, sendError, streamReply, type WriteOutcome } from './respond';
 import { parseScenario, type Reply, type Rule, type Scenario, type ScenarioInput } from './scenario';
-import { PromptCacheSimulator } from './usage';
+import { type ApiUsage, PromptCacheSimulator } from './usage';
 
 export type RequestOutcome =
   | 'pending'
@@ -42,6 +43,8 @@ export interface RecordedRequest {
   closedAt: number | null;
   /** The client went away before the response was complete. */
   clientClosedEarly: boolean;
+  /** The usage the response reported (what the API would bill), when a reply was rendered. */
+  usage: ApiUsage | null;
 }
 
 export interface StandinOptions {
@@ -50,6 +53,8 @@ export interface StandinOptions {
   host?: string;
   /** One line per request, for people watching the stand-in. */
   log?: (line: string) => void;
+  /** The clock of the simulated prompt cache (its 5-minute and 1-hour TTLs); tests move it. */
+  now?: () => number;
 }
 
 type Json = Record<string, unknown>;
@@ -64,7 +69,7 @@ const DEFAULT_MID_STREAM_REPLY: Reply = {
 export class Standin {
   readonly requests: RecordedRequest[] = [];
   private readonly uses = new Map<number, number>();
-  private readonly cache = new PromptCacheSimulator();
+  private cache: PromptCacheSimulator;
   private readonly watchers = new Set<() => void>();
   private scenario: Scenario;
 
@@ -72,8 +77,10 @@ export class Standin {
     private readonly server: Server,
     scenario: Scenario,
     private readonly log: ((line: string) => void) | undefined,
+    private readonly now: () => number = Date.now,
   ) {
     this.scenario = scenario;
+    this.cache = new PromptCacheSimulator(now);
   }
 
   static async start(options: StandinOptions): Promise<Standin> {
@@ -91,7 +98,7 @@ export class Standin {
         }
       });
     });
-    const standin = new Standin(server, scenario, options.log);
+    const standin = new Standin(server, scenario, options.log, options.now);
     holder.standin = standin;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -122,6 +129,7 @@ export class Standin {
   setScenario(scenario: Scenario | ScenarioInput): void {
     this.scenario = parseScenario(scenario);
     this.uses.clear();
+    this.cache = new PromptCacheSimulator(this.now);
   }
 
   /** Resolves with the first recorded request the predicate accepts, as records change. */
@@ -174,6 +182,7 @@ export class Standin {
       receivedAt: Date.now(),
       closedAt: null,
       clientClosedEarly: false,
+      usage: null,
     };
     this.requests.push(record);
     let droppedByUs = false;
@@ -246,6 +255,11 @@ export class Standin {
       reject(400, problem);
       return;
     }
+    const model = String(parsed.model);
+    if (!isKnownModel(model) && !(this.scenario.models ?? []).includes(model)) {
+      reject(404, `model: ${model}`);
+      return;
+    }
 
     const facts = factsOf(parsed, record.seq);
     record.facts = facts;
@@ -276,6 +290,7 @@ export class Standin {
 
     const reply = rule.reply ?? DEFAULT_MID_STREAM_REPLY;
     const usage = this.cache.usageFor(parsed, reply.content, reply.usage);
+    record.usage = usage;
     const message = renderMessage(reply, facts.model, usage);
     const io: Io = {
       res,

@@ -286,7 +286,9 @@ class KeelActivityInterceptor implements ActivityInboundCallsInterceptor {
       span?.setAttributes({
         'gen_ai.response.model': responseModel,
         'gen_ai.response.finish_reasons': [stop],
-        'gen_ai.usage.input_tokens': tokens.input,
+        // All input tokens, as the GenAI conventions define it: cached ones included (a sum of
+        // the uncached part alone under-counts a cached session many times); the split is beside it.
+        'gen_ai.usage.input_tokens': tokens.input + tokens.cache_read + tokens.cache_write,
         'gen_ai.usage.output_tokens': tokens.output,
         'gen_ai.usage.cache_read.input_tokens': tokens.cache_read,
         'gen_ai.usage.cache_creation.input_tokens': tokens.cache_write,

@@ -61,6 +61,8 @@ export class ToolCaller {
       tools: [tool as unknown as NonNullable<ModelCallInput['tools']>[number]],
       toolChoice: { type: 'tool', name },
       conversation: { kind: 'inline', messages: [{ role: 'user', content: prompt }] },
+      // The prompt is new each time: caching it would only make its one use cost 1.25×.
+      cacheConversation: false,
     };
     // One tier of retries, here, by the rule in machines/answer-retry.ts.
     const call = scope.run(async () => {
@@ -165,10 +167,13 @@ function toolInput(result: ModelCallResult, name: string): unknown {
 
 function callUsage(result: ModelCallResult): CallUsage {
   const u = result.usage;
+  // An attempt lost with its worker was billed too (its last heartbeat says for what): the planner and critic count it as the turn does.
+  const lost = result.lostAttemptUsage;
   return {
-    inputTokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0),
-    outputTokens: u.output_tokens,
-    costUsd: result.cost?.total ?? null,
+    inputTokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + (lost?.inputTokens ?? 0),
+    outputTokens: u.output_tokens + (lost?.outputTokens ?? 0),
+    costUsd: result.cost === null || (lost !== undefined && lost.costUsd === null) ? null : result.cost.total + (lost?.costUsd ?? 0),
+    ...(lost !== undefined ? { estimated: true } : {}),
   };
 }
 

@@ -84,6 +84,11 @@ export interface ConversationSnapshot {
  * (they travel with the next model call, which stores them), and the transcript. History
  * holds each message about once: when it is appended or when the model returns it.
  */
+export interface ConversationCheckpoint {
+  readonly head: string | null;
+  readonly pending: readonly Message[];
+}
+
 export class ConversationLog {
   head: string | null;
   private pending: Message[];
@@ -134,6 +139,20 @@ export class ConversationLog {
   /** What the next model call sends: the head and what follows it. */
   outgoing(): { head: string | null; append: Message[] } {
     return { head: this.head, append: [...this.pending] };
+  }
+
+  /** Where the conversation sent to the model stands now (see `rollback`). */
+  checkpoint(): ConversationCheckpoint {
+    return { head: this.head, pending: [...this.pending] };
+  }
+
+  /**
+   * The model is sent the conversation as it was at `checkpoint` again (a refused turn);
+   * the transcript (`page`) keeps every message.
+   */
+  rollback(checkpoint: ConversationCheckpoint): void {
+    this.head = checkpoint.head;
+    this.pending = [...checkpoint.pending];
   }
 
   /** The store now holds the first `sent` pending messages under `head`. */

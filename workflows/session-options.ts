@@ -34,10 +34,20 @@ export interface SessionOptions {
   continueAsNewWhenSuggested?: boolean;
   /** Overrides of the model activity's options (tests shorten retries). */
   modelActivity?: Partial<ActivityOptions>;
-  /** Summarize older turns when the conversation exceeds this many estimated tokens (e.g. 150000 for a 200k window). */
+  /**
+   * Summarize older turns when the conversation exceeds this many tokens, measured by the
+   * last response's input_tokens; default 80 % of the model's context window.
+   */
   compactAboveTokens?: number;
-  /** Extended thinking: up to this many tokens of thinking per call, on top of maxTokens. */
-  thinking?: { budgetTokens: number };
+  /**
+   * Extended thinking: up to `budgetTokens` of thinking per call, on top of maxTokens
+   * (`interleaved`: between tool calls too); or `{ adaptive: true }`: the model decides.
+   */
+  thinking?: { budgetTokens: number; interleaved?: boolean } | { adaptive: true };
+  /** Prompt caching (default true; activities/llm-cache.ts). */
+  promptCaching?: boolean;
+  /** `1h` keeps the cache across a wait on people longer than 5 minutes (writes cost 2× input instead of 1.25×). */
+  promptCacheTtl?: '5m' | '1h';
 }
 
 /** What one run hands the next through continue-as-new. */

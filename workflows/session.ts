@@ -115,6 +115,8 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       modelActivity: options.modelActivity,
       compactAboveTokens: options.compactAboveTokens,
       thinking: options.thinking,
+      promptCaching: options.promptCaching,
+      promptCacheTtl: options.promptCacheTtl,
     },
     {
       queue: host.queue,

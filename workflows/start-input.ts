@@ -25,6 +25,8 @@ const backoff = z.array(nonNegInt).max(20).optional();
 /** Extended thinking: the API's minimum budget is 1,024 tokens. */
 const thinkingBudget = z.number().int().min(1024, 'budgetTokens must be at least 1024 (the Messages API minimum)');
 const thinking = z.strictObject({ budgetTokens: thinkingBudget });
+/** A session's thinking: a budget (and, with `interleaved`, thinking between tool calls too), or `adaptive` (the model decides). */
+const sessionThinking = z.union([z.strictObject({ budgetTokens: thinkingBudget, interleaved: z.boolean().optional() }), z.strictObject({ adaptive: z.literal(true) })]);
 
 export const sessionOptionsSchema = z.strictObject({
   workspace: absolutePath('workspace'),
@@ -45,7 +47,9 @@ export const sessionOptionsSchema = z.strictObject({
   continueAsNewWhenSuggested: z.boolean().optional(),
   modelActivity: activityOverrides,
   compactAboveTokens: positiveInt.optional(),
-  thinking: thinking.optional(),
+  thinking: sessionThinking.optional(),
+  promptCaching: z.boolean().optional(),
+  promptCacheTtl: z.enum(['5m', '1h']).optional(),
 });
 
 export const goalOptionsSchema = z.strictObject({

@@ -29,7 +29,7 @@ import { interruptedToolResult, parseToolFacts, WORKER_SHUTDOWN_FAILURE } from '
 import type { StoreActivities } from '../activities/conversation-store';
 import { CONVERSATION_STORE_FAILURE, type StoreFailureDetails } from '../machines/conversation-repair';
 import type { CompactedEvent, RepairedEvent } from './definitions';
-import type { ConversationLog, SerialQueue, Timers } from './runtime';
+import type { ConversationCheckpoint, ConversationLog, SerialQueue, Timers } from './runtime';
 
 type McpActivities = McpBridge['activities'];
 
@@ -50,15 +50,29 @@ export interface TurnRunnerConfig {
   modelActivity?: Partial<ActivityOptions> | undefined;
   /** Compact the conversation (summary of older turns) above this many estimated tokens. */
   compactAboveTokens?: number | undefined;
-  /** Extended thinking: the model may think up to this many tokens before it answers (on top of maxTokens). */
-  thinking?: { budgetTokens: number } | undefined;
+  /**
+   * Extended thinking: the model may think up to `budgetTokens` before it answers (on top
+   * of maxTokens), and between tool calls with `interleaved`; or `adaptive`: the model
+   * decides when and how much to think (and thinks between tool calls by itself).
+   */
+  thinking?: { budgetTokens: number; interleaved?: boolean | undefined } | { adaptive: true } | undefined;
+  /** Prompt caching (default on; activities/llm-cache.ts) and its TTL: `1h` for sessions that wait on people. */
+  promptCaching?: boolean | undefined;
+  promptCacheTtl?: '5m' | '1h' | undefined;
   /** The largest output limit a call cut inside a tool_use may be retried with (default: the model's own maximum). */
   maxTokensCeiling?: number | undefined;
 }
 
 /** What a call sends as max_tokens: thinking tokens count towards it, so they are added. */
 export function effectiveMaxTokens(config: Pick<TurnRunnerConfig, 'maxTokens' | 'thinking'>): number {
-  return config.maxTokens + (config.thinking?.budgetTokens ?? 0);
+  return config.maxTokens + (config.thinking !== undefined && 'budgetTokens' in config.thinking ? config.thinking.budgetTokens : 0);
+}
+
+/** The request's thinking fields for the configured mode. */
+function thinkingOf(thinking: TurnRunnerConfig['thinking']): Pick<ModelCallInput, 'thinking' | 'interleavedThinking'> {
+  if (thinking === undefined) return {};
+  if ('adaptive' in thinking) return { thinking: { type: 'adaptive' } };
+  return { thinking: { type: 'enabled', budget_tokens: thinking.budgetTokens }, ...(thinking.interleaved === true ? { interleavedThinking: true } : {}) };
 }
 
 /** The one larger limit a call cut inside a tool_use gets: twice as much, within the ceiling; null when there is no room. */
@@ -101,6 +115,10 @@ export class TurnRunner {
   /** In-flight activities by the machines' activity ids. */
   private readonly scopes = new Map<string, CancellationScope>();
   private readonly inflight = new Set<string>();
+  /** The input tokens the last response reported, for the stored conversation it was measured on (proactive compaction). */
+  private lastInput: { head: string | null; tokens: number } | null = null;
+  /** The conversation before this turn's message: a refused turn goes back to it. */
+  private beforeTurn: ConversationCheckpoint | null = null;
 
   private readonly transition: (state: TurnState, event: TurnEvent) => TransitionResult<TurnState, TurnDirective>;
 
@@ -127,6 +145,7 @@ export class TurnRunner {
   /** Creates the turn and applies `start` (the session's start_turn directive). */
   start(turnId: string, text: string, limits: TurnLimits): TransitionResult<TurnState, TurnDirective> {
     const tools = this.host.tools();
+    this.beforeTurn = this.host.conversation.checkpoint();
     this.state = createTurn({
       turnId,
       limits,
@@ -201,6 +220,9 @@ export class TurnRunner {
       case 'append_messages':
         this.host.conversation.append(d.messages);
         return;
+      case 'rollback_turn':
+        if (this.beforeTurn !== null) this.host.conversation.rollback(this.beforeTurn);
+        return;
       case 'call_model':
         this.callModel(turnId, d);
         return;
@@ -272,7 +294,9 @@ export class TurnRunner {
         model: this.config.model,
         serverRetries: 'timeouts_only',
         maxTokens: d.maxTokens ?? effectiveMaxTokens(this.config),
-        ...(this.config.thinking !== undefined ? { thinking: { type: 'enabled', budget_tokens: this.config.thinking.budgetTokens } } : {}),
+        ...thinkingOf(this.config.thinking),
+        ...(this.config.promptCaching === false ? { promptCaching: false } : {}),
+        ...(this.config.promptCacheTtl !== undefined ? { promptCacheTtl: this.config.promptCacheTtl } : {}),
         ...(this.config.system !== undefined ? { system: this.config.system } : {}),
         ...(toolsRef !== null ? { toolsRef: { store: this.config.storeDir, id: toolsRef } } : tools.length > 0 ? { tools } : {}),
         conversation: {
@@ -280,7 +304,8 @@ export class TurnRunner {
           store: this.config.storeDir,
           ...(storeId !== undefined ? { storeId } : {}),
           head,
-          append,
+          append: append as Extract<ModelCallInput['conversation'], { kind: 'ref' }>['append'],
+          ...(this.lastInput !== null && this.lastInput.head === head ? { lastInputTokens: this.lastInput.tokens } : {}),
           ...(this.config.compactAboveTokens !== undefined ? { compactAboveTokens: this.config.compactAboveTokens } : {}),
           ...(d.compact === true ? { compactNow: true } : {}),
         },
@@ -289,6 +314,8 @@ export class TurnRunner {
       (result) => {
         this.host.queue.post(() => {
           this.host.conversation.stored(result.conversationHead ?? head, append.length);
+          const u = result.usage;
+          this.lastInput = { head: result.conversationHead ?? head, tokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) };
           const c = result.compaction;
           if (c) {
             const { fromMessages, toMessages, fromTokens, toTokens, summaryChars } = c;
@@ -436,12 +463,14 @@ function stoppedByShutdown(error: unknown): boolean {
 
 function toContent(blocks: ModelCallResult['message']['content']): ContentBlock[] {
   const out: ContentBlock[] = [];
-  // Server-side tool blocks are never requested by Keel: only these four can arrive.
   for (const block of blocks) {
-    if (block.type === 'text') out.push({ type: 'text', text: block.text });
+    // An empty text block (the model may send one before a tool_use) would make every later request a 400.
+    if (block.type === 'text' && block.text !== '') out.push({ type: 'text', text: block.text });
     else if (block.type === 'tool_use') out.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input as Json });
     else if (block.type === 'thinking') out.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
     else if (block.type === 'redacted_thinking') out.push({ type: 'redacted_thinking', data: block.data });
+    // Server tools' calls and results go back as they came (a pause_turn continues from them).
+    else if (block.type === 'server_tool_use' || block.type === 'web_search_tool_result' || block.type === 'web_fetch_tool_result') out.push(block as unknown as ContentBlock);
   }
   return out;
 }
@@ -462,7 +491,10 @@ function modelResponse(result: ModelCallResult): TurnEvent {
     usage: {
       inputTokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + summary.input_tokens + (lost?.inputTokens ?? 0),
       outputTokens: u.output_tokens + summary.output_tokens + (lost?.outputTokens ?? 0),
-      costUsd: result.cost === null ? null : result.cost.total + (lost === undefined ? 0 : (lost.costUsd ?? 0)),
+      costUsd:
+        result.cost === null || (result.compaction !== undefined && result.compaction.costUsd === null)
+          ? null
+          : result.cost.total + (result.compaction?.costUsd ?? 0) + (lost === undefined ? 0 : (lost.costUsd ?? 0)),
       ...(lost !== undefined ? { estimated: true } : {}),
     },
   };

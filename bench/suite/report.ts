@@ -81,6 +81,38 @@ export function summarise(phases: readonly Phase[]): Record<string, VariantSumma
   return out;
 }
 
+/** Whole numbers as they are; shares, ratios and dollars with 4 decimals. */
+const digitsFor = (s: Spread | undefined): number => (s && s.n && !Number.isInteger(s.median) && Math.abs(s.median) < 100 ? 4 : 0);
+
+/** The cost scenario per placement: median over rounds. */
+function costTable(rows: readonly VariantSummary[]): string[] {
+  const keel = rows.find((r) => r.variant === 'keel');
+  if (!keel) return [];
+  const m = (k: string) => keel.extra[k]?.median ?? Number.NaN;
+  const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+  const usd = (x: number) => `$${x.toFixed(4)}`;
+  const vsBest = (x: number, best = 'bestUsd') => `${((x / m(best) - 1) * 100).toFixed(1)} %`;
+  return [
+    `Per session of ${m('requestsPerSession')} model calls, ${m('inputTokensPerSession')} input tokens (median over rounds):`,
+    '',
+    '| placement | cache-read share | cache writes (tokens) | $ / session | over best |',
+    '|---|---|---|---|---|',
+    `| Keel (rolling, previous tail, tools + system, tools) | ${pct(m('keelCacheReadShare'))} | ${m('keelCacheWriteTokens')} | ${usd(m('keelUsd'))} | ${vsBest(m('keelUsd'))} |`,
+    `| Keel without caching (promptCaching: false) | ${pct(m('noCachingCacheReadShare'))} | 0 | ${usd(m('noCachingUsd'))} | ${vsBest(m('noCachingUsd'))} |`,
+    `| before issue 26 (last tool + last system block), replayed | ${pct(m('mainPlacementCacheReadShare'))} | ${m('mainPlacementCacheWriteTokens')} | ${usd(m('mainPlacementUsd'))} | ${vsBest(m('mainPlacementUsd'))} |`,
+    `| best possible placement (computed) | ${pct(m('bestCacheReadShare'))} | ${m('bestCacheWriteTokens')} | ${usd(m('bestUsd'))} | 0.0 % |`,
+    '',
+    `A goal of ${m('goalRequests')} model calls (planner, task agents, critic), ${m('goalInputTokens')} input tokens:`,
+    '',
+    '| placement | cache-read share | cache writes (tokens) | $ / goal | over best |',
+    '|---|---|---|---|---|',
+    `| Keel | ${pct(m('goalKeelCacheReadShare'))} | ${m('goalKeelCacheWriteTokens')} | ${usd(m('goalKeelUsd'))} | ${vsBest(m('goalKeelUsd'), 'goalBestUsd')} |`,
+    `| no caching (the same requests without breakpoints, replayed) | 0.0 % | 0 | ${usd(m('goalNoCachingUsd'))} | ${vsBest(m('goalNoCachingUsd'), 'goalBestUsd')} |`,
+    `| before issue 26 (last tool + last system block), replayed | ${pct(m('goalMainPlacementCacheReadShare'))} | – | ${usd(m('goalMainPlacementUsd'))} | ${vsBest(m('goalMainPlacementUsd'), 'goalBestUsd')} |`,
+    `| best possible placement (computed) | ${pct(m('goalBestCacheReadShare'))} | – | ${usd(m('goalBestUsd'))} | 0.0 % |`,
+  ];
+}
+
 const fmt = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
 export const mmm = (s: Spread | undefined, d = 2) => (s && s.n ? `${fmt(s.min, d)} / **${fmt(s.median, d)}** / ${fmt(s.max, d)}` : '–');
 
@@ -98,8 +130,9 @@ export function markdown(title: string, meta: Record<string, string>, summary: R
     const extras = [...new Set(rows.flatMap((r) => Object.keys(r.extra)))];
     if (extras.length) {
       lines.push('', `| variant | ${extras.join(' | ')} |`, `|---|${extras.map(() => '---').join('|')}|`);
-      for (const r of rows) lines.push(`| ${r.variant} | ${extras.map((k) => mmm(r.extra[k], 0)).join(' | ')} |`);
+      for (const r of rows) lines.push(`| ${r.variant} | ${extras.map((k) => mmm(r.extra[k], digitsFor(r.extra[k]))).join(' | ')} |`);
     }
+    if (scenario === 'cost') lines.push('', ...costTable(rows));
     const types = [...new Set(rows.flatMap((r) => Object.keys(r.eventsPerStepByType)))].sort();
     lines.push('', `History events per step by type:`, '', `| event type | ${rows.map((r) => r.variant).join(' | ')} |`, `|---|${rows.map(() => '---').join('|')}|`);
     for (const t of types) lines.push(`| ${t} | ${rows.map((r) => fmt(r.eventsPerStepByType[t] ?? 0)).join(' | ')} |`);

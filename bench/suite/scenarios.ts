@@ -4,11 +4,13 @@ import type { Client } from '@temporalio/client';
 import type { Standin } from '../../standin/server';
 import { countEvents, mapLimit, type Phase, type Pids, since, snapshot } from './measure';
 import { rssMiB } from './proc';
-import { benchScenario, turnText } from './script';
+import { type BilledRequest, bestPlacement, mainPlacement, replay, sessionCost, withoutBreakpoints } from './cost';
+import { BENCH_MODEL, benchScenario, costScenario, costTurnText, goalCostScenario, turnText, writeCostFiles, writeGoalFiles } from './script';
+import { KeelClient } from '../../client/keel-client';
 import { percentile } from './stats';
 import { checkFinal, startSession, type BenchSession, type VariantName, type VariantWorker } from './variants';
 
-export const SCENARIOS = ['single', 'concurrent', 'parked', 'long', 'stream'] as const;
+export const SCENARIOS = ['single', 'concurrent', 'parked', 'long', 'stream', 'cost'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface Sizes {
@@ -28,10 +30,13 @@ export interface Sizes {
   streamSessions: number;
   streamTurns: number;
   streamDelayMs: number;
+  /** cost: turns of the one session (a file of 2–20 KB read in each), and tasks of the goal. */
+  costTurns: number;
+  costGoalTasks: number;
 }
 
-export const FULL: Sizes = { singleSteps: 10, singleTurns: 3, sessions: 50, turns: 5, steps: 3, parked: 10_000, longTurns: 2_000, longCanEvery: null, streamSessions: 10, streamTurns: 5, streamDelayMs: 20 };
-export const QUICK: Sizes = { singleSteps: 5, singleTurns: 2, sessions: 10, turns: 2, steps: 3, parked: 200, longTurns: 60, longCanEvery: 20, streamSessions: 10, streamTurns: 2, streamDelayMs: 20 };
+export const FULL: Sizes = { singleSteps: 10, singleTurns: 3, sessions: 50, turns: 5, steps: 3, parked: 10_000, longTurns: 2_000, longCanEvery: null, streamSessions: 10, streamTurns: 5, streamDelayMs: 20, costTurns: 20, costGoalTasks: 5 };
+export const QUICK: Sizes = { singleSteps: 5, singleTurns: 2, sessions: 10, turns: 2, steps: 3, parked: 200, longTurns: 60, longCanEvery: 20, streamSessions: 10, streamTurns: 2, streamDelayMs: 20, costTurns: 20, costGoalTasks: 5 };
 
 /** Which variants each scenario compares (the others have nothing to say there). */
 export const SCENARIO_VARIANTS: Record<ScenarioName, readonly VariantName[]> = {
@@ -40,6 +45,7 @@ export const SCENARIO_VARIANTS: Record<ScenarioName, readonly VariantName[]> = {
   parked: ['floor', 'keel'],
   long: ['floor', 'keel'],
   stream: ['keel'],
+  cost: ['keel'],
 };
 
 export interface Context {
@@ -262,6 +268,91 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
           sentToFirstDeltaP95Ms: percentile(sentToDelta, 95),
           requestToFirstDeltaP50Ms: percentile(requestToDelta, 50),
           requestToFirstDeltaP95Ms: percentile(requestToDelta, 95),
+        },
+      });
+    }
+    case 'cost': {
+      // One session with prompt caching (the default) and one without, the same 20 turns;
+      // the placement Keel had before and the best possible one are computed from the
+      // recorded requests (bench/suite/cost.ts).
+      await writeCostFiles(ctx.workspace, s.costTurns);
+      ctx.standin.setScenario(costScenario(s.costTurns));
+      const calls = ctx.standin.requests.length;
+      const before = snapshot(pids);
+      const ids: string[] = [];
+      const session = async (options: Record<string, unknown>): Promise<BilledRequest[]> => {
+        const from = ctx.standin.requests.length;
+        const run = await startSession(ctx.client, worker, newId(variant, name), ctx.workspace, options);
+        ids.push(run.id);
+        for (let t = 1; t <= s.costTurns; t++) checkFinal(variant, await run.turn(costTurnText(t, s.costTurns, run.id)));
+        await run.close();
+        return ctx.standin.requests.slice(from).flatMap((r) => (r.usage !== null && r.status === 200 ? [{ body: r.body as Record<string, unknown>, usage: r.usage }] : []));
+      };
+      const cached = await session({});
+      const uncached = await session({ promptCaching: false });
+      // A goal of `costGoalTasks` tasks: planner, task agents (two reads each), critic. Its
+      // placement without caching is the same requests without breakpoints, replayed.
+      await writeGoalFiles(ctx.workspace, s.costGoalTasks);
+      ctx.standin.setScenario(goalCostScenario(s.costGoalTasks));
+      const goalFrom = ctx.standin.requests.length;
+      const keelClient = await KeelClient.connect({ client: ctx.client, taskQueue: worker.taskQueue });
+      const goal = await keelClient.startGoal(`Summarize the ${s.costGoalTasks} pairs of goal-*.txt files.`, {
+        id: newId(variant, 'cost-goal'),
+        workspace: ctx.workspace,
+        model: BENCH_MODEL,
+        autoApprove: true,
+        policy: { mode: 'full-auto' },
+        maxStepsPerTask: 6,
+      });
+      ids.push(goal.id);
+      const report = await goal.result();
+      if (report.verdict !== 'goal_met') throw new Error(`the cost goal ended ${report.verdict}`);
+      const goalRequests = ctx.standin.requests.slice(goalFrom).flatMap((r) => (r.usage !== null && r.status === 200 ? [{ body: r.body as Record<string, unknown>, usage: r.usage }] : []));
+      const used = since(before, pids);
+      const events = await countEvents(ctx.client, ids);
+      const keel = sessionCost(BENCH_MODEL, cached);
+      const none = sessionCost(BENCH_MODEL, uncached);
+      const main = sessionCost(BENCH_MODEL, replay(uncached, mainPlacement));
+      const best = sessionCost(BENCH_MODEL, bestPlacement(BENCH_MODEL, uncached));
+      const goalKeel = sessionCost(BENCH_MODEL, goalRequests);
+      const goalNone = sessionCost(BENCH_MODEL, replay(goalRequests, withoutBreakpoints));
+      const goalMain = sessionCost(BENCH_MODEL, replay(goalRequests, mainPlacement));
+      const goalBest = sessionCost(BENCH_MODEL, bestPlacement(BENCH_MODEL, goalRequests));
+      return phase({
+        scenario: name,
+        round,
+        variant,
+        steps: cached.length + uncached.length + goalRequests.length,
+        modelCalls: ctx.standin.requests.length - calls,
+        ...used,
+        events,
+        extra: {
+          requestsPerSession: cached.length,
+          inputTokensPerSession: keel.inputTokens,
+          keelCacheReadShare: keel.cacheReadShare,
+          keelCacheWriteTokens: keel.cacheWriteTokens,
+          keelUsd: keel.usd,
+          keelInputUsd: keel.inputUsd,
+          noCachingCacheReadShare: none.cacheReadShare,
+          noCachingUsd: none.usd,
+          mainPlacementCacheReadShare: main.cacheReadShare,
+          mainPlacementCacheWriteTokens: main.cacheWriteTokens,
+          mainPlacementUsd: main.usd,
+          bestCacheReadShare: best.cacheReadShare,
+          bestCacheWriteTokens: best.cacheWriteTokens,
+          bestUsd: best.usd,
+          keelUsdOverBest: keel.usd / best.usd,
+          goalRequests: goalRequests.length,
+          goalInputTokens: goalKeel.inputTokens,
+          goalKeelCacheReadShare: goalKeel.cacheReadShare,
+          goalKeelCacheWriteTokens: goalKeel.cacheWriteTokens,
+          goalKeelUsd: goalKeel.usd,
+          goalNoCachingUsd: goalNone.usd,
+          goalMainPlacementCacheReadShare: goalMain.cacheReadShare,
+          goalMainPlacementUsd: goalMain.usd,
+          goalBestCacheReadShare: goalBest.cacheReadShare,
+          goalBestUsd: goalBest.usd,
+          goalKeelUsdOverBest: goalKeel.usd / goalBest.usd,
         },
       });
     }

@@ -4,6 +4,7 @@
 // turn of N steps makes N model calls and N − 1 read_file calls, whoever drives it.
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
 import type { ScenarioInput } from '../../standin/scenario';
 
 export const BENCH_MODEL = 'claude-sonnet-4-6';
@@ -35,4 +36,93 @@ export function benchScenario(stepCounts: readonly number[], delayMs = 0): Scena
     }
   }
   return { name: 'bench', rules };
+}
+
+// The `cost` scenario: a session of `turns` turns; in turn t the model reads cost-t.txt (a
+// tool result of 2–20 KB, sizes spread over the turns) and answers. Two model calls a turn.
+export const costTurnText = (t: number, turns: number, tag: string) => `cost turn ${t}/${turns}: summarize cost-${t}.txt (${tag})`;
+const costMarker = (t: number) => `<cost file ${t}>`;
+
+/** 2 KB to 20 KB, the same for every run: 2 + (7·t mod 19) KB. */
+export const costFileBytes = (t: number): number => (2 + ((7 * t) % 19)) * 1024;
+
+export async function writeCostFiles(workspace: string, turns: number): Promise<void> {
+  for (let t = 1; t <= turns; t++) {
+    const lines: string[] = [costMarker(t)];
+    let size = lines[0]!.length + 1;
+    for (let i = 1; size < costFileBytes(t); i++) {
+      // Varied text, as source or logs would be, so no two files share bytes by accident.
+      const line = `${t}.${i} ${createHash('sha256').update(`${t}:${i}`).digest('base64')} value=${(t * 7919 + i * 104729) % 100000}`;
+      lines.push(line);
+      size += line.length + 1;
+    }
+    await fs.writeFile(path.join(workspace, `cost-${t}.txt`), `${lines.join('\n')}\n`);
+  }
+}
+
+export function costScenario(turns: number): ScenarioInput {
+  const rules: ScenarioInput['rules'] = [];
+  for (let t = 1; t <= turns; t++) {
+    rules.push({
+      name: `cost ${t} read`,
+      match: { hasToolResults: false, lastUserContains: `cost turn ${t}/${turns}:` },
+      reply: { content: [{ type: 'text', text: `I will read cost-${t}.txt and summarize it.` }, { type: 'tool_use', name: 'read_file', input: { path: `cost-${t}.txt` } }] },
+    });
+    rules.push({
+      name: `cost ${t} answer`,
+      match: { hasToolResults: true, lastUserContains: costMarker(t) },
+      reply: { content: [{ type: 'text', text: `cost-${t}.txt holds ${costFileBytes(t) / 1024} KB of numbered values. ${FINAL_TEXT}` }] },
+    });
+  }
+  return { name: 'bench-cost', rules };
+}
+
+// The `cost` scenario's goal: a planner proposes `tasks` independent tasks; each task agent
+// reads two files (2–20 KB, as in the session) and finishes; the critic passes the goal.
+const goalFile = (task: number, part: 'a' | 'b') => `goal-${task}-${part}.txt`;
+const goalMarker = (task: number, part: 'a' | 'b') => `<goal file ${task} ${part}>`;
+
+export async function writeGoalFiles(workspace: string, tasks: number): Promise<void> {
+  for (let k = 1; k <= tasks; k++) {
+    for (const [j, part] of (['a', 'b'] as const).entries()) {
+      const bytes = costFileBytes(2 * k + j);
+      const lines = [goalMarker(k, part)];
+      for (let i = 1; lines.join('\n').length < bytes; i++) lines.push(`${k}${part}.${i} ${createHash('sha256').update(`goal:${k}:${part}:${i}`).digest('base64')}`);
+      await fs.writeFile(path.join(workspace, goalFile(k, part)), `${lines.join('\n')}\n`);
+    }
+  }
+}
+
+export function goalCostScenario(tasks: number): ScenarioInput {
+  const ids = Array.from({ length: tasks }, (_, i) => i + 1);
+  const rules: ScenarioInput['rules'] = [
+    {
+      name: 'planner',
+      match: { toolsOffered: ['submit_plan'] },
+      reply: {
+        content: [
+          { type: 'text', text: `${tasks} independent tasks, one per pair of files.` },
+          {
+            type: 'tool_use',
+            name: 'submit_plan',
+            input: { tasks: ids.map((k) => ({ id: `t${k}`, title: `Summarize pair ${k}`, instructions: `Read ${goalFile(k, 'a')} and ${goalFile(k, 'b')} and summarize them.`, role: 'reader' })) },
+          },
+        ],
+      },
+    },
+    {
+      name: 'critic',
+      match: { toolsOffered: ['submit_review'] },
+      reply: { content: [{ type: 'tool_use', name: 'submit_review', input: { verdict: 'pass', findings: `All ${tasks} pairs were read and summarized. The goal is met.` } }] },
+    },
+  ];
+  for (const k of ids) {
+    const task = `task [t${k}]`;
+    rules.push(
+      { name: `t${k} reads a`, match: { systemContains: task, hasToolResults: false }, reply: { content: [{ type: 'text', text: `Reading ${goalFile(k, 'a')}.` }, { type: 'tool_use', name: 'read_file', input: { path: goalFile(k, 'a') } }] } },
+      { name: `t${k} reads b`, match: { systemContains: task, lastUserContains: goalMarker(k, 'a') }, reply: { content: [{ type: 'text', text: `Now ${goalFile(k, 'b')}.` }, { type: 'tool_use', name: 'read_file', input: { path: goalFile(k, 'b') } }] } },
+      { name: `t${k} finishes`, match: { systemContains: task, lastUserContains: goalMarker(k, 'b') }, reply: { content: [{ type: 'tool_use', name: 'finish_task', input: { status: 'succeeded', summary: `Pair ${k}: two files of numbered hashes, ${costFileBytes(2 * k) / 1024} KB and ${costFileBytes(2 * k + 1) / 1024} KB.` } }] } },
+    );
+  }
+  return { name: 'bench-goal-cost', rules };
 }

@@ -110,7 +110,8 @@ describe('conformance: recorded API shapes', () => {
   it('pause_turn: the paused answer goes back unchanged, last, and the model continues', async () => {
     const p = await play([{ sse: 'pause_turn.sse' }, { sse: 'pause_turn_resumed.sse' }], ['research this']);
     expect(p.outcomes).toEqual(['completed']);
-    expect(p.bodies[1]!.messages.at(-1)).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Still working through the sources' }] });
+    // As it came, with the rolling cache breakpoint on its last block (activities/llm-cache.ts).
+    expect(p.bodies[1]!.messages.at(-1)).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Still working through the sources', cache_control: { type: 'ephemeral' } }] });
     expect(event(p.log, 'turn.continued')).toMatchObject({ why: 'pause_turn' });
   });
 
@@ -118,8 +119,10 @@ describe('conformance: recorded API shapes', () => {
     const p = await play([{ sse: 'refusal.sse' }, { sse: 'end_turn.sse' }], ['write malware', 'ok, something else']);
     expect(p.outcomes).toEqual(['refused', 'completed']);
     expect(event(p.log, 'turn.refused')).toMatchObject({ category: 'cyber', explanation: 'This request could enable the development of malware.' });
+    // The refused prompt is gone, as the API advises: the conversation is as if it had not been sent.
     const next = p.bodies[1]!.messages;
-    expect(next.map((m) => m.role)).toEqual(['user', 'user']);
+    expect(next.map((m) => m.role)).toEqual(['user']);
+    expect(JSON.stringify(next)).not.toContain('write malware');
     expect(conversationProblems(next)).toEqual([]);
   });
 

@@ -107,7 +107,8 @@ describe('model activity against the stand-in', () => {
       // Deltas are merged: far fewer stream entries than the 40-odd SSE deltas sent.
       expect(events.length).toBeLessThan(20);
 
-      // What went over the wire: Bearer auth, cache breakpoints on system and tools.
+      // What went over the wire: Bearer auth, cache breakpoints on the system prompt (it
+      // closes the tools + system prefix), the last tool and the conversation's last block.
       const sent = standin.requests.at(-1)!;
       expect(sent.auth).toBe('bearer');
       expect(sent.headers['anthropic-version']).toBeTruthy();
@@ -116,6 +117,8 @@ describe('model activity against the stand-in', () => {
         system: [{ type: 'text', text: 'You are a careful assistant.', cache_control: { type: 'ephemeral' } }],
         tools: [{ name: 'read_file', cache_control: { type: 'ephemeral' } }],
       });
+      const body = sent.body as { messages: { content: object[] }[] };
+      expect(body.messages.at(-1)!.content.at(-1)).toMatchObject({ cache_control: { type: 'ephemeral' } });
       expect(await historyText(run.handle)).not.toContain(KEY);
     });
   });
@@ -124,6 +127,8 @@ describe('model activity against the stand-in', () => {
     const input = { path: 'src/index.ts', range: { from: 1, to: 40 }, note: 'naïve “quotes” and \\ backslashes' };
     standin.setScenario({
       name: 'tool',
+      // A model the API knows but the price table does not.
+      models: ['claude-unreleased-9'],
       rules: [
         {
           match: { toolsOffered: ['read_file'] },

@@ -206,6 +206,9 @@ describe('telemetry', () => {
       expect(a).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'anthropic', 'gen_ai.response.finish_reasons': ['tool_use'] });
       expect(a['gen_ai.request.model']).toEqual(expect.any(String));
       expect(a['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
+      // All input, cached included (the first call writes its whole prompt to the cache), with the split beside it.
+      expect(a['gen_ai.usage.cache_creation.input_tokens']).toBeGreaterThan(0);
+      expect(a['gen_ai.usage.input_tokens']).toBeGreaterThan((a['gen_ai.usage.cache_creation.input_tokens'] as number) + (a['gen_ai.usage.cache_read.input_tokens'] as number));
       expect(a['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
       const wait = ours.find((s) => s.name === 'await_approval write_file')!;
       expect(attrs(wait)).toMatchObject({ 'keel.approval.decision': 'approved', 'gen_ai.tool.call.id': 'toolu_w1' });

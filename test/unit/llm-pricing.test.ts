@@ -50,4 +50,13 @@ describe('model pricing', () => {
     writeFileSync(file, 'claude-someday-9: { input: cheap }\n');
     expect(() => loadPriceTable({ KEEL_MODEL_PRICES: file })).toThrow(/KEEL_MODEL_PRICES=.*not a price table/s);
   });
+
+  it('prices web searches at $10 per 1 000 (or the table\'s webSearchPer1k)', () => {
+    const usage = { input_tokens: 1_000, output_tokens: 100, server_tool_use: { web_search_requests: 3 } };
+    const cost = costOf('claude-sonnet-4-6', usage, DEFAULT_PRICES)!;
+    expect(cost.serverTools).toBeCloseTo(0.03, 12);
+    expect(cost.total).toBeCloseTo(0.003 + 0.0015 + 0.03, 12);
+    const cheap = { ...DEFAULT_PRICES, 'claude-sonnet-4-6': { input: 3, output: 15, webSearchPer1k: 5 } };
+    expect(costOf('claude-sonnet-4-6', usage, cheap)!.serverTools).toBeCloseTo(0.015, 12);
+  });
 });

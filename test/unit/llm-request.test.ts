@@ -3,27 +3,78 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it, vi } from 'vitest';
 import { MessageAccumulator } from '../../activities/llm-accumulate';
-import { withPromptCaching } from '../../activities/llm-cache';
+import { conversationBreakpoints, withPromptCaching } from '../../activities/llm-cache';
 import { DeltaPublisher, type ModelStreamEvent } from '../../activities/llm-deltas';
 import { sdkTimeoutMs } from '../../activities/llm';
 
 describe('prompt caching', () => {
   const tool = (name: string): Anthropic.Tool => ({ name, input_schema: { type: 'object' } });
+  const EPH = { type: 'ephemeral' } as const;
+  const use = (id: string): Anthropic.ToolUseBlockParam => ({ type: 'tool_use', id, name: 'read_file', input: { path: id } });
+  const result = (id: string): Anthropic.ToolResultBlockParam => ({ type: 'tool_result', tool_use_id: id, content: `contents of ${id}` });
+  const count = (r: ReturnType<typeof withPromptCaching>) => JSON.stringify(r).split('"cache_control"').length - 1;
 
-  it('puts a breakpoint on the system prompt and on the last tool', () => {
-    expect(withPromptCaching({ system: 'Be brief.', tools: [tool('a'), tool('b')] })).toEqual({
-      system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
-      tools: [tool('a'), { ...tool('b'), cache_control: { type: 'ephemeral' } }],
+  it('puts a breakpoint on the last message block, the system prompt (tools and system) and the last tool (tools alone)', () => {
+    expect(withPromptCaching({ system: 'Be brief.', tools: [tool('a'), tool('b')], messages: [{ role: 'user', content: 'hi' }] })).toEqual({
+      system: [{ type: 'text', text: 'Be brief.', cache_control: EPH }],
+      tools: [tool('a'), { ...tool('b'), cache_control: EPH }],
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: EPH }] }],
     });
+    // A one-shot call (planner, critic) caches tools and system, not its prompt.
+    expect(withPromptCaching({ system: 'Plan.', tools: [tool('a')], messages: [{ role: 'user', content: 'goal' }] }, { conversation: false }).messages).toEqual([{ role: 'user', content: 'goal' }]);
+    // Without a system prompt the last tool closes the prefix.
+    expect(withPromptCaching({ tools: [tool('a')], messages: [] }).tools).toEqual([{ ...tool('a'), cache_control: EPH }]);
   });
 
-  it("keeps the caller's own breakpoints", () => {
+  it("marks the previous call's tail, so a call that adds more than 20 blocks still reads what the last one wrote", () => {
+    const uses = Array.from({ length: 12 }, (_, i) => use(`t${i}`));
+    const results = uses.map((u) => result(u.id));
+    const messages: Anthropic.MessageParam[] = [
+      { role: 'user', content: 'read them all' },
+      { role: 'assistant', content: [{ type: 'text', text: 'Reading.' }, ...uses] },
+      { role: 'user', content: results },
+    ];
+    const cached = withPromptCaching({ system: 'S', messages }, { ttl: '1h' });
+    const H = { type: 'ephemeral', ttl: '1h' };
+    expect(cached.messages[0]).toEqual({ role: 'user', content: [{ type: 'text', text: 'read them all', cache_control: H }] });
+    expect((cached.messages[2]!.content as Anthropic.ContentBlockParam[]).at(-1)).toEqual({ ...results.at(-1), cache_control: H });
+    expect(cached.system).toEqual([{ type: 'text', text: 'S', cache_control: H }]);
+    expect(count(cached)).toBe(3);
+    // The stored conversation is never changed.
+    expect(JSON.stringify(messages)).not.toContain('cache_control');
+  });
+
+  it('never places more than 4, and keeps what a caller placed', () => {
     const system: Anthropic.TextBlockParam[] = [
       { type: 'text', text: 'stable', cache_control: { type: 'ephemeral', ttl: '1h' } },
-      { type: 'text', text: 'volatile' },
+      { type: 'text', text: 'volatile', cache_control: EPH },
+      { type: 'text', text: 'more', cache_control: EPH },
     ];
-    expect(withPromptCaching({ system })).toEqual({ system });
-    expect(withPromptCaching({})).toEqual({});
+    const messages: Anthropic.MessageParam[] = [
+      { role: 'user', content: 'a' },
+      { role: 'assistant', content: 'b' },
+      { role: 'user', content: 'c' },
+    ];
+    const cached = withPromptCaching({ system, messages });
+    expect(cached.system).toEqual(system);
+    expect(count(cached)).toBe(4);
+    expect(withPromptCaching({ messages: [] })).toEqual({ messages: [] });
+  });
+
+  it('skips blocks that cannot carry a breakpoint (thinking, empty text)', () => {
+    const messages: Anthropic.MessageParam[] = [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: [{ type: 'thinking', thinking: 'hm', signature: 's' }, use('t1')] },
+      { role: 'user', content: [result('t1')] },
+    ];
+    const cached = withPromptCaching({ messages });
+    expect(cached.messages[1]).toEqual(messages[1]);
+    expect(conversationBreakpoints(messages)).toEqual({ rolling: 2, tail: 0 });
+  });
+
+  it('gives the same bytes for the same conversation (a retry, another worker, after continue-as-new)', () => {
+    const request = { system: 'S', tools: [tool('a')], messages: [{ role: 'user' as const, content: 'x' }] };
+    expect(JSON.stringify(withPromptCaching(request))).toBe(JSON.stringify(withPromptCaching(structuredClone(request))));
   });
 });
 

@@ -224,10 +224,10 @@ describe('stand-in: replies', () => {
 
   it('simulates prompt caching: a cached prefix is written once and read after', async () => {
     scenario({ rules: [{ reply: { content: [{ type: 'text', text: 'ok' }] } }] });
-    const system = [{ type: 'text', text: 'You are Keel. '.repeat(200), cache_control: { type: 'ephemeral' } }];
+    const system = [{ type: 'text', text: 'You are Keel. '.repeat(400), cache_control: { type: 'ephemeral' } }];
     const first = (await (await post(request('one', { system }))).json()) as { usage: Record<string, number> };
     const second = (await (await post(request('two', { system }))).json()) as { usage: Record<string, number> };
-    expect(first.usage.cache_creation_input_tokens).toBeGreaterThan(500);
+    expect(first.usage.cache_creation_input_tokens).toBeGreaterThan(1_024);
     expect(first.usage.cache_read_input_tokens).toBe(0);
     expect(second.usage.cache_read_input_tokens).toBe(first.usage.cache_creation_input_tokens);
     expect(second.usage.cache_creation_input_tokens).toBe(0);

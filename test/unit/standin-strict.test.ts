@@ -77,4 +77,63 @@ describe('stand-in strictness', () => {
       '`max_tokens` must be greater than `thinking.budget_tokens`',
     );
   });
+
+  it('answers an unknown model with the API\'s 404 not_found_error', async () => {
+    const error = await client.messages.create(base([{ role: 'user', content: 'x' }], { model: 'claude-unreleased-9' })).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(Anthropic.NotFoundError);
+    expect((error as InstanceType<typeof Anthropic.NotFoundError>).error).toMatchObject({ type: 'error', error: { type: 'not_found_error', message: 'model: claude-unreleased-9' } });
+    // A dated snapshot of a known model is known.
+    await expect(client.messages.create(base([{ role: 'user', content: 'x' }], { model: 'claude-sonnet-4-5-20250929' }))).resolves.toBeTruthy();
+  });
+
+  it('refuses a tool without input_schema, and a tool name the API does not allow', async () => {
+    const noSchema = { name: 'read_file', description: 'Read' } as unknown as Anthropic.Tool;
+    expect((await refusal(base([{ role: 'user', content: 'x' }], { tools: [noSchema] }))).message).toBe('tools.0.custom.input_schema: Field required');
+    const badName: Anthropic.Tool = { name: 'read file!', input_schema: { type: 'object' } };
+    expect((await refusal(base([{ role: 'user', content: 'x' }], { tools: [badName] }))).message).toContain('tools.0.custom.name: String should match pattern');
+    // Server tools bring their own schema.
+    await expect(client.messages.create(base([{ role: 'user', content: 'x' }], { tools: [{ type: 'web_search_20250305', name: 'web_search' }] }))).resolves.toBeTruthy();
+  });
+
+  it('refuses a tool_result that is not first in the user content', async () => {
+    const r = await refusal(base([{ role: 'user', content: 'x' }, { role: 'assistant', content: [use('t1')] }, { role: 'user', content: [{ type: 'text', text: 'here:' }, result('t1')] }]));
+    expect(r.message).toContain('messages.2.content.1: `tool_result` blocks must come first');
+  });
+
+  it('refuses thinking with a forced tool_choice', async () => {
+    const tools: Anthropic.Tool[] = [{ name: 'submit_plan', input_schema: { type: 'object' } }];
+    const params = base([{ role: 'user', content: 'plan' }], { max_tokens: 4_000, tools, tool_choice: { type: 'tool', name: 'submit_plan' }, thinking: { type: 'enabled', budget_tokens: 2_000 } });
+    expect((await refusal(params)).message).toBe('Thinking may not be enabled when tool_choice forces tool use.');
+    expect((await refusal({ ...params, tool_choice: { type: 'any' } })).message).toBe('Thinking may not be enabled when tool_choice forces tool use.');
+  });
+
+  it('refuses more than 4 cache_control breakpoints, the top-level one included', async () => {
+    const system: Anthropic.TextBlockParam[] = ['a', 'b', 'c', 'd', 'e'].map((t) => ({ type: 'text', text: t, cache_control: { type: 'ephemeral' } }));
+    expect((await refusal(base([{ role: 'user', content: 'x' }], { system }))).message).toBe('A maximum of 4 blocks with cache_control may be provided. Found 5.');
+    expect((await refusal(base([{ role: 'user', content: 'x' }], { system: system.slice(0, 4), cache_control: { type: 'ephemeral' } }))).message).toBe(
+      'A maximum of 4 blocks with cache_control may be provided. Found 5.',
+    );
+  });
+
+  it('refuses a temperature above 1', async () => {
+    expect((await refusal(base([{ role: 'user', content: 'x' }], { temperature: 2 } as Partial<Params>))).message).toBe('temperature: Input should be less than or equal to 1');
+  });
+
+  it('refuses a first message from the assistant', async () => {
+    expect((await refusal(base([{ role: 'assistant', content: 'I start' }, { role: 'user', content: 'x' }]))).message).toBe('messages: first message must use the "user" role');
+  });
+
+  it('refuses an empty text block anywhere: in the system prompt and inside a tool_result', async () => {
+    expect((await refusal(base([{ role: 'user', content: 'x' }], { system: [{ type: 'text', text: '' }] }))).message).toBe('system.0: text content blocks must be non-empty');
+    const emptyInResult: Anthropic.ToolResultBlockParam = { type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: '' }] };
+    expect((await refusal(base([{ role: 'user', content: 'x' }, { role: 'assistant', content: [use('t1')] }, { role: 'user', content: [emptyInResult] }]))).message).toBe(
+      'messages: text content blocks must be non-empty',
+    );
+    expect((await refusal(base([{ role: 'user', content: 'x' }, { role: 'assistant', content: [{ type: 'text', text: '' }, use('t1')] }, { role: 'user', content: [result('t1')] }]))).message).toBe(
+      'messages: text content blocks must be non-empty',
+    );
+  });
 });
