@@ -39,7 +39,9 @@ Runtime.install({ logger: new DefaultLogger(process.env.KEEL_LOG_LEVEL === 'DEBU
 
 /** Aborted by SIGINT / SIGTERM: every step checks it, and the live view stops following. */
 const stopping = new AbortController();
+/** Read through a function: TypeScript cannot see a signal handler assign it. */
 let stoppedBy: NodeJS.Signals | null = null;
+const stopSignal = (): NodeJS.Signals | null => stoppedBy;
 const SIGNAL_NUMBER: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 2, SIGTERM: 15 };
 const onSignal = (signal: NodeJS.Signals) => {
   if (stoppedBy !== null) {
@@ -68,7 +70,8 @@ try {
 } finally {
   for (const step of cleanup.reverse()) await step().catch(() => undefined);
 }
-if (stoppedBy !== null) exitCode = 128 + (SIGNAL_NUMBER[stoppedBy] ?? 0);
+const signalled = stopSignal();
+if (signalled !== null) exitCode = 128 + (SIGNAL_NUMBER[signalled] ?? 0);
 process.exit(exitCode);
 
 async function main(): Promise<number> {
@@ -121,7 +124,8 @@ async function main(): Promise<number> {
   const goal = await keel.startGoal(GOAL, { workspace, maxStepsPerTask: 12, limits: { costUsd: 2 } });
   // Stopped early (a signal): the goal goes too, not left on a server that outlives the demo.
   cleanup.push(async () => {
-    if (stoppedBy !== null) await withTimeout(goal.cancel(`the demo got ${stoppedBy}`), 5_000).catch(() => undefined);
+    const signal = stopSignal();
+    if (signal !== null) await withTimeout(goal.cancel(`the demo got ${signal}`), 5_000).catch(() => undefined);
   });
   log(`keel demo: goal ${goal.id} in ${workspace}`);
   if (server?.uiUrl) log(`keel demo: watch it in the Web UI: ${server.uiUrl}/namespaces/${config.namespace}/workflows/${goal.id}`);

@@ -30,10 +30,10 @@ function startDemo(bwrapDir: string | null): DemoRun {
   const began = Date.now();
   // As a user (and CI, and `timeout`) runs it: through npm, signals sent to npm.
   const child = spawn('npm', ['run', '--silent', 'demo'], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] });
-  child.stdin!.end();
+  child.stdin.end();
   let stdout = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stdout += d.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal, ms: Date.now() - began })));
   return { child, marker, stdout: () => stdout, exited };
 }
