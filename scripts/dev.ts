@@ -62,7 +62,9 @@ try {
   connection = await NativeConnection.connect({ address: server.address });
   if (signalled()) throw new Error('stopped while starting');
   const keel = await createKeelWorker({ connection, namespace: server.namespace, taskQueue });
-  onStop = () => keel.worker.shutdown();
+  onStop = () => {
+    if (keel.worker.getState() === 'RUNNING') keel.worker.shutdown();
+  };
   // The console and HTTP API (keel serve) on 127.0.0.1; KEEL_SERVE_PORT=0 picks a free port.
   const client = await KeelClient.connect({ address: server.address, namespace: server.namespace, taskQueue });
   api = { client, server: await startServer({ keel: client, port: Number(process.env.KEEL_SERVE_PORT ?? 8280), workspace }) };
@@ -78,7 +80,7 @@ try {
       'Ctrl-C stops the worker and the server.',
     ].join('\n'),
   );
-  if (signalled()) keel.worker.shutdown();
+  if (signalled()) throw new Error('stopped while starting');
   // Until a signal: polling stops, running activities get KEEL_SHUTDOWN_GRACE to finish.
   await keel.run();
 } catch (error) {
