@@ -16,7 +16,8 @@ import { startDevServer } from '../worker/dev-server';
 import { createKeelWorker } from '../worker/worker';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const dataDir = path.join(root, '.keel', 'dev');
+// KEEL_DEV_DATA: another folder for the SQLite file (tests use a temp one).
+const dataDir = process.env.KEEL_DEV_DATA || path.join(root, '.keel', 'dev');
 mkdirSync(dataDir, { recursive: true });
 const dbFile = path.join(dataDir, 'temporal.sqlite');
 const port = Number(process.env.KEEL_DEV_PORT ?? 7233);
@@ -77,7 +78,7 @@ try {
       `  worker:      task queue "${taskQueue}"`,
       `  workspace:   ${path.relative(process.cwd(), workspace) || '.'} (the console's default)`,
       ...startBanner(api.server).map((l) => `  ${l}`),
-      'Ctrl-C stops the worker and the server.',
+      'Ctrl-C stops the worker, the console and the server.',
     ].join('\n'),
   );
   if (signalled()) throw new Error('stopped while starting');
