@@ -43,13 +43,17 @@ const stopping = new AbortController();
 let stoppedBy: NodeJS.Signals | null = null;
 const stopSignal = (): NodeJS.Signals | null => stoppedBy;
 const SIGNAL_NUMBER: Partial<Record<NodeJS.Signals, number>> = { SIGINT: 2, SIGTERM: 15 };
+let stoppedAt = 0;
 const onSignal = (signal: NodeJS.Signals) => {
+  // Ctrl-C in a terminal reaches this process twice (from the terminal, and forwarded by npm).
+  if (stoppedBy !== null && Date.now() - stoppedAt < 1_000) return;
   if (stoppedBy !== null) {
     // A second signal: stop now. The dev server's exit hook (worker/dev-server.ts) kills it.
     log(`keel demo: ${signal} again; exiting at once.`);
     process.exit(128 + (SIGNAL_NUMBER[signal] ?? 0));
   }
   stoppedBy = signal;
+  stoppedAt = Date.now();
   log(`keel demo: ${signal}; stopping what it started…`);
   stopping.abort();
 };

@@ -33,14 +33,18 @@ const SIGNALS = { SIGINT: 2, SIGTERM: 15, SIGHUP: 1 } as const;
 let stopSignal: keyof typeof SIGNALS | null = null;
 /** Read through a function: TypeScript cannot see a signal handler assign it. */
 const signalled = (): keyof typeof SIGNALS | null => stopSignal;
+let stoppedAt = 0;
 let onStop: () => void = () => {};
 for (const signal of Object.keys(SIGNALS) as (keyof typeof SIGNALS)[]) {
   process.on(signal, () => {
+    // Ctrl-C in a terminal reaches this process twice (from the terminal, and forwarded by npm).
+    if (stopSignal !== null && Date.now() - stoppedAt < 1_000) return;
     if (stopSignal !== null) {
       console.error(`keel dev: ${signal} again; exiting now.`);
       process.exit(128 + SIGNALS[signal]);
     }
     stopSignal = signal;
+    stoppedAt = Date.now();
     console.log(`keel dev: ${signal}; stopping the worker, the console and the server...`);
     onStop();
   });
