@@ -19,7 +19,8 @@ async function ruleIdsFor(filePath: string, code: string, eslint = untyped): Pro
   return (result?.messages ?? []).map((message) => `${message.ruleId}: ${message.message}`);
 }
 
-describe('lint boundaries', () => {
+// Seconds when the machine is quiet; the first lint loads the plugins, slow on 2 busy cores.
+describe('lint boundaries', { timeout: 30_000 }, () => {
   it('rejects a Node built-in in workflows/ and machines/', async () => {
     for (const dir of ['workflows', 'machines']) {
       const messages = await ruleIdsFor(`${dir}/index.ts`, "import fs from 'node:fs';\nexport const x = fs;\n");
