@@ -20,7 +20,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          globalSetup: ['test/setup/temporal-server.ts'],
+          globalSetup: ['test/setup/temporal-server.ts', 'test/setup/workflow-bundle.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
         },

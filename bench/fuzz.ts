@@ -1,5 +1,8 @@
-// `npm run fuzz [messages=10000] [seed=12]`: the fuzz suite of test/chaos/fuzz.ts against
+// `npm run fuzz [messages=10000] [seed]`: the fuzz suite of test/chaos/fuzz.ts against
 // its own Temporal dev server (in memory) and a Keel worker; writes bench/results/fuzz.json.
+// Without a seed it draws a new one each run (CI's short version keeps a fixed one) and
+// prints it, first and with a failure, to replay.
+import { randomInt } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +12,7 @@ import { runFuzz } from '../test/chaos/fuzz';
 import { startDevServer } from '../worker/dev-server';
 
 const messages = Number(process.argv[2] ?? 10_000);
-const seed = Number(process.argv[3] ?? 12);
+const seed = process.argv[3] !== undefined ? Number(process.argv[3]) : randomInt(1, 1_000_000);
 const server = await startDevServer({ port: 0, readyTimeoutMs: 120_000 });
 const native = await NativeConnection.connect({ address: server.address });
 const connection = await Connection.connect({ address: server.address });
@@ -21,7 +24,7 @@ try {
   await fs.mkdir(path.dirname(file), { recursive: true });
   await fs.writeFile(file, `${JSON.stringify({ command: `npm run fuzz -- ${messages} ${seed}`, at: new Date().toISOString(), ...result }, null, 2)}\n`);
   console.log(JSON.stringify(result, null, 2));
-  console.log(result.pass ? 'fuzz: PASS' : 'fuzz: FAIL');
+  console.log(result.pass ? `fuzz: PASS (seed ${seed})` : `fuzz: FAIL with seed ${seed}: replay with npm run fuzz -- ${messages} ${seed}`);
   process.exitCode = result.pass ? 0 : 1;
 } finally {
   await connection.close();

@@ -3,12 +3,15 @@
 // exit codes. Folded from the event log's `tool.call` / `tool.result` entries, reading only
 // the results' structured facts (machines/tool-result.ts) — never the text the model reads.
 import type { LogEvent, ToolResultStatus } from './events';
+import { refusalText } from './tool-result';
 
 export interface CommandEvidence {
   command: string;
   /** null: the command did not exit on its own (killed, timed out, denied, never run). */
   exitCode: number | null;
   status: ToolResultStatus;
+  /** Why the worker refused to run it at all ("run_command refused: sandbox unavailable"); absent when it ran or was answered otherwise. */
+  refused?: string;
 }
 
 export interface Evidence {
@@ -45,6 +48,8 @@ export function foldEvidence(state: EvidenceState, event: LogEvent): EvidenceSta
   }
   if (facts?.kind === 'command') {
     commands = [...commands, { command: facts.command, exitCode: facts.exitCode, status: event.status }].slice(-MAX_EVIDENCE_ITEMS);
+  } else if (facts?.kind === 'refused' && announced !== undefined) {
+    commands = [...commands, { command: announced, exitCode: null, status: event.status, refused: refusalText('run_command', facts.reason) }].slice(-MAX_EVIDENCE_ITEMS);
   } else if (announced !== undefined) {
     commands = [...commands, { command: announced, exitCode: null, status: event.status }].slice(-MAX_EVIDENCE_ITEMS);
   }

@@ -25,6 +25,8 @@ export const toolFactsSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('files_changed'), filesChanged: z.array(z.string().max(4096)).max(1000) }),
   /** read_file / grep: bytes read from the workspace. */
   z.strictObject({ kind: z.literal('read'), bytes: z.number().int().nonnegative(), files: z.number().int().nonnegative() }),
+  /** The worker refused to run the call at all (run_command without a sandbox): says why, so a failed task can. */
+  z.strictObject({ kind: z.literal('refused'), reason: z.enum(['sandbox_unavailable']) }),
 ]);
 export type ToolFacts = z.infer<typeof toolFactsSchema>;
 
@@ -54,6 +56,21 @@ export function toolOk(content: string, facts?: ToolFacts): ToolResult {
 
 export function toolError(content: string): ToolResult {
   return { content, is_error: true };
+}
+
+export type RefusalReason = Extract<ToolFacts, { kind: 'refused' }>['reason'];
+
+/** The words a person reads for a refusal: "run_command refused: sandbox unavailable". */
+export function refusalText(tool: string, reason: RefusalReason): string {
+  switch (reason) {
+    case 'sandbox_unavailable':
+      return `${tool} refused: sandbox unavailable`;
+  }
+}
+
+/** A call the worker refused to run; `detail` says what to do about it. */
+export function toolRefused(tool: string, reason: RefusalReason, detail: string): ToolResult {
+  return { content: `${refusalText(tool, reason)} — ${detail}`, is_error: true, facts: { kind: 'refused', reason } };
 }
 
 /** Why a tool activity ended without a result of its own. */

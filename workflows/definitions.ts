@@ -269,7 +269,7 @@ export interface GoalPendingApproval extends PendingApproval {
 /** Evidence of one task attempt. */
 export const taskEvidenceSchema = z.strictObject({
   filesChanged: z.array(z.string()).max(10_000),
-  commands: z.array(z.strictObject({ command: z.string(), exitCode: z.number().int().nullable(), status: z.string() })).max(10_000),
+  commands: z.array(z.strictObject({ command: z.string(), exitCode: z.number().int().nullable(), status: z.string(), refused: z.string().max(200).optional() })).max(10_000),
   summary: z.string().nullable(),
 });
 export type TaskEvidence = z.infer<typeof taskEvidenceSchema>;

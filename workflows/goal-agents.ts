@@ -254,6 +254,6 @@ export function usageSince(before: Usage, total: Usage): Usage | null {
 function describeEvidence(e: TaskEvidence): string[] {
   return [
     ...e.filesChanged.map((f) => `file changed: ${f}`),
-    ...e.commands.map((c) => `command: ${c.command} → ${c.exitCode === null ? c.status : `exit code ${c.exitCode}`}`),
+    ...e.commands.map((c) => `command: ${c.command} → ${c.refused ?? (c.exitCode === null ? c.status : `exit code ${c.exitCode}`)}`),
   ];
 }

@@ -9,7 +9,7 @@ import { makePidsCgroup, needsPidsCgroup } from './pids-cgroup';
 import { z } from 'zod';
 import { saveArtifact, artifactPath, truncateForModel } from './artifacts';
 import { DEFAULT_SANDBOX, type ToolContext } from './context';
-import { type ToolFacts, type ToolResult } from './result';
+import { type ToolFacts, type ToolResult, toolRefused } from './result';
 import { newRunToken, recordRunning, reapOrphanedCommands, RUN_TOKEN_ENV } from './orphans';
 import { limitHit, limitInOutput, resolveLimits, type LimitHit } from './limits';
 import { ensureKeelDir, probeSandbox, spawnSandboxed, type SandboxVerdict } from './sandbox';
@@ -78,7 +78,7 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
     const probe = ctx.sandboxProbe ?? (await probeSandbox());
     if (!probe.ok) {
       // Never a silent fallback to running unconfined.
-      throw new ToolError(`commands cannot run: the sandbox is unavailable on this worker (${probe.reason}); the policy would have to set "sandbox": "off" to run them unconfined`);
+      return toolRefused('run_command', 'sandbox_unavailable', `commands cannot run: the sandbox is unavailable on this worker (${probe.reason}); the policy would have to set "sandbox": "off" to run them unconfined`);
     }
     await ensureKeelDir(ctx.ws.root);
   }

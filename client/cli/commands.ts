@@ -197,7 +197,9 @@ function scopeOf(scope: string | undefined): { scope?: 'once' | 'session'; appro
 
 function only(callIds: string[], id: string): string {
   if (callIds.length === 1) return callIds[0]!;
-  throw new CliExit(EXIT.usage, callIds.length === 0 ? `nothing of ${id} waits for approval` : `several calls wait (${callIds.join(', ')}): name one`);
+  // Nothing waiting is the workflow's answer (a refusal, 5), not a mistake in the arguments (2).
+  if (callIds.length === 0) throw new CliExit(EXIT.rejected, `nothing of ${id} waits for approval`);
+  throw new CliExit(EXIT.usage, `several calls wait (${callIds.join(', ')}): name one`);
 }
 
 function done(out: Output, text: string, result: unknown): number {

@@ -18,6 +18,8 @@ export interface GoalViewOptions {
   /** Stream offset to start at. */
   from?: number;
   signal?: AbortSignal;
+  /** When the goal blocks on a failed task: wait for someone to resolve it (the default), or cancel the goal with the reason (the demo: nobody can). */
+  whenBlocked?: 'wait' | 'cancel';
 }
 
 interface PlannedTask {
@@ -36,6 +38,8 @@ export async function followGoal(goal: GoalHandle, options: GoalViewOptions): Pr
   const rules: { rule: string; approver: string }[] = [];
   const person = `keel goal (${os.userInfo().username})`;
   const answered = new Set<string>();
+  /** Why each task last failed, for a blocked goal's reason. */
+  const failures = new Map<string, string>();
   const tolerate = async (body: () => Promise<unknown>) => {
     try {
       await body();
@@ -87,9 +91,17 @@ export async function followGoal(goal: GoalHandle, options: GoalViewOptions): Pr
     } else if (e.kind === 'plan.task_started') {
       out.line(`${out.cyan('▶')} [${e.taskId}] started${e.attempt > 1 ? ` (attempt ${e.attempt})` : ''}`);
     } else if (e.kind === 'plan.task_completed') {
-      out.line(`${e.outcome === 'succeeded' ? out.green('✔') : out.red('✘')} [${e.taskId}] ${e.outcome}${e.result ? `: ${oneLine(e.result)}` : ''}`);
+      // A refusal is the cause, whatever the agent made of it: said on the line (workflows/goal-agents.ts describes evidence).
+      const refusals = [...new Set(e.evidence.flatMap((line) => /→ (\S+ refused: .*)$/.exec(line)?.[1] ?? []))];
+      const cause = e.outcome === 'failed' && refusals.length > 0 ? ` (${refusals.join('; ')})` : '';
+      out.line(`${e.outcome === 'succeeded' ? out.green('✔') : out.red('✘')} [${e.taskId}] ${e.outcome}${e.result ? `: ${oneLine(e.result)}` : ''}${cause}`);
+      if (e.outcome === 'failed') failures.set(e.taskId, `${e.result ? oneLine(e.result) : 'failed'}${cause}`);
     } else if (e.kind === 'plan.blocked') {
-      out.line(out.yellow(`blocked on ${e.taskIds.join(', ')}: resolve with the SDK (resolveTask) or cancel with keel cancel ${goal.id}`));
+      const why = e.taskIds.map((id) => `${id}: ${failures.get(id) ?? 'failed'}`).join('; ');
+      if (options.whenBlocked === 'cancel') {
+        out.line(out.yellow(`blocked on ${why}; nobody here can resolve a failed task, so the goal is cancelled`));
+        await tolerate(() => goal.cancel(`blocked on ${why}`));
+      } else out.line(out.yellow(`blocked on ${e.taskIds.join(', ')}: resolve with the SDK (resolveTask) or cancel with keel cancel ${goal.id}`));
     } else if (e.kind === 'agent.approval_requested') {
       if (answered.has(e.callId)) return;
       answered.add(e.callId);
@@ -175,7 +187,7 @@ export function reportLines(result: GoalResult, out: Output): string[] {
 
 function evidence(details: GoalResult['tasks'][number]['details']): string {
   if (!details) return '-';
-  const parts = [...details.filesChanged, ...details.commands.map((c) => `\`${c.command}\` → ${c.exitCode ?? c.status}`)];
+  const parts = [...details.filesChanged, ...details.commands.map((c) => `\`${c.command}\` → ${c.refused ?? c.exitCode ?? c.status}`)];
   return parts.join(', ') || '-';
 }
 

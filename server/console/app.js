@@ -497,7 +497,7 @@ async function goalPage(id) {
                   h('td', {}, h('strong', {}, t.id), h('div', { class: 'muted' }, t.title)),
                   h('td', {}, badge(t.status)),
                   h('td', {}, `${t.attempts}/${t.attemptLimit}`),
-                  h('td', {}, ev ? h('ul', {}, ev.filesChanged.map((f) => h('li', {}, `changed ${f}`)), ev.commands.map((c) => h('li', {}, `$ ${c.command} → ${c.exitCode ?? c.status}`))) : t.evidence.length ? h('ul', {}, t.evidence.map((x) => h('li', {}, x))) : ''),
+                  h('td', {}, ev ? h('ul', {}, ev.filesChanged.map((f) => h('li', {}, `changed ${f}`)), ev.commands.map((c) => h('li', {}, `$ ${c.command} → ${c.refused ?? c.exitCode ?? c.status}`))) : t.evidence.length ? h('ul', {}, t.evidence.map((x) => h('li', {}, x))) : ''),
                   h('td', { class: 'muted' }, t.result ?? ''),
                 );
               }),

@@ -57,6 +57,9 @@ export interface FuzzResult {
    *  Workflow code never runs in that decision and a bare workflow meets it the same way
    *  (test/integration/buffer-flush.test.ts). Counted apart when the workflow went on afterwards. */
   serverForcedRetries: number;
+  /** WorkflowTaskFailed (FORCE_CLOSE_COMMAND) written by the server because the harness itself terminated the
+   *  workflow while a task was in flight (a valid start input, once judged): the harness's doing, not Keel's. */
+  closedByOwnTerminate: number;
   /** Updates the server refused while such a completion was being retried (FAILED_PRECONDITION; a client retries). */
   updatesRefusedWhileCompleting: number;
   /** The first failures' messages, by workflow (empty on a pass). */
@@ -74,6 +77,10 @@ export interface FuzzResult {
 const UNHANDLED_COMMAND = 1;
 /** temporal.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE_COMMAND */
 const FORCE_CLOSE_COMMAND = 17;
+/** The reasons the harness terminates with; a task failure they caused is not counted. */
+const OWN_TERMINATE = { validStart: 'fuzz: a valid start input', over: 'fuzz over' } as const;
+/** How long a start input's first workflow task may take on a very busy machine. */
+const FIRST_TASK_TIMEOUT_MS = 120_000;
 const UNKNOWN_NAMES = ['aprove', 'Approve', 'user_message', 'stop ', '🛑', 'x'.repeat(300), '__proto__', 'constructor', 'agentreport', 'query'];
 const ENCODINGS = ['json/protobuf', 'binary/protobuf', 'binary/unknown', 'json/plain', 'text/plain', '', 'bogus\u0000'];
 
@@ -189,6 +196,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
     workflowTaskTimeouts: 0,
     completionsDeferredBySignals: 0,
     serverForcedRetries: 0,
+    closedByOwnTerminate: 0,
     updatesRefusedWhileCompleting: 0,
     failures: [],
     replaced: 0,
@@ -248,12 +256,14 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
         const wf = m.workflow === 'session' ? sessionWorkflow : m.workflow === 'goal' ? goalWorkflow : agentWorkflow;
         const handle = await client.workflow.start(wf as typeof sessionWorkflow, { taskQueue, workflowId: id, args: [m.input as never], workflowExecutionTimeout: '2 minutes' });
         started.push(handle);
-        const outcome = await Promise.race([handle.result().then(() => 'completed', (e: unknown) => ((e as { cause?: { type?: string } }).cause?.type === 'InvalidStartInput' ? 'invalid' : `failed: ${(e as Error).message}`)), sleep(3_000).then(() => 'running')]);
-        if (outcome === 'invalid') result.startInputs.failedAsInvalid++;
-        else if (outcome === 'running' || outcome === 'completed') {
+        // Judged by the workflow's first task, however long a busy machine takes to run it:
+        // failed as invalid input, or completed (the input was taken).
+        const outcome = await firstTaskOutcome(client, options.namespace, handle.workflowId);
+        if (outcome.kind === 'invalid') result.startInputs.failedAsInvalid++;
+        else if (outcome.kind === 'running' || outcome.kind === 'completed') {
           result.startInputs.started++;
-          await handle.terminate('fuzz: a valid start input').catch(() => undefined);
-        } else throw new Error(`start input ${JSON.stringify(m.input)?.slice(0, 100)}: ${outcome}`);
+          await handle.terminate(OWN_TERMINATE.validStart).catch(() => undefined);
+        } else throw new Error(`start input ${JSON.stringify(m.input)?.slice(0, 100)}: ${outcome.kind}: ${'message' in outcome ? outcome.message : ''}`);
         return;
       }
       const handle = await alive(m.target);
@@ -339,6 +349,12 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
           result.serverForcedRetries++;
           continue;
         }
+        // The harness's own terminate, with a task in flight: the server fails that task to close the workflow.
+        const next = events.find((x) => Number(x.eventId) === Number(e.eventId) + 1)?.workflowExecutionTerminatedEventAttributes;
+        if (Number(failed.cause) === FORCE_CLOSE_COMMAND && next && Object.values(OWN_TERMINATE).includes(next.reason as never)) {
+          result.closedByOwnTerminate++;
+          continue;
+        }
         result.workflowTaskFailures++;
         // What closed the workflow says who failed the task (a server limit terminates it).
         const terminated = events.find((x) => x.workflowExecutionTerminatedEventAttributes)?.workflowExecutionTerminatedEventAttributes;
@@ -347,7 +363,7 @@ export async function runFuzz(options: FuzzOptions): Promise<FuzzResult> {
       }
     }
   } finally {
-    await Promise.allSettled(handles.map((h) => h.terminate('fuzz over')));
+    await Promise.allSettled(handles.map((h) => h.terminate(OWN_TERMINATE.over)));
     keel.worker.shutdown();
     await running;
     await standin.close();
@@ -378,6 +394,35 @@ export async function historyEvents(client: Client, namespace: string, workflowI
     nextPageToken = page.nextPageToken && page.nextPageToken.length > 0 ? page.nextPageToken : undefined;
   } while (nextPageToken);
   return events;
+}
+
+type FirstTask = { kind: 'invalid' | 'running' | 'completed' } | { kind: 'failed' | 'task_failed'; message: string };
+
+/**
+ * How a fresh workflow's first workflow task ended, read from its history: the workflow
+ * failed with InvalidStartInput (the input was refused, as it should be), or the task
+ * completed (the input was taken), or workflow code failed the task (a Keel bug).
+ */
+async function firstTaskOutcome(client: Client, namespace: string, workflowId: string): Promise<FirstTask> {
+  const deadline = Date.now() + FIRST_TASK_TIMEOUT_MS;
+  for (;;) {
+    const events = await historyEvents(client, namespace, workflowId);
+    for (const e of events) {
+      const failedRun = e.workflowExecutionFailedEventAttributes;
+      if (failedRun) {
+        const type = failedRun.failure?.applicationFailureInfo?.type ?? failedRun.failure?.cause?.applicationFailureInfo?.type;
+        return type === 'InvalidStartInput' ? { kind: 'invalid' } : { kind: 'failed', message: failedRun.failure?.message ?? '' };
+      }
+      if (e.workflowExecutionCompletedEventAttributes) return { kind: 'completed' };
+      if (e.workflowTaskFailedEventAttributes && Number(e.workflowTaskFailedEventAttributes.cause) !== UNHANDLED_COMMAND) {
+        return { kind: 'task_failed', message: e.workflowTaskFailedEventAttributes.failure?.message ?? `cause ${e.workflowTaskFailedEventAttributes.cause}` };
+      }
+    }
+    // The first task completed and the workflow did not fail in it: the input was taken.
+    if (events.some((e) => e.workflowTaskCompletedEventAttributes)) return { kind: 'running' };
+    if (Date.now() > deadline) throw new Error(`${workflowId}: no first workflow task result in ${FIRST_TASK_TIMEOUT_MS} ms`);
+    await sleep(100);
+  }
 }
 
 function isServerRefusal(error: unknown): boolean {

@@ -1,7 +1,7 @@
 // What integration tests share: a connection to the run's dev server, a fresh task
-// queue per test, and the workflow code bundled once per test file.
+// queue per test, and the workflow code bundled once per run (test/setup/workflow-bundle.ts).
 import { randomUUID } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
@@ -9,7 +9,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { inject } from 'vitest';
-import { payloadConverterPath } from '../../worker/worker';
+import { payloadConverterPath, workflowsPath as keelWorkflowsPath } from '../../worker/worker';
 import { WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
 
 export interface TemporalTestEnv {
@@ -41,8 +41,16 @@ export function uniqueTaskQueue(prefix = 'test'): string {
   return `${prefix}-${randomUUID()}`;
 }
 
-/** Bundles once; call it from beforeAll. Quiet, since webpack's report is noise here. */
+/**
+ * The workflows at `workflowsPath`, bundled; call it from beforeAll. Keel's own workflows
+ * (worker/worker.ts's workflowsPath) come from the run's one bundle (global setup); other
+ * files are bundled here. Quiet, since webpack's report is noise here.
+ */
 export async function bundle(workflowsPath: string): Promise<WorkflowBundleWithSourceMap> {
+  if (path.resolve(workflowsPath) === path.resolve(keelWorkflowsPath)) {
+    const dir = inject('workflowBundleDir');
+    if (dir) return { code: await readFile(path.join(dir, 'workflows.js'), 'utf8'), sourceMap: await readFile(path.join(dir, 'workflows.js.map'), 'utf8') };
+  }
   // The same payload converter and interceptors as the worker's (workflows/payload-converter.ts, workflows/trace-interceptors.ts).
   return bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], logger: silentLogger });
 }

@@ -1,13 +1,17 @@
 // The short version of `npm run chaos` (test/chaos/chaos.ts): 3 goals and a session while
 // the worker is killed with SIGKILL and replaced, the Temporal server is killed and
 // restarted on the same database, and 30 % of model calls fail. It starts its own dev
-// server (the shared one must not be killed).
+// server (the shared one must not be killed). A FIXED seed, printed: CI passes or fails the
+// same way every run. 80023 is the seed on which a cut connection during the critic's call
+// once stopped a goal (test/integration/advisor-faults.test.ts). New seeds are drawn by
+// `npm run chaos`, which prints the seed; KEEL_CHAOS_SEED replays one here.
 import { describe, expect, it } from 'vitest';
 import { runChaos } from '../chaos/chaos';
 
 describe('chaos (short)', () => {
   it('every goal completes, no message is lost, every tool call has one result, no side effect repeats', async () => {
-    const seed = Number(process.env.KEEL_CHAOS_SEED ?? Date.now() % 100_000);
+    const seed = Number(process.env.KEEL_CHAOS_SEED ?? 80023);
+    console.log(`chaos (short): seed ${seed} (KEEL_CHAOS_SEED=${seed} replays it)`);
     const result = await runChaos({ goals: 3, batch: 3, workerKillsPerBatch: 1, serverKills: 1, faultRate: 0.3, seed });
     expect({ seed, failures: result.goalFailures, lost: result.messagesLost, calls: result.toolCallsWithoutExactlyOneResult, repeated: result.repeatedSideEffects }).toEqual({
       seed,

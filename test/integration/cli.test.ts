@@ -162,6 +162,10 @@ describe('keel chat and the session commands', () => {
       expect(approved.code, approved.stderr).toBe(0);
       await waitUntil(() => session.state(), (st) => st.status === 'active', 30_000, 'turn done');
       expect((await keel(['ls', '--waiting', '--json'], cli)).json<ListEntry[]>().map((e) => e.id)).not.toContain(session.id);
+      // Nothing waits any more: the session's answer is a refusal (5), not bad arguments (2).
+      const nothing = await keel(['approve', session.id], cli);
+      expect(nothing.code, nothing.stderr).toBe(5);
+      expect(nothing.stderr).toMatch(new RegExp(`nothing of ${session.id} waits for approval`));
 
       expect((await keel(['steer', session.id, 'be brief'], cli)).code).toBe(5);
       expect((await keel(['pause', session.id, '--json'], cli)).json()).toEqual({ status: 'paused' });

@@ -153,8 +153,8 @@ describe('KeelClient: sessions', () => {
 
       // A long reply is interrupted; steer is refused without a turn.
       const story = session.send('tell me a story');
-      await waitUntil(() => session.state(), (st) => st.turn !== null, 30_000, 'turn');
-      await new Promise((r) => setTimeout(r, 300));
+      // Interrupted while the model answers: once the stand-in has the request.
+      await waitUntil(async () => s.standin.requests.filter((r) => JSON.stringify(r.body).includes('tell me a story')).length, (n) => n > 0, 30_000, 'the story request');
       await session.interrupt('enough');
       const interrupted = await story;
       expect(interrupted.outcome).toBe('interrupted');

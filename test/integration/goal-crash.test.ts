@@ -73,7 +73,9 @@ describe('goal durability', () => {
       });
       const run = attachGoal(env, workflowId);
       await waitUntil(async () => standin.requests.filter((r) => JSON.stringify(r.body).includes('task [two]')).length, (n) => n > 0, 30_000, 'task two to call the model');
-      await new Promise((r) => setTimeout(r, 300));
+      // The call is running on this worker (Temporal says so), not merely sent.
+      const agent = env.client.workflow.getHandle(`${workflowId}/task-two/1`);
+      await waitUntil(async () => ((await agent.describe()).raw.pendingActivities ?? []).some((a) => a.activityType?.name === 'callModel' && Boolean(a.lastWorkerIdentity)), Boolean, 30_000, "task two's model call to run");
 
       worker.kill('SIGKILL');
       await new Promise((resolve) => worker.once('exit', resolve));

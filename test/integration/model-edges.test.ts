@@ -6,9 +6,10 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conversationProblems, type Message } from '../../machines/index';
 import { workflowsPath } from '../../worker/worker';
-import { interruptUpdate, transcriptQuery, userMessageUpdate } from '../../workflows/definitions';
-import { say, sessionEnv, waitUntil } from '../fixtures/session-harness';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import type { ModelStreamEvent } from '../../activities/llm';
+import { interruptUpdate, MODEL_TOPIC, transcriptQuery, userMessageUpdate } from '../../workflows/definitions';
+import { say, sessionEnv } from '../fixtures/session-harness';
+import { bundle, connectTestEnv, followEventTopic, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
 let workflowBundle: WorkflowBundleWithSourceMap;
@@ -130,9 +131,9 @@ describe('model edges', () => {
     await s.run(async () => {
       const run = await s.start(FAST);
       await run.handle.executeUpdate(userMessageUpdate, { args: ['tell me a long story'] });
-      // Let some of the answer stream (it takes ~12 s in all), then interrupt.
-      await waitUntil(async () => s.standin.requests.length, (n) => n === 1, 10_000, 'the request');
-      await new Promise((r) => setTimeout(r, 1_500));
+      // Let some of the answer stream (it takes ~12 s in all): interrupt once deltas arrived.
+      const model = followEventTopic<ModelStreamEvent>(env.client, run.handle.workflowId, MODEL_TOPIC);
+      await model.waitFor((events) => events.filter((e) => e.kind === 'delta').length >= 3, 30_000);
       await run.handle.executeUpdate(interruptUpdate, { args: [{ reason: 'enough' }] });
       const state = await run.waitForState((v) => v.status === 'active' && v.session.turns === 1);
       const interrupted = (await run.log()).find((e) => e.kind === 'turn.interrupted') as { partialOutput: string | null } | undefined;

@@ -130,11 +130,11 @@ describe('two workers on one task queue', () => {
       const run = attachGoal(env, workflowId);
       const explainCalls = () => standin.requests.filter((r) => JSON.stringify(r.body).includes('task [explain]'));
       await waitUntil(async () => explainCalls().length, (n) => n > 0, 30_000, 'task explain to call the model');
-      await new Promise((r) => setTimeout(r, 300));
 
-      // Kill the worker that is running task explain's model call.
+      // Kill the worker that is running task explain's model call (once Temporal knows which).
       const agentId = `${workflowId}/task-explain/1`;
-      const pending = (await env.client.workflow.getHandle(agentId).describe()).raw.pendingActivities ?? [];
+      const runningCall = async () => ((await env.client.workflow.getHandle(agentId).describe()).raw.pendingActivities ?? []).filter((a) => a.activityType?.name === 'callModel' && Boolean(a.lastWorkerIdentity));
+      const pending = await waitUntil(runningCall, (calls) => calls.length > 0, 30_000, "task explain's model call to run");
       const runningOn = host(pending.find((a) => a.activityType?.name === 'callModel')?.lastWorkerIdentity);
       const victim = workers.find((w) => w.identity === runningOn);
       const survivor = workers.find((w) => w !== victim);

@@ -100,7 +100,7 @@ describe('run_command sandbox', () => {
     expect(sandboxStartupLine(probe)).toMatch(/^sandbox: UNAVAILABLE — .*Sandboxed tools are refused unless the policy sets "sandbox": "off"$/);
     expect(sandboxStartupLine({ ok: true, verified: 'x' })).toMatch(/^sandbox: verified x; /);
     const refused = await executeTool(t.ctx({ sandboxProbe: probe }), 'run_command', { command: 'echo ran > ran.txt' });
-    expect(refused).toMatchObject({ is_error: true, content: matching(/commands cannot run: the sandbox is unavailable on this worker/) });
+    expect(refused).toMatchObject({ is_error: true, content: matching(/^run_command refused: sandbox unavailable — commands cannot run: the sandbox is unavailable on this worker/), facts: { kind: 'refused', reason: 'sandbox_unavailable' } });
     await expect(fs.stat(path.join(t.dir, 'ran.txt'))).rejects.toThrow(/ENOENT/);
     const off = await executeTool(t.ctx({ sandboxProbe: probe, sandbox: { level: 'off', network: false } }), 'run_command', { command: 'echo ran' });
     expect(off).toMatchObject({ is_error: false, content: matching(/\[sandbox off\]\nran\n/) });

@@ -1,0 +1,63 @@
+// `npm run dev` stops the worker, the console and the Temporal server (a detached child)
+// before it returns, whichever signal it gets, and exits 128 + the signal's number. Run as
+// people and CI run it: through npm, the signal sent to npm. The run's marker in the
+// environment finds every process it started, afterwards.
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { freePort } from '../../worker/dev-server';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+async function processesWith(marker: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const pid of await fs.readdir('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    const environ = await fs.readFile(`/proc/${pid}/environ`, 'latin1').catch(() => '');
+    if (environ.includes(marker)) found.push(`${pid}: ${(await fs.readFile(`/proc/${pid}/cmdline`, 'latin1').catch(() => '')).replace(/\0/g, ' ').trim()}`);
+  }
+  return found;
+}
+
+describe('npm run dev', () => {
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    it(`${signal}: worker, console and server stopped before it returns ${code}`, async () => {
+      const marker = `keel-dev-test-${randomUUID()}`;
+      const data = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-dev-test-'));
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        KEEL_DEV_TEST_MARKER: marker,
+        KEEL_DEV_DATA: data,
+        KEEL_DEV_PORT: String(await freePort()),
+        KEEL_DEV_UI_PORT: String(await freePort()),
+        KEEL_SERVE_PORT: '0',
+        KEEL_TASK_QUEUE: `dev-test-${randomUUID()}`,
+      };
+      const child = spawn('npm', ['run', '--silent', 'dev'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
+      try {
+        const deadline = Date.now() + 150_000;
+        while (!/Ctrl-C stops the worker, the console and the server\./.test(out)) {
+          if (Date.now() > deadline || child.exitCode !== null) throw new Error(`npm run dev did not start:\n${out}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        expect(out).toMatch(/workspace:\s+workspace \(the console's default\)/);
+        child.kill(signal);
+        expect(await exited, out).toBe(code);
+        // Stopped in order, the server last, before the process returned.
+        expect(out).toMatch(new RegExp(`keel dev: ${signal}; stopping the worker, the console and the server\\.\\.\\.[\\s\\S]*keel dev: stopping the Temporal server\\.\\.\\.[\\s\\S]*keel dev: stopped\\.`));
+        expect(await processesWith(marker)).toEqual([]);
+      } finally {
+        for (const line of await processesWith(marker)) process.kill(Number(line.split(':')[0]), 'SIGKILL');
+        await fs.rm(data, { recursive: true, force: true });
+      }
+    }, 240_000);
+  }
+});
