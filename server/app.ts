@@ -13,6 +13,8 @@ import { ConnectionError, NotFoundError, UpdateRejectedError } from '../client/e
 import type { KeelClient } from '../client/keel-client';
 import { agUiRun } from './ag-ui';
 import { authenticate, type TokenEntry } from './auth';
+import { consoleScript } from './console-bundle';
+import type { LoginCodes } from './login';
 import { openApiDocument } from './openapi';
 import { ProblemError, validationProblem } from './problem';
 import { type Route, routes, kindOf } from './routes';
@@ -27,6 +29,8 @@ export interface AppOptions {
   /** Where goals and sessions work when a request names no workspace. */
   workspace: string;
   version?: string;
+  /** One-time login codes (`keel serve` prints a link with one at every start). */
+  login?: LoginCodes;
 }
 
 type Env = { Variables: { holder: TokenEntry } };
@@ -34,7 +38,6 @@ type Env = { Variables: { holder: TokenEntry } };
 const consoleDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'console');
 const ASSETS: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
-  '/console/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/console/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
 };
 
@@ -42,6 +45,7 @@ export function createApp(options: AppOptions): Hono<Env> {
   const app = new Hono<Env>();
   const doc = openApiDocument(routes, options.version ?? '0.1.0');
   const assets = Object.fromEntries(Object.entries(ASSETS).map(([p, a]) => [p, { body: readFileSync(path.join(consoleDir, a.file), 'utf8'), type: a.type }]));
+  assets['/console/app.js'] = { body: consoleScript(), type: 'text/javascript; charset=utf-8' };
 
   app.use('*', async (c, next) => {
     await next();
@@ -53,6 +57,13 @@ export function createApp(options: AppOptions): Hono<Env> {
 
   for (const [p, a] of Object.entries(assets)) app.get(p, (c) => c.body(a.body, 200, { 'Content-Type': a.type }));
   app.get('/openapi.json', (c) => c.json(doc));
+  // The printed login link's code, traded once for a token the browser keeps.
+  app.post('/login', async (c) => {
+    const body = await readJson(c);
+    const got = options.login?.redeem((body as { code?: unknown } | undefined)?.code);
+    if (!got) return problem(c.req.path, new ProblemError(401, 'unauthorized', 'this login code is unknown, used or expired: `keel serve` prints a new one at each start'));
+    return c.json(got);
+  });
 
   // Every /api request carries the token; there are no cookies, so a page elsewhere cannot
   // ride on a logged-in browser (no CSRF).
