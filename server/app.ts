@@ -117,7 +117,7 @@ export function createApp(options: AppOptions): Hono<Env> {
   app.post('/api/sessions/:id/ag-ui', async (c) => {
     const id = parseWith(workflowIdSchema, c.req.param('id'), 'path', 'id');
     const body = await readJson(c);
-    return agUiRun(c, options.keel, id, body);
+    return agUiRun(c, options.keel, id, body, c.get('holder').name);
   });
 
   // A known path with a method it does not have: 405 with Allow.

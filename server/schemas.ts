@@ -64,13 +64,21 @@ export const rejectPlanBody = z.union([nonBlank.max(GOAL_TEXT_MAX), z.strictObje
 export const resolveTaskBody = resolveTaskSchema;
 
 /**
- * The part of AG-UI's RunAgentInput Keel reads (thread, run, messages); the rest of it
- * (tools, context, state, forwardedProps) is accepted and ignored.
+ * The part of AG-UI's RunAgentInput Keel reads: thread, run, messages, context, and the
+ * answers to interrupts (resume); tools, state and forwardedProps are accepted (server/ag-ui.ts
+ * says which it did not use).
  */
 export const agUiRunInput = z.looseObject({
   threadId: z.string(),
   runId: z.string(),
-  messages: z.array(z.looseObject({ id: z.string(), role: z.string(), content: z.unknown().optional() })),
+  messages: z.array(z.looseObject({ id: z.string().min(1).max(200), role: z.string(), content: z.unknown().optional() })),
+  tools: z.array(z.unknown()).optional(),
+  context: z.array(z.looseObject({ description: z.string().max(10_000), value: z.string().max(100_000) })).max(100).optional(),
+  state: z.unknown().optional(),
+  resume: z
+    .array(z.looseObject({ interruptId: z.string().regex(/^(approval|question):.{1,200}$/, 'approval:<callId> or question:<callId>'), status: z.enum(['resolved', 'cancelled']), payload: z.unknown().optional() }))
+    .max(100)
+    .optional(),
 });
 
 export const listQuery = z.strictObject({
