@@ -150,7 +150,7 @@ export class AgUiMapper {
         this.finished = true;
         break;
       case 'session.turn_finished':
-        out.push(...this.close(), this.finish({ type: 'success' }, { outcome: e.outcome }));
+        out.push(...this.close(), this.finish({ type: 'success' }, { outcome: e.outcome, turnId: e.turnId }));
         break;
       default:
         break;
