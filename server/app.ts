@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
 import { Hono, type Context } from 'hono';
+import { cors } from 'hono/cors';
 import { streamSSE } from 'hono/streaming';
 import type { z } from 'zod';
 import { ConnectionError, NotFoundError, UpdateRejectedError } from '../client/errors';
@@ -31,6 +32,8 @@ export interface AppOptions {
   version?: string;
   /** One-time login codes (`keel serve` prints a link with one at every start). */
   login?: LoginCodes;
+  /** Browser origins allowed to call the API from their own pages (CORS), e.g. a CopilotKit app. */
+  corsOrigins?: readonly string[];
 }
 
 type Env = { Variables: { holder: TokenEntry } };
@@ -64,6 +67,22 @@ export function createApp(options: AppOptions): Hono<Env> {
     if (!got) return problem(c.req.path, new ProblemError(401, 'unauthorized', 'this login code is unknown, used or expired: `keel serve` prints a new one at each start'));
     return c.json(got);
   });
+
+  // Pages on the listed origins only (exact match), with the token in the Authorization header
+  // (no cookies: credentials are never allowed). Preflights are answered before the token check.
+  if (options.corsOrigins?.length) {
+    const allowed = new Set(options.corsOrigins);
+    app.use(
+      '/api/*',
+      cors({
+        origin: (origin) => (allowed.has(origin) ? origin : null),
+        allowMethods: ['GET', 'POST'],
+        allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Last-Event-ID', 'Idempotency-Key'],
+        exposeHeaders: ['Location'],
+        maxAge: 600,
+      }),
+    );
+  }
 
   // Every /api request carries the token; there are no cookies, so a page elsewhere cannot
   // ride on a logged-in browser (no CSRF).

@@ -31,7 +31,8 @@ export const DEFAULT_PORT = 8280;
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const tokens = loadTokens(options.env ?? process.env);
   const login = new LoginCodes(tokens);
-  const app = createApp({ keel: options.keel, tokens: tokens.tokens, workspace: options.workspace, login });
+  const corsOrigins = corsOriginsOf(options.env ?? process.env);
+  const app = createApp({ keel: options.keel, tokens: tokens.tokens, workspace: options.workspace, login, corsOrigins });
   const host = options.host ?? '127.0.0.1';
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: host, port: options.port ?? DEFAULT_PORT }, () => resolve(s));
@@ -51,6 +52,13 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         server.close(() => resolve());
       }),
   };
+}
+
+/** KEEL_CORS_ORIGINS: origins (scheme://host[:port], comma-separated) whose pages may call the API. */
+export function corsOriginsOf(env: NodeJS.ProcessEnv): string[] {
+  const list = (env.KEEL_CORS_ORIGINS ?? '').split(',').map((o) => o.trim()).filter(Boolean);
+  for (const o of list) if (!/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/.test(o)) throw new Error(`KEEL_CORS_ORIGINS: ${o} is not an origin (scheme://host[:port], no path)`);
+  return list;
 }
 
 /** What `keel serve` prints: the URL, a login link (at every start) and, once, a generated token. */
