@@ -89,7 +89,7 @@ export function createApp(options: AppOptions): Hono<Env> {
   app.use('/api/*', async (c, next) => {
     const holder = authenticate(options.tokens, c.req.header('authorization'));
     if (!holder) {
-      return problem(c.req.path, new ProblemError(401, 'unauthorized', 'send Authorization: Bearer <token> (printed by the first `keel serve`, or KEEL_API_TOKEN)'));
+      return problem(c.req.path, new ProblemError(401, 'unauthorized', 'send Authorization: Bearer <token> (sign in with the link `keel serve` prints at start, or KEEL_API_TOKEN)'));
     }
     c.set('holder', holder);
     await next();

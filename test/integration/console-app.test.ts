@@ -13,7 +13,6 @@
 // Screenshots go to .keel/screenshots (and to docs/images with KEEL_UPDATE_SCREENSHOTS=1).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
@@ -22,6 +21,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/keel-client';
 import { loadScenario } from '../../standin/scenario';
 import { workflowsPath } from '../../worker/worker';
+import { axeViolations, shotBoth } from '../fixtures/browser';
 import { authed, startServe, TEST_TOKEN, type ServeProcess } from '../fixtures/serve-process';
 import { sessionEnv, waitUntil } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
@@ -29,7 +29,6 @@ import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/tempora
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '../..');
 const shots = path.join(root, '.keel', 'screenshots');
-const axeSource = await fs.readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let env: TemporalTestEnv;
 let workflowBundle: WorkflowBundleWithSourceMap;
@@ -51,35 +50,6 @@ afterAll(async () => {
   await browser?.close();
   await env?.close();
 });
-
-/** A screenshot of the page, light and dark; with KEEL_UPDATE_SCREENSHOTS=1 also into docs/images. */
-export async function shotBoth(page: Page, name: string): Promise<void> {
-  for (const scheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme: scheme });
-    await page.waitForTimeout(100);
-    const file = `console-${name}-${scheme}.png`;
-    await page.screenshot({ path: path.join(shots, file) });
-    if (process.env.KEEL_UPDATE_SCREENSHOTS === '1') await fs.copyFile(path.join(shots, file), path.join(root, 'docs/images', file));
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
-}
-
-type Violation = { id: string; impact: string | null; help: string; nodes: number };
-/** axe-core's serious and critical violations on the page, light and dark. */
-export async function axeViolations(page: Page): Promise<Violation[]> {
-  const out: Violation[] = [];
-  for (const scheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme: scheme });
-    await page.waitForTimeout(100);
-    if (!(await page.evaluate(`typeof window.axe === 'object'`))) await page.evaluate(axeSource);
-    const found = await page.evaluate<Violation[]>(
-      `axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => ({ id: v.id, impact: v.impact, help: v.help + ' [' + '${scheme}' + '] ' + v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', '), nodes: v.nodes.length })))`,
-    );
-    out.push(...found);
-  }
-  await page.emulateMedia({ colorScheme: 'light' });
-  return out;
-}
 
 const focusedKey = (page: Page) => page.evaluate<string | null>(`document.activeElement?.closest('.inbox-item')?.dataset.key ?? null`);
 
