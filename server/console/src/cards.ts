@@ -2,7 +2,7 @@
 // plan (each task's instructions, role and acceptance), a question. Each card has an
 // identity (itemKey) and registers its one-key actions under it; the keyboard acts on the
 // card that has focus, found by that identity, never by position, and says what it acted on.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { act, enc, say } from './api';
 import type { InboxItem, Task } from './types';
 import { DiffView, html } from './ui';
@@ -163,5 +163,17 @@ export function ItemCard({ item }: { item: InboxItem }) {
 
 /** A list of waiting items, keyed by identity: cards keep their DOM, focus and typed text as items come and go. */
 export function ItemList({ items, label }: { items: InboxItem[]; label: string }) {
+  // Keyed rendering keeps each card's elements, but moving a card (an item arrives ahead of
+  // it) takes focus from whatever it holds: the focused element and its caret go back.
+  const active = document.activeElement;
+  const field = active instanceof HTMLInputElement || active instanceof HTMLTextAreaElement ? active : null;
+  const saved = useRef<{ el: Element | null; start: number | null; end: number | null }>({ el: null, start: null, end: null });
+  saved.current = { el: active, start: field?.selectionStart ?? null, end: field?.selectionEnd ?? null };
+  useLayoutEffect(() => {
+    const { el, start, end } = saved.current;
+    if (!(el instanceof HTMLElement) || el === document.body || !el.isConnected || document.activeElement === el) return;
+    el.focus({ preventScroll: true });
+    if ((el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) && start !== null) el.setSelectionRange(start, end ?? start);
+  });
   return html`<div class="items" role="list" aria-label=${label}>${items.map((i) => html`<${ItemCard} key=${itemKey(i)} item=${i} />`)}</div>`;
 }
