@@ -70,7 +70,7 @@ describe('keel console: identity, typing, sign-in, stream resume, accessibility'
         await page.getByRole('heading', { name: 'Inbox' }).waitFor();
         const card1 = page.locator(`.inbox-item[data-key="tool:${s1}:toolu_demo_write"]`);
         await card1.waitFor({ timeout: 30_000 });
-        await expect.poll(() => card1.locator('pre.diff').textContent(), { timeout: 30_000 }).toContain('+Written by Keel.');
+        await expect.poll(() => card1.locator('pre.diff').textContent(), { timeout: 30_000 }).toMatch(/^\+\+\+ b\/NOTE\.md\n(.*\n)*\+Written by Keel\.$/m);
 
         // Half a deny reason typed into s1's card; then s2's call arrives (listed first).
         const reason = card1.getByLabel('reason');

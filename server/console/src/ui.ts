@@ -10,7 +10,8 @@ export const Badge = ({ status }: { status: string | null | undefined }) => html
 
 export function DiffView({ diff }: { diff: string }) {
   const cls = (l: string) => (l.startsWith('+') && !l.startsWith('+++') ? 'add' : l.startsWith('-') && !l.startsWith('---') ? 'del' : l.startsWith('@@') ? 'hunk' : '');
-  return html`<pre class="diff" aria-label="diff of the change">${diff.split('\n').map((l) => html`<span class=${cls(l)}>${l}\n</span>`)}</pre>`;
+  // The newline goes in as a value: htm drops whitespace with newlines between tags.
+  return html`<pre class="diff" aria-label="diff of the change">${diff.split('\n').map((l) => html`<span class=${cls(l)}>${`${l}\n`}</span>`)}</pre>`;
 }
 
 export const time = (iso: string | undefined | null) => (iso ? new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' }) : '');
