@@ -48,7 +48,7 @@ export function GoalPage({ id }: { id: string }) {
           <p class="pre">${state.reason ?? (failed ? 'No reason was recorded.' : '')}</p>
         </section>`
       : null}
-    <${WaitingFor} id=${id} />
+    <${WaitingFor} id=${id} version=${run.version} />
     <h3>Plan v${plan.planVersion}</h3>
     ${plan.tasks.length ? html`<${PlanGraph} tasks=${plan.tasks} />` : html`<p class="muted">No plan yet.</p>`}
     ${plan.tasks.length

@@ -6,7 +6,8 @@ import { ItemList } from '../cards';
 import type { InboxItem } from '../types';
 import { html } from '../ui';
 
-export function useInbox(intervalMs = 1500): InboxItem[] | null {
+/** The inbox, polled; `version` (a workflow page's event count) reads it again at once on each event. */
+export function useInbox(intervalMs = 1500, version = 0): InboxItem[] | null {
   const [items, setItems] = useState<InboxItem[] | null>(null);
   useEffect(() => {
     let stopped = false;
@@ -23,16 +24,18 @@ export function useInbox(intervalMs = 1500): InboxItem[] | null {
         if (!(e instanceof Refused)) say(e instanceof Error ? e.message : String(e), true);
       }
     };
-    void load();
+    // Events come in bursts: read once they settle.
+    const first = setTimeout(() => void load(), version === 0 ? 0 : 150);
     const timer = setInterval(() => void load(), intervalMs);
     const now = () => void load();
     window.addEventListener('keel:acted', now);
     return () => {
       stopped = true;
+      clearTimeout(first);
       clearInterval(timer);
       window.removeEventListener('keel:acted', now);
     };
-  }, [intervalMs]);
+  }, [intervalMs, version]);
   return items;
 }
 
@@ -50,8 +53,8 @@ export function InboxPage() {
 }
 
 /** The items of one workflow (with diffs), for its own page. */
-export function WaitingFor({ id }: { id: string }) {
-  const items = useInbox(2000);
+export function WaitingFor({ id, version }: { id: string; version: number }) {
+  const items = useInbox(2000, version);
   const mine = (items ?? []).filter((i) => i.workflowId === id);
   if (!mine.length) return null;
   return html`<section aria-labelledby="waiting-title"><h3 id="waiting-title">Waiting for you</h3><${ItemList} items=${mine} label="waiting for you" /></section>`;

@@ -64,7 +64,7 @@ export function SessionPage({ id }: { id: string }) {
       : null}
     <${BudgetBars} usage=${state.usage.usage} limits=${state.usage.limits} />
     <p class="muted">${state.usage.turns} turns${state.usage.turnUsage ? ` · this turn: ${state.usage.turnUsage.inputTokens} in, ${state.usage.turnUsage.outputTokens} out, $${state.usage.turnUsage.costUsd.toFixed(4)}` : ''}</p>
-    <${WaitingFor} id=${id} />
+    <${WaitingFor} id=${id} version=${run.version} />
     <${Transcript} messages=${messages} />
     ${pending.map((t) => html`<div key=${`pending-${t}`} class="msg user pending">${t} <span class="muted">(queued)</span></div>`)}
     ${live && live.text ? html`<div class="msg assistant streaming" aria-label="reply being written">${live.text}</div>` : null}
