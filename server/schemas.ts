@@ -37,7 +37,7 @@ const workspace = z
 const nonBlank = z.string().regex(/\S/, 'text must not be blank');
 
 export const startGoalBody = z.strictObject({
-  goal: nonBlank.trim().min(1).max(20_000),
+  goal: nonBlank.trim().max(20_000),
   /** Directory the agents work in, relative to the server's --workspace (default: that one). */
   workspace: workspace.optional(),
   mode: mode.optional(),
