@@ -1,12 +1,14 @@
 // Following a goal or session: its workflow stream (@temporalio/workflow-streams) as an
 // async iterator. `events` carries the event log (SPEC §3 kinds), `model` the streamed
 // model text. Every item has the stream's offset: pass `from: offset + 1` to resume.
-// A workflow that closes stops answering polls, so the last events are read by the
-// `events` query then (those items have offset -1: the workflow has ended, nothing follows).
+// A workflow that closes stops answering polls; what the reader has not seen yet is then
+// read by the `keel.stream` query (workflows/stream-read.ts), with the same offsets, so a
+// reader resumes exactly before, during and after the close.
 import type { Client } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { ModelStreamEvent } from '../activities/llm-deltas';
 import { EVENTS_TOPIC, MODEL_TOPIC, type GoalLogEntry, type LogEntry } from '../workflows/definitions';
+import { streamReadQuery, type StreamReadPage } from '../workflows/stream-read';
 
 export type { ModelStreamEvent };
 
@@ -60,11 +62,25 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
       from = offset + 1;
       yield { topic, offset, data } as StreamItem<E>;
     }
-    // The tail the closed workflow no longer serves by poll (only when reading from the start
-    // or from where an event was seen, so a resumed reader gets no duplicates).
-    if (!topics.includes(EVENTS_TOPIC) || (lastSeq < 0 && from > 0)) return;
-    const page = await client.workflow.getHandle(workflowId).query<{ entries: Array<E & { seq: number }> }, [{ from: number; limit: number }]>('events', { from: lastSeq + 1, limit: 500 });
-    for (const data of page.entries) yield { topic: 'events', offset: -1, data };
+    // The tail the closed workflow no longer serves by poll, read by query with its offsets.
+    for (;;) {
+      let page: StreamReadPage;
+      try {
+        page = await client.workflow.getHandle(workflowId).query(streamReadQuery, { from, topics });
+      } catch (error) {
+        if (!isUnknownQuery(error)) throw error;
+        // A worker from before the stream query: the event log's tail without offsets (-1),
+        // only when reading from the start or from where an event was seen (no duplicates).
+        yield* oldTail<E>(client, workflowId, topics, lastSeq, from);
+        return;
+      }
+      for (const item of page.items) {
+        if (options.signal?.aborted) return;
+        yield item as StreamItem<E>;
+      }
+      if (page.next >= page.end || page.next <= from) return;
+      from = page.next;
+    }
   } finally {
     void items.return(undefined).catch(() => undefined);
   }
@@ -77,4 +93,16 @@ async function closed(client: Client, workflowId: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+function isUnknownQuery(error: unknown): boolean {
+  const cause = error instanceof Error ? (error as { cause?: unknown }).cause : undefined;
+  const text = `${error instanceof Error ? error.message : String(error)} ${cause instanceof Error ? cause.message : ''}`;
+  return /keel\.stream/.test(text) && /(unknown|not registered|did not register|no handler)/i.test(text);
+}
+
+async function* oldTail<E>(client: Client, workflowId: string, topics: string[], lastSeq: number, from: number): AsyncGenerator<StreamItem<E>> {
+  if (!topics.includes(EVENTS_TOPIC) || (lastSeq < 0 && from > 0)) return;
+  const page = await client.workflow.getHandle(workflowId).query<{ entries: Array<E & { seq: number }> }, [{ from: number; limit: number }]>('events', { from: lastSeq + 1, limit: 500 });
+  for (const data of page.entries) yield { topic: 'events', offset: -1, data };
 }

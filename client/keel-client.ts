@@ -66,6 +66,10 @@ export interface ListEntry {
   execution: string;
   type: string;
   startTime: string;
+  /** A goal's text on one line (from the memo; null for sessions and goals started before it). */
+  summary: string | null;
+  /** When it ended (null while it runs). */
+  closeTime: string | null;
 }
 
 const KIND = defineSearchAttributeKey('KeelKind', SearchAttributeType.KEYWORD);
@@ -117,6 +121,8 @@ export class KeelClient {
         workflowIdConflictPolicy: 'USE_EXISTING',
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         staticSummary: `goal: ${escapeMarkdown(oneLine(goal, 180))}`,
+        // The memo comes back with every list entry: lists show what each goal is for.
+        memo: { keelSummary: oneLine(goal, 180) },
         staticDetails: `Keel goal in ${code(args.workspace)}\n\n${escapeMarkdown(goal)}`,
       }),
     );
@@ -179,6 +185,8 @@ export class KeelClient {
         execution: info.status.name,
         type: info.type,
         startTime: info.startTime.toISOString(),
+        summary: typeof info.memo?.keelSummary === 'string' ? info.memo.keelSummary : null,
+        closeTime: info.closeTime ? info.closeTime.toISOString() : null,
       });
       if (out.length >= limit) break;
     }

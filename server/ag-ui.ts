@@ -1,27 +1,88 @@
-// AG-UI (https://docs.ag-ui.com): a session driven by any AG-UI front end. POST a
-// RunAgentInput; its last user message goes to the session, and the turn comes back as
-// AG-UI events over SSE — text as TEXT_MESSAGE_*, tool calls as TOOL_CALL_*, a call
-// waiting for a human as a CUSTOM `keel.approval_requested` (answer it with /approve).
+// AG-UI 1.0 (https://docs.ag-ui.com): a session driven by any AG-UI front end (CopilotKit,
+// @ag-ui/client). POST a RunAgentInput:
+// - with a new user message: it goes to the session under the message's own id, and that
+//   message's turn (matched by id, not by text) comes back as AG-UI events: text as
+//   TEXT_MESSAGE_*, thinking as REASONING_*, tool calls as TOOL_CALL_*, and RUN_FINISHED with
+//   the turn's usage;
+// - a tool call waiting for approval, or a question, ends the run with RUN_FINISHED
+//   `outcome: interrupt` (ids `approval:<callId>`, `question:<callId>`); the next
+//   RunAgentInput answers them in `resume` and the same turn continues on that run;
+// - with no new message (a reloaded thread): MESSAGES_SNAPSHOT and STATE_SNAPSHOT of the
+//   session, and any interrupt still waiting.
+// `context` entries travel with the message as text; frontend `tools` and `state` are not
+// used by a Keel session (its tools run on the worker) and are named in a CUSTOM event.
 import { randomUUID } from 'node:crypto';
-import { EventType, type BaseEvent } from '@ag-ui/core';
+import { EventType, type BaseEvent, type Message as AgUiMessage } from '@ag-ui/core';
 import { EventSchemas } from '@ag-ui/core/schemas';
 import type { Context } from 'hono';
-import { streamSSE } from 'hono/streaming';
+import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
+import type { z } from 'zod';
 import type { SessionStreamItem } from '../client/events';
 import type { KeelClient } from '../client/keel-client';
+import type { SessionHandle } from '../client/session-handle';
+import type { Usage } from '../machines/budget';
+import type { StateView } from '../workflows/definitions';
 import { ProblemError } from './problem';
 import { kindOf } from './routes';
 import { agUiRunInput } from './schemas';
 
-/** Maps one session stream item to AG-UI events; tracks the open text message and the turn. */
-export class AgUiMapper {
+type RunInput = z.output<typeof agUiRunInput>;
+type Ids = { threadId: string; runId: string };
+type Interrupt = { id: string; reason: string; message?: string; toolCallId?: string; responseSchema?: Record<string, unknown> };
+
+const KEEP_ALIVE_MS = 15_000;
+const DEADLINE_MS = 15_000;
+
+const approvalSchema = { type: 'object', properties: { approved: { type: 'boolean' }, reason: { type: 'string' } }, required: ['approved'] };
+const answerSchema = { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] };
+
+export const approvalInterrupt = (p: { callId: string; name: string; reason: string | null }): Interrupt => ({
+  id: `approval:${p.callId}`,
+  reason: 'tool_approval',
+  message: `${p.name} waits for approval${p.reason ? `: ${p.reason}` : ''}`,
+  toolCallId: p.callId,
+  responseSchema: approvalSchema,
+});
+export const questionInterrupt = (q: { callId: string; question: string }): Interrupt => ({ id: `question:${q.callId}`, reason: 'question', message: q.question, responseSchema: answerSchema });
+
+/** Which turn is this run's: the one that starts for our message id (turns start in queue order). */
+class TurnMatcher {
   turnId: string | null = null;
-  private openMessage: string | null = null;
-  finished = false;
+  private startsToSkip: number | null = null;
 
   constructor(
-    private readonly input: string,
-    private readonly ids: { threadId: string; runId: string },
+    private readonly messageId: string,
+    private readonly text: string,
+  ) {}
+
+  /** Also attachable directly (a resumed run continues the running turn). */
+  attach(turnId: string): void {
+    this.turnId = turnId;
+  }
+
+  see(e: { kind: string; [k: string]: unknown }): void {
+    if (this.turnId !== null) return;
+    if (e.kind === 'session.message_received' && e.messageId === this.messageId) {
+      // Not queued: the next turn is ours; queued behind n-1 others: the n-th turn to start.
+      this.startsToSkip = e.queued === true && typeof e.queueLength === 'number' ? Math.max(0, e.queueLength - 1) : 0;
+    } else if (e.kind === 'turn.started' && this.startsToSkip !== null) {
+      if (this.startsToSkip === 0 || (e.input as string).trim() === this.text) this.turnId = e.turnId as string;
+      else this.startsToSkip--;
+    }
+  }
+}
+
+/** Maps the session's stream items of one turn to AG-UI events. */
+export class AgUiMapper {
+  finished = false;
+  private openText: string | null = null;
+  private openReasoning: string | null = null;
+  private usage: Usage | null = null;
+  private model: string | null = null;
+
+  constructor(
+    private readonly ids: Ids,
+    readonly matcher: TurnMatcher,
   ) {}
 
   started(): BaseEvent[] {
@@ -31,96 +92,191 @@ export class AgUiMapper {
   map(item: SessionStreamItem): BaseEvent[] {
     const out: BaseEvent[] = [];
     if (item.topic === 'model') {
-      if (this.turnId === null) return out;
+      if (this.matcher.turnId === null) return out;
       const m = item.data;
       const messageId = `msg-${m.callId ?? 'model'}-${m.attempt}`;
-      if (m.kind === 'start' || m.kind === 'retry') {
-        out.push(...this.closeMessage());
-      } else if (m.kind === 'delta' && m.block === 'text') {
-        if (this.openMessage !== messageId) {
-          out.push(...this.closeMessage());
-          out.push({ type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' });
-          this.openMessage = messageId;
+      if (m.kind === 'start') {
+        this.model = m.model;
+        out.push(...this.close());
+      } else if (m.kind === 'retry' || m.kind === 'stop') {
+        out.push(...this.close());
+      } else if (m.kind === 'delta' && m.block === 'thinking') {
+        if (this.openReasoning !== messageId) {
+          out.push(...this.close());
+          out.push({ type: EventType.REASONING_START, messageId }, { type: EventType.REASONING_MESSAGE_START, messageId, role: 'reasoning' });
+          this.openReasoning = messageId;
         }
-        out.push({ type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta: m.text });
-      } else if (m.kind === 'stop') {
-        out.push(...this.closeMessage());
+        if (m.text) out.push({ type: EventType.REASONING_MESSAGE_CONTENT, messageId, delta: m.text });
+      } else if (m.kind === 'delta') {
+        if (this.openText !== messageId) {
+          out.push(...this.close());
+          out.push({ type: EventType.TEXT_MESSAGE_START, messageId, role: 'assistant' });
+          this.openText = messageId;
+        }
+        if (m.text) out.push({ type: EventType.TEXT_MESSAGE_CONTENT, messageId, delta: m.text });
       }
       return out;
     }
-    const e = item.data;
-    if (this.turnId === null) {
-      if (e.kind === 'turn.started' && e.input.trim() === this.input.trim()) this.turnId = e.turnId;
+    const e = item.data as unknown as { kind: string; [k: string]: unknown };
+    if (this.matcher.turnId === null) {
+      this.matcher.see(e);
       return out;
     }
-    if (e.kind === 'tool.call') {
-      out.push(...this.closeMessage());
-      out.push(
-        { type: EventType.TOOL_CALL_START, toolCallId: e.callId, toolCallName: e.toolName },
-        { type: EventType.TOOL_CALL_ARGS, toolCallId: e.callId, delta: JSON.stringify(e.arguments) },
-        { type: EventType.TOOL_CALL_END, toolCallId: e.callId },
-      );
-    } else if (e.kind === 'tool.approval_requested') {
-      out.push({ type: EventType.CUSTOM, name: 'keel.approval_requested', value: { callId: e.callId, toolName: e.toolName, reason: e.policyReason } });
-    } else if (e.kind === 'tool.result') {
-      out.push({ type: EventType.TOOL_CALL_RESULT, messageId: `result-${e.callId}`, toolCallId: e.callId, content: e.output, role: 'tool' });
-    } else if (e.kind === 'turn.error' && e.turnId === this.turnId) {
-      out.push(...this.closeMessage());
-      out.push({ type: EventType.RUN_ERROR, message: e.message, code: e.errorType });
-      this.finished = true;
-    } else if (e.kind === 'session.turn_finished' && e.turnId === this.turnId && !this.finished) {
-      out.push(...this.closeMessage());
-      out.push({ type: EventType.RUN_FINISHED, threadId: this.ids.threadId, runId: this.ids.runId, result: { outcome: e.outcome } });
-      this.finished = true;
+    const mine = (e.turnId === undefined || e.turnId === this.matcher.turnId) && !this.finished;
+    if (!mine) return out;
+    switch (e.kind) {
+      case 'tool.call':
+        out.push(...this.close());
+        out.push(
+          { type: EventType.TOOL_CALL_START, toolCallId: e.callId, toolCallName: e.toolName },
+          { type: EventType.TOOL_CALL_ARGS, toolCallId: e.callId, delta: JSON.stringify(e.arguments) },
+          { type: EventType.TOOL_CALL_END, toolCallId: e.callId },
+        );
+        break;
+      case 'tool.approval_requested':
+        out.push(...this.close(), ...this.interrupt([approvalInterrupt({ callId: e.callId as string, name: e.toolName as string, reason: (e.policyReason as string | null) ?? null })]));
+        break;
+      case 'session.input_requested':
+        out.push(...this.close(), ...this.interrupt([questionInterrupt({ callId: e.callId as string, question: e.question as string })]));
+        break;
+      case 'tool.result':
+        out.push({ type: EventType.TOOL_CALL_RESULT, messageId: `result-${e.callId as string}`, toolCallId: e.callId, content: e.output, role: 'tool' });
+        break;
+      case 'turn.completed':
+        this.usage = e.usage as Usage;
+        break;
+      case 'turn.error':
+        out.push(...this.close(), { type: EventType.RUN_ERROR, message: e.message, code: e.errorType });
+        this.finished = true;
+        break;
+      case 'session.turn_finished':
+        out.push(...this.close(), this.finish({ type: 'success' }, { outcome: e.outcome, turnId: e.turnId }));
+        break;
+      default:
+        break;
     }
     return out;
   }
 
-  private closeMessage(): BaseEvent[] {
-    if (this.openMessage === null) return [];
-    const messageId = this.openMessage;
-    this.openMessage = null;
-    return [{ type: EventType.TEXT_MESSAGE_END, messageId }];
+  interrupt(interrupts: Interrupt[]): BaseEvent[] {
+    return [this.finish({ type: 'interrupt', interrupts })];
+  }
+
+  private finish(outcome: Record<string, unknown>, result?: unknown): BaseEvent {
+    this.finished = true;
+    const u = this.usage;
+    return {
+      type: EventType.RUN_FINISHED,
+      threadId: this.ids.threadId,
+      runId: this.ids.runId,
+      outcome,
+      ...(result !== undefined ? { result } : {}),
+      ...(u ? { usage: [{ provider: 'anthropic', ...(this.model ? { model: this.model } : {}), inputTokens: u.inputTokens, outputTokens: u.outputTokens, totalTokens: u.inputTokens + u.outputTokens }] } : {}),
+    };
+  }
+
+  private close(): BaseEvent[] {
+    const out: BaseEvent[] = [];
+    if (this.openText !== null) out.push({ type: EventType.TEXT_MESSAGE_END, messageId: this.openText });
+    if (this.openReasoning !== null) out.push({ type: EventType.REASONING_MESSAGE_END, messageId: this.openReasoning }, { type: EventType.REASONING_END, messageId: this.openReasoning });
+    this.openText = null;
+    this.openReasoning = null;
+    return out;
   }
 }
 
-/** The text of the last user message of a RunAgentInput. */
-function lastUserText(messages: ReadonlyArray<{ role: string; content?: unknown }>): string | null {
+/** The last user message of a RunAgentInput: its id and text. */
+function lastUser(messages: RunInput['messages']): { id: string; text: string } | null {
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i]!;
     if (m.role !== 'user') continue;
-    if (typeof m.content === 'string') return m.content;
+    if (typeof m.content === 'string') return { id: m.id, text: m.content };
     if (Array.isArray(m.content)) {
-      const text = m.content.flatMap((p: unknown) => (p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' && typeof (p as { text?: unknown }).text === 'string' ? [(p as { text: string }).text] : [])).join('\n');
-      return text;
+      const parts = m.content.flatMap((p: unknown) => (p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' && typeof (p as { text?: unknown }).text === 'string' ? [(p as { text: string }).text] : []));
+      return { id: m.id, text: parts.join('\n') };
     }
+    return null;
   }
   return null;
 }
 
-export async function agUiRun(c: Context, keel: KeelClient, id: string, body: unknown): Promise<Response> {
+type Block = { type: string; text?: string; id?: string; name?: string; input?: unknown; tool_use_id?: string; content?: unknown; is_error?: boolean };
+
+/** The session's conversation as AG-UI messages (for a reloaded thread). */
+export function toAgUiMessages(sessionId: string, messages: ReadonlyArray<{ role: string; content: string | Block[] }>): AgUiMessage[] {
+  const out: AgUiMessage[] = [];
+  messages.forEach((m, i) => {
+    const blocks: Block[] = typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content;
+    const text = blocks.flatMap((b) => (b.type === 'text' && b.text ? [b.text] : [])).join('\n');
+    if (m.role === 'assistant') {
+      const toolCalls = blocks.flatMap((b) => (b.type === 'tool_use' ? [{ id: b.id!, type: 'function' as const, function: { name: b.name!, arguments: JSON.stringify(b.input ?? {}) } }] : []));
+      out.push({ id: `${sessionId}-m${i}`, role: 'assistant', ...(text ? { content: text } : {}), ...(toolCalls.length ? { toolCalls } : {}) });
+      return;
+    }
+    for (const b of blocks) {
+      if (b.type !== 'tool_result') continue;
+      const content = typeof b.content === 'string' ? b.content : Array.isArray(b.content) ? (b.content as Block[]).map((c) => c.text ?? '').join('\n') : '';
+      out.push({ id: `${sessionId}-m${i}-${b.tool_use_id!}`, role: 'tool', toolCallId: b.tool_use_id!, content, ...(b.is_error ? { error: content } : {}) });
+    }
+    if (text) out.push({ id: `${sessionId}-m${i}`, role: 'user', content: text });
+  });
+  return out;
+}
+
+const waitingInterrupts = (state: StateView): Interrupt[] => [
+  ...state.pendingApprovals.map((p) => approvalInterrupt(p)),
+  ...(state.question ? [questionInterrupt(state.question)] : []),
+];
+
+/** Answers the interrupts a RunAgentInput's resume entries name. */
+async function applyResume(session: SessionHandle, resume: NonNullable<RunInput['resume']>, approver: string): Promise<void> {
+  for (const r of resume) {
+    const [kind, callId] = [r.interruptId.slice(0, r.interruptId.indexOf(':')), r.interruptId.slice(r.interruptId.indexOf(':') + 1)];
+    const payload = (r.payload ?? {}) as { approved?: unknown; reason?: unknown; answer?: unknown };
+    if (kind === 'approval') {
+      if (r.status === 'resolved' && payload.approved !== false) await session.approve(callId, { approver });
+      else await session.deny(callId, typeof payload.reason === 'string' && payload.reason.trim() ? payload.reason : r.status === 'cancelled' ? 'cancelled by the AG-UI client' : 'denied');
+    } else if (kind === 'question') {
+      if (r.status === 'resolved') await session.answer(typeof payload.answer === 'string' ? payload.answer : typeof r.payload === 'string' ? r.payload : JSON.stringify(r.payload ?? ''));
+      else await session.interrupt('question cancelled by the AG-UI client');
+    } else {
+      throw new ProblemError(400, 'validation', `unknown interrupt ${r.interruptId}: Keel's are approval:<callId> and question:<callId>`, { errors: [{ pointer: '/body/resume', message: 'unknown interrupt' }] });
+    }
+  }
+}
+
+export async function agUiRun(c: Context, keel: KeelClient, id: string, body: unknown, approver: string): Promise<Response> {
   const parsed = agUiRunInput.safeParse(body);
   if (!parsed.success) {
     const errors = parsed.error.issues.map((i) => ({ pointer: `/body/${i.path.map(String).join('/')}`, message: i.message }));
     throw new ProblemError(400, 'validation', errors.map((e) => `${e.pointer}: ${e.message}`).join('; '), { errors });
   }
-  const text = lastUserText(parsed.data.messages)?.trim();
+  const input = parsed.data;
   if ((await kindOf(keel, id)) !== 'session') throw new ProblemError(404, 'not-found', `${id} is a goal: AG-UI drives sessions`);
   const session = keel.getSession(id);
-  const ids = { threadId: parsed.data.threadId, runId: parsed.data.runId || randomUUID() };
-  const mapper = new AgUiMapper(text ?? '', ids);
-  if (!text) {
-    // No user message to send: a run that starts and finishes at once.
-    return streamSSE(c, async (stream) => {
-      for (const e of [...mapper.started(), { type: EventType.RUN_FINISHED, ...ids } as BaseEvent]) await stream.writeSSE({ data: JSON.stringify(EventSchemas.parse(e)) });
-    });
-  }
-  // Bounded like every other request: a session whose worker is down does not hang it.
-  const from = await keel.client.connection.withDeadline(Date.now() + 15_000, async () => {
-    const offset = await session.streamOffset();
-    await session.post(text);
-    return offset;
+  const ids: Ids = { threadId: input.threadId, runId: input.runId || randomUUID() };
+  const user = lastUser(input.messages);
+  const text = user?.text.trim() ?? '';
+  const contextText = (input.context ?? []).map((x) => `- ${x.description}: ${x.value}`).join('\n');
+
+  // Everything that talks to the workflow before the stream opens is bounded, like every request.
+  const start = await keel.client.connection.withDeadline(Date.now() + DEADLINE_MS, async () => {
+    const state = await session.state();
+    const from = await session.streamOffset();
+    if (input.resume?.length) {
+      await applyResume(session, input.resume, approver);
+      return { kind: 'resume' as const, from, turnId: state.turn?.turnId ?? null };
+    }
+    // AG-UI clients send the whole thread on every run: a new message is the last one. A thread
+    // that ends with the agent's reply, or an empty one (a reloaded page), asks for a snapshot.
+    if (!user || !text || input.messages.at(-1)?.role !== 'user') {
+      const transcript = await session.transcript(0, 500);
+      return { kind: 'snapshot' as const, state, messages: toAgUiMessages(id, transcript.messages) };
+    }
+    await session.post(contextText ? `${text}\n\nContext from the application:\n${contextText}` : text, user.id);
+    return { kind: 'message' as const, from };
   });
+
   return streamSSE(c, async (stream) => {
     const abort = new AbortController();
     stream.onAbort(() => abort.abort());
@@ -128,12 +284,50 @@ export async function agUiRun(c: Context, keel: KeelClient, id: string, body: un
       // Every event is checked against AG-UI's own schema before it leaves.
       for (const e of events) await stream.writeSSE({ data: JSON.stringify(EventSchemas.parse(e)) });
     };
+    const matcher = new TurnMatcher(user?.id ?? '', contextText ? '' : text);
+    const mapper = new AgUiMapper(ids, matcher);
     await send(mapper.started());
+    const unused = [...(input.tools?.length ? ['tools'] : []), ...(input.state !== undefined && input.state !== null && Object.keys(input.state).length ? ['state'] : [])];
+    if (unused.length) await send([{ type: EventType.CUSTOM, name: 'keel.unused_input', value: { fields: unused, why: "a Keel session's tools run on its worker; frontend tools and state are not passed to it" } }]);
+
+    if (start.kind === 'snapshot') {
+      const state = start.state;
+      await send([
+        { type: EventType.MESSAGES_SNAPSHOT, messages: start.messages },
+        { type: EventType.STATE_SNAPSHOT, snapshot: { status: state.status, reason: state.reason, pendingApprovals: state.pendingApprovals.map((p) => ({ callId: p.callId, toolName: p.name })), question: state.question, usage: state.usage.usage } },
+      ]);
+      const waiting = waitingInterrupts(state);
+      await send(waiting.length ? mapper.interrupt(waiting) : [{ type: EventType.RUN_FINISHED, ...ids, outcome: { type: 'success' } }]);
+      return;
+    }
+    if (start.kind === 'resume') {
+      if (start.turnId === null) {
+        await send([{ type: EventType.RUN_FINISHED, ...ids, outcome: { type: 'success' } }]);
+        return;
+      }
+      matcher.attach(start.turnId);
+      // Interrupts the resume did not answer (calls of the same step) end this run at once.
+      const still = waitingInterrupts(await session.state()).filter((i) => !input.resume!.some((r) => r.interruptId === i.id));
+      if (still.length) {
+        await send(mapper.interrupt(still));
+        return;
+      }
+    }
+    await follow(stream, session, start.from, mapper, send, abort);
+    if (!mapper.finished) await send([{ type: EventType.RUN_ERROR, message: `session ${id} ended before the turn finished` }]);
+  });
+}
+
+async function follow(stream: SSEStreamingApi, session: SessionHandle, from: number, mapper: AgUiMapper, send: (e: BaseEvent[]) => Promise<void>, abort: AbortController): Promise<void> {
+  // A comment now and then keeps proxies from closing a run that waits for the model.
+  const ping = setInterval(() => void stream.write(': ping\n\n').catch(() => abort.abort()), KEEP_ALIVE_MS);
+  try {
     for await (const item of session.events({ from, signal: abort.signal })) {
       await send(mapper.map(item));
       if (mapper.finished) break;
     }
+  } finally {
+    clearInterval(ping);
     abort.abort();
-    if (!mapper.finished) await send([{ type: EventType.RUN_ERROR, message: `session ${id} ended before the turn finished` }]);
-  });
+  }
 }

@@ -7,12 +7,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
 import { Hono, type Context } from 'hono';
+import { cors } from 'hono/cors';
 import { streamSSE } from 'hono/streaming';
 import type { z } from 'zod';
 import { ConnectionError, NotFoundError, UpdateRejectedError } from '../client/errors';
 import type { KeelClient } from '../client/keel-client';
 import { agUiRun } from './ag-ui';
 import { authenticate, type TokenEntry } from './auth';
+import { consoleScript } from './console-bundle';
+import type { LoginCodes } from './login';
 import { openApiDocument } from './openapi';
 import { ProblemError, validationProblem } from './problem';
 import { type Route, routes, kindOf } from './routes';
@@ -27,6 +30,10 @@ export interface AppOptions {
   /** Where goals and sessions work when a request names no workspace. */
   workspace: string;
   version?: string;
+  /** One-time login codes (`keel serve` prints a link with one at every start). */
+  login?: LoginCodes;
+  /** Browser origins allowed to call the API from their own pages (CORS), e.g. a CopilotKit app. */
+  corsOrigins?: readonly string[];
 }
 
 type Env = { Variables: { holder: TokenEntry } };
@@ -34,7 +41,6 @@ type Env = { Variables: { holder: TokenEntry } };
 const consoleDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'console');
 const ASSETS: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
-  '/console/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
   '/console/style.css': { file: 'style.css', type: 'text/css; charset=utf-8' },
 };
 
@@ -42,6 +48,7 @@ export function createApp(options: AppOptions): Hono<Env> {
   const app = new Hono<Env>();
   const doc = openApiDocument(routes, options.version ?? '0.1.0');
   const assets = Object.fromEntries(Object.entries(ASSETS).map(([p, a]) => [p, { body: readFileSync(path.join(consoleDir, a.file), 'utf8'), type: a.type }]));
+  assets['/console/app.js'] = { body: consoleScript(), type: 'text/javascript; charset=utf-8' };
 
   app.use('*', async (c, next) => {
     await next();
@@ -53,13 +60,36 @@ export function createApp(options: AppOptions): Hono<Env> {
 
   for (const [p, a] of Object.entries(assets)) app.get(p, (c) => c.body(a.body, 200, { 'Content-Type': a.type }));
   app.get('/openapi.json', (c) => c.json(doc));
+  // The printed login link's code, traded once for a token the browser keeps.
+  app.post('/login', async (c) => {
+    const body = await readJson(c);
+    const got = options.login?.redeem((body as { code?: unknown } | undefined)?.code);
+    if (!got) return problem(c.req.path, new ProblemError(401, 'unauthorized', 'this login code is unknown, used or expired: `keel serve` prints a new one at each start'));
+    return c.json(got);
+  });
+
+  // Pages on the listed origins only (exact match), with the token in the Authorization header
+  // (no cookies: credentials are never allowed). Preflights are answered before the token check.
+  if (options.corsOrigins?.length) {
+    const allowed = new Set(options.corsOrigins);
+    app.use(
+      '/api/*',
+      cors({
+        origin: (origin) => (allowed.has(origin) ? origin : null),
+        allowMethods: ['GET', 'POST'],
+        allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Last-Event-ID', 'Idempotency-Key'],
+        exposeHeaders: ['Location'],
+        maxAge: 600,
+      }),
+    );
+  }
 
   // Every /api request carries the token; there are no cookies, so a page elsewhere cannot
   // ride on a logged-in browser (no CSRF).
   app.use('/api/*', async (c, next) => {
     const holder = authenticate(options.tokens, c.req.header('authorization'));
     if (!holder) {
-      return problem(c.req.path, new ProblemError(401, 'unauthorized', 'send Authorization: Bearer <token> (printed by the first `keel serve`, or KEEL_API_TOKEN)'));
+      return problem(c.req.path, new ProblemError(401, 'unauthorized', 'send Authorization: Bearer <token> (sign in with the link `keel serve` prints at start, or KEEL_API_TOKEN)'));
     }
     c.set('holder', holder);
     await next();
@@ -106,7 +136,7 @@ export function createApp(options: AppOptions): Hono<Env> {
   app.post('/api/sessions/:id/ag-ui', async (c) => {
     const id = parseWith(workflowIdSchema, c.req.param('id'), 'path', 'id');
     const body = await readJson(c);
-    return agUiRun(c, options.keel, id, body);
+    return agUiRun(c, options.keel, id, body, c.get('holder').name);
   });
 
   // A known path with a method it does not have: 405 with Allow.

@@ -71,3 +71,10 @@ export function authenticate(tokens: readonly TokenEntry[], header: string | und
   for (const t of tokens) if (timingSafeEqual(t.sha256, presented) && found === null) found = t;
   return found;
 }
+
+/** Adds a token (by its hash) to the token file, so it is accepted after a restart too. */
+export function appendTokenHash(file: string, entry: TokenEntry): void {
+  const current = fs.existsSync(file) ? tokenFileSchema.parse(JSON.parse(fs.readFileSync(file, 'utf8'))) : { tokens: [] };
+  const content: TokenFile = { tokens: [...current.tokens, { name: entry.name, sha256: entry.sha256.toString('hex') }] };
+  fs.writeFileSync(file, `${JSON.stringify(content, null, 2)}\n`, { mode: 0o600 });
+}

@@ -7,6 +7,7 @@ import {
   answerSchema,
   approveSchema,
   denySchema,
+  GOAL_TEXT_MAX,
   raiseBudgetSchema,
   reasonSchema,
   rejectPlanSchema,
@@ -15,7 +16,8 @@ import {
   userMessageSchema,
 } from '../workflows/definitions';
 
-export const workflowIdSchema = z.string().regex(/^[A-Za-z0-9._:@-]{1,200}$/, 'a workflow id: 1-200 of A-Z a-z 0-9 . _ : @ -');
+/** Goals and sessions, and task agents (`<goal>/task-<id>/<attempt>`: a `/`, sent as %2F in a path). */
+export const workflowIdSchema = z.string().regex(/^[A-Za-z0-9._:@/-]{1,200}$/, 'a workflow id: 1-200 of A-Z a-z 0-9 . _ : @ - /');
 /** An Idempotency-Key becomes the workflow id (`goal-<key>`), so a retried start is the same workflow. */
 export const idempotencyKeySchema = z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/, 'Idempotency-Key: 1-100 of A-Z a-z 0-9 . _ : -');
 
@@ -27,8 +29,15 @@ const workspace = z
   .max(4096)
   .regex(/^(?![/\\])(?!(?:.*[/\\])?\.\.(?:[/\\]|$))/, "a path relative to the server's workspace, without ..");
 
+/**
+ * Text that must hold more than whitespace. The workflows trim and then require one
+ * character; a trim is no part of a JSON Schema, so the document carries this pattern
+ * (a client or fuzzer that reads it never sends a body the server then refuses).
+ */
+const nonBlank = z.string().regex(/\S/, 'text must not be blank');
+
 export const startGoalBody = z.strictObject({
-  goal: z.string().trim().min(1).max(20_000),
+  goal: nonBlank.trim().max(20_000),
   /** Directory the agents work in, relative to the server's --workspace (default: that one). */
   workspace: workspace.optional(),
   mode: mode.optional(),
@@ -46,22 +55,30 @@ export const startSessionBody = z.strictObject({
 /** The approver comes from the token, never from the body. */
 export const approveBody = approveSchema.omit({ approver: true });
 export const denyBody = denySchema;
-export const messageBody = userMessageSchema;
-export const steerBody = steerSchema;
+export const messageBody = z.union([nonBlank, z.strictObject({ text: nonBlank, messageId: z.string().min(1).optional() })]).pipe(userMessageSchema);
+export const steerBody = z.union([nonBlank, z.strictObject({ text: nonBlank })]).pipe(steerSchema);
 export const answerBody = answerSchema;
 export const reasonBody = reasonSchema;
 export const raiseBudgetBody = raiseBudgetSchema;
-export const rejectPlanBody = rejectPlanSchema;
+export const rejectPlanBody = z.union([nonBlank.max(GOAL_TEXT_MAX), z.strictObject({ feedback: nonBlank.max(GOAL_TEXT_MAX) })]).pipe(rejectPlanSchema);
 export const resolveTaskBody = resolveTaskSchema;
 
 /**
- * The part of AG-UI's RunAgentInput Keel reads (thread, run, messages); the rest of it
- * (tools, context, state, forwardedProps) is accepted and ignored.
+ * The part of AG-UI's RunAgentInput Keel reads: thread, run, messages, context, and the
+ * answers to interrupts (resume); tools, state and forwardedProps are accepted (server/ag-ui.ts
+ * says which it did not use).
  */
 export const agUiRunInput = z.looseObject({
   threadId: z.string(),
   runId: z.string(),
-  messages: z.array(z.looseObject({ id: z.string(), role: z.string(), content: z.unknown().optional() })),
+  messages: z.array(z.looseObject({ id: z.string().min(1).max(200), role: z.string(), content: z.unknown().optional() })),
+  tools: z.array(z.unknown()).optional(),
+  context: z.array(z.looseObject({ description: z.string().max(10_000), value: z.string().max(100_000) })).max(100).optional(),
+  state: z.unknown().optional(),
+  resume: z
+    .array(z.looseObject({ interruptId: z.string().regex(/^(approval|question):.{1,200}$/, 'approval:<callId> or question:<callId>'), status: z.enum(['resolved', 'cancelled']), payload: z.unknown().optional() }))
+    .max(100)
+    .optional(),
 });
 
 export const listQuery = z.strictObject({
@@ -96,6 +113,8 @@ export const listEntrySchema = z.object({
   execution: z.string(),
   type: z.string(),
   startTime: z.string(),
+  summary: z.string().nullable(),
+  closeTime: z.string().nullable(),
 });
 export const listResponse = z.object({ items: z.array(listEntrySchema) });
 

@@ -27,6 +27,7 @@ import { eventsPage } from './event-log';
 import { rejectUnknownUpdate, unknownSignal } from './payloads';
 import { preview } from './preview';
 import { SerialQueue, Timers } from './runtime';
+import { registerStreamRead } from './stream-read';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import { reportEvent } from './telemetry-sink';
 import { beginSession, traceEvent } from './trace';
@@ -89,6 +90,7 @@ export class MachineHost<Entry extends { seq: number }, Event extends { kind: st
   constructor(private readonly options: HostOptions<Event>) {
     this.stream = new WorkflowStream(options.carry?.stream);
     this.topic = this.stream.topic<Entry>(EVENTS_TOPIC);
+    registerStreamRead(this.stream);
     this.seq = options.carry?.nextSeq ?? 0;
     this.queue = new SerialQueue(() => this.report());
     for (const [machine, counts] of Object.entries(options.carry?.metrics ?? {})) this.counters.set(machine, createCounters(counts));

@@ -12,6 +12,7 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadScenario } from '../../standin/scenario';
 import { workflowsPath } from '../../worker/worker';
+import { axeViolations, shotBoth } from '../fixtures/browser';
 import { goalEnv } from '../fixtures/goal-harness';
 import { startServe, TEST_TOKEN, type ServeProcess } from '../fixtures/serve-process';
 import { sessionEnv } from '../fixtures/session-harness';
@@ -53,7 +54,7 @@ describe('keel console in headless Chromium', () => {
     const g = await goalEnv(env, workflowBundle, await loadScenario(path.join(root, 'client/demo/goal-demo.yaml')), 'sk-ant-demo');
     const server: ServeProcess = await startServe({ taskQueue: g.taskQueue, workspace: g.workspace });
     const ids: string[] = [];
-    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, bypassCSP: true });
     try {
       await g.run(async () => {
         const page = await context.newPage();
@@ -81,6 +82,8 @@ describe('keel console in headless Chromium', () => {
         await planCard.waitFor({ timeout: 30_000 });
         await expect.poll(() => page.locator('.graph svg').getAttribute('aria-label'), { timeout: 15_000 }).toMatch(/tests \(pending\) after code/);
         await shot(page, 'goal-plan');
+        await shotBoth(page, 'goal-plan');
+        expect(await axeViolations(page)).toEqual([]);
         await planCard.focus();
         await page.keyboard.press('a');
         await page.locator('.badge', { hasText: /executing|reviewing/ }).first().waitFor({ timeout: 30_000 });
@@ -118,6 +121,8 @@ describe('keel console in headless Chromium', () => {
         await expect.poll(() => page.locator('#events').textContent(), { timeout: 30_000 }).toContain('plan.goal_met');
         expect(await page.getByLabel('output tokens').isVisible()).toBe(true);
         await shot(page, 'goal-met');
+        await shotBoth(page, 'goal-met');
+        expect(await axeViolations(page)).toEqual([]);
 
         // The list with filters.
         await page.goto(`${server.url}/#/list`);

@@ -1,11 +1,12 @@
-// AG-UI: an off-the-shelf AG-UI client (@ag-ui/client's HttpAgent) drives a Keel session
-// through `keel serve`: its message starts a turn, the model's text and the tool call come
-// back as AG-UI events, the approval the call waits for is answered through the API when
-// the CUSTOM keel.approval_requested event arrives, and the run finishes with the reply.
+// AG-UI: an off-the-shelf AG-UI client (@ag-ui/client's HttpAgent, the newest) drives a Keel
+// session through `keel serve`: its message starts a turn; the tool call that waits for
+// approval ends the run with an interrupt outcome; the next run answers it in `resume` and
+// the same turn finishes with the reply and its usage; a reloaded thread gets the session's
+// messages and state as snapshots; two clients sending the same text each get their own turn.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { HttpAgent } from '@ag-ui/client';
+import { buildResumeArray, HttpAgent } from '@ag-ui/client';
 import { EventType, type BaseEvent } from '@ag-ui/core';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,7 +14,7 @@ import { KeelClient } from '../../client/keel-client';
 import { startServer } from '../../server/main';
 import { loadScenario } from '../../standin/scenario';
 import { workflowsPath } from '../../worker/worker';
-import { authed, TEST_TOKEN } from '../fixtures/serve-process';
+import { TEST_TOKEN } from '../fixtures/serve-process';
 import { sessionEnv } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
@@ -31,7 +32,7 @@ afterAll(async () => {
 });
 
 describe('AG-UI', () => {
-  it('an @ag-ui/client HttpAgent runs a turn of a session, with the tool call approved mid-run', async () => {
+  it('an @ag-ui/client HttpAgent runs a turn through an approval interrupt and resume, reloads the thread from snapshots, and runs are matched by message id', async () => {
     const s = await sessionEnv(env, workflowBundle, await loadScenario(path.join(root, 'test/fixtures/scenarios/session-demo.yaml')), { ANTHROPIC_API_KEY: 'sk-ant-demo' });
     const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
     const server = await startServer({ keel, port: 0, workspace: s.workspace, env: { KEEL_API_TOKEN: TEST_TOKEN, KEEL_API_APPROVER: 'ag-ui user' } });
@@ -40,43 +41,76 @@ describe('AG-UI', () => {
       await s.run(async () => {
         const session = await keel.startSession({ workspace: s.workspace, policy: { mode: 'ask' } });
         id = session.id;
-        const api = authed(server.url);
-        const agent = new HttpAgent({ url: `${server.url}/api/sessions/${id}/ag-ui`, headers: { Authorization: `Bearer ${TEST_TOKEN}` }, threadId: id });
+        const newAgent = () => new HttpAgent({ url: `${server.url}/api/sessions/${id}/ag-ui`, headers: { Authorization: `Bearer ${TEST_TOKEN}` }, threadId: id });
+        const agent = newAgent();
         agent.addMessage({ id: 'u1', role: 'user', content: 'please write a note' });
-        const events: BaseEvent[] = [];
-        const approvals: Promise<Response>[] = [];
-        const result = await agent.runAgent(
-          { runId: 'run-1' },
-          {
-            onEvent: ({ event }) => {
-              events.push(event);
-              if (event.type === EventType.CUSTOM && (event as { name?: string }).name === 'keel.approval_requested') {
-                const { callId } = (event as unknown as { value: { callId: string } }).value;
-                approvals.push(api(`/api/workflows/${id}/approve`, { json: { callId } }));
-              }
-            },
-          },
-        );
-        const types = events.map((e) => e.type);
-        expect(types[0]).toBe(EventType.RUN_STARTED);
-        expect(types.at(-1)).toBe(EventType.RUN_FINISHED);
-        expect(types).toEqual(expect.arrayContaining([EventType.TEXT_MESSAGE_START, EventType.TEXT_MESSAGE_CONTENT, EventType.TEXT_MESSAGE_END, EventType.TOOL_CALL_START, EventType.TOOL_CALL_ARGS, EventType.TOOL_CALL_END, EventType.TOOL_CALL_RESULT]));
-        expect(types.indexOf(EventType.TOOL_CALL_START)).toBeLessThan(types.indexOf(EventType.CUSTOM));
-        expect(types.indexOf(EventType.CUSTOM)).toBeLessThan(types.indexOf(EventType.TOOL_CALL_RESULT));
-        expect(approvals).toHaveLength(1);
-        expect((await approvals[0]!).status).toBe(200);
 
-        // What the AG-UI client built from the events: the tool call with its exact args, and the reply.
-        const toolCall = result.newMessages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : []))[0]!;
-        expect(toolCall.function.name).toBe('write_file');
-        expect(JSON.parse(toolCall.function.arguments)).toEqual({ path: 'NOTE.md', content: 'Written by Keel.\n' });
+        // Run 1: the write waits for approval, so the run ends with an interrupt.
+        const first: BaseEvent[] = [];
+        await agent.runAgent({ runId: 'run-1' }, { onEvent: ({ event }) => void first.push(event) });
+        const types1 = first.map((e) => e.type);
+        expect(types1[0]).toBe(EventType.RUN_STARTED);
+        expect(types1).toEqual(expect.arrayContaining([EventType.TEXT_MESSAGE_START, EventType.TEXT_MESSAGE_CONTENT, EventType.TEXT_MESSAGE_END, EventType.TOOL_CALL_START, EventType.TOOL_CALL_ARGS, EventType.TOOL_CALL_END]));
+        const end1 = first.at(-1) as unknown as { type: string; outcome: { type: string; interrupts: Array<{ id: string; reason: string; toolCallId?: string }> } };
+        expect(end1.type).toBe(EventType.RUN_FINISHED);
+        expect(end1.outcome.type).toBe('interrupt');
+        expect(end1.outcome.interrupts).toEqual([expect.objectContaining({ id: 'approval:toolu_demo_write', reason: 'tool_approval', toolCallId: 'toolu_demo_write' })]);
+        expect(agent.pendingInterrupts.map((i) => i.id)).toEqual(['approval:toolu_demo_write']);
+        expect((await session.state()).pendingApprovals.map((p) => p.callId)).toEqual(['toolu_demo_write']);
+
+        // Run 2: resume answers the interrupt; the same turn finishes, with its usage.
+        const second: BaseEvent[] = [];
+        const result = await agent.runAgent(
+          { runId: 'run-2', resume: buildResumeArray(agent.pendingInterrupts, { 'approval:toolu_demo_write': { status: 'resolved', payload: { approved: true } } }) },
+          { onEvent: ({ event }) => void second.push(event) },
+        );
+        const types2 = second.map((e) => e.type);
+        expect(types2[0]).toBe(EventType.RUN_STARTED);
+        expect(types2).toContain(EventType.TOOL_CALL_RESULT);
+        const end2 = second.at(-1) as unknown as { type: string; outcome: { type: string }; usage: Array<{ inputTokens: number; outputTokens: number }>; result: { outcome: string; turnId: string } };
+        expect(end2.type).toBe(EventType.RUN_FINISHED);
+        expect(end2.outcome.type).toBe('success');
+        expect(end2.result.outcome).toBe('completed');
+        expect(end2.usage[0]!.outputTokens).toBeGreaterThan(0);
+        expect(agent.pendingInterrupts).toEqual([]);
         const texts = result.newMessages.flatMap((m) => (m.role === 'assistant' && typeof m.content === 'string' ? [m.content] : []));
         expect(texts.join('\n')).toContain('Done. The tool said what it said');
         expect(await fs.readFile(path.join(s.workspace, 'NOTE.md'), 'utf8')).toBe('Written by Keel.\n');
+
+        // A reloaded thread: an empty client gets the conversation and the state as snapshots.
+        const reloaded = newAgent();
+        const third: BaseEvent[] = [];
+        await reloaded.runAgent({ runId: 'run-3' }, { onEvent: ({ event }) => void third.push(event) });
+        expect(third.map((e) => e.type)).toEqual([EventType.RUN_STARTED, EventType.MESSAGES_SNAPSHOT, EventType.STATE_SNAPSHOT, EventType.RUN_FINISHED]);
+        const roles = reloaded.messages.map((m) => m.role);
+        expect(roles).toEqual(['user', 'assistant', 'tool', 'assistant']);
+        expect(reloaded.messages[0]!.content).toBe('please write a note');
+        const call = reloaded.messages[1]!.role === 'assistant' ? reloaded.messages[1]!.toolCalls?.[0] : undefined;
+        expect(call?.function.name).toBe('write_file');
+        expect(JSON.parse(call!.function.arguments)).toEqual({ path: 'NOTE.md', content: 'Written by Keel.\n' });
+        expect(reloaded.messages[3]!.content).toContain('Done. The tool said what it said');
+        expect((reloaded.state as { status: string }).status).toBe('active');
+
+        // Two clients send the same text at once: each run follows its own message's turn.
+        const a = newAgent();
+        const b = newAgent();
+        a.addMessage({ id: 'same-a', role: 'user', content: 'hello' });
+        b.addMessage({ id: 'same-b', role: 'user', content: 'hello' });
+        const ends: Record<string, { result: { turnId: string } }> = {};
+        await Promise.all(
+          [a, b].map((x, i) =>
+            x.runAgent({ runId: `run-same-${i}` }, { onEvent: ({ event }) => void (event.type === EventType.RUN_FINISHED && (ends[i] = event as unknown as { result: { turnId: string } })) }),
+          ),
+        );
+        expect(ends[0]!.result.turnId).toBeTruthy();
+        expect(ends[1]!.result.turnId).toBeTruthy();
+        expect(ends[0]!.result.turnId).not.toBe(ends[1]!.result.turnId);
+        const finished = await Promise.all(['same-a', 'same-b'].map((m) => session.turnOf(m)));
+        expect(finished.map((f) => f.turnId)).toEqual([ends[0]!.result.turnId, ends[1]!.result.turnId]);
       });
     } finally {
       await server.close();
       if (id) await env.client.workflow.getHandle(id).terminate('test over').catch(() => undefined);
     }
-  });
+  }, 180_000);
 });

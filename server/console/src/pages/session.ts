@@ -1,0 +1,93 @@
+// A session: its conversation (keyed: new messages are added, nothing is re-announced),
+// the reply being streamed, what waits for you (with diffs), controls, usage per turn,
+// why it failed or stopped, and every event.
+import { useState } from 'preact/hooks';
+import { act, enc } from '../api';
+import { ModelText, Timeline, useRunStream } from '../timeline';
+import type { StateView, TranscriptPage } from '../types';
+import { Badge, BudgetBars, html } from '../ui';
+import { useRefreshed } from './goal';
+import { WaitingFor } from './inbox';
+
+type Block = { type: string; text?: string; name?: string; input?: unknown; content?: unknown; is_error?: boolean; thinking?: string };
+type Message = { role: string; content: string | Block[] };
+
+const blocksOf = (m: Message): Block[] => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : (m.content ?? []));
+const resultText = (b: Block) => (typeof b.content === 'string' ? b.content : Array.isArray(b.content) ? (b.content as Array<{ text?: string }>).map((c) => c.text ?? '').join('\n') : '');
+
+function Transcript({ messages }: { messages: Message[] }) {
+  return html`<div class="chat" id="chat" role="log" aria-label="conversation" aria-live="polite">
+    ${messages.flatMap((m, i) =>
+      blocksOf(m).flatMap((b, j) => {
+        const key = `${i}.${j}`;
+        if (b.type === 'text' && b.text) return [html`<div key=${key} class=${`msg ${m.role}`}>${b.text}</div>`];
+        if (b.type === 'thinking' && b.thinking) return [html`<details key=${key} class="msg assistant thinking"><summary>thinking</summary>${b.thinking}</details>`];
+        if (b.type === 'tool_use') return [html`<div key=${key} class="msg tool"><strong>⚙ ${b.name}</strong><pre>${JSON.stringify(b.input, null, 2)}</pre></div>`];
+        if (b.type === 'tool_result') return [html`<div key=${key} class="msg tool"><span class="muted">${b.is_error ? 'tool error' : 'tool result'}</span><pre>${resultText(b).slice(0, 2000)}</pre></div>`];
+        return [];
+      }),
+    )}
+  </div>`;
+}
+
+const SHOW_REASON = new Set(['failed', 'suspended', 'paused', 'closing', 'closed']);
+
+export function SessionPage({ id }: { id: string }) {
+  const run = useRunStream(id);
+  const data = useRefreshed<{ state: StateView; transcript: TranscriptPage }>(`/api/sessions/${enc(id)}`, run.version);
+  const [text, setText] = useState('');
+  const [steer, setSteer] = useState('');
+  const [sent, setSent] = useState<string[]>([]);
+  const path = (op: string) => `/api/sessions/${enc(id)}/${op}`;
+  const send = async (e: Event) => {
+    e.preventDefault();
+    const t = text.trim();
+    if (!t) return;
+    setText('');
+    setSent((s) => [...s, t]);
+    await act(`send to ${id}`, path('messages'), { text: t });
+  };
+  if (!data) return html`<p class="muted">Loading ${id}…</p>`;
+  const { state, transcript } = data;
+  const messages = transcript.messages as unknown as Message[];
+  // What was sent and is not in the conversation yet (it waits behind a running turn).
+  const inTranscript = new Set(messages.filter((m) => m.role === 'user').flatMap((m) => blocksOf(m).map((b) => b.text ?? '')));
+  const pending = sent.filter((t) => !inTranscript.has(t));
+  const live = run.live;
+  return html`<div id="session">
+    <h2>Session <span class="muted id">${id}</span> <${Badge} status=${state.status} /></h2>
+    ${SHOW_REASON.has(state.status) || state.reason
+      ? html`<section class=${`card report ${state.status === 'failed' || state.status === 'suspended' ? 'bad' : ''}`} aria-labelledby="reason-title">
+          <h3 id="reason-title">${state.status === 'failed' ? 'Failed' : state.status.replaceAll('_', ' ')}</h3>
+          <p class="pre">${state.reason ?? 'No reason was recorded.'}</p>
+        </section>`
+      : null}
+    <${BudgetBars} usage=${state.usage.usage} limits=${state.usage.limits} />
+    <p class="muted">${state.usage.turns} turns${state.usage.turnUsage ? ` · this turn: ${state.usage.turnUsage.inputTokens} in, ${state.usage.turnUsage.outputTokens} out, $${state.usage.turnUsage.costUsd.toFixed(4)}` : ''}</p>
+    <${WaitingFor} id=${id} version=${run.version} />
+    <${Transcript} messages=${messages} />
+    ${pending.map((t) => html`<div key=${`pending-${t}`} class="msg user pending">${t} <span class="muted">(queued)</span></div>`)}
+    ${live && live.text ? html`<div class="msg assistant streaming" aria-label="reply being written">${live.text}</div>` : null}
+    <form onSubmit=${send} aria-label="send a message">
+      <label for="chat-input">Message</label>
+      <textarea id="chat-input" name="text" rows="2" required value=${text}
+        onInput=${(e: Event) => setText((e.target as HTMLTextAreaElement).value)}
+        onKeyDown=${(e: KeyboardEvent) => e.key === 'Enter' && !e.shiftKey && void send(e)}></textarea>
+      <div class="actions">
+        <button class="primary">Send</button>
+        <button type="button" onClick=${() => void act(`interrupt ${id}`, path('interrupt'), { reason: 'interrupted in the console' })}>Interrupt</button>
+        <button type="button" onClick=${() => void act(`pause ${id}`, path('pause'), { reason: 'paused in the console' })}>Pause</button>
+        <button type="button" onClick=${() => void act(`resume ${id}`, path('resume'))}>Resume</button>
+        <button type="button" class="danger" onClick=${() => void act(`close ${id}`, path('close'), { reason: 'closed in the console' })}>Close</button>
+      </div>
+      <div class="actions">
+        <label class="inline" for="steer-text">Steer the running turn</label>
+        <input id="steer-text" type="text" value=${steer} onInput=${(e: Event) => setSteer((e.target as HTMLInputElement).value)} />
+        <button type="button" onClick=${async () => (await act(`steer ${id}`, path('steer'), { text: steer })) && setSteer('')}>Steer</button>
+      </div>
+    </form>
+    <details><summary>Model calls (${run.calls.length})</summary><${ModelText} calls=${run.calls} /></details>
+    <h3>Events</h3>
+    <${Timeline} events=${run.events} />
+  </div>`;
+}

@@ -1,0 +1,92 @@
+// The event stream resumed across the end of a workflow: every item carries its stream
+// offset (the SSE id), and a reader that reconnects with Last-Event-ID before, during or
+// after the close gets exactly what it had not seen, with no loss and no repeats. Before
+// the stream query (workflows/stream-read.ts) a reconnect after the end got none of it.
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeelClient } from '../../client/keel-client';
+import { startServer } from '../../server/main';
+import { loadScenario } from '../../standin/scenario';
+import { workflowsPath } from '../../worker/worker';
+import type { LogEntry } from '../../workflows/definitions';
+import { authed, readSse, TEST_TOKEN } from '../fixtures/serve-process';
+import { sessionEnv, waitUntil } from '../fixtures/session-harness';
+import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+let env: TemporalTestEnv;
+let workflowBundle: WorkflowBundleWithSourceMap;
+
+beforeAll(async () => {
+  env = await connectTestEnv();
+  workflowBundle = await bundle(workflowsPath);
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+type SseItem = { event: string; id: string | null; data: unknown };
+const kind = (e: SseItem) => (e.event === 'events' ? (e.data as LogEntry).kind : null);
+const withoutEnd = (xs: SseItem[]) => xs.filter((e) => e.event !== 'end');
+
+describe('SSE resume across the end of a workflow', () => {
+  it('reconnecting with Last-Event-ID before, during and after the close gets every later item once, each with its offset', async () => {
+    const s = await sessionEnv(env, workflowBundle, await loadScenario(path.join(root, 'test/fixtures/scenarios/session-demo.yaml')), { ANTHROPIC_API_KEY: 'sk-ant-demo' });
+    const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
+    const server = await startServer({ keel, port: 0, workspace: s.workspace, env: { KEEL_API_TOKEN: TEST_TOKEN } });
+    let id = '';
+    try {
+      await s.run(async () => {
+        const api = authed(server.url);
+        const session = await keel.startSession({ workspace: s.workspace, policy: { mode: 'full-auto' } });
+        id = session.id;
+        const events = (headers: Record<string, string> = {}) => api(`/api/workflows/${id}/events`, { headers: { Accept: 'text/event-stream', ...headers } });
+
+        // Before the close: a reader sees the first items of a turn, then drops.
+        await session.post('please list the files');
+        const early = await readSse(await events(), (e) => kind(e) === 'tool.call');
+        const earlyLast = early.at(-1)!.id!;
+        // During: it comes back while the session still runs and reads up to the turn's end.
+        const during = await readSse(await events({ 'Last-Event-ID': earlyLast }), (e) => kind(e) === 'session.turn_finished');
+        expect(during[0]!.id).toBe(String(Number(earlyLast) + 1));
+        const duringLast = during.at(-1)!.id!;
+
+        // A reader open across the close: it follows from the turn's end to the stream's end.
+        const across = readSse(await events({ 'Last-Event-ID': duringLast }), (e) => e.event === 'end');
+        await session.post('tell me a story');
+        await readSse(await events({ 'Last-Event-ID': duringLast }), (e) => kind(e) === 'session.turn_finished');
+        await api(`/api/sessions/${id}/close`, { json: { reason: 'test over' } });
+        await waitUntil(async () => (await env.client.workflow.getHandle(id).describe()).status.name, (st) => st === 'COMPLETED', 30_000, 'session closed');
+        const acrossItems = await across;
+        expect(acrossItems.at(-1)!.event).toBe('end');
+
+        // After the close: the whole stream from the start, every item with its offset.
+        const all = withoutEnd(await readSse(await events(), (e) => e.event === 'end'));
+        expect(all.map((e) => e.id)).toEqual(all.map((_, i) => String(i)));
+        expect(all.some((e) => e.event === 'model')).toBe(true);
+        expect(all.map(kind)).toContain('session.closed');
+        const after = (id: string | number) => all.slice(Number(id) + 1);
+
+        // What each reader got joins up to the whole stream, without loss or repeats.
+        expect([...early, ...during, ...withoutEnd(acrossItems)]).toEqual(all);
+        expect(withoutEnd(acrossItems)).toEqual(after(duringLast));
+
+        // Reconnects after the close from several points, including the issue's Last-Event-ID: 10,
+        // the last item (nothing follows but the end) and a `from` query.
+        for (const cut of [0, 10, Math.floor(all.length / 2), all.length - 2, all.length - 1]) {
+          const resumed = await readSse(await events({ 'Last-Event-ID': String(cut) }), (e) => e.event === 'end');
+          expect(resumed.at(-1)!.event).toBe('end');
+          expect(withoutEnd(resumed)).toEqual(after(cut));
+        }
+        const fromQuery = await readSse(await api(`/api/workflows/${id}/events?from=11`), (e) => e.event === 'end');
+        expect(withoutEnd(fromQuery)).toEqual(after(10));
+      });
+    } finally {
+      await server.close();
+      if (id) await env.client.workflow.getHandle(id).terminate('test over').catch(() => undefined);
+    }
+  }, 120_000);
+});

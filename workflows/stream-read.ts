@@ -1,0 +1,60 @@
+// Reading a workflow's stream by query, with the stream's own offsets. A closed workflow
+// no longer answers the stream's poll update, but it still answers queries: a reader that
+// reconnects after the end (Last-Event-ID: 10 on a goal that has finished) reads what it
+// missed here, every item with its offset, so resuming is exact before, during and after
+// the close. Queries add no commands: old histories replay unchanged.
+import { defaultPayloadConverter, defineQuery, setHandler } from '@temporalio/workflow';
+import type { WorkflowStream } from '@temporalio/workflow-streams/workflow';
+
+export interface StreamReadInput {
+  /** The first offset wanted. */
+  from: number;
+  /** At most this many items (default and maximum 1,000). */
+  limit?: number;
+  /** Only these topics (default all). */
+  topics?: string[];
+}
+
+export interface StreamReadPage {
+  items: Array<{ topic: string; offset: number; data: unknown }>;
+  /** Where the next page starts (the stream's end when the page reached it). */
+  next: number;
+  /** The stream's end offset. */
+  end: number;
+  /** The oldest offset still kept (older ones were trimmed at a continue-as-new). */
+  first: number;
+}
+
+export const streamReadQuery = defineQuery<StreamReadPage, [StreamReadInput]>('keel.stream');
+
+const MAX_ITEMS = 1_000;
+/** Bounds a page well under the 4 MB a query answer may carry. */
+const MAX_BYTES = 1_000_000;
+
+type LogItem = { topic: string; payload: Parameters<typeof defaultPayloadConverter.fromPayload>[0] };
+
+export function registerStreamRead(stream: WorkflowStream): void {
+  setHandler(streamReadQuery, (input) => {
+    const from = Number.isSafeInteger(input?.from) && input.from >= 0 ? input.from : 0;
+    const limit = Number.isSafeInteger(input?.limit) && input.limit! > 0 ? Math.min(input.limit!, MAX_ITEMS) : MAX_ITEMS;
+    const topics = Array.isArray(input?.topics) ? new Set(input.topics.map(String)) : null;
+    // The library keeps its log private and offers only getState() (which encodes every
+    // item on each call); reading the fields keeps a page's cost to the page.
+    const inner = stream as unknown as { log: LogItem[]; baseOffset: number };
+    const base = inner.baseOffset;
+    const log = inner.log;
+    const end = base + log.length;
+    const items: StreamReadPage['items'] = [];
+    let bytes = 0;
+    let i = Math.max(from - base, 0);
+    for (; i < log.length && items.length < limit; i++) {
+      const entry = log[i]!;
+      if (topics && !topics.has(entry.topic)) continue;
+      const size = entry.payload.data?.length ?? 0;
+      if (bytes + size > MAX_BYTES && items.length > 0) break;
+      bytes += size;
+      items.push({ topic: entry.topic, offset: base + i, data: defaultPayloadConverter.fromPayload(entry.payload) });
+    }
+    return { items, next: base + i, end, first: base };
+  });
+}
