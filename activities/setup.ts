@@ -3,7 +3,7 @@
 // approval policy, and the tool definitions written to the conversation store. One
 // activity instead of three is six history events and two workflow tasks fewer for every
 // run (docs/performance.md).
-import type { PolicyConfig, PolicyConfigInput } from '../machines/policy';
+import type { PolicyConfig, PolicyConfigInput, PolicyOrigin } from '../machines/policy';
 import type { McpToolList } from './mcp/activities';
 import type { LoadedPolicy, ToolActivityOptions, ToolDescription } from './tools/index';
 
@@ -27,7 +27,7 @@ export interface SetupTool {
   mcp?: boolean;
 }
 
-export type SetupResult = { ok: true; policy: PolicyConfig; tools: SetupTool[]; toolsRef: string | null } | { ok: false; error: string };
+export type SetupResult = { ok: true; policy: PolicyConfig; origin: PolicyOrigin; tools: SetupTool[]; toolsRef: string | null } | { ok: false; error: string };
 
 interface Parts {
   listTools(): Promise<ToolDescription[]>;
@@ -51,7 +51,7 @@ export function createSetupActivities(parts: Parts) {
         ...request.extra,
       ];
       const toolsRef = await parts.storeSegment({ store: request.store, parent: null, items: tools.map((t) => t.spec) });
-      return { ok: true, policy: loaded.policy, tools, toolsRef };
+      return { ok: true, policy: loaded.policy, origin: loaded.origin, tools, toolsRef };
     },
   };
 }

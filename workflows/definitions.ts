@@ -6,6 +6,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
 import { usageSchema } from '../machines/budget';
+import type { PolicyConfig, PolicyOrigin } from '../machines/policy';
 import type { FinishedTurn } from './finished-turns';
 import type { BudgetLimits, BudgetPatch, GoalState, Json, LogEvent, Message, SessionState, SessionStats, Task, TransitionCounts, TurnState, Usage } from '../machines/index';
 
@@ -149,6 +150,14 @@ export interface StateView {
   /** Offset the next event-log entry will have (subscribe from here to follow live). */
   nextEventSeq: number;
   tools: string[];
+  /** The effective policy and where each part came from (null before setup, or in a run recorded before origins). */
+  policy: PolicyView | null;
+}
+
+/** The effective approval policy and its origin: start options bound it, the workspace file may only narrow. */
+export interface PolicyView {
+  effective: PolicyConfig;
+  origin: PolicyOrigin;
 }
 
 export interface TranscriptPage {
@@ -308,6 +317,8 @@ export interface GoalStateView {
   pendingApprovals: GoalPendingApproval[];
   usage: GoalUsageView;
   nextEventSeq: number;
+  /** The task agents' effective policy and where each part came from. */
+  policy: PolicyView | null;
 }
 
 export interface PlanView {
