@@ -27,6 +27,11 @@ export const KEEL_DIR = '.keel';
 export async function openWorkspace(root: string): Promise<Workspace> {
   if (!path.isAbsolute(root)) throw new Error(`workspace must be an absolute path, got ${JSON.stringify(root)}`);
   const real = await fs.realpath(root);
+  // Workspaces are resolved to their real path once, when a session or goal starts
+  // (client/workspace.ts); a path that resolves elsewhere now had a symlink swapped in.
+  if (real !== path.resolve(root)) {
+    throw new Error(`workspace ${root} now resolves to ${real} (a part of it was replaced by a symlink); refused: a workspace is pinned to the real path it started with`);
+  }
   const stats = await fs.stat(real);
   if (!stats.isDirectory()) throw new Error(`workspace ${real} is not a directory`);
   return { root: real, rootBuffer: Buffer.from(real) };
