@@ -49,7 +49,8 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
   try {
     // The tolerant payload converter on this side too (a bundle the caller built carries its
     // own copy), and the encryption codec when keys are configured.
-    const codec = await keelDataConverter(options.env);
+    // The same module exports the failure converter (encoded messages and stack traces).
+    const codec = await keelDataConverter(options.env, { failureConverterPath: payloadConverterPath });
     const dataConverter = { ...(options.workflowBundle ? {} : { payloadConverterPath }), ...codec };
     const telemetry = options.telemetry;
     const prebuilt = options.workflowBundle ? null : prebuiltWorkflowBundle(options.env, { tracing: telemetry?.tracing ?? false });

@@ -1,4 +1,5 @@
 // The CLI's commands (client/cli.ts wires them into commander).
+import os from 'node:os';
 import { policyLines } from './policy-view';
 import type { GoalResult } from '../../workflows/goal';
 import type { GoalHandle } from '../goal-handle';
@@ -195,7 +196,7 @@ export function answerCommand(decision: 'approve' | 'deny', id: string, callId: 
 
 function scopeOf(scope: string | undefined): { scope?: 'once' | 'session'; approver: string } {
   if (scope !== undefined && scope !== 'once' && scope !== 'session') throw new CliExit(EXIT.usage, '--scope must be once or session');
-  return { ...(scope ? { scope } : {}), approver: 'keel cli' };
+  return { ...(scope ? { scope } : {}), approver: `keel cli (OS user ${os.userInfo().username})` };
 }
 
 function only(callIds: string[], id: string): string {
