@@ -44,7 +44,7 @@ describe('encryption enforced by the worker', () => {
       },
       keys,
     );
-    const secure = new Client({ connection: env.client.connection, namespace: env.namespace, dataConverter: (await keelDataConverter(keys))! });
+    const secure = new Client({ connection: env.client.connection, namespace: env.namespace, dataConverter: await keelDataConverter(keys) });
     const plain = env.client;
     await s.run(async () => {
       const id = `${s.taskQueue}-enforced`;
