@@ -8,8 +8,6 @@
 //
 // Registered as the worker's `dataConverter.payloadConverterPath` (worker/worker.ts) and
 // bundled into the workflow code (test/helpers/temporal.ts bundles the same way).
-// eslint-disable-next-line no-restricted-imports -- the failure converter runs in the bundle too; @temporalio/workflow does not re-export it
-import { DefaultFailureConverter } from '@temporalio/common';
 import { defaultPayloadConverter, type PayloadConverter } from '@temporalio/workflow';
 
 type Payload = Parameters<PayloadConverter['fromPayload']>[0];
@@ -55,9 +53,3 @@ class TolerantPayloadConverter implements PayloadConverter {
 
 export const payloadConverter: PayloadConverter = new TolerantPayloadConverter();
 
-/**
- * Used only with encryption keys (worker/encryption.ts keelDataConverter): failure messages
- * and stack traces (an MCP server's error text may quote a file) travel in an encoded
- * payload, which the codec encrypts, instead of in the clear.
- */
-export const failureConverter = new DefaultFailureConverter({ encodeCommonAttributes: true });
