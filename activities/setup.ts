@@ -3,7 +3,7 @@
 // approval policy, and the tool definitions written to the conversation store. One
 // activity instead of three is six history events and two workflow tasks fewer for every
 // run (docs/performance.md).
-import type { PolicyConfig, PolicyConfigInput } from '../machines/policy';
+import type { PolicyConfig, PolicyConfigInput, PolicyOrigin } from '../machines/policy';
 import type { McpToolList } from './mcp/activities';
 import type { LoadedPolicy, ToolActivityOptions, ToolDescription } from './tools/index';
 
@@ -31,6 +31,7 @@ export type SetupResult =
   | {
       ok: true;
       policy: PolicyConfig;
+      origin: PolicyOrigin;
       tools: SetupTool[];
       toolsRef: string | null;
       /** The identity of the conversation store the run starts on (every later call is checked against it). */
@@ -62,7 +63,7 @@ export function createSetupActivities(parts: Parts) {
       ];
       const storeId = await parts.storeIdentity({ store: request.store });
       const toolsRef = await parts.storeSegment({ store: request.store, parent: null, items: tools.map((t) => t.spec), storeId });
-      return { ok: true, policy: loaded.policy, tools, toolsRef, storeId };
+      return { ok: true, policy: loaded.policy, origin: loaded.origin, tools, toolsRef, storeId };
     },
   };
 }

@@ -63,7 +63,7 @@ export class GoalHandle {
 
   /** Approves a task agent's tool call waiting for a human. */
   approve(callId: string, options: { scope?: 'once' | 'session'; approver?: string; rule?: string } = {}) {
-    return this.call('approve', () => this.workflowHandle.executeUpdate(goalApproveUpdate, { args: [{ callId, ...options }] }));
+    return this.call('approve', () => this.workflowHandle.executeUpdate(goalApproveUpdate, { args: [{ callId, ...options, proven: true }] }));
   }
 
   deny(callId: string, reason?: string) {

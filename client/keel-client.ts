@@ -3,7 +3,6 @@
 // TEMPORAL_API_KEY, TEMPORAL_TLS_*, a profile in the Temporal config file); KEEL_TASK_QUEUE
 // names the workers' queue. Starts are idempotent: the same id twice gives the same workflow.
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
 import { Client, Connection, type ConnectionOptions, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
@@ -17,6 +16,7 @@ import { goalOptionsSchema, sessionOptionsSchema } from '../workflows/start-inpu
 import { ConnectionError, InvalidInputError, mapErrors } from './errors';
 import { GoalHandle } from './goal-handle';
 import { SessionHandle } from './session-handle';
+import { resolveWorkspace, WorkspaceError } from './workspace';
 
 export const DEFAULT_TASK_QUEUE = 'keel';
 
@@ -34,14 +34,18 @@ export interface KeelClientOptions {
 }
 
 export type StartGoalOptions = Omit<GoalOptions, 'goal' | 'workspace'> & {
-  /** Directory the agents work in (made absolute; default the current directory). */
+  /** Directory the agents work in (resolved to its real path, must exist; default the current directory). */
   workspace?: string;
+  /** Create the workspace directory when it does not exist. */
+  createWorkspace?: boolean;
   /** Workflow id; pass the same id again (e.g. from a retried request) to get the same goal. */
   id?: string;
 };
 
 export type StartSessionOptions = Omit<SessionOptions, 'workspace'> & {
+  /** Resolved to its real path; must exist unless createWorkspace. */
   workspace?: string;
+  createWorkspace?: boolean;
   id?: string;
 };
 
@@ -109,9 +113,9 @@ export class KeelClient {
 
   /** Starts a goal (or, with an id already in use, returns that goal). */
   async startGoal(goal: string, options: StartGoalOptions = {}): Promise<GoalHandle> {
-    const { id, workspace, ...rest } = options;
+    const { id, workspace, createWorkspace, ...rest } = options;
     const workflowId = id ?? `goal-${randomUUID()}`;
-    const args: GoalOptions = { ...rest, goal, workspace: path.resolve(workspace ?? process.cwd()) };
+    const args: GoalOptions = { ...rest, goal, workspace: await workspaceFor('startGoal', workspace, createWorkspace) };
     validate(goalOptionsSchema, args, 'startGoal');
     await this.start(workflowId, 'startGoal', () =>
       this.client.workflow.start(goalWorkflow, {
@@ -135,9 +139,9 @@ export class KeelClient {
 
   /** Starts a session (or, with an id already in use, returns that session). */
   async startSession(options: StartSessionOptions = {}): Promise<SessionHandle> {
-    const { id, workspace, ...rest } = options;
+    const { id, workspace, createWorkspace, ...rest } = options;
     const workflowId = id ?? `session-${randomUUID()}`;
-    const args: SessionOptions = { ...rest, workspace: path.resolve(workspace ?? process.cwd()) };
+    const args: SessionOptions = { ...rest, workspace: await workspaceFor('startSession', workspace, createWorkspace) };
     validate(sessionOptionsSchema, args, 'startSession');
     await this.start(workflowId, 'startSession', () =>
       this.client.workflow.start(sessionWorkflow, {
@@ -214,6 +218,16 @@ function oneLine(text: string, max: number): string {
 }
 
 /** The workflow would refuse this input at once: refuse it here, before anything starts. */
+/** The workspace's real path (must exist unless `create`); a refusal names the field. */
+async function workspaceFor(operation: string, workspace: string | undefined, create: boolean | undefined): Promise<string> {
+  try {
+    return await resolveWorkspace(workspace, { create: create ?? false });
+  } catch (error) {
+    if (error instanceof WorkspaceError) throw new InvalidInputError(operation, [`${error.field}: ${error.message}`]);
+    throw error;
+  }
+}
+
 function validate(schema: typeof goalOptionsSchema | typeof sessionOptionsSchema, args: unknown, operation: string): void {
   const r = schema.safeParse(args);
   if (!r.success) throw new InvalidInputError(operation, describeIssues(r.error.issues));

@@ -126,7 +126,8 @@ export class SessionHandle {
   }
 
   approve(callId: string, options: { scope?: 'once' | 'session'; approver?: string; rule?: string } = {}): Promise<ApprovalResult> {
-    return this.call('approve', () => this.workflowHandle.executeUpdate(approveUpdate, { args: [{ callId, ...options }] }));
+    // `proven`: this client's codec signs the approver (worker/approver-proof.ts).
+    return this.call('approve', () => this.workflowHandle.executeUpdate(approveUpdate, { args: [{ callId, ...options, proven: true }] }));
   }
 
   deny(callId: string, reason?: string): Promise<ControlResult> {

@@ -6,7 +6,8 @@
 import picomatch from 'picomatch/posix';
 import { z } from 'zod';
 import { commandViews } from './command-line';
-import { NetworkHosts, SandboxLimitsInput } from './sandbox-grant';
+import { agentMayRead, protectedDirOf, runsLaterReason } from './protected-paths';
+import { NetworkHosts, narrowHosts, narrowLimits, SandboxLimitsInput } from './sandbox-grant';
 
 // ---------------------------------------------------------------------------------
 // Tool kinds
@@ -118,7 +119,7 @@ export type PolicyConfigInput = z.input<typeof PolicyConfig>;
 
 export const defaultPolicy: PolicyConfig = PolicyConfig.parse({});
 
-/** Where a policy may come from; the file wins over nothing, options win over the file. */
+/** The workspace's policy file: it may only narrow what a session or goal was started with (resolvePolicy). */
 export const POLICY_FILE = '.keel/policy.json';
 
 export type PolicyParse = { ok: true; policy: PolicyConfig } | { ok: false; error: string };
@@ -134,32 +135,123 @@ export function parsePolicy(raw: unknown, source = 'policy'): PolicyParse {
   return { ok: false, error: `invalid ${source}:\n${lines.join('\n')}` };
 }
 
+/** Where one part of the effective policy came from. */
+export type PolicySource = 'start' | 'default' | 'file';
+
 /**
- * Session options override the workspace file field by field; rule lists are
- * concatenated so a session can add rules but never drop the file's deny rules.
+ * Where the effective policy came from: what the session or goal was started with (or
+ * the defaults, when it named nothing) is the upper bound; the workspace's policy file
+ * may only narrow it. Shown by the `state` query, `keel status` and the API.
  */
-export function mergePolicies(file: PolicyConfig, options: PolicyConfigInput | undefined): PolicyConfig {
-  if (!options) return file;
-  const extra = PolicyConfig.parse({
-    ...options,
-    mode: options.mode ?? file.mode,
-    headless: options.headless ?? file.headless,
-    sandbox: options.sandbox ?? file.sandbox,
-    network: options.network ?? file.network,
-  });
-  return {
-    mode: extra.mode,
-    allow: [...file.allow, ...extra.allow],
-    ask: [...file.ask, ...extra.ask],
-    deny: [...file.deny, ...extra.deny],
-    headless: extra.headless,
-    sandbox: extra.sandbox,
-    network: extra.network,
-    ...((options.hosts ?? file.hosts) ? { hosts: options.hosts ?? file.hosts } : {}),
-    ...((options.limits ?? file.limits) ? { limits: { ...file.limits, ...options.limits } } : {}),
-    // The session's exceptions are more specific than the file's: they are tried first.
-    sandboxRules: [...extra.sandboxRules, ...file.sandboxRules],
+export interface PolicyOrigin {
+  /** The policy file read, or null when there was none. */
+  file: string | null;
+  /** The bound: the start options' mode, sandbox, network and headless.ask, or the defaults. */
+  bound: { mode: PolicyMode; sandbox: SandboxLevel; network: boolean; headlessAsk: z.infer<typeof HeadlessAsk> };
+  mode: PolicySource;
+  sandbox: PolicySource;
+  network: PolicySource;
+  headless: PolicySource;
+  /** The file's rules that apply (they can only ask or deny more). */
+  fromFile: { ask: string[]; deny: string[]; sandboxRules: string[] };
+  /** What the file asked for and did not get, because it would widen the bound. */
+  ignored: string[];
+}
+
+export interface ResolvedPolicy {
+  policy: PolicyConfig;
+  origin: PolicyOrigin;
+}
+
+const MODE_RANK: Record<PolicyMode, number> = { 'read-only': 0, ask: 1, 'auto-edit': 2, 'full-auto': 3 };
+/** Higher is stricter. */
+const SANDBOX_RANK: Record<SandboxLevel, number> = { off: 0, 'workspace-write': 1, 'read-only': 2 };
+
+/**
+ * The effective policy. The human's choice wins: the mode, sandbox, network and
+ * headless.ask of the start options (defaults when absent: ask, workspace-write, no
+ * network, deny) are an upper bound. A workspace file — which an agent or a cloned
+ * repository may have written — may only narrow: a stricter mode or sandbox, no network,
+ * more ask and deny rules, sandbox rules that are stricter than the bound. Its allow rules,
+ * and anything else that would widen, are ignored and listed. Both inputs must have
+ * passed parsePolicy.
+ */
+export function resolvePolicy(file: PolicyConfigInput | null, options: PolicyConfigInput | undefined, fileName: string | null = file ? POLICY_FILE : null): ResolvedPolicy {
+  const start = PolicyConfig.parse(options ?? {});
+  const f = file ?? {};
+  const part = (given: unknown): PolicySource => (given === undefined ? 'default' : 'start');
+  const origin: PolicyOrigin = {
+    file: fileName,
+    bound: { mode: start.mode, sandbox: start.sandbox, network: start.network, headlessAsk: start.headless.ask },
+    mode: part(options?.mode),
+    sandbox: part(options?.sandbox),
+    network: part(options?.network),
+    headless: part(options?.headless),
+    fromFile: { ask: [], deny: [], sandboxRules: [] },
+    ignored: [],
   };
+  const policy: PolicyConfig = { ...start, allow: [...start.allow], ask: [...start.ask], deny: [...start.deny], sandboxRules: [...start.sandboxRules] };
+
+  if (f.mode !== undefined) {
+    if (MODE_RANK[f.mode] < MODE_RANK[policy.mode]) [policy.mode, origin.mode] = [f.mode, 'file'];
+    else if (f.mode !== policy.mode) origin.ignored.push(`mode ${f.mode} (above ${policy.mode})`);
+  }
+  if (f.sandbox !== undefined) {
+    if (SANDBOX_RANK[f.sandbox] > SANDBOX_RANK[policy.sandbox]) [policy.sandbox, origin.sandbox] = [f.sandbox, 'file'];
+    else if (f.sandbox !== policy.sandbox) origin.ignored.push(`sandbox ${f.sandbox} (looser than ${policy.sandbox})`);
+  }
+  if (f.network !== undefined) {
+    if (!f.network && policy.network) [policy.network, origin.network] = [false, 'file'];
+    else if (f.network && !policy.network) origin.ignored.push('network true (the start options did not grant the network)');
+  }
+  const fileAsk = f.headless?.ask;
+  if (fileAsk !== undefined) {
+    if (fileAsk === 'deny' && policy.headless.ask === 'allow') [policy.headless, origin.headless] = [{ ask: 'deny' }, 'file'];
+    else if (fileAsk === 'allow' && policy.headless.ask === 'deny') origin.ignored.push('headless.ask allow');
+  }
+  // Hosts and limits of the start options are the bound too: the file may only name fewer hosts and lower limits.
+  const hosts = narrowHosts(start.hosts, f.hosts);
+  const limits = narrowLimits(start.limits, f.limits);
+  origin.ignored.push(...hosts.ignored, ...limits.ignored);
+  if (hosts.hosts) policy.hosts = hosts.hosts;
+  else delete policy.hosts;
+  if (limits.limits) policy.limits = limits.limits;
+  else delete policy.limits;
+  for (const rule of f.allow ?? []) origin.ignored.push(`allow ${rule} (a file may not allow; give it in the start options)`);
+  for (const rule of f.ask ?? []) {
+    policy.ask.push(rule);
+    origin.fromFile.ask.push(rule);
+  }
+  for (const rule of f.deny ?? []) {
+    policy.deny.push(rule);
+    origin.fromFile.deny.push(rule);
+  }
+  // Sandbox rules: the session's are more specific and tried first; the file's may only
+  // make the commands they match stricter than the bound.
+  for (const entry of f.sandboxRules ?? []) {
+    const looser = (entry.sandbox !== undefined && SANDBOX_RANK[entry.sandbox] < SANDBOX_RANK[start.sandbox]) || (entry.network === true && !start.network);
+    if (looser) origin.ignored.push(`sandboxRules ${entry.rule} (looser than the start options)`);
+    else {
+      // A rule's own hosts and limits are held to the start options' too.
+      const ruleHosts = entry.hosts ? narrowHosts(start.hosts, entry.hosts) : null;
+      const ruleLimits = entry.limits ? narrowLimits(start.limits, entry.limits) : null;
+      for (const why of [...(ruleHosts?.ignored ?? []), ...(ruleLimits?.ignored ?? [])]) origin.ignored.push(`sandboxRules ${entry.rule}: ${why}`);
+      const narrowed: SandboxRule = { ...entry };
+      if (ruleHosts) narrowed.hosts = ruleHosts.hosts ?? [];
+      if (ruleLimits) {
+        if (ruleLimits.limits) narrowed.limits = ruleLimits.limits;
+        else delete narrowed.limits;
+      }
+      policy.sandboxRules.push(narrowed);
+      origin.fromFile.sandboxRules.push(entry.rule);
+    }
+  }
+  return { policy, origin };
+}
+
+/** The effective policy of resolvePolicy, without its origin. */
+export function mergePolicies(file: PolicyConfigInput | null, options: PolicyConfigInput | undefined): PolicyConfig {
+  return resolvePolicy(file, options).policy;
 }
 
 // ---------------------------------------------------------------------------------
@@ -409,24 +501,14 @@ function evaluateWithoutHeadless(
       matchedRule: 'workspace',
     };
   }
-  if (subject.type === 'path' && subject.path.type === 'inside' && isKeelStatePath(subject.path.path) && kind === 'write') {
-    return {
-      decision: 'deny',
-      reason: `${request.tool}: ${KEEL_DIR}/ holds Keel's own state and policy; the agent may not write there`,
-      matchedRule: 'workspace',
-    };
-  }
-
   if (subject.type === 'paths') {
     const outside = subject.paths.find((p) => p.type === 'outside');
     if (outside && outside.type === 'outside') {
       return { decision: 'deny', reason: `${request.tool}: path ${JSON.stringify(outside.raw)} is outside the workspace`, matchedRule: 'workspace' };
     }
-    // An MCP tool may write whatever it names: none may name Keel's own state.
-    if (subject.paths.some((p) => p.type === 'inside' && isKeelStatePath(p.path))) {
-      return { decision: 'deny', reason: `${request.tool}: ${KEEL_DIR}/ holds Keel's own state and policy; MCP tools may not name it`, matchedRule: 'workspace' };
-    }
   }
+  const refusal = protectedRefusal(request.tool, kind, subject, request.input);
+  if (refusal) return { decision: 'deny', reason: refusal, matchedRule: 'protected' };
 
   const deny = firstMatch(policy.deny, request, subject, 'any');
   if (deny) return { decision: 'deny', reason: `${request.tool} matches deny rule ${deny}`, matchedRule: `deny: ${deny}` };
@@ -453,6 +535,11 @@ function evaluateWithoutHeadless(
       matchedRule: `session: ${approved}`,
     };
   }
+
+  // Files that run later outside the sandbox: a human looks at every write (only an
+  // approval the human gave for this session, above, or a deny rule decides otherwise).
+  const later = kind === 'write' && subject.type === 'path' && subject.path.type === 'inside' ? runsLaterReason(subject.path.path) : undefined;
+  if (later) return { decision: 'ask', reason: `${request.tool}: WARNING ${later}; a human must approve`, matchedRule: 'protected: runs later' };
 
   const ask = firstMatch(policy.ask, request, subject, 'any');
   if (ask) return { decision: 'ask', reason: `${request.tool} matches ask rule ${ask}`, matchedRule: `ask: ${ask}` };
@@ -685,10 +772,27 @@ type Subject =
   | { type: 'paths'; paths: WorkspacePath[] }
   | { type: 'command'; parts: CommandPart[] };
 
-const KEEL_DIR = '.keel';
-
-function isKeelStatePath(path: string): boolean {
-  return path === KEEL_DIR || path.startsWith(`${KEEL_DIR}/`);
+/**
+ * `.keel/` and `.git/` at any depth are never written by a tool (they grant or run things
+ * later); `.keel/` is not read either, but for the workspace's own `.keel/artifacts/`.
+ * A command may not start inside either. See machines/protected-paths.ts.
+ */
+function protectedRefusal(tool: string, kind: ToolKind, subject: Subject, input: unknown): string | undefined {
+  const cwd = kind === 'execute' && isRecord(input) ? stringField(input, 'cwd') : undefined;
+  const paths = subject.type === 'path' ? [subject.path] : subject.type === 'paths' ? subject.paths : cwd !== undefined ? [normalizeWorkspacePath(cwd)] : [];
+  for (const p of paths) {
+    if (p.type !== 'inside') continue;
+    const dir = protectedDirOf(p.path);
+    if (!dir) continue;
+    const why = dir === '.keel' ? "holds Keel's own state and policy (another session's too)" : 'holds git configuration and hooks that run on the next git command';
+    if (kind === 'read') {
+      if (agentMayRead(p.path)) continue;
+      return `${tool}: ${p.path} is protected: ${dir}/ ${why}; the agent may not read it (only .keel/artifacts/ at the workspace root)`;
+    }
+    if (kind === 'execute') return `${tool}: a command may not run inside ${p.path}: ${dir}/ ${why}`;
+    return `${tool}: ${p.path} is protected: ${dir}/ ${why}; the agent may not ${kind === 'mcp' ? 'name' : 'write'} it`;
+  }
+  return undefined;
 }
 
 function subjectOf(request: PolicyRequest): Subject {

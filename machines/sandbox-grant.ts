@@ -24,6 +24,45 @@ export const SandboxLimitsInput = z
   .strict();
 export type SandboxLimitsInput = z.infer<typeof SandboxLimitsInput>;
 
+/** The limits a sandboxed call gets when no policy names them (activities/tools/limits.ts applies them). */
+export const DEFAULT_SANDBOX_LIMITS: Required<SandboxLimitsInput> = { memoryMiB: 8192, processes: 1024, cpuSeconds: 900, fileMiB: 4096, tmpMiB: 512 };
+
+/**
+ * A workspace file's limits under the start options' (or the defaults): each may only be
+ * lowered. Returns the limits that apply and the names of those the file tried to raise.
+ */
+export function narrowLimits(bound: SandboxLimitsInput | undefined, file: SandboxLimitsInput | undefined): { limits: SandboxLimitsInput | undefined; ignored: string[] } {
+  if (!file) return { limits: bound, ignored: [] };
+  const limits: SandboxLimitsInput = { ...bound };
+  const ignored: string[] = [];
+  for (const key of Object.keys(file) as (keyof SandboxLimitsInput)[]) {
+    const wanted = file[key];
+    if (wanted === undefined) continue;
+    const ceiling = bound?.[key] ?? DEFAULT_SANDBOX_LIMITS[key];
+    if (wanted <= ceiling) limits[key] = wanted;
+    else ignored.push(`limits.${key} ${wanted} (above ${ceiling})`);
+  }
+  return { limits: Object.keys(limits).length > 0 ? limits : undefined, ignored };
+}
+
+/**
+ * A workspace file's host list under the start options': with no list in the start options
+ * (any public host), the file's list narrows; with one, only the file's entries that the
+ * start options' list already reaches are kept.
+ */
+export function narrowHosts(bound: readonly string[] | undefined, file: readonly string[] | undefined): { hosts: string[] | undefined; ignored: string[] } {
+  if (!file) return { hosts: bound ? [...bound] : undefined, ignored: [] };
+  if (!bound) return { hosts: [...file], ignored: [] };
+  const hosts: string[] = [];
+  const ignored: string[] = [];
+  for (const pattern of file) {
+    const covered = bound.includes(pattern) || (!pattern.startsWith('*.') && hostAllowed(bound, pattern));
+    if (covered) hosts.push(pattern);
+    else ignored.push(`hosts ${pattern} (not in the start options' list)`);
+  }
+  return { hosts, ignored };
+}
+
 /** Whether `host` (lower-cased, no trailing dot) is named by one of the patterns. */
 export function hostAllowed(patterns: readonly string[] | undefined, host: string): boolean {
   if (patterns === undefined) return true;

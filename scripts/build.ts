@@ -5,7 +5,7 @@
 // `npm start` (and the Docker image) then runs `node dist/worker/main.js`: no tsx, no
 // webpack at start.
 import { existsSync, readFileSync } from 'node:fs';
-import { rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
@@ -74,5 +74,8 @@ await build({
 });
 const { code } = await bundleWorkflowCode({ workflowsPath, payloadConverterPath: SOURCE_PAYLOAD_CONVERTER, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], logger });
 await writeFile(path.join(dist, BUNDLE_FILE), code);
+// The failure converter the worker loads by path when encryption keys are set (worker/worker.ts
+// resolves it beside its own module, which is dist/worker/main.js once compiled).
+await copyFile(path.join(root, 'worker/failure-converter.cjs'), path.join(dist, 'worker/failure-converter.cjs'));
 const size = `${BUNDLE_FILE} (${((await stat(path.join(dist, BUNDLE_FILE))).size / 1024).toFixed(0)} KiB)`;
 console.log(`keel build: ${path.relative(root, dist)}/worker/main.js, worker/healthcheck.js, ${size} in ${Date.now() - started} ms`);

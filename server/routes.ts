@@ -1,10 +1,10 @@
 // The API's JSON routes as data: each names its body, query and response schemas, so one
 // table both serves requests (server/app.ts) and generates /openapi.json (server/openapi.ts).
-import path from 'node:path';
 import type { z } from 'zod';
 import type { KeelClient } from '../client/keel-client';
 import { approveUpdate } from '../workflows/definitions';
 import { mapErrors } from '../client/errors';
+import { resolveWorkspace, WorkspaceError } from '../client/workspace';
 import { readInbox } from './inbox';
 import { ProblemError } from './problem';
 import {
@@ -69,14 +69,17 @@ async function session(keel: KeelClient, id: string) {
   if ((await kindOf(keel, id)) !== 'session') throw new ProblemError(404, 'not-found', `${id} is a goal, not a session`);
   return keel.getSession(id);
 }
-/** A workspace a request names: inside the server's workspace, never anywhere else on the machine. */
-function workspaceOf(requested: string | undefined, root: string): string {
-  const base = path.resolve(root);
-  const full = path.resolve(base, requested ?? '.');
-  if (full !== base && !full.startsWith(base + path.sep)) {
-    throw new ProblemError(400, 'validation', `workspace must lie inside ${base}`, { errors: [{ pointer: '/body/workspace', message: `outside ${base}` }] });
+/**
+ * A workspace a request names, by its real path: it must exist (or be created, when the
+ * body says createWorkspace) and stay inside the server's workspace after symlinks.
+ */
+async function workspaceOf(requested: string | undefined, root: string, create: boolean | undefined): Promise<string> {
+  try {
+    return await resolveWorkspace(requested, { root, create: create ?? false });
+  } catch (error) {
+    if (!(error instanceof WorkspaceError)) throw error;
+    throw new ProblemError(400, 'validation', error.message, { errors: [{ pointer: `/body/${error.field}`, message: error.message }] });
   }
-  return full;
 }
 
 const reasonOf = (b: { reason?: string | undefined } | undefined) => b?.reason;
@@ -123,7 +126,7 @@ export const routes: Route[] = [
     response: startedResponse,
     handler: async ({ keel, body, idempotencyKey, defaults }) => {
       const g = await keel.startGoal(body.goal, {
-        workspace: workspaceOf(body.workspace, defaults.workspace),
+        workspace: await workspaceOf(body.workspace, defaults.workspace, body.createWorkspace),
         ...(idempotencyKey ? { id: `goal-${idempotencyKey}` } : {}),
         ...(body.mode ? { policy: { mode: body.mode } } : {}),
         ...(body.autoApprove ? { autoApprove: true } : {}),
@@ -202,7 +205,7 @@ export const routes: Route[] = [
     response: startedResponse,
     handler: async ({ keel, body, idempotencyKey, defaults }) => {
       const s = await keel.startSession({
-        workspace: workspaceOf(body.workspace, defaults.workspace),
+        workspace: await workspaceOf(body.workspace, defaults.workspace, body.createWorkspace),
         ...(idempotencyKey ? { id: `session-${idempotencyKey}` } : {}),
         ...(body.mode ? { policy: { mode: body.mode } } : {}),
         ...(body.model ? { model: body.model } : {}),
@@ -302,7 +305,8 @@ export const routes: Route[] = [
     status: 200,
     response: controlResponse,
     handler: async ({ keel, id, body, approver }) => {
-      const input = { ...body, approver };
+      // The token's holder, proven by the approver key (worker/approver-proof.ts).
+      const input = { ...body, approver: `${approver} (API token)`, proven: true };
       if ((await kindOf(keel, id)) === 'goal') return keel.getGoal(id).approve(body.callId, input);
       const s = keel.getSession(id);
       return mapErrors(id, 'approve', () => s.workflowHandle.executeUpdate(approveUpdate, { args: [input] }));

@@ -40,6 +40,8 @@ export const startGoalBody = z.strictObject({
   goal: nonBlank.trim().max(20_000),
   /** Directory the agents work in, relative to the server's --workspace (default: that one). */
   workspace: workspace.optional(),
+  /** Create the workspace directory (inside the server's) when it does not exist. */
+  createWorkspace: z.boolean().optional(),
   mode: mode.optional(),
   autoApprove: z.boolean().optional(),
   budgetUsd: z.number().positive().max(1_000_000).optional(),
@@ -47,6 +49,7 @@ export const startGoalBody = z.strictObject({
 });
 export const startSessionBody = z.strictObject({
   workspace: workspace.optional(),
+  createWorkspace: z.boolean().optional(),
   mode: mode.optional(),
   model: z.string().min(1).max(200).optional(),
   system: z.string().min(1).max(100_000).optional(),

@@ -9,9 +9,17 @@ import { readFileSync } from 'node:fs';
 import { webcrypto } from 'node:crypto';
 import { type DataConverter, METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
+import { ApproverProofCodec, loadApproverKey } from './approver-proof';
 import { keelEnv } from './env';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
+/**
+ * What a worker with keys makes of a payload that was not encrypted with one of them (a
+ * signal, update or start input from a client without the keys): no converter decodes
+ * it, so every handler refuses it as an invalid payload — `event.rejected` for a signal,
+ * a rejected update, a failed start — and nothing changes.
+ */
+export const UNAUTHENTICATED_ENCODING = 'keel/unauthenticated';
 const KEY_ID_METADATA = 'encryption-key-id';
 const CIPHER = 'AES-GCM';
 const IV_BYTES = 12;
@@ -95,7 +103,11 @@ export async function decryptBytes(keys: readonly EncryptionKey[], keyId: string
 
 /** The whole payload (metadata and data) is sealed, so not even its encoding is visible. */
 export class EncryptionCodec implements PayloadCodec {
-  constructor(readonly keys: readonly EncryptionKey[]) {
+  constructor(
+    readonly keys: readonly EncryptionKey[],
+    /** The worker's side: a plaintext payload is refused (only key holders may act). */
+    readonly requireEncrypted = false,
+  ) {
     if (keys.length === 0) throw new EncryptionConfigError('an encryption codec needs at least one key');
   }
 
@@ -112,7 +124,9 @@ export class EncryptionCodec implements PayloadCodec {
     return Promise.all(
       payloads.map(async (payload) => {
         const encoding = payload.metadata?.[METADATA_ENCODING_KEY];
-        if (!encoding || decoder.decode(encoding) !== ENCRYPTED_ENCODING) return payload;
+        if (!encoding || decoder.decode(encoding) !== ENCRYPTED_ENCODING) {
+          return this.requireEncrypted ? { metadata: { [METADATA_ENCODING_KEY]: encoder.encode(UNAUTHENTICATED_ENCODING) }, data: new Uint8Array() } : payload;
+        }
         const keyId = payload.metadata?.[KEY_ID_METADATA];
         if (!keyId || !payload.data) throw new EncryptionConfigError('an encrypted payload without a key id or data');
         const plain = await decryptBytes(this.keys, decoder.decode(keyId), payload.data);
@@ -123,19 +137,24 @@ export class EncryptionCodec implements PayloadCodec {
 }
 
 /** The codec for the configured keys, or none when encryption is off. */
-export async function loadPayloadCodec(env: NodeJS.ProcessEnv = process.env): Promise<EncryptionCodec | null> {
+export async function loadPayloadCodec(env: NodeJS.ProcessEnv = process.env, options: { requireEncrypted?: boolean } = {}): Promise<EncryptionCodec | null> {
   const keys = await loadEncryptionKeys(env);
-  return keys ? new EncryptionCodec(keys) : null;
+  return keys ? new EncryptionCodec(keys, options.requireEncrypted ?? false) : null;
 }
 
 /**
  * The data converter for clients and workers: with keys, every payload is encrypted. Null
- * when encryption is off. Failure messages and stack traces are not payloads and stay
- * readable (encoding them would need the same converter inside every workflow bundle);
- * Keel keeps conversation text out of them: tool errors and model output are results.
+ * when encryption is off. A worker (`failureConverterPath`: a module exporting a
+ * `failureConverter` that encodes common attributes) also moves failure messages and stack
+ * traces into an encrypted payload, and refuses plaintext payloads (`requireEncrypted`).
  */
-export async function keelDataConverter(env: NodeJS.ProcessEnv = process.env): Promise<DataConverter | null> {
-  const codec = await loadPayloadCodec(env);
-  if (!codec) return null;
-  return { payloadCodecs: [codec] };
+export async function keelDataConverter(
+  env: NodeJS.ProcessEnv = process.env,
+  worker?: { failureConverterPath: string },
+): Promise<DataConverter> {
+  const codec = await loadPayloadCodec(env, { requireEncrypted: worker !== undefined });
+  // The approver proof sits inside the encryption: codecs encode in order, decode in reverse.
+  const proof = new ApproverProofCodec(loadApproverKey(env));
+  if (!codec) return { payloadCodecs: [proof] };
+  return { payloadCodecs: [proof, codec], ...(worker ? { failureConverterPath: worker.failureConverterPath } : {}) };
 }

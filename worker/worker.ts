@@ -53,7 +53,8 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
   try {
     // The tolerant payload converter on this side too (a bundle the caller built carries its
     // own copy), and the encryption codec when keys are configured.
-    const codec = await keelDataConverter(options.env);
+    // With keys: failure messages and stack traces encoded too (worker/failure-converter.cjs).
+    const codec = await keelDataConverter(options.env, { failureConverterPath: path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'failure-converter.cjs') });
     const dataConverter = { ...(options.workflowBundle ? {} : { payloadConverterPath }), ...codec };
     const telemetry = options.telemetry;
     const prebuilt = options.workflowBundle ? null : prebuiltWorkflowBundle(options.env);

@@ -34,7 +34,7 @@ import {
 } from './definitions';
 import { EMPTY_EVIDENCE, foldEvidence, type EvidenceState } from '../machines/evidence';
 import { decideTaskOutcome, FINISH_TASK } from '../machines/task-outcome';
-import { parsePayload, parseStartInput } from './payloads';
+import { approverLabel, parsePayload, parseStartInput } from './payloads';
 import { agentSystem, taskPrompt } from './planning';
 import { agentInputSchema } from './start-input';
 import { ConversationLog } from './runtime';
@@ -194,7 +194,7 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
       const a = parsePayload(approveSchema, raw, 'approve');
       const call = pending().find((p) => p.callId === a.callId);
       if (!call) throw new Error(`unknown call id ${a.callId}`);
-      const approver = a.approver ?? 'human';
+      const approver = approverLabel(a);
       if (a.rule !== undefined && a.scope !== 'session') throw new Error('approve: a rule is remembered only with scope "session"');
       // The exact call unless the human gave a rule (checked before the call runs).
       const grant = a.scope === 'session' ? sessionApprovalFor({ tool: call.name, input: call.input }, a.rule, { grantedBy: approver }) : null;

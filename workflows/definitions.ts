@@ -6,6 +6,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
 import { usageSchema } from '../machines/budget';
+import type { PolicyConfig, PolicyOrigin } from '../machines/policy';
 import type { FinishedTurn } from './finished-turns';
 import type { BudgetLimits, BudgetPatch, GoalState, Json, LogEvent, Message, SessionState, SessionStats, Task, TransitionCounts, TurnState, Usage } from '../machines/index';
 
@@ -26,6 +27,8 @@ export const approveSchema = z.strictObject({
   approver: z.string().min(1).optional(),
   /** With scope `session`: a policy rule to remember instead of the exact call, e.g. `run_command(npm test*)`. */
   rule: z.string().min(1).optional(),
+  /** Set by the worker's codec: true only when a Keel client signed the approver (worker/approver-proof.ts). */
+  proven: z.boolean().optional(),
 });
 export const denySchema = z.strictObject({ callId: z.string().min(1), reason: z.string().min(1).optional() });
 export const reasonSchema = optionalObject({ reason: z.string().min(1).optional() }).or(z.null().transform(() => undefined));
@@ -149,6 +152,14 @@ export interface StateView {
   /** Offset the next event-log entry will have (subscribe from here to follow live). */
   nextEventSeq: number;
   tools: string[];
+  /** The effective policy and where each part came from (null before setup, or in a run recorded before origins). */
+  policy: PolicyView | null;
+}
+
+/** The effective approval policy and its origin: start options bound it, the workspace file may only narrow. */
+export interface PolicyView {
+  effective: PolicyConfig;
+  origin: PolicyOrigin;
 }
 
 export interface TranscriptPage {
@@ -321,6 +332,8 @@ export interface GoalStateView {
   pendingApprovals: GoalPendingApproval[];
   usage: GoalUsageView;
   nextEventSeq: number;
+  /** The task agents' effective policy and where each part came from. */
+  policy: PolicyView | null;
 }
 
 export interface PlanView {

@@ -17,7 +17,7 @@ import {
   type GoalState,
   type LogEvent,
 } from '../machines/index';
-import type { PolicyConfig } from '../machines/policy';
+import type { PolicyConfig, PolicyOrigin } from '../machines/policy';
 import {
   agentReportSignal,
   approvePlanSignal,
@@ -72,6 +72,7 @@ export interface GoalCarry extends HostCarry {
   tools: ToolEntry[];
   toolsRef: string | null;
   policy: PolicyConfig | null;
+  policyOrigin?: PolicyOrigin | null | undefined;
   lastProposal: unknown;
   modelCalls: number;
   /** Directives the machine gave while the run was handing over: the next run executes them. */
@@ -92,6 +93,7 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
   let tools: ToolEntry[] = carry?.tools ?? [];
   let toolsRef: string | null = carry?.toolsRef ?? null;
   let policy: PolicyConfig | null = carry?.policy ?? null;
+  let policyOrigin: PolicyOrigin | null = carry?.policyOrigin ?? null;
   let ready = carry !== undefined;
   /** Set once a new run is wanted: work-starting directives wait in `deferred`. */
   let handingOver = false;
@@ -190,6 +192,7 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
           ready = true;
           if (!r.ok) return cannotStart(r.error);
           ({ policy, tools, toolsRef } = r);
+          policyOrigin = r.origin ?? null;
           goal.record('initialize', { type: 'decompose' });
         }),
       (error: unknown) =>
@@ -270,6 +273,7 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
     pendingApprovals: agents.pending(),
     usage: usageView(),
     nextEventSeq: host.seq,
+    policy: policy && policyOrigin ? { effective: policy, origin: policyOrigin } : null,
   }));
   setHandler(goalEventsQuery, (raw) => host.events(parse(transcriptQuerySchema, raw, 'events') ?? {}));
   // Registered here, after the queries: a report buffered before the first activation is delivered as soon as its handler is set.
@@ -302,6 +306,7 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
       tools,
       toolsRef,
       policy,
+      policyOrigin,
       lastProposal: advisors.lastProposal,
       modelCalls: models.calls,
       deferred,

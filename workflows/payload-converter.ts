@@ -52,3 +52,4 @@ class TolerantPayloadConverter implements PayloadConverter {
 }
 
 export const payloadConverter: PayloadConverter = new TolerantPayloadConverter();
+

@@ -35,10 +35,22 @@ export function describeIssues(issues: readonly Issue[], prefix: PropertyKey[] =
 
 /** Validates a payload; throws a TypeError with the reason. */
 export function parsePayload<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: readonly unknown[] } } }, value: unknown, name: string): T {
+  if (isUndecodable(value) && value.encoding === 'keel/unauthenticated') {
+    throw new TypeError(`refused ${name}: the payload is not encrypted with a Keel key; with KEEL_ENCRYPTION_KEYS set only key holders can act`);
+  }
   if (isUndecodable(value)) throw new TypeError(`invalid ${name} payload: cannot decode a payload with encoding ${value.encoding} (${value.reason})`);
   const r = schema.safeParse(value);
   if (r.success) return r.data;
   throw new TypeError(`invalid ${name} payload: ${describeIssues(r.error.issues as Issue[]).join('; ')}`);
+}
+
+/**
+ * Who approved, as recorded: the name a Keel client proved (API token, OS user), or what a
+ * raw Temporal client claimed, labelled as such (worker/approver-proof.ts).
+ */
+export function approverLabel(input: { approver?: string | undefined; proven?: boolean | undefined }): string {
+  if (input.proven === true && input.approver) return input.approver;
+  return `claimed: ${input.approver ?? '(nobody)'} via temporal client`;
 }
 
 /** Start input: invalid input fails the workflow at once, not retried, naming the field. */

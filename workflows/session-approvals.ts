@@ -5,7 +5,7 @@ import { patched, setHandler } from '@temporalio/workflow';
 import type { TransitionError, TurnEvent } from '../machines/index';
 import { EXACT_APPROVALS_PATCH, legacySessionRuleFor, rememberApproval, sessionApprovalFor, type SessionApproval } from '../machines/policy';
 import { approveSchema, approveSignal, approveUpdate, denySchema, denySignal, denyUpdate, type ControlResult, type PendingApproval } from './definitions';
-import { parsePayload as parse } from './payloads';
+import { approverLabel, parsePayload as parse } from './payloads';
 import type { TurnRunner } from './turn-runner';
 
 export interface ApprovalHost {
@@ -33,7 +33,7 @@ export function sessionApprovalHandlers(h: ApprovalHost): void {
     const input = parse(approveSchema, raw, 'approve');
     const call = h.pending().find((p) => p.callId === input.callId);
     if (!call) throw new Error(unknownCall(input.callId));
-    const approver = input.approver ?? 'human';
+    const approver = approverLabel(input);
     const event: TurnEvent = { type: 'tool', callId: input.callId, event: { type: 'approved', approver, scope: input.scope ?? 'once' } };
     if (input.scope !== 'session') {
       if (input.rule !== undefined) throw new Error('approve: a rule is remembered only with scope "session"');

@@ -2,7 +2,7 @@
 // the next through continue-as-new.
 import type { ActivityOptions } from '@temporalio/workflow';
 import type { BudgetLimits, SessionDirective, SessionStats } from '../machines/index';
-import type { PolicyConfig, PolicyConfigInput, SessionApproval } from '../machines/policy';
+import type { PolicyConfig, PolicyConfigInput, PolicyOrigin, SessionApproval } from '../machines/policy';
 import type { FinishedTurn } from './finished-turns';
 import type { HostCarry } from './host';
 import type { ConversationSnapshot } from './runtime';
@@ -56,6 +56,7 @@ export interface SessionCarry extends HostCarry {
   conversation: ConversationSnapshot;
   approvals: SessionApproval[];
   policy: PolicyConfig;
+  policyOrigin?: PolicyOrigin | null | undefined;
   tools: ToolEntry[];
   toolsRef: string | null;
   /** The identity of the conversation store the session started on. */

@@ -8,7 +8,7 @@ import { condition, continueAsNew, patched, setHandler, uuid4 } from '@temporali
 // modules anew for every workflow, and the goal's machines are no business of a session's.
 import type { SessionStats } from '../machines/index';
 import { createSession, exhaustionOf as sessionExhaustion, sessionEventFromTurn, sessionMachine, type SessionDirective, type SessionEvent, type SessionState } from '../machines/session';
-import { defaultPolicy, type PolicyConfig, type SessionApproval } from '../machines/policy';
+import { defaultPolicy, type PolicyConfig, type PolicyOrigin, type SessionApproval } from '../machines/policy';
 import {
   answerSchema,
   answerSignal,
@@ -81,6 +81,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   const conversation = new ConversationLog(carry?.conversation);
   let approvals: SessionApproval[] = carry?.approvals ?? [];
   let policy: PolicyConfig | null = carry?.policy ?? null;
+  let policyOrigin: PolicyOrigin | null = carry?.policyOrigin ?? null;
   let tools: ToolEntry[] = carry?.tools ?? [];
   let toolsRef: string | null = carry?.toolsRef ?? null;
   let storeId: string | undefined = carry?.storeId;
@@ -204,6 +205,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
         host.post(() => {
           if (!r.ok) return session.record('initialize', { type: 'init_failed', error: r.error });
           ({ policy, tools, toolsRef, storeId } = r);
+          policyOrigin = r.origin ?? null;
           session.record('initialize', { type: 'initialized' });
         }),
       // The activity's own error (ENOENT, …) is the cause under "Activity task failed".
@@ -314,6 +316,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       run,
       nextEventSeq: host.seq,
       tools: tools.map((t) => t.spec.name),
+      policy: policy && policyOrigin ? { effective: policy, origin: policyOrigin } : null,
     };
   });
 
@@ -338,6 +341,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
           conversation: conversation.snapshot(40, 256 * 1024),
           approvals,
           policy: policy ?? defaultPolicy,
+          policyOrigin,
           tools,
           toolsRef,
           ...(storeId !== undefined ? { storeId } : {}),

@@ -6,11 +6,12 @@ import type { StoreActivities } from '../activities/conversation-store';
 import type { createSetupActivities } from '../activities/setup';
 import type { McpBridge } from '../activities/mcp/index';
 import type { ToolActivities } from '../activities/tools/index';
-import type { PolicyConfig, PolicyConfigInput } from '../machines/policy';
+import type { PolicyConfig, PolicyConfigInput, PolicyOrigin } from '../machines/policy';
 import { finishTaskTool } from './planning';
 import type { ToolEntry } from './turn-runner';
 
-export type Setup = { ok: true; policy: PolicyConfig; tools: ToolEntry[]; toolsRef: string | null; storeId?: string | undefined } | { ok: false; error: string };
+/** `origin` is absent in histories recorded before the policy said where it came from. */
+export type Setup = { ok: true; policy: PolicyConfig; origin?: PolicyOrigin; tools: ToolEntry[]; toolsRef: string | null; storeId?: string | undefined } | { ok: false; error: string };
 
 export interface SetupInput {
   workspace: string;
@@ -51,5 +52,5 @@ export async function loadSetup(input: SetupInput): Promise<Setup> {
     : // Nobody talks to a task agent directly, so it gets no ask_user; it ends with finish_task.
       [...builtin.filter((t) => t.spec.name !== 'ask_user').map(own), { spec: finishTaskTool, readOnly: false }];
   const toolsRef = await storeSegment({ store: input.storeDir, parent: null, items: tools.map((t) => t.spec) });
-  return { ok: true, policy: loaded.policy, tools, toolsRef };
+  return { ok: true, policy: loaded.policy, ...(loaded.origin ? { origin: loaded.origin } : {}), tools, toolsRef };
 }

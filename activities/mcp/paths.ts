@@ -6,7 +6,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { mcpWorkspacePath, pathArgumentsOf } from '../../machines/policy';
-import { isInside, isKeelReal, type Workspace } from '../tools/workspace';
+import { isInside, protectedDirReal, type Workspace } from '../tools/workspace';
 
 export async function refusePathsOutside(ws: Workspace, input: unknown): Promise<string | undefined> {
   for (const raw of pathArgumentsOf(input)) {
@@ -14,7 +14,8 @@ export async function refusePathsOutside(ws: Workspace, input: unknown): Promise
     if (lexical.type === 'outside') return `path ${JSON.stringify(raw)} is outside the workspace; refused`;
     const real = await resolveExisting(path.join(ws.root, lexical.path));
     if (!isInside(ws, real)) return `path ${JSON.stringify(raw)} resolves outside the workspace (through a symlink); refused`;
-    if (isKeelReal(ws, real)) return `path ${JSON.stringify(raw)} is in .keel/, which holds Keel's own state; refused`;
+    const dir = protectedDirReal(ws, real);
+    if (dir) return `path ${JSON.stringify(raw)} is in ${dir}/, which ${dir === '.keel' ? "holds Keel's own state" : 'holds git configuration and hooks'}; refused`;
   }
   return undefined;
 }

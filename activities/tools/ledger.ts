@@ -28,7 +28,7 @@ export function sha256(content: Buffer | string): string {
 export async function readRecord(ctx: { ws: Workspace; callKey: string }): Promise<LedgerRecord | undefined> {
   let opened;
   try {
-    opened = await openExisting(ctx.ws, recordPath(ctx.callKey), 'read');
+    opened = await openExisting(ctx.ws, recordPath(ctx.callKey), 'read', { keelOwn: true });
   } catch (error) {
     if (error instanceof ToolError) return undefined;
     throw error;

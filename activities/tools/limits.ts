@@ -11,7 +11,7 @@
 // own signals (SIGXCPU, SIGXFSZ), which bubblewrap passes on as 128 + signal; memory,
 // process count and /tmp space make a system call fail (ENOMEM, EAGAIN, ENOSPC), which the
 // command reports in its output in the C library's words.
-import { type SandboxLimitsInput } from '../../machines/sandbox-grant';
+import { DEFAULT_SANDBOX_LIMITS, type SandboxLimitsInput } from '../../machines/sandbox-grant';
 
 export interface SandboxLimits {
   memoryBytes: number;
@@ -23,11 +23,11 @@ export interface SandboxLimits {
 
 const MiB = 1024 * 1024;
 export const DEFAULT_LIMITS: SandboxLimits = {
-  memoryBytes: 8192 * MiB,
-  processes: 1024,
-  cpuSeconds: 900,
-  fileBytes: 4096 * MiB,
-  tmpBytes: 512 * MiB,
+  memoryBytes: DEFAULT_SANDBOX_LIMITS.memoryMiB * MiB,
+  processes: DEFAULT_SANDBOX_LIMITS.processes,
+  cpuSeconds: DEFAULT_SANDBOX_LIMITS.cpuSeconds,
+  fileBytes: DEFAULT_SANDBOX_LIMITS.fileMiB * MiB,
+  tmpBytes: DEFAULT_SANDBOX_LIMITS.tmpMiB * MiB,
 };
 
 /** The defaults with a policy's overrides laid over them. */

@@ -1,15 +1,15 @@
-// Reads the approval policy of a workspace (.keel/policy.json) and merges the session's
-// options over it. Reading is I/O, so it is an activity; validating and merging are the
+// Reads the approval policy of a workspace (.keel/policy.json) and bounds it by the
+// session's start options (the file may only narrow them). Reading is I/O, so it is an activity; validating and merging are the
 // pure functions of machines/policy, which the workflow can also call itself.
-import { mergePolicies, parsePolicy, POLICY_FILE, type PolicyConfig, type PolicyConfigInput } from '../../machines/policy';
+import { parsePolicy, POLICY_FILE, resolvePolicy, type PolicyConfig, type PolicyConfigInput, type PolicyOrigin } from '../../machines/policy';
 import { openExisting, ToolError, type Workspace } from './workspace';
 
-export type LoadedPolicy = { ok: true; policy: PolicyConfig; source: string } | { ok: false; error: string };
+export type LoadedPolicy = { ok: true; policy: PolicyConfig; source: string; origin: PolicyOrigin } | { ok: false; error: string };
 
 export async function loadPolicy(ws: Workspace, options?: PolicyConfigInput): Promise<LoadedPolicy> {
   let fileText: string | undefined;
   try {
-    const opened = await openExisting(ws, POLICY_FILE, 'read');
+    const opened = await openExisting(ws, POLICY_FILE, 'read', { keelOwn: true });
     try {
       fileText = await opened.handle.readFile('utf8');
     } finally {
@@ -30,12 +30,12 @@ export async function loadPolicy(ws: Workspace, options?: PolicyConfigInput): Pr
   }
   const file = parsePolicy(raw, POLICY_FILE);
   if (!file.ok) return file;
-  if (options === undefined) return { ok: true, policy: file.policy, source: fileText === undefined ? 'defaults' : POLICY_FILE };
-  const session = parsePolicy(options, 'session policy options');
-  if (!session.ok) return session;
-  return {
-    ok: true,
-    policy: mergePolicies(file.policy, options),
-    source: fileText === undefined ? 'session options' : `${POLICY_FILE} + session options`,
-  };
+  if (options !== undefined) {
+    const session = parsePolicy(options, 'session policy options');
+    if (!session.ok) return session;
+  }
+  // The start options (or the defaults) bound what the file may say: it only narrows.
+  const { policy, origin } = resolvePolicy(fileText === undefined ? null : (raw as PolicyConfigInput), options);
+  const source = [fileText === undefined ? undefined : POLICY_FILE, options === undefined ? 'defaults' : 'session options'].filter(Boolean).join(' within ');
+  return { ok: true, policy, source, origin };
 }

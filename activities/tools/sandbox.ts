@@ -19,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type CommandSandbox } from '../../machines/policy';
 import { keelEnv } from '../../worker/env';
+import { protectedMountArgs } from './protected-mounts';
 import { KEEL_DIR } from './workspace';
 import { limitArgs, type SandboxLimits } from './limits';
 import { needsPidsCgroup, pidsCgroupParent } from './pids-cgroup';
@@ -86,6 +87,8 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   // removed, so `.keel/` cannot be swapped for a directory of the command's making.
   const keel = path.join(spec.workspace, KEEL_DIR);
   args.push('--ro-bind', keel, keel);
+  // Every .git and nested .keel/ (machines/protected-paths.ts), laid over the workspace.
+  args.push(...protectedMountArgs(spec.workspace));
   args.push('--setenv', 'HOME', SANDBOX_HOME, '--chdir', spec.cwd, '--');
   return args;
 }

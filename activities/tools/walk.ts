@@ -3,7 +3,8 @@
 // directory swapped for a symlink mid-walk is skipped rather than entered.
 import { constants } from 'node:fs';
 import fs, { type FileHandle } from 'node:fs/promises';
-import { displayName, type EntryKind, openExisting, ToolError, type Workspace } from './workspace';
+import { agentMayRead } from '../../machines/protected-paths';
+import { displayName, type EntryKind, openExisting, relativePath, ToolError, type Workspace } from './workspace';
 
 /** glob's pattern and grep's glob filter: the same rule and the same words for both. */
 export function assertGlobInside(pattern: string): void {
@@ -37,6 +38,7 @@ export function descendUnlessSkipped(_rel: string, name: string): boolean {
 
 export async function* walk(ws: Workspace, start: string, limits: WalkLimits): AsyncGenerator<WalkEntry> {
   const root = await openExisting(ws, start, 'directory');
+  const startRel = relativePath(start);
   let seen = 0;
   const visit = async function* (handle: FileHandle, prefix: string): AsyncGenerator<WalkEntry> {
     const base = `/proc/self/fd/${handle.fd}`;
@@ -48,6 +50,8 @@ export async function* walk(ws: Workspace, start: string, limits: WalkLimits): A
       seen += 1;
       const name = displayName(entry.name);
       const rel = prefix ? `${prefix}/${name}` : name;
+      // Another session's `.keel/` (at any depth) is neither shown nor entered.
+      if (!agentMayRead(startRel === '.' ? rel : `${startRel}/${rel}`)) continue;
       const access = Buffer.concat([Buffer.from(`${base}/`), entry.name]);
       const kind: EntryKind = entry.isDirectory() ? 'dir' : entry.isSymbolicLink() ? 'symlink' : entry.isFile() ? 'file' : 'other';
       yield { rel, kind, access };

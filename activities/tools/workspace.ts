@@ -8,6 +8,7 @@ import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { normalizeWorkspacePath } from '../../machines/policy';
+import { agentMayRead, protectedDirOf, type ProtectedDir } from '../../machines/protected-paths';
 
 /** A refusal or a missing file: the model gets it as a tool error, the activity does not fail. */
 export class ToolError extends Error {
@@ -26,6 +27,11 @@ export const KEEL_DIR = '.keel';
 export async function openWorkspace(root: string): Promise<Workspace> {
   if (!path.isAbsolute(root)) throw new Error(`workspace must be an absolute path, got ${JSON.stringify(root)}`);
   const real = await fs.realpath(root);
+  // Workspaces are resolved to their real path once, when a session or goal starts
+  // (client/workspace.ts); a path that resolves elsewhere now had a symlink swapped in.
+  if (real !== path.resolve(root)) {
+    throw new Error(`workspace ${root} now resolves to ${real} (a part of it was replaced by a symlink); refused: a workspace is pinned to the real path it started with`);
+  }
   const stats = await fs.stat(real);
   if (!stats.isDirectory()) throw new Error(`workspace ${real} is not a directory`);
   return { root: real, rootBuffer: Buffer.from(real) };
@@ -112,16 +118,20 @@ export function isInside(ws: Workspace, real: Buffer): boolean {
 }
 
 /**
- * Whether a real (resolved) path lies in Keel's own directory. Checked on what is
- * actually opened or renamed into, never on the text the model gave: a symlink
- * `cfg -> .keel` makes `cfg/policy.json` this directory too.
+ * The protected directory (`.keel/` or `.git/`, at any depth) a real (resolved) path lies
+ * in. Checked on what is actually opened or renamed into, never on the text the model
+ * gave: a symlink `cfg -> sub/.keel` makes `cfg/policy.json` that directory too.
  */
-export function isKeelReal(ws: Workspace, real: Buffer): boolean {
-  const keel = Buffer.concat([ws.rootBuffer, Buffer.from(`/${KEEL_DIR}`)]);
-  return real.equals(keel) || (real.length > keel.length && real.subarray(0, keel.length).equals(keel) && real[keel.length] === 0x2f);
+export function protectedDirReal(ws: Workspace, real: Buffer): ProtectedDir | undefined {
+  if (!isInside(ws, real)) return undefined;
+  return protectedDirOf(relativeOf(ws, real));
 }
 
-const KEEL_REFUSAL = `${KEEL_DIR}/ holds Keel's own state; the agent may not write there`;
+export function protectedRefusal(dir: ProtectedDir): string {
+  return dir === '.keel'
+    ? `${KEEL_DIR}/ holds Keel's own state and policy (at any depth); the agent may not write there`
+    : '.git/ (at any depth) holds git configuration and hooks that run on the next git command; the agent may not write there';
+}
 
 export function relativeOf(ws: Workspace, real: Buffer): string {
   if (real.equals(ws.rootBuffer)) return '.';
@@ -158,6 +168,8 @@ export interface OpenOptions {
    * and nothing on this side can tell where they are.
    */
   allowHardLinks?: boolean;
+  /** Keel's own reads of its records and policy; the agent may not read `.keel/` but for the root's artifacts. */
+  keelOwn?: boolean;
 }
 
 /**
@@ -189,6 +201,9 @@ export async function openExisting(ws: Workspace, rawPath: string, intent: OpenI
     const real = await descriptorPath(handle, target);
     if (!isInside(ws, real)) {
       throw new ToolError(`path ${JSON.stringify(rawPath)} resolves outside the workspace (through a symlink); refused`);
+    }
+    if (!options.keelOwn && !agentMayRead(relativeOf(ws, real))) {
+      throw new ToolError(`${rawPath} is in .keel/: .keel/ holds Keel's own state and other sessions' conversations; the agent may not read it (only .keel/artifacts/ at the workspace root)`);
     }
     const stats = await handle.stat();
     if (intent === 'read' && stats.isDirectory()) throw new ToolError(`${rawPath} is a directory; use list_dir`);
@@ -280,7 +295,8 @@ async function writeFileInsideUnsafe(
 ): Promise<{ rel: string; created: boolean }> {
   const rel = relativePath(rawPath);
   if (rel === '.') throw new ToolError('a file path is required');
-  if (!options.allowKeelDir && (rel === KEEL_DIR || rel.startsWith(`${KEEL_DIR}/`))) throw new ToolError(KEEL_REFUSAL);
+  const lexical = protectedDirOf(rel);
+  if (!options.allowKeelDir && lexical) throw new ToolError(protectedRefusal(lexical));
   let targetAbs = absoluteBuffer(ws, rel);
   let existing: Stats | undefined;
   try {
@@ -298,7 +314,8 @@ async function writeFileInsideUnsafe(
   const baseBytes = Buffer.from(base, 'latin1');
   // Checked before any directory is created: a refused write leaves nothing behind.
   const guardKeel = (real: Buffer) => {
-    if (!options.allowKeelDir && isKeelReal(ws, real)) throw new ToolError(KEEL_REFUSAL);
+    const dir = options.allowKeelDir ? undefined : protectedDirReal(ws, real);
+    if (dir) throw new ToolError(protectedRefusal(dir));
   };
   guardKeel(targetAbs);
   const parentReal = await ensureParentInside(ws, targetAbs, rawPath, guardKeel);
@@ -316,9 +333,10 @@ async function writeFileInsideUnsafe(
       await fs.unlink(tempReal).catch(() => undefined);
       throw new ToolError(`path ${JSON.stringify(rawPath)} resolves outside the workspace (a directory changed under it); refused`);
     }
-    if (!options.allowKeelDir && isKeelReal(ws, tempReal)) {
+    const dir = options.allowKeelDir ? undefined : protectedDirReal(ws, tempReal);
+    if (dir) {
       await fs.unlink(tempReal).catch(() => undefined);
-      throw new ToolError(KEEL_REFUSAL);
+      throw new ToolError(protectedRefusal(dir));
     }
     await handle.writeFile(content);
     await handle.sync();

@@ -1,4 +1,6 @@
 // The CLI's commands (client/cli.ts wires them into commander).
+import os from 'node:os';
+import { policyLines } from './policy-view';
 import type { GoalResult } from '../../workflows/goal';
 import type { GoalHandle } from '../goal-handle';
 import type { KeelClient } from '../keel-client';
@@ -124,7 +126,7 @@ export function statusCommand(id: string, o: { json?: boolean }): Promise<void> 
     if (target.kind === 'goal') {
       const [state, plan] = await Promise.all([target.goal.state(), target.goal.plan()]);
       if (out.json) {
-        out.emit({ id, kind: 'goal', status: state.status, reason: state.reason, plan, pendingApprovals: state.pendingApprovals, usage: state.usage });
+        out.emit({ id, kind: 'goal', status: state.status, reason: state.reason, plan, pendingApprovals: state.pendingApprovals, usage: state.usage, policy: state.policy ?? null });
         return;
       }
       out.line(`goal ${id}: ${out.bold(state.status)}${state.reason ? ` (${state.reason})` : ''}`);
@@ -132,11 +134,12 @@ export function statusCommand(id: string, o: { json?: boolean }): Promise<void> 
       if (plan.tasks.length) for (const row of table([['task', 'status', 'tries', 'title'], ...plan.tasks.map((t) => [t.id, t.status, String(t.attempts), t.title])])) out.line(`  ${row}`);
       for (const p of state.pendingApprovals) out.line(`  waiting: ${p.callId} [${p.taskId}] ${p.name} (keel approve ${id} ${p.callId})`);
       out.line(`  usage: ${state.usage.usage.inputTokens} in / ${state.usage.usage.outputTokens} out tokens, $${state.usage.usage.costUsd.toFixed(4)}`);
+      for (const line of policyLines(state.policy)) out.line(`  ${line}`);
       return;
     }
     const state = await target.session.state();
     if (out.json) {
-      out.emit({ id, kind: 'session', status: state.status, reason: state.reason, turn: state.turn, queueLength: state.queueLength, pendingApprovals: state.pendingApprovals, question: state.question, usage: state.usage });
+      out.emit({ id, kind: 'session', status: state.status, reason: state.reason, turn: state.turn, queueLength: state.queueLength, pendingApprovals: state.pendingApprovals, question: state.question, usage: state.usage, policy: state.policy ?? null });
       return;
     }
     out.line(`session ${id}: ${out.bold(state.status)}${state.reason ? ` (${state.reason})` : ''}`);
@@ -144,6 +147,7 @@ export function statusCommand(id: string, o: { json?: boolean }): Promise<void> 
     for (const p of state.pendingApprovals) out.line(`  waiting: ${p.callId} ${p.name} ${JSON.stringify(p.input).slice(0, 100)} (keel approve ${id} ${p.callId})`);
     if (state.question) out.line(`  question: ${state.question.question}`);
     out.line(`  turns: ${state.usage.turns}, usage: ${state.usage.usage.inputTokens} in / ${state.usage.usage.outputTokens} out tokens, $${state.usage.usage.costUsd.toFixed(4)}`);
+    for (const line of policyLines(state.policy)) out.line(`  ${line}`);
   });
 }
 
@@ -192,7 +196,7 @@ export function answerCommand(decision: 'approve' | 'deny', id: string, callId: 
 
 function scopeOf(scope: string | undefined): { scope?: 'once' | 'session'; approver: string } {
   if (scope !== undefined && scope !== 'once' && scope !== 'session') throw new CliExit(EXIT.usage, '--scope must be once or session');
-  return { ...(scope ? { scope } : {}), approver: 'keel cli' };
+  return { ...(scope ? { scope } : {}), approver: `keel cli (OS user ${os.userInfo().username})` };
 }
 
 function only(callIds: string[], id: string): string {

@@ -56,7 +56,7 @@ describe('encrypted payloads', () => {
   it('keeps a canary out of the raw history; Keel and the codec server read it back', async () => {
     const keys = { KEEL_ENCRYPTION_KEYS: generateKeyLine('k1') };
     const s = await sessionEnv(env, workflowBundle, { rules: [{ match: { lastUserContains: 'CANARY' }, reply: say(`Noted: ${CANARY}`) }] }, keys);
-    const secure = new Client({ connection: env.client.connection, namespace: env.namespace, dataConverter: (await keelDataConverter(keys))! });
+    const secure = new Client({ connection: env.client.connection, namespace: env.namespace, dataConverter: await keelDataConverter(keys) });
     const codecServer = createCodecServer({ codec: (await loadPayloadCodec(keys))! });
     const codecUrl = await listenCodecServer(codecServer, 0);
     try {

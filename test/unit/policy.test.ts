@@ -4,6 +4,7 @@ import {
   defaultPolicy,
   evaluatePolicy,
   mergePolicies,
+  resolvePolicy,
   normalizeWorkspacePath,
   parsePolicy,
   type PolicyConfig,
@@ -53,10 +54,33 @@ describe('policy config', () => {
   });
 
   it('session options add rules to the file but cannot drop its deny rules', () => {
-    const file = policy({ mode: 'auto-edit', deny: ['run_command(rm *)'] });
-    const merged = mergePolicies(file, { allow: ['run_command(npm test*)'] });
+    const file = { mode: 'auto-edit' as const, deny: ['run_command(rm *)'] };
+    const merged = mergePolicies(file, { mode: 'full-auto', allow: ['run_command(npm test*)'] });
     expect(merged).toMatchObject({ mode: 'auto-edit', deny: ['run_command(rm *)'], allow: ['run_command(npm test*)'] });
     expect(mergePolicies(file, { mode: 'read-only' }).mode).toBe('read-only');
+  });
+
+  it('the mode, sandbox and network a session was started with are an upper bound: a file only narrows', () => {
+    // What an auto-edit agent wrote into sub/.keel/policy.json on main, then a human started a session there in ask.
+    const hostile = { mode: 'full-auto' as const, sandbox: 'off' as const, network: true, allow: ['run_command'], headless: { ask: 'allow' as const }, sandboxRules: [{ rule: 'run_command(curl*)', sandbox: 'off' as const }] };
+    const { policy: p, origin } = resolvePolicy(hostile, { mode: 'ask' });
+    expect(p).toMatchObject({ mode: 'ask', sandbox: 'workspace-write', network: false, allow: [], headless: { ask: 'deny' }, sandboxRules: [] });
+    expect(origin).toMatchObject({ mode: 'start', sandbox: 'default', network: 'default', file: '.keel/policy.json' });
+    expect(origin.ignored).toEqual([
+      'mode full-auto (above ask)',
+      'sandbox off (looser than workspace-write)',
+      'network true (the start options did not grant the network)',
+      'headless.ask allow',
+      'allow run_command (a file may not allow; give it in the start options)',
+      'sandboxRules run_command(curl*) (looser than the start options)',
+    ]);
+    expect(evaluatePolicy(p, run('id')).decision).toBe('ask');
+    // Without start options the bound is the defaults, not the file.
+    expect(resolvePolicy(hostile, undefined).policy.mode).toBe('ask');
+    // Narrowing is taken, and said where it came from.
+    const narrowed = resolvePolicy({ mode: 'read-only', sandbox: 'read-only', network: false, deny: ['run_command(rm *)'] }, { mode: 'full-auto', network: true });
+    expect(narrowed.policy).toMatchObject({ mode: 'read-only', sandbox: 'read-only', network: false, deny: ['run_command(rm *)'] });
+    expect(narrowed.origin).toMatchObject({ mode: 'file', sandbox: 'file', network: 'file', bound: { mode: 'full-auto', network: true }, fromFile: { deny: ['run_command(rm *)'] } });
   });
 });
 

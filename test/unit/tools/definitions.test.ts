@@ -67,12 +67,13 @@ describe('interruptedToolResult', () => {
 describe('loadPolicy', () => {
   it('uses the defaults without a file, the file when there is one, and session options over it', async () => {
     const ws = t.ctx().ws;
-    expect(await loadPolicy(ws)).toEqual({ ok: true, source: 'defaults', policy: { mode: 'ask', allow: [], ask: [], deny: [], headless: { ask: 'deny' }, sandbox: 'workspace-write', network: false, sandboxRules: [] } });
+    expect(await loadPolicy(ws)).toMatchObject({ ok: true, source: 'defaults', origin: { file: null, mode: 'default' }, policy: { mode: 'ask', allow: [], ask: [], deny: [], headless: { ask: 'deny' }, sandbox: 'workspace-write', network: false, sandboxRules: [] } });
     await fs.mkdir(path.join(t.dir, '.keel'));
     await fs.writeFile(path.join(t.dir, '.keel/policy.json'), JSON.stringify({ mode: 'auto-edit', deny: ['run_command(rm *)'] }));
-    expect(await loadPolicy(ws, { allow: ['run_command(npm test*)'] })).toEqual({
+    expect(await loadPolicy(ws, { mode: 'full-auto', allow: ['run_command(npm test*)'] })).toMatchObject({
       ok: true,
-      source: '.keel/policy.json + session options',
+      source: '.keel/policy.json within session options',
+      origin: { file: '.keel/policy.json', mode: 'file', bound: { mode: 'full-auto' } },
       policy: {
         mode: 'auto-edit',
         allow: ['run_command(npm test*)'],

@@ -1,0 +1,82 @@
+// Where a session or goal works, resolved once, by the real path, before it starts: the
+// path must exist (or be created, when the caller says so explicitly), symlinks are
+// resolved, and with a root (the server's --workspace) the real path must stay inside the
+// root's real path. The workflow gets that real path and the tools refuse to work if it
+// later resolves anywhere else (activities/tools/workspace.ts openWorkspace): pinned.
+import { constants } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+/** A workspace that cannot be used; `field` names the option or body field. */
+export class WorkspaceError extends Error {
+  override name = 'WorkspaceError';
+  constructor(
+    message: string,
+    readonly field = 'workspace',
+  ) {
+    super(message);
+  }
+}
+
+export interface ResolveOptions {
+  /** Paths are relative to it, and must stay inside its real path after resolution. */
+  root?: string;
+  /** Create the directory (and missing parents) when it does not exist. */
+  create?: boolean;
+}
+
+export async function resolveWorkspace(requested: string | undefined, options: ResolveOptions = {}): Promise<string> {
+  const base = path.resolve(options.root ?? process.cwd());
+  const full = path.resolve(base, requested ?? '.');
+  let realRoot: string | undefined;
+  if (options.root !== undefined) {
+    realRoot = await fs.realpath(base).catch(() => {
+      throw new WorkspaceError(`the server's workspace root ${base} does not exist`);
+    });
+    if (full !== base && !full.startsWith(base + path.sep)) throw new WorkspaceError(`workspace must lie inside ${base}`);
+  }
+  if (options.create) await createInside(full, realRoot);
+  let real: string;
+  try {
+    real = await fs.realpath(full);
+  } catch {
+    throw new WorkspaceError(`workspace ${requested ?? full} does not exist${options.create ? '' : ' (pass createWorkspace: true to create it)'}`);
+  }
+  const stats = await fs.stat(real);
+  if (!stats.isDirectory()) throw new WorkspaceError(`workspace ${requested ?? full} is not a directory`);
+  if (realRoot !== undefined && real !== realRoot && !real.startsWith(realRoot + path.sep)) {
+    throw new WorkspaceError(`workspace ${requested ?? full} resolves to ${real}, outside ${realRoot} (through a symlink)`);
+  }
+  await fs.access(real, constants.R_OK | constants.X_OK).catch(() => {
+    throw new WorkspaceError(`workspace ${requested ?? full} is not readable`);
+  });
+  return real;
+}
+
+/** Creates missing directories one by one, never through a symlink that leads out of the root. */
+async function createInside(full: string, realRoot: string | undefined): Promise<void> {
+  const missing: string[] = [];
+  let existing = full;
+  for (;;) {
+    try {
+      await fs.lstat(existing);
+      break;
+    } catch {
+      missing.unshift(path.basename(existing));
+      const parent = path.dirname(existing);
+      if (parent === existing) break;
+      existing = parent;
+    }
+  }
+  let real = await fs.realpath(existing).catch(() => existing);
+  for (const name of missing) {
+    if (realRoot !== undefined && real !== realRoot && !real.startsWith(realRoot + path.sep)) {
+      throw new WorkspaceError(`workspace would be created under ${real}, outside ${realRoot} (through a symlink)`);
+    }
+    real = path.join(real, name);
+    await fs.mkdir(real).catch((error: unknown) => {
+      if ((error as { code?: string }).code !== 'EEXIST') throw new WorkspaceError(`cannot create workspace: ${(error as Error).message}`);
+    });
+    real = await fs.realpath(real);
+  }
+}

@@ -1,0 +1,93 @@
+// Who approved is proven by the channel, not claimed in the payload. Keel's own clients
+// (the API server, the CLI, the SDK) mark an approval `proven: true`; their payload codec
+// signs it (HMAC-SHA256 over call id and approver, in the payload's metadata) with the
+// approver key. The worker's codec checks the signature when it decodes and writes back
+// `proven: true` only when it holds; anything else — a raw Temporal client, a command that
+// reached Temporal, a forged `proven` — arrives as `proven: false`, and the workflow records
+// the approver as `claimed: <name> via temporal client`.
+//
+// The key: KEEL_APPROVER_KEY (base64, 32 bytes), else `<config dir>/approver.key`, created
+// (0600) by the first Keel process that needs it. Whoever can read it can prove any name.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
+import { configDir } from '../server/auth';
+
+const PROOF_METADATA = 'keel-approver-proof';
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export function loadApproverKey(env: NodeJS.ProcessEnv = process.env): Buffer {
+  const given = env.KEEL_APPROVER_KEY?.trim();
+  if (given) {
+    const key = Buffer.from(given, 'base64');
+    if (key.length < 32) throw new Error('KEEL_APPROVER_KEY must be at least 32 bytes, base64');
+    return key;
+  }
+  const file = path.join(configDir(env), 'approver.key');
+  try {
+    return Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+  } catch {
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+    const key = randomBytes(32);
+    try {
+      writeFileSync(file, `${key.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+      return key;
+    } catch {
+      return Buffer.from(readFileSync(file, 'utf8').trim(), 'base64'); // another process made it first
+    }
+  }
+}
+
+type Approval = Record<string, unknown> & { approver: string; callId?: unknown };
+
+function approvalOf(payload: Payload): Approval | undefined {
+  const encoding = payload.metadata?.[METADATA_ENCODING_KEY];
+  if (!encoding || decoder.decode(encoding) !== 'json/plain' || !payload.data) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(decoder.decode(payload.data));
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const record = value as Record<string, unknown>;
+  if (typeof record.approver !== 'string' && !('proven' in record)) return undefined;
+  return { ...record, approver: typeof record.approver === 'string' ? record.approver : '' };
+}
+
+export class ApproverProofCodec implements PayloadCodec {
+  constructor(private readonly key: Buffer) {}
+
+  private proof(a: Approval): Buffer {
+    return createHmac('sha256', this.key).update(`${String(a.callId)}\n${a.approver}`).digest();
+  }
+
+  encode(payloads: Payload[]): Promise<Payload[]> {
+    return Promise.resolve(
+      payloads.map((payload) => {
+        const a = approvalOf(payload);
+        if (!a || a.proven !== true) return payload;
+        return { ...payload, metadata: { ...payload.metadata, [PROOF_METADATA]: encoder.encode(this.proof(a).toString('base64')) } };
+      }),
+    );
+  }
+
+  decode(payloads: Payload[]): Promise<Payload[]> {
+    return Promise.resolve(
+      payloads.map((payload) => {
+        const a = approvalOf(payload);
+        if (!a) return payload;
+        const given = payload.metadata?.[PROOF_METADATA];
+        const expected = this.proof(a);
+        const presented = given ? Buffer.from(decoder.decode(given), 'base64') : Buffer.alloc(0);
+        const proven = a.proven === true && presented.length === expected.length && timingSafeEqual(presented, expected);
+        const metadata = { ...payload.metadata };
+        delete metadata[PROOF_METADATA];
+        const raw = JSON.parse(decoder.decode(payload.data)) as Record<string, unknown>;
+        return { metadata, data: encoder.encode(JSON.stringify({ ...raw, proven })) };
+      }),
+    );
+  }
+}
