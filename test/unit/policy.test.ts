@@ -82,6 +82,28 @@ describe('policy config', () => {
     expect(narrowed.policy).toMatchObject({ mode: 'read-only', sandbox: 'read-only', network: false, deny: ['run_command(rm *)'] });
     expect(narrowed.origin).toMatchObject({ mode: 'file', sandbox: 'file', network: 'file', bound: { mode: 'full-auto', network: true }, fromFile: { deny: ['run_command(rm *)'] } });
   });
+
+  it("a file's network hosts and sandbox limits only narrow the start options' (or the defaults)", () => {
+    const file = {
+      hosts: ['registry.npmjs.org', 'evil.example'],
+      limits: { memoryMiB: 1_000_000, processes: 64 },
+      sandboxRules: [{ rule: 'run_command(npm *)', hosts: ['*.example'], limits: { cpuSeconds: 86_400, fileMiB: 10 } }],
+    };
+    const { policy: p, origin } = resolvePolicy(file, { network: true, hosts: ['registry.npmjs.org', '*.npmjs.org'], limits: { processes: 128 } });
+    expect(p.hosts).toEqual(['registry.npmjs.org']);
+    expect(p.limits).toEqual({ processes: 64 });
+    expect(p.sandboxRules).toEqual([{ rule: 'run_command(npm *)', hosts: [], limits: { processes: 128, fileMiB: 10 } }]);
+    expect(origin.ignored).toEqual([
+      "hosts evil.example (not in the start options' list)",
+      'limits.memoryMiB 1000000 (above 8192)',
+      "sandboxRules run_command(npm *): hosts *.example (not in the start options' list)",
+      'sandboxRules run_command(npm *): limits.cpuSeconds 86400 (above 900)',
+    ]);
+    // With no host list in the start options (any public host), the file's list narrows it.
+    expect(resolvePolicy({ hosts: ['registry.npmjs.org'] }, { network: true }).policy.hosts).toEqual(['registry.npmjs.org']);
+    // Without any file, the start options stand as given.
+    expect(resolvePolicy(null, { network: true, hosts: ['a.example'], limits: { tmpMiB: 64 } }).policy).toMatchObject({ hosts: ['a.example'], limits: { tmpMiB: 64 } });
+  });
 });
 
 describe('modes', () => {
