@@ -82,11 +82,11 @@ beforeAll(async () => {
   // No bubblewrap that works: user namespaces forbidden, as under Docker's default seccomp profile.
   await fs.mkdir(path.join(shims, 'broken'));
   await fs.writeFile(path.join(shims, 'broken', 'bwrap'), '#!/bin/sh\necho "bwrap: No permissions to create new namespace" >&2\nexit 1\n', { mode: 0o755 });
-  // A sandbox that starts (the probe passes) but fails every command: the tests task fails, the goal blocks.
+  // A sandbox that starts for the worker's probe (activities/tools/sandbox.ts runProbe, in a keel-sandbox-probe-* directory) but fails every command: the tests task fails, the goal blocks.
   await fs.mkdir(path.join(shims, 'failing'));
   await fs.writeFile(
     path.join(shims, 'failing', 'bwrap'),
-    `#!/bin/sh\ncase "$*" in *"/bin/sh -c exit 0") exec ${realBwrap} "$@" ;; esac\necho "bwrap: Creating new namespace failed" >&2\nexit 1\n`,
+    `#!/bin/sh\ncase "$*" in *keel-sandbox-probe-*) exec ${realBwrap} "$@" ;; esac\necho "bwrap: Creating new namespace failed" >&2\nexit 1\n`,
     { mode: 0o755 },
   );
 });
@@ -102,7 +102,7 @@ describe('npm run demo never hangs', () => {
     const out = run.stdout();
     expect(code, out).toBe(1);
     expect(ms).toBeLessThan(60_000);
-    expect(out).toMatch(/^keel demo: cannot run: run_command's sandbox is unavailable here \(bwrap failed \(exit 1\): bwrap: No permissions to create new namespace.*nothing was started\.$/m);
+    expect(out).toMatch(/^keel demo: cannot run: run_command's sandbox is unavailable here \(bubblewrap did not start the sandbox: bwrap: No permissions to create new namespace.*nothing was started\.$/m);
     expect(out).not.toMatch(/Temporal dev server|Keel worker|goal goal-/);
     await expectNoneLeft(run.marker);
   }, 90_000);

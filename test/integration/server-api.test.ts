@@ -133,7 +133,8 @@ describe('keel serve: HTTP API', () => {
           30_000,
           'approve signal on the agent',
         );
-        expect(approvals).toEqual([{ callId: asked.callId, approver: 'Ada Lovelace' }]);
+        // The token's name, proven by the API's signature (worker/approver-proof.ts), not claimed.
+        expect(approvals).toEqual([{ callId: asked.callId, approver: 'Ada Lovelace (API token)', proven: true }]);
 
         // Resume the stream where it stopped (Last-Event-ID), answering every other call.
         const rest = await api(`/api/workflows/${id}/events`, { headers: { 'Last-Event-ID': lastId } });
