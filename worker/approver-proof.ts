@@ -42,12 +42,23 @@ export function loadApproverKey(env: NodeJS.ProcessEnv = process.env): Buffer {
 
 type Approval = Record<string, unknown> & { approver: string; callId?: unknown };
 
+/** Bytes as text, or undefined for anything that is not bytes (a hostile client sends anything). */
+function textOf(bytes: unknown): string | undefined {
+  if (!(bytes instanceof Uint8Array)) return undefined;
+  try {
+    return decoder.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
 function approvalOf(payload: Payload): Approval | undefined {
-  const encoding = payload.metadata?.[METADATA_ENCODING_KEY];
-  if (!encoding || decoder.decode(encoding) !== 'json/plain' || !payload.data) return undefined;
+  if (textOf(payload.metadata?.[METADATA_ENCODING_KEY]) !== 'json/plain') return undefined;
+  const text = textOf(payload.data);
+  if (!text) return undefined;
   let value: unknown;
   try {
-    value = JSON.parse(decoder.decode(payload.data));
+    value = JSON.parse(text);
   } catch {
     return undefined;
   }
@@ -79,13 +90,13 @@ export class ApproverProofCodec implements PayloadCodec {
       payloads.map((payload) => {
         const a = approvalOf(payload);
         if (!a) return payload;
-        const given = payload.metadata?.[PROOF_METADATA];
         const expected = this.proof(a);
-        const presented = given ? Buffer.from(decoder.decode(given), 'base64') : Buffer.alloc(0);
+        const presented = Buffer.from(textOf(payload.metadata?.[PROOF_METADATA]) ?? '', 'base64');
         const proven = a.proven === true && presented.length === expected.length && timingSafeEqual(presented, expected);
         const metadata = { ...payload.metadata };
         delete metadata[PROOF_METADATA];
-        const raw = JSON.parse(decoder.decode(payload.data)) as Record<string, unknown>;
+        // approvalOf parsed this data already; `proven` becomes the codec's verdict, whatever the sender said.
+        const raw = JSON.parse(textOf(payload.data) ?? '{}') as Record<string, unknown>;
         return { metadata, data: encoder.encode(JSON.stringify({ ...raw, proven })) };
       }),
     );
