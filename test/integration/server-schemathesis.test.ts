@@ -66,6 +66,11 @@ describe('schemathesis against /openapi.json', () => {
       `Authorization: Bearer ${TEST_TOKEN}`,
       '--checks',
       'all',
+      // A workspace must exist on the server's disk (client/workspace.ts, issue [2/9]); no
+      // schema can say so, and the refusal is a 400 naming the field, which this check would
+      // call "schema-valid data rejected" for every random path it draws.
+      '--exclude-checks',
+      'positive_data_acceptance',
       // Stateful testing follows ids from the list to other workflows; in `npm test` those
       // belong to other test files running at the same time, so it runs only in api:fuzz.
       '--phases',
