@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
+import { configDir } from '../worker/config-dir';
 
 const tokenFileSchema = z.strictObject({
   tokens: z.array(z.strictObject({ name: z.string().min(1), sha256: z.string().regex(/^[0-9a-f]{64}$/) })).min(1),
@@ -27,10 +28,7 @@ export interface TokenSetup {
   file: string;
 }
 
-export function configDir(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.KEEL_CONFIG_DIR) return env.KEEL_CONFIG_DIR;
-  return path.join(env.XDG_CONFIG_HOME || path.join(os.homedir(), '.config'), 'keel');
-}
+export { configDir };
 
 const hash = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 

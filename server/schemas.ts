@@ -56,7 +56,7 @@ export const startSessionBody = z.strictObject({
 });
 
 /** The approver comes from the token, never from the body. */
-export const approveBody = approveSchema.omit({ approver: true });
+export const approveBody = approveSchema.omit({ approver: true, proven: true });
 export const denyBody = denySchema;
 export const messageBody = z.union([nonBlank, z.strictObject({ text: nonBlank, messageId: z.string().min(1).optional() })]).pipe(userMessageSchema);
 export const steerBody = z.union([nonBlank, z.strictObject({ text: nonBlank })]).pipe(steerSchema);

@@ -12,7 +12,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
-import { configDir } from '../server/auth';
+import { configDir } from './config-dir';
 
 const PROOF_METADATA = 'keel-approver-proof';
 const encoder = new TextEncoder();

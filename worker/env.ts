@@ -55,6 +55,9 @@ export const KEEL_WORKER_ENV = {
   KEEL_WORKFLOW_BUNDLE: 'a prebuilt workflow bundle to run (default: dist/workflow-bundle.js when compiled, else workflows/ bundled at start)',
   KEEL_ENCRYPTION_KEYS: 'payload encryption keys, `id:base64,…`, newest first (off when unset; see docs/deployment.md)',
   KEEL_ENCRYPTION_KEY_FILE: 'a file with the encryption keys, one `id:base64` a line (instead of KEEL_ENCRYPTION_KEYS)',
+  KEEL_APPROVER_KEY: "the key (base64, ≥ 32 bytes) that proves an approval came through Keel's API or CLI; workers and `keel serve` must share it (default: `<config dir>/approver.key`, created on first use)",
+  KEEL_CONFIG_DIR: "Keel's per-user settings (API token hashes, the approver key; default `~/.config/keel`)",
+  XDG_CONFIG_HOME: 'the base of the default KEEL_CONFIG_DIR (`$XDG_CONFIG_HOME/keel`)',
 } as const;
 
 export type KeelWorkerEnvName = keyof typeof KEEL_WORKER_ENV;
