@@ -40,7 +40,8 @@ export function loadApproverKey(env: NodeJS.ProcessEnv = process.env): Buffer {
   }
 }
 
-type Approval = Record<string, unknown> & { approver: string; callId?: unknown };
+/** The payload's own JSON object (`raw`, passed on as it came) and the name its proof covers. */
+type Approval = { raw: Record<string, unknown>; approver: string; callId: unknown; proven: unknown };
 
 /** Bytes as text, or undefined for anything that is not bytes (a hostile client sends anything). */
 function textOf(bytes: unknown): string | undefined {
@@ -65,7 +66,7 @@ function approvalOf(payload: Payload): Approval | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
   const record = value as Record<string, unknown>;
   if (typeof record.approver !== 'string' && !('proven' in record)) return undefined;
-  return { ...record, approver: typeof record.approver === 'string' ? record.approver : '' };
+  return { raw: record, approver: typeof record.approver === 'string' ? record.approver : '', callId: record.callId, proven: record.proven };
 }
 
 export class ApproverProofCodec implements PayloadCodec {
@@ -95,9 +96,8 @@ export class ApproverProofCodec implements PayloadCodec {
         const proven = a.proven === true && presented.length === expected.length && timingSafeEqual(presented, expected);
         const metadata = { ...payload.metadata };
         delete metadata[PROOF_METADATA];
-        // approvalOf parsed this data already; `proven` becomes the codec's verdict, whatever the sender said.
-        const raw = JSON.parse(textOf(payload.data) ?? '{}') as Record<string, unknown>;
-        return { metadata, data: encoder.encode(JSON.stringify({ ...raw, proven })) };
+        // `proven` becomes the codec's verdict, whatever the sender said.
+        return { metadata, data: encoder.encode(JSON.stringify({ ...a.raw, proven })) };
       }),
     );
   }
