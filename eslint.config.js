@@ -11,7 +11,8 @@ const builtinBan = {
 
 export default tseslint.config(
   // bench/peers is its own package (installed on demand), checked by its own tsconfig.
-  { ignores: ['dist/**', 'node_modules/**', '.keel/**', 'coverage/**', 'bench/peers/**', 'worker/failure-converter.cjs'] },
+  // test/fixtures/lint holds code that breaks the rules on purpose (lint-boundaries.test.ts).
+  { ignores: ['test/fixtures/lint/**', 'dist/**', 'node_modules/**', '.keel/**', 'coverage/**', 'bench/peers/**', 'worker/failure-converter.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
