@@ -57,7 +57,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
   } catch (error) {
     throw new StoreProbeError(`keel worker: ${(error as Error).message}`);
   }
-  (options.log ?? console.log)(workspaceHostLine(options.taskQueue, workspaceHost));
+  if (workspaceHost !== null) (options.log ?? console.log)(workspaceHostLine(options.taskQueue, workspaceHost));
   const keelActivities = createActivities(options.env);
   const { activities } = keelActivities;
   const close = () => keelActivities.close();

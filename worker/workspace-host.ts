@@ -15,9 +15,7 @@ export function workspaceHostOf(env: NodeJS.ProcessEnv = process.env): string | 
   return host;
 }
 
-/** The start-up line about workspaces. */
-export function workspaceHostLine(taskQueue: string, host: string | null): string {
-  return host === null
-    ? 'keel worker: workspaces: shared (any worker runs any session\'s tools; set KEEL_WORKSPACE_HOST when workspaces are on this host\'s disk only)'
-    : `keel worker: workspaces: on this host's disk, served on task queue "${workspaceQueue(taskQueue, host)}" (KEEL_WORKSPACE_HOST=${host})`;
+/** The start-up line of a worker serving its host's workspaces (shared workspaces, as before, say nothing). */
+export function workspaceHostLine(taskQueue: string, host: string): string {
+  return `keel worker: workspaces: on this host's disk, served on task queue "${workspaceQueue(taskQueue, host)}" (KEEL_WORKSPACE_HOST=${host})`;
 }
