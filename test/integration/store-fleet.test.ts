@@ -78,6 +78,37 @@ describe('a fleet that does not share its conversation store', () => {
     }
   });
 
+  it('a wrong worker that ran first and stopped does not make the right ones refuse while Temporal still lists it', async () => {
+    const taskQueue = uniqueTaskQueue('fleet-stale');
+    const [wrong, right] = [path.join(root, 'stale-wrong'), path.join(root, 'stale-right')];
+    const lines: string[] = [];
+    const start = (dir: string) =>
+      createKeelWorker({ connection: env.nativeConnection, namespace: env.namespace, taskQueue, workflowBundle, env: { ANTHROPIC_API_KEY: 'unused', KEEL_STORE_DIR: dir }, log: (l) => lines.push(l) });
+    const first = await start(wrong);
+    const idWrong = (await storeIdentity(wrong)).id;
+    const running = first.run();
+    const listed = () =>
+      waitUntil(
+        async () => (await env.client.workflowService.describeTaskQueue({ namespace: env.namespace, taskQueue: { name: taskQueue }, taskQueueType: 2 })).pollers ?? [],
+        (pollers) => pollers.some((p) => (p.identity ?? '').startsWith(`keel-store=${idWrong} `)),
+        30_000,
+        'the wrong worker listed',
+      );
+    await listed();
+    first.worker.shutdown();
+    await running;
+    // Stopped, yet still listed (for minutes): before, this alone refused every right worker.
+    await listed();
+    const second = await start(right);
+    const idRight = (await storeIdentity(right)).id;
+    expect(lines.at(-1)).toBe(
+      `keel worker: conversation store: local ${right} (id ${idRight}, marked by this worker: the first of its fleet); ignored 1 stopped worker Temporal still lists on task queue "${taskQueue}" (store ${idWrong}; none polled again)`,
+    );
+    const runningRight = second.run();
+    second.worker.shutdown();
+    await runningRight;
+  }, 60_000);
+
   it("a worker whose store is another refuses a session's store calls, naming both stores", async () => {
     const [dirA, dirB] = [path.join(root, 'session-a'), path.join(root, 'session-b')];
     const idA = (await storeIdentity(dirA)).id;
