@@ -3,7 +3,8 @@
 // with its own KEEL_WORKSPACE_HOST. Host B runs in a mount namespace of its own where the
 // workspace root is an empty tmpfs — as a second machine without the first one's disk sees
 // it. A session started with `workspaceHost: "host-a"` runs its setup and every tool call on
-// host A (while model calls go to either); SIGKILL host A, and the next tool call fails
+// host A (while model calls go to either), and so do a goal's setup and its task agent's
+// tools; SIGKILL host A, and the next tool call fails
 // after workspaceHostWaitMs with "workspace host "host-a" is not polling …" — it ran
 // nowhere, not on host B's empty directory — while the turn itself completes through
 // host B. A new worker on host A serves the session again. A session whose host never
@@ -18,7 +19,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandin } from '../../standin/server';
 import { workflowsPath } from '../../worker/worker';
 import { stateQuery, userMessageUpdate } from '../../workflows/definitions';
+import { goalWorkflow } from '../../workflows/goal';
 import { sessionWorkflow } from '../../workflows/session';
+import { critic, FAST_MODEL, plan, planner, review, task, writesFile } from '../fixtures/goal-harness';
 import { KEY, say, waitUntil } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 
@@ -101,10 +104,13 @@ function toolResults(requests: { body: unknown }[], turn: string): { content: st
 }
 
 describe('workspace affinity', () => {
-  it("a session's setup and tools run on its workspace's host; with that host gone the call says so and runs nowhere; a new worker there serves it again", async () => {
+  it("a session's and a goal's setup and tools run on its workspace's host; with that host gone the call says so and runs nowhere; a new worker there serves it again", async () => {
     const standin = await startStandin({
       scenario: {
         rules: [
+          { match: planner(), reply: plan([task('code', 'Code', 'Write a.txt.')]) },
+          ...writesFile('code', 'a.txt', 'written on host A\n'),
+          { match: critic(), reply: review('pass', 'a.txt is there.') },
           ...['t1', 't2', 't3', 't4', 't5'].map((t) => ({ match: { lastUserContains: `${t} go`, hasToolResults: false }, reply: command(t) })),
           { match: { hasToolResults: true }, reply: say('Done.') },
         ],
@@ -150,6 +156,18 @@ describe('workspace affinity', () => {
       expect(touching.filter((x) => x.queue !== `${taskQueue}@host-a` || x.worker !== a.identity)).toEqual([]);
       // The model calls stay on the fleet's queue.
       expect(before.filter((x) => x.type === 'callModel').every((x) => x.queue === taskQueue)).toBe(true);
+
+      // A goal too: its setup and its task agent's tools run on host A.
+      const goal = await env.client.workflow.start(goalWorkflow, {
+        taskQueue,
+        workflowId: `${taskQueue}-goal`,
+        args: [{ goal: 'a.txt', workspace, workspaceHost: 'host-a', workspaceHostWaitMs: WAIT_MS, autoApprove: true, policy: { mode: 'full-auto' }, modelActivity: FAST_MODEL }],
+      });
+      expect((await goal.result()).verdict).toBe('goal_met');
+      expect(await fs.readFile(path.join(workspace, 'a.txt'), 'utf8')).toBe('written on host A\n');
+      const goalSide = [...(await activities(goal)), ...(await activities(env.client.workflow.getHandle(`${taskQueue}-goal/task-code/1`)))].filter((x) => x.type !== 'callModel');
+      expect(goalSide.map((x) => x.type).sort()).toEqual(['prepareSetup', 'runTool']);
+      expect(goalSide.filter((x) => x.queue !== `${taskQueue}@host-a` || x.worker !== a.identity)).toEqual([]);
 
       // Host A is gone: the tool calls wait WAIT_MS for it and fail as not polling; the turn completes through host B.
       await kill(a);
