@@ -138,6 +138,9 @@ describe('failover with a shared PostgreSQL store', () => {
         ),
       );
       let victim: WorkerProcess | undefined;
+      const started = Date.now();
+      let killedAt = 0;
+      let recoveredMs = 0;
       for (let t = 1; t <= TURNS; t++) {
         await Promise.all(sessions.map((h, i) => h.executeUpdate(userMessageUpdate, { args: [{ text: `${mark(i + 1, t)} go` }] })));
         if (t === KILL_TURN) {
@@ -172,6 +175,7 @@ describe('failover with a shared PostgreSQL store', () => {
           victim = workers.find((w) => w.host === runningOn);
           expect(victim, `the model call runs on ${runningOn}`).toBeDefined();
           await kill(victim!);
+          killedAt = Date.now();
         }
         for (const h of sessions) {
           // A query can fail while the workflow's sticky worker is the dead one (until the
@@ -183,11 +187,31 @@ describe('failover with a shared PostgreSQL store', () => {
             `turn ${t} of ${h.workflowId}`,
           );
         }
+        if (t === KILL_TURN) recoveredMs = Date.now() - killedAt;
       }
       const reports = await Promise.all(goals.map((g) => g.result()));
       expect(reports.map((r) => r.verdict)).toEqual(goals.map(() => 'goal_met'));
       const survivor = workers.find((w) => w !== victim)!;
       expect(survivor.child.exitCode).toBeNull();
+
+      // The figures, before the checks: messages lost, commands run twice, repairs.
+      let lost = 0;
+      let twice = 0;
+      let repairs = 0;
+      for (const [i, h] of sessions.entries()) {
+        const runs = (await fs.readFile(path.join(workspaces[i]!, 'runs.log'), 'utf8')).split('\n').filter(Boolean);
+        twice += runs.length - new Set(runs).size;
+        const said = texts(standin.requests.filter((r) => JSON.stringify(r.body).includes(`${mark(i + 1, 1)} go`)).at(-1)!.body);
+        lost += Array.from({ length: TURNS }, (_, t) => `${mark(i + 1, t + 1)} go`).filter((m) => !said.includes(m)).length;
+        lost += Math.max(0, TURNS - 1 - said.filter((x) => x.startsWith('Done.')).length);
+        repairs += ((await h.query(eventsQuery, { from: 0, limit: 500 })).entries).filter((e) => e.kind === 'conversation.repaired').length;
+      }
+      console.log(
+        `failover: ${SESSIONS} sessions × ${TURNS} turns and ${GOALS} goal(s); SIGKILL of pid ${victim?.child.pid} in turn ${KILL_TURN}; ` +
+          `that turn done in every session ${(recoveredMs / 1000).toFixed(1)} s after the kill; goals met ${reports.filter((r) => r.verdict === 'goal_met').length}/${GOALS}; ` +
+          `messages lost ${lost}, commands run twice ${twice}, repairs ${repairs}; ${((Date.now() - started) / 1000).toFixed(1)} s from the first start`,
+      );
+      expect([lost, twice, repairs]).toEqual([0, 0, 0]);
 
       for (const [i, h] of sessions.entries()) {
         const state = await h.query(stateQuery);
