@@ -20,6 +20,10 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          // Unit files are CPU work (imports, property runs): no more of them than cores. Five
+          // seconds was too tight for the property and process tests beside integration files.
+          maxWorkers: Math.min(workers, 2),
+          testTimeout: 20_000,
         },
       },
       {
