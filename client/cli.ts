@@ -131,10 +131,11 @@ program
 
 program
   .command('codec-server')
-  .description('decode Keel\'s encrypted payloads for the Temporal Web UI and CLI (needs KEEL_ENCRYPTION_KEYS)')
+  .description('decode Keel\'s encrypted payloads for the Temporal Web UI and CLI (needs KEEL_ENCRYPTION_KEYS; token KEEL_CODEC_TOKEN, else one is made and printed)')
   .option('--port <n>', 'port to listen on', '8888')
   .option('--host <addr>', 'address to bind', '127.0.0.1')
-  .option('--cors <origin...>', 'browser origins allowed (the Web UI)', ['http://localhost:8233', 'http://127.0.0.1:8233', 'http://localhost:8080'])
+  .option('--cors <origin...>', 'browser origins allowed (the Web UI); any other Origin is refused', ['http://localhost:8233', 'http://127.0.0.1:8233', 'http://localhost:8080'])
+  .option('--allowed-host <name...>', 'Host names it answers besides its bind address (e.g. behind a proxy)')
   .action((o: CodecServerCommandOptions) => codecServerCommand(o));
 
 program
