@@ -83,6 +83,8 @@ export interface GoalCarry extends HostCarry {
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
 /** Goals that ran before continue-as-new existed replay as they ran. */
 const CONTINUE_PATCH = 'goal-continue-as-new';
+/** From this marker on, the critic's follow-up tasks wait for plan approval (machines/autonomy.ts). */
+const FOLLOW_UP_APPROVAL_PATCH = 'goal-follow-ups-need-plan-approval';
 
 export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Promise<GoalResult> {
   parseStartInput(goalOptionsSchema, options, 'goal');
@@ -145,6 +147,8 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
         ...(options.maxTasks !== undefined ? { maxTasks: options.maxTasks } : {}),
         planApprovalTimeoutMs: options.planApprovalTimeoutMs ?? null,
         ...(options.limits !== undefined ? { limits: options.limits } : {}),
+        // Goals recorded before follow-ups needed plan approval replay as they ran.
+        ...(patched(FOLLOW_UP_APPROVAL_PATCH) ? { followUpsNeedApproval: true } : {}),
       });
   const goal: Driven<GoalState, GoalEvent, GoalDirective> = host.drive(goalMachine, created.state, execute);
 
