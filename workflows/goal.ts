@@ -33,7 +33,6 @@ import {
   goalPendingApprovalsQuery,
   goalStateQuery,
   goalUsageQuery,
-  noPayloadSchema,
   planQuery,
   reasonSchema,
   rejectPlanSchema,
@@ -51,7 +50,7 @@ import {
   type GoalStateView,
   type GoalUsageView,
   } from './definitions';
-import { failureMessage, parsePayload as parse, parseStartInput } from './payloads';
+import { failureMessage, parseBareControl, parsePayload as parse, parseStartInput } from './payloads';
 import { previewValue } from './preview';
 import { goalOptionsSchema } from './start-input';
 import { code, escapeMarkdown } from './markdown';
@@ -231,7 +230,7 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
 
   // ---- signals and updates ----------------------------------------------------------------------
   const status = (): GoalControlResult => ({ status: goal.state.status });
-  goal.control('approvePlan', approvePlanSignal, approvePlanUpdate, (raw) => (parse(noPayloadSchema, raw, 'approvePlan'), { type: 'approve_plan' }), status);
+  goal.control('approvePlan', approvePlanSignal, approvePlanUpdate, (raw) => (parseBareControl(raw, 'approvePlan', options.authenticatedControls), { type: 'approve_plan' }), status);
   goal.control('rejectPlan', rejectPlanSignal, rejectPlanUpdate, (raw) => ({ type: 'reject_plan', feedback: parse(rejectPlanSchema, raw, 'rejectPlan').feedback }), status);
   goal.control(
     'resolveTask',
