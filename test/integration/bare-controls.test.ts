@@ -74,7 +74,7 @@ describe('bare controls with encryption keys', () => {
       // Keel's client: its encrypted `{}` is accepted.
       expect(await session.resume()).toEqual({ status: 'active' });
 
-      const goal = await keel.startGoal('An app', {});
+      const goal = await keel.startGoal('An app', { policy: { mode: 'full-auto' } });
       await waitUntil(() => goal.state(), (st) => st.status === 'awaiting_plan_approval', 30_000, 'plan approval');
       expect(await refusal(plain.workflow.getHandle(goal.id).executeUpdate('approvePlan'))).toMatch(/refused approvePlan: it carries no payload/);
       await plain.workflow.getHandle(goal.id).signal('approvePlan');
