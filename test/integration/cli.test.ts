@@ -82,7 +82,7 @@ describe('keel goal, status, ls, watch, approve, cancel', () => {
       expect((await keel(['ls', '--waiting', '--json'], cli)).json<ListEntry[]>().map((e) => e.id)).toContain(second);
       const approved = await keel(['approve', second], cli, 'y\n');
       expect(approved.code, approved.stderr).toBe(0);
-      expect(approved.stdout).toMatch(/plan approved/);
+      expect(approved.stdout).toMatch(/plan v1 of \S+ approved/);
       const watched = await keel(['watch', second], cli);
       expect(watched.code, watched.stderr).toBe(0);
       expect(watched.stdout).toMatch(/plan v1/);
