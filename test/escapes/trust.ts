@@ -157,9 +157,17 @@ async function filesThatRunLater(base: string): Promise<RouteResult> {
   const ws = path.join(base, 'git');
   const marker = path.join(base, `fsmonitor-ran-${randomUUID()}`);
   await fs.mkdir(path.join(ws, 'sub'), { recursive: true });
-  const git = (cwd: string, ...args: string[]) => import('node:child_process').then(({ execFileSync }) => execFileSync('git', args, { cwd, stdio: 'ignore' }));
-  await git(ws, 'init', '-q');
-  await git(path.join(ws, 'sub'), 'init', '-q');
+  // A repository's layout as `git init` leaves it (written by hand: git need not be installed).
+  const init = async (dir: string) => {
+    const g = path.join(dir, '.git');
+    for (const sub of ['hooks', 'info', 'objects/info', 'objects/pack', 'refs/heads', 'refs/tags']) await fs.mkdir(path.join(g, sub), { recursive: true });
+    await fs.writeFile(path.join(g, 'HEAD'), 'ref: refs/heads/main\n');
+    await fs.writeFile(path.join(g, 'config'), '[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n');
+    await fs.writeFile(path.join(g, 'description'), 'Unnamed repository\n');
+    await fs.writeFile(path.join(g, 'info/exclude'), '# git ls-files --others --exclude-from=.git/info/exclude\n');
+  };
+  await init(ws);
+  await init(path.join(ws, 'sub'));
   const gitDirs = [path.join(ws, '.git'), path.join(ws, 'sub/.git')];
   const digest = async (): Promise<string> => {
     const h = createHash('sha256');
@@ -199,8 +207,8 @@ async function filesThatRunLater(base: string): Promise<RouteResult> {
     if (changed) {
       await fs.rm(path.join(ws, '.git'), { recursive: true, force: true });
       await fs.rm(path.join(ws, 'sub/.git'), { recursive: true, force: true });
-      await git(ws, 'init', '-q');
-      await git(path.join(ws, 'sub'), 'init', '-q');
+      await init(ws);
+      await init(path.join(ws, 'sub'));
     }
     await fs.rm(path.join(ws, '.git-old'), { recursive: true, force: true });
   }
