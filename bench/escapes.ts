@@ -7,6 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reportMarkdown, runEscapes, type EscapeReport } from '../test/escapes/suite';
+import { runTrustProbes } from '../test/escapes/trust';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const swaps = Number(process.argv.find((arg) => /^\d+$/.test(arg)) ?? 1000);
@@ -15,6 +16,14 @@ const control = process.argv.includes('--control');
 // --json: print the report as JSON only (how the unprivileged run hands it back).
 const json = process.argv.includes('--json');
 const report = await runEscapes({ swaps, sandboxOff: control });
+// [2/9]'s trust probes (test/escapes/trust.ts): nested policy files, .git and files that run
+// later, symlinked workspaces, forged approvers, plaintext and bare signals.
+if (!control) {
+  const trust = await runTrustProbes();
+  report.routes.push(...trust);
+  report.totalAttempts += trust.reduce((n, r) => n + r.attempts, 0);
+  report.totalEscapes += trust.reduce((n, r) => n + r.escapes, 0);
+}
 if (json) {
   process.stdout.write(`${JSON.stringify(report)}\n`);
   process.exit(0);

@@ -6,7 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { chatCommand, type ChatOptions } from './cli/chat';
 import { codecServerCommand, type CodecServerCommandOptions, keygenCommand } from './cli/codec';
-import { answerCommand, controlCommand, type ControlOptions, type GoalCommandOptions, goalCommand, lsCommand, statusCommand, watchCommand } from './cli/commands';
+import { answerCommand, type AnswerOptions, controlCommand, type ControlOptions, type GoalCommandOptions, goalCommand, lsCommand, statusCommand, watchCommand } from './cli/commands';
 import { EXIT } from './cli/output';
 import { serveCommand, type ServeCommandOptions } from './cli/serve';
 
@@ -74,11 +74,13 @@ for (const decision of ['approve', 'deny'] as const) {
     .command(decision)
     .description(decision === 'approve' ? "approve a waiting tool call (or, on a goal without a call id, its plan)" : 'deny a waiting tool call (or reject a goal\'s plan with --reason as feedback)')
     .argument('<workflowId>')
-    .argument('[callId]', 'the call (default: the only one waiting)')
+    .argument('[callId]', 'the call, as --call')
+    .option('--call <callId>', 'the call to answer (needed when more than one waits)')
     .option('--reason <text>')
     .option('--scope <scope>', 'approve: once | session')
+    .option('-y, --yes', 'approve without asking (the call is still shown)')
     .option('--json')
-    .action((id: string, callId: string | undefined, o: { json?: boolean; reason?: string; scope?: string }) => answerCommand(decision, id, callId, o));
+    .action((id: string, callId: string | undefined, o: AnswerOptions) => answerCommand(decision, id, callId, o));
 }
 
 for (const control of ['interrupt', 'pause', 'close', 'cancel'] as const) {
@@ -131,10 +133,11 @@ program
 
 program
   .command('codec-server')
-  .description('decode Keel\'s encrypted payloads for the Temporal Web UI and CLI (needs KEEL_ENCRYPTION_KEYS)')
+  .description('decode Keel\'s encrypted payloads for the Temporal Web UI and CLI (needs KEEL_ENCRYPTION_KEYS; token KEEL_CODEC_TOKEN, else one is made and printed)')
   .option('--port <n>', 'port to listen on', '8888')
   .option('--host <addr>', 'address to bind', '127.0.0.1')
-  .option('--cors <origin...>', 'browser origins allowed (the Web UI)', ['http://localhost:8233', 'http://127.0.0.1:8233', 'http://localhost:8080'])
+  .option('--cors <origin...>', 'browser origins allowed (the Web UI); any other Origin is refused', ['http://localhost:8233', 'http://127.0.0.1:8233', 'http://localhost:8080'])
+  .option('--allowed-host <name...>', 'Host names it answers besides its bind address (e.g. behind a proxy)')
   .action((o: CodecServerCommandOptions) => codecServerCommand(o));
 
 program

@@ -13,6 +13,7 @@ import {
   planQuery,
   rejectPlanUpdate,
   resolveTaskUpdate,
+  type BareControlInput,
   type GoalControlResult,
   type GoalLogEntry,
   type GoalPendingApproval,
@@ -49,7 +50,7 @@ export class GoalHandle {
   }
 
   approvePlan(): Promise<GoalControlResult> {
-    return this.call('approvePlan', () => this.workflowHandle.executeUpdate(approvePlanUpdate, { args: [] }));
+    return this.call('approvePlan', () => this.workflowHandle.executeUpdate<GoalControlResult, [BareControlInput]>(approvePlanUpdate.name, { args: [{}] }));
   }
 
   rejectPlan(feedback: string): Promise<GoalControlResult> {

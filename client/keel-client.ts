@@ -7,7 +7,7 @@ import { Client, Connection, type ConnectionOptions, WorkflowExecutionAlreadySta
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
-import { keelDataConverter } from '../worker/encryption';
+import { EncryptionCodec, keelDataConverter } from '../worker/encryption';
 import { goalWorkflow, type GoalOptions } from '../workflows/goal';
 import { code, escapeMarkdown } from '../workflows/markdown';
 import { sessionWorkflow, type SessionOptions } from '../workflows/session';
@@ -118,7 +118,7 @@ export class KeelClient {
   async startGoal(goal: string, options: StartGoalOptions = {}): Promise<GoalHandle> {
     const { id, workspace, createWorkspace, ...rest } = options;
     const workflowId = id ?? `goal-${randomUUID()}`;
-    const args: GoalOptions = { ...this.onHost(rest), goal, workspace: await workspaceFor('startGoal', workspace, createWorkspace) };
+    const args: GoalOptions = { ...this.onHost(rest), goal, workspace: await workspaceFor('startGoal', workspace, createWorkspace), ...this.keyed() };
     validate(goalOptionsSchema, args, 'startGoal');
     await this.start(workflowId, 'startGoal', () =>
       this.client.workflow.start(goalWorkflow, {
@@ -152,7 +152,7 @@ export class KeelClient {
   async startSession(options: StartSessionOptions = {}): Promise<SessionHandle> {
     const { id, workspace, createWorkspace, ...rest } = options;
     const workflowId = id ?? `session-${randomUUID()}`;
-    const args: SessionOptions = { ...this.onHost(rest), workspace: await workspaceFor('startSession', workspace, createWorkspace) };
+    const args: SessionOptions = { ...this.onHost(rest), workspace: await workspaceFor('startSession', workspace, createWorkspace), ...this.keyed() };
     validate(sessionOptionsSchema, args, 'startSession');
     await this.start(workflowId, 'startSession', () =>
       this.client.workflow.start(sessionWorkflow, {
@@ -206,6 +206,13 @@ export class KeelClient {
       if (out.length >= limit) break;
     }
     return out;
+  }
+
+  /** Holding the encryption keys, this client's controls are encrypted, so the workflow may
+   *  refuse the bare, unauthenticated form of the controls that name nothing. */
+  private keyed(): { authenticatedControls?: true } {
+    const codecs = this.client.options.loadedDataConverter.payloadCodecs;
+    return codecs.some((c) => c instanceof EncryptionCodec) ? { authenticatedControls: true } : {};
   }
 
   async close(): Promise<void> {

@@ -24,6 +24,7 @@ import {
   userMessageUpdate,
   type ApprovalResult,
   type AwaitTurnResult,
+  type BareControlInput,
   type ControlResult,
   type LogEntry,
   type PendingApproval,
@@ -147,15 +148,15 @@ export class SessionHandle {
   }
 
   resume(): Promise<ControlResult> {
-    return this.call('resume', () => this.workflowHandle.executeUpdate(resumeUpdate, { args: [] }));
+    return this.call('resume', () => this.workflowHandle.executeUpdate<ControlResult, [BareControlInput]>(resumeUpdate.name, { args: [{}] }));
   }
 
   stop(): Promise<ControlResult> {
-    return this.call('stop', () => this.workflowHandle.executeUpdate(stopUpdate, { args: [] }));
+    return this.call('stop', () => this.workflowHandle.executeUpdate<ControlResult, [BareControlInput]>(stopUpdate.name, { args: [{}] }));
   }
 
   reset(): Promise<ControlResult> {
-    return this.call('reset', () => this.workflowHandle.executeUpdate(resetUpdate, { args: [] }));
+    return this.call('reset', () => this.workflowHandle.executeUpdate<ControlResult, [BareControlInput]>(resetUpdate.name, { args: [{}] }));
   }
 
   answer(text: string): Promise<ControlResult> {

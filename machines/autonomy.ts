@@ -39,6 +39,9 @@ export const goalConfigSchema = z.strictObject({
   limits: budgetLimitsSchema,
   /** Tasks the goal may hold in all (follow-ups included); MAX_PLAN_TASKS when absent. */
   maxTasks: z.number().int().positive().optional(),
+  /** The critic's follow-up tasks wait for plan approval like a plan (unless autoApprove).
+   *  Absent in goals started before this rule: they keep running follow-ups at once. */
+  followUpsNeedApproval: z.boolean().optional(),
 });
 export type GoalConfig = z.infer<typeof goalConfigSchema>;
 
@@ -152,6 +155,7 @@ export interface NewGoal {
   readonly planApprovalTimeoutMs?: number | null;
   readonly limits?: Partial<BudgetLimits>;
   readonly maxTasks?: number;
+  readonly followUpsNeedApproval?: boolean;
 }
 
 /** `[*] → goal_received`; apply `decompose` to start planning. */
@@ -171,6 +175,7 @@ export function createGoal(init: NewGoal): { state: GoalState; directives: GoalD
       planApprovalTimeoutMs: init.planApprovalTimeoutMs ?? null,
       limits,
       ...(init.maxTasks !== undefined ? { maxTasks: init.maxTasks } : {}),
+      ...(init.followUpsNeedApproval !== undefined ? { followUpsNeedApproval: init.followUpsNeedApproval } : {}),
     },
     usage: ZERO_USAGE,
     tasks: [],
@@ -233,7 +238,8 @@ export const goalMachine = defineMachine<GoalState, GoalEvent, GoalDirective>({
     row('executing', 'resolve_task', 'executing', 'a failed task'),
     ...dispatchRows('blocked', 'resolve_task', 'a failed task'),
     row('reviewing', 'review_done', 'goal_met', 'pass'),
-    row('reviewing', 'review_done', 'executing', 'follow-up tasks'),
+    row('reviewing', 'review_done', 'executing', 'follow-up tasks, auto-approve (or a goal from before follow-ups needed approval)'),
+    row('reviewing', 'review_done', 'awaiting_plan_approval', 'follow-up tasks, approval needed'),
     row('reviewing', 'review_done', 'planning', 'replan'),
     row('reviewing', 'review_done', 'stopped', 'review cycles spent or budget exhausted'),
     row('reviewing', 'model_failed', 'stopped'),
@@ -327,6 +333,18 @@ function dispatch(c0: Common, out0: D[]): Out {
   return { state: { status: 'executing', ...c }, directives: out };
 }
 
+/** The plan (first, replanned, or grown by follow-ups) waits for a human; a timer if configured. */
+function awaitApproval(planned: Common, out0: D[]): Out {
+  const { goalId, planVersion, tasks } = planned;
+  const out: D[] = [...out0, emit('plan.approval_requested', { goalId, planVersion }), { type: 'request_plan_approval', planVersion, tasks }];
+  let approvalTimerId: string | null = null;
+  if (planned.config.planApprovalTimeoutMs !== null) {
+    approvalTimerId = `${goalId}/plan-approval-${planVersion}`;
+    out.push(startTimer(approvalTimerId, planned.config.planApprovalTimeoutMs));
+  }
+  return { state: { status: 'awaiting_plan_approval', ...planned, approvalTimerId }, directives: out };
+}
+
 function withUsage(c: Common, usage: Usage | undefined): Common {
   return usage === undefined ? c : { ...c, usage: addUsage(c.usage, usage) };
 }
@@ -361,13 +379,7 @@ function reduce(state: GoalState, event: GoalEvent): Out {
           : emit('plan.updated', { goalId, planVersion, changes: c.feedback ?? 'replanned', tasks }),
       ];
       if (c.config.autoApprove) return dispatch(planned, [...out, emit('plan.approved', { goalId, planVersion, by: 'auto' })]);
-      out.push(emit('plan.approval_requested', { goalId, planVersion }), { type: 'request_plan_approval', planVersion, tasks });
-      let approvalTimerId: string | null = null;
-      if (c.config.planApprovalTimeoutMs !== null) {
-        approvalTimerId = `${goalId}/plan-approval-${planVersion}`;
-        out.push(startTimer(approvalTimerId, c.config.planApprovalTimeoutMs));
-      }
-      return { state: { status: 'awaiting_plan_approval', ...planned, approvalTimerId }, directives: out };
+      return awaitApproval(planned, out);
     }
     case 'model_failed':
       return stop(c, `the ${state.status === 'planning' ? 'planner' : 'critic'} failed: ${event.error}`, null, []);
@@ -448,6 +460,9 @@ function reduce(state: GoalState, event: GoalEvent): Out {
       const tasks = [...c.tasks, ...followUps.map((t) => toTask(t, c.config.maxTaskAttempts))];
       const planVersion = c.planVersion + 1;
       out.push(emit('plan.updated', { goalId, planVersion, changes: `follow-up: ${event.findings}`, tasks }));
+      // The human approved a plan, not whatever the critic adds to it: new tasks are a new
+      // plan version, approved like the first (unless the goal was started auto-approved).
+      if (c.config.followUpsNeedApproval === true && !c.config.autoApprove) return awaitApproval({ ...reviewed, tasks, planVersion }, out);
       return dispatch({ ...reviewed, tasks, planVersion }, out);
     }
     case 'usage_reported': {

@@ -45,6 +45,9 @@ export const raiseBudgetSchema = z.strictObject({
   wallClockMs: limit(z.number().int().positive()),
 });
 export const noPayloadSchema = z.union([z.undefined(), z.null(), z.strictObject({})]);
+/** The argument of a control that names nothing: Keel's clients send `{}`, which encryption
+ *  authenticates (workflows/payloads.ts `parseBareControl`). */
+export type BareControlInput = Record<string, never>;
 export const transcriptQuerySchema = z
   .strictObject({ from: z.number().int().nonnegative().optional(), limit: z.number().int().positive().max(500).optional() })
   .optional();

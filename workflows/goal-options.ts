@@ -56,6 +56,9 @@ export interface GoalOptions {
   continueAsNewAfterEvents?: number | null;
   /** Continue as new when the server suggests it (history size or length); default true. */
   continueAsNewWhenSuggested?: boolean;
+  /** Set by Keel's clients when they hold the encryption keys: `resume`, `stop`, `reset`,
+   *  `restart` and `approvePlan` must carry their (empty, encrypted) argument. */
+  authenticatedControls?: boolean;
 }
 
 export interface GoalTaskReport extends Task {

@@ -33,7 +33,6 @@ import {
   goalPendingApprovalsQuery,
   goalStateQuery,
   goalUsageQuery,
-  noPayloadSchema,
   planQuery,
   reasonSchema,
   rejectPlanSchema,
@@ -51,7 +50,7 @@ import {
   type GoalStateView,
   type GoalUsageView,
   } from './definitions';
-import { failureMessage, parsePayload as parse, parseStartInput } from './payloads';
+import { failureMessage, parseBareControl, parsePayload as parse, parseStartInput } from './payloads';
 import { previewValue } from './preview';
 import { goalOptionsSchema } from './start-input';
 import { code, escapeMarkdown } from './markdown';
@@ -86,6 +85,8 @@ export interface GoalCarry extends HostCarry {
 const DEFAULT_MODEL = 'claude-sonnet-4-6';
 /** Goals that ran before continue-as-new existed replay as they ran. */
 const CONTINUE_PATCH = 'goal-continue-as-new';
+/** From this marker on, the critic's follow-up tasks wait for plan approval (machines/autonomy.ts). */
+const FOLLOW_UP_APPROVAL_PATCH = 'goal-follow-ups-need-plan-approval';
 
 export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Promise<GoalResult> {
   parseStartInput(goalOptionsSchema, options, 'goal');
@@ -151,6 +152,8 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
         ...(options.maxTasks !== undefined ? { maxTasks: options.maxTasks } : {}),
         planApprovalTimeoutMs: options.planApprovalTimeoutMs ?? null,
         ...(options.limits !== undefined ? { limits: options.limits } : {}),
+        // Goals recorded before follow-ups needed plan approval replay as they ran.
+        ...(patched(FOLLOW_UP_APPROVAL_PATCH) ? { followUpsNeedApproval: true } : {}),
       });
   const goal: Driven<GoalState, GoalEvent, GoalDirective> = host.drive(goalMachine, created.state, execute);
 
@@ -233,7 +236,7 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
 
   // ---- signals and updates ----------------------------------------------------------------------
   const status = (): GoalControlResult => ({ status: goal.state.status });
-  goal.control('approvePlan', approvePlanSignal, approvePlanUpdate, (raw) => (parse(noPayloadSchema, raw, 'approvePlan'), { type: 'approve_plan' }), status);
+  goal.control('approvePlan', approvePlanSignal, approvePlanUpdate, (raw) => (parseBareControl(raw, 'approvePlan', options.authenticatedControls), { type: 'approve_plan' }), status);
   goal.control('rejectPlan', rejectPlanSignal, rejectPlanUpdate, (raw) => ({ type: 'reject_plan', feedback: parse(rejectPlanSchema, raw, 'rejectPlan').feedback }), status);
   goal.control(
     'resolveTask',

@@ -3,6 +3,7 @@
 // person can act on, naming the field — never "(root): Invalid input" for a union whose
 // branch is obvious from the value.
 import { ApplicationFailure } from '@temporalio/workflow';
+import { noPayloadSchema } from './definitions';
 import { isUndecodable } from './payload-converter';
 
 interface Issue {
@@ -42,6 +43,20 @@ export function parsePayload<T>(schema: { safeParse(v: unknown): { success: true
   const r = schema.safeParse(value);
   if (r.success) return r.data;
   throw new TypeError(`invalid ${name} payload: ${describeIssues(r.error.issues as Issue[]).join('; ')}`);
+}
+
+/**
+ * A control that names nothing (resume, stop, reset, restart, approvePlan). Its payload, when
+ * there is one, is `{}`: with encryption enforced, an encrypted `{}` is what shows a key holder
+ * sent it (a plaintext one is refused above). In a workflow whose starter held the keys
+ * (`authenticatedControls`), a call with no payload at all is refused too: nothing in it can
+ * be checked. Elsewhere such a call is accepted, as it always was (old histories replay).
+ */
+export function parseBareControl(raw: unknown, name: string, authenticated: boolean | undefined): void {
+  if (authenticated === true && raw === undefined) {
+    throw new TypeError(`refused ${name}: it carries no payload, so nothing shows it came from a holder of the encryption keys (Keel's clients send {} encrypted)`);
+  }
+  parsePayload(noPayloadSchema, raw, name);
 }
 
 /**

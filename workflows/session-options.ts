@@ -56,6 +56,9 @@ export interface SessionOptions {
   promptCaching?: boolean;
   /** `1h` keeps the cache across a wait on people longer than 5 minutes (writes cost 2× input instead of 1.25×). */
   promptCacheTtl?: '5m' | '1h';
+  /** Set by Keel's clients when they hold the encryption keys: `resume`, `stop`, `reset`,
+   *  `restart` and `approvePlan` must carry their (empty, encrypted) argument. */
+  authenticatedControls?: boolean;
 }
 
 /** What one run hands the next through continue-as-new. */

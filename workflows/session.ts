@@ -18,7 +18,6 @@ import {
   eventsQuery,
   interruptSignal,
   interruptUpdate,
-  noPayloadSchema,
   pauseSignal,
   pauseUpdate,
   pendingApprovalsQuery,
@@ -51,7 +50,7 @@ import {
   type StateView,
   type UsageView,
 } from './definitions';
-import { failureMessage, parsePayload as parse, parseStartInput } from './payloads';
+import { failureMessage, parseBareControl, parsePayload as parse, parseStartInput } from './payloads';
 import { previewValue } from './preview';
 import { ConversationLog } from './runtime';
 import { sessionOptionsSchema } from './start-input';
@@ -285,10 +284,10 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   session.control('interrupt', interruptSignal, interruptUpdate, (raw) => ({ type: 'interrupt', ...reasonOf(raw, 'interrupt') }), status);
   session.control('pause', pauseSignal, pauseUpdate, (raw) => ({ type: 'pause', ...reasonOf(raw, 'pause') }), status);
   session.control('close', closeSignal, closeUpdate, (raw) => ({ type: 'close', ...reasonOf(raw, 'close') }), status);
-  session.control('resume', resumeSignal, resumeUpdate, (raw) => (parse(noPayloadSchema, raw, 'resume'), { type: 'resume' }), status);
-  session.control('stop', stopSignal, stopUpdate, (raw) => (parse(noPayloadSchema, raw, 'stop'), { type: 'stop' }), status);
-  session.control('reset', resetSignal, resetUpdate, (raw) => (parse(noPayloadSchema, raw, 'reset'), { type: 'reset' }), status);
-  session.control('restart', restartSignal, restartUpdate, (raw) => (parse(noPayloadSchema, raw, 'restart'), { type: 'restart' }), status);
+  session.control('resume', resumeSignal, resumeUpdate, (raw) => (parseBareControl(raw, 'resume', options.authenticatedControls), { type: 'resume' }), status);
+  session.control('stop', stopSignal, stopUpdate, (raw) => (parseBareControl(raw, 'stop', options.authenticatedControls), { type: 'stop' }), status);
+  session.control('reset', resetSignal, resetUpdate, (raw) => (parseBareControl(raw, 'reset', options.authenticatedControls), { type: 'reset' }), status);
+  session.control('restart', restartSignal, restartUpdate, (raw) => (parseBareControl(raw, 'restart', options.authenticatedControls), { type: 'restart' }), status);
   session.control('steer', steerSignal, steerUpdate, (raw) => ({ type: 'steer', text: parse(steerSchema, raw, 'steer').text }), status);
   session.control('answer', answerSignal, answerUpdate, (raw) => ({ type: 'answer', text: parse(answerSchema, raw, 'answer').text }), status);
   session.control(

@@ -55,6 +55,10 @@ export const sessionOptionsSchema = z.strictObject({
   thinking: sessionThinking.optional(),
   promptCaching: z.boolean().optional(),
   promptCacheTtl: z.enum(['5m', '1h']).optional(),
+  /** Set by Keel's clients when they hold the encryption keys: a control that names nothing
+   *  (resume, stop, reset, restart, approvePlan) must then carry its empty argument, which the
+   *  encryption authenticates; one sent with no payload at all proves nothing and is refused. */
+  authenticatedControls: z.boolean().optional(),
 });
 
 export const goalOptionsSchema = z.strictObject({
@@ -83,6 +87,10 @@ export const goalOptionsSchema = z.strictObject({
   maxTasks: positiveInt.max(10_000).optional(),
   continueAsNewAfterEvents: positiveInt.min(20).nullable().optional(),
   continueAsNewWhenSuggested: z.boolean().optional(),
+  /** Set by Keel's clients when they hold the encryption keys: a control that names nothing
+   *  (resume, stop, reset, restart, approvePlan) must then carry its empty argument, which the
+   *  encryption authenticates; one sent with no payload at all proves nothing and is refused. */
+  authenticatedControls: z.boolean().optional(),
 });
 
 const toolEntrySchema = z.object({

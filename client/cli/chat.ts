@@ -4,10 +4,13 @@
 // /close; /quit or the end of input leaves the session open. Lines are read while a reply
 // runs, so a piped script works the same as a terminal.
 import os from 'node:os';
+import type { Json } from '../../machines/index';
 import { suggestedRuleFor } from '../../machines/policy';
 import { UpdateRejectedError } from '../errors';
 import type { SessionHandle } from '../session-handle';
+import { callLines, type WaitingCall, workspaceOf } from './call-view';
 import { CliExit, withClient } from './common';
+import { showPaged } from './pager';
 import { EXIT, LineReader, type Output, turnNotice } from './output';
 
 export interface ChatOptions {
@@ -36,7 +39,7 @@ export function chatCommand(o: ChatOptions): Promise<void> {
     else out.line(out.dim(`session ${session.id} (${state.status}). ${HELP}`));
     const chat = new Chat(session, out);
     // What already waits when the REPL attaches is asked again.
-    for (const p of state.pendingApprovals) chat.waitingApproval(p.callId, p.name, p.reason, p.input);
+    for (const p of state.pendingApprovals) await chat.waitingApproval(p);
     if (state.question) chat.waitingQuestion(state.question.question);
     return chat.run();
   });
@@ -50,6 +53,7 @@ class Chat {
   private editing: { callId: string; suggested: string } | null = null;
   private question: string | null = null;
   private turnRunning = false;
+  private workspace: string | null | undefined;
   private closed = false;
   private readonly reader = new LineReader();
   private turnIdle: Promise<void> = Promise.resolve();
@@ -181,10 +185,15 @@ class Chat {
     if (!this.out.json && answer.sessionRule) this.info(`remembered for this session: ${answer.sessionRule}`);
   }
 
-  waitingApproval(callId: string, toolName: string, reason: string | null, input?: unknown): void {
-    if (input !== undefined) this.calls.set(callId, { tool: toolName, input });
-    this.approvals.push(callId);
-    if (!this.out.json) this.out.line(`${this.out.yellow('?')} allow ${toolName}${reason ? ` (${reason})` : ''}? [y/n/always]`);
+  /** Shows the whole call (arguments, the diff of an edit) and only then lets `y` answer it. */
+  async waitingApproval(call: WaitingCall): Promise<void> {
+    this.calls.set(call.callId, { tool: call.name, input: call.input });
+    if (!this.out.json) {
+      this.workspace ??= await workspaceOf(this.session.workflowHandle);
+      await showPaged(await callLines(call, this.workspace), this.out, this.reader.interface);
+    }
+    this.approvals.push(call.callId);
+    if (!this.out.json) this.out.line(`${this.out.yellow('?')} allow ${call.name} ${call.callId}${call.reason ? ` (${call.reason})` : ''}? [y/n/always]`);
   }
 
   waitingQuestion(question: string): void {
@@ -250,7 +259,9 @@ class Chat {
         this.calls.set(e.callId, { tool: e.toolName, input: e.arguments });
         if (!out.json) out.line(out.dim(`  ⚙ ${e.toolName} ${JSON.stringify(e.arguments).slice(0, 120)}`));
       } else if (e.kind === 'tool.approval_requested') {
-        this.waitingApproval(e.callId, e.toolName, e.policyReason);
+        // The event carries a preview of the arguments; the query, the whole call.
+        const full = (await this.session.pendingApprovals()).find((p) => p.callId === e.callId);
+        await this.waitingApproval(full ?? { callId: e.callId, name: e.toolName, input: (this.calls.get(e.callId)?.input ?? null) as Json, reason: e.policyReason });
       } else if (e.kind === 'tool.denied' || e.kind === 'tool.approved') {
         this.drop(e.callId);
       } else if (e.kind === 'tool.result') {

@@ -1,6 +1,7 @@
 // `keel codec-server` and `keel keygen`: the operator's side of payload encryption
 // (worker/encryption.ts).
-import { createCodecServer, listenCodecServer } from '../../worker/codec-server';
+import { randomBytes } from 'node:crypto';
+import { createCodecServer, listenCodecServer, LOOPBACK_HOSTS, MIN_TOKEN_LENGTH } from '../../worker/codec-server';
 import { EncryptionConfigError, generateKeyLine, loadPayloadCodec } from '../../worker/encryption';
 import { CliExit } from './common';
 import { EXIT } from './output';
@@ -9,6 +10,7 @@ export interface CodecServerCommandOptions {
   port: string;
   host: string;
   cors: string[];
+  allowedHost?: string[];
 }
 
 export async function codecServerCommand(o: CodecServerCommandOptions): Promise<void> {
@@ -19,6 +21,16 @@ export async function codecServerCommand(o: CodecServerCommandOptions): Promise<
     process.stderr.write(`keel: ${error.message}\n`);
     process.exitCode = error.code;
   }
+}
+
+/** The Host names it answers: loopback when bound to loopback, else the bind address and
+ *  --allowed-host; bound to every interface with no --allowed-host, any name (the token
+ *  still guards it). */
+function hostsFor(host: string, allowed: string[] | undefined): string[] | undefined {
+  const loopback = (LOOPBACK_HOSTS as readonly string[]).includes(host) || host.startsWith('127.');
+  if (loopback) return [...LOOPBACK_HOSTS, host, ...(allowed ?? [])];
+  if (allowed?.length) return [host, ...allowed];
+  return host === '0.0.0.0' || host === '::' ? undefined : [host];
 }
 
 async function serve(o: CodecServerCommandOptions): Promise<void> {
@@ -32,11 +44,17 @@ async function serve(o: CodecServerCommandOptions): Promise<void> {
   if (!codec) throw new CliExit(EXIT.usage, 'encryption is off: set KEEL_ENCRYPTION_KEYS or KEEL_ENCRYPTION_KEY_FILE to the keys the workers use');
   const port = Number(o.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliExit(EXIT.usage, '--port must be a port number');
-  const token = process.env.KEEL_CODEC_TOKEN || undefined;
-  const server = createCodecServer({ codec, corsOrigins: o.cors, ...(token ? { token } : {}) });
+  const given = process.env.KEEL_CODEC_TOKEN?.trim();
+  if (given && given.length < MIN_TOKEN_LENGTH) throw new CliExit(EXIT.usage, `KEEL_CODEC_TOKEN must be at least ${MIN_TOKEN_LENGTH} characters`);
+  // Never without a token: when none is configured, one for this run, printed below.
+  const token = given || randomBytes(24).toString('hex');
+  const hosts = hostsFor(o.host, o.allowedHost);
+  const server = createCodecServer({ codec, token, corsOrigins: o.cors, ...(hosts ? { hosts } : {}) });
   const url = await listenCodecServer(server, port, o.host);
-  console.log(`keel codec-server: ${url} (keys ${codec.keys.map((k) => k.id).join(', ')}; CORS for ${o.cors.join(', ') || 'no browser origin'}${token ? '; bearer token required' : ''})`);
-  console.log(`  Web UI: Settings → Data Encoder → ${url}    CLI: temporal workflow show -w <id> --codec-endpoint ${url}`);
+  console.log(`keel codec-server: ${url} (keys ${codec.keys.map((k) => k.id).join(', ')}; browser origins ${o.cors.join(', ') || 'none'}; token required, ${given ? 'KEEL_CODEC_TOKEN' : 'made for this run'})`);
+  const shown = given ? '$KEEL_CODEC_TOKEN' : token;
+  console.log(`  Web UI: Settings → Data Encoder → ${url}/${shown}`);
+  console.log(`  CLI: temporal workflow show -w <id> --codec-endpoint ${url} --codec-auth "Bearer ${shown}"`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);

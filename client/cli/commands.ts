@@ -7,7 +7,9 @@ import type { KeelClient } from '../keel-client';
 import type { SessionHandle } from '../session-handle';
 import { CliExit, resolve, withClient } from './common';
 import { followGoal, reportLines } from './goal-view';
+import { callLines, visible, type WaitingCall, workspaceOf } from './call-view';
 import { EXIT, LineReader, type Output, table } from './output';
+import { showPaged } from './pager';
 
 export interface GoalCommandOptions {
   workspace?: string;
@@ -173,25 +175,73 @@ export function lsCommand(o: { json?: boolean; waiting?: boolean; kind?: string;
   });
 }
 
-/** approve / deny: a tool call (by call id, or the only one waiting) or, on a goal with no call id, its plan. */
-export function answerCommand(decision: 'approve' | 'deny', id: string, callId: string | undefined, o: { json?: boolean; reason?: string; scope?: string }): Promise<void> {
+export interface AnswerOptions {
+  json?: boolean;
+  reason?: string;
+  scope?: string;
+  /** The call to answer; needed when more than one waits. */
+  call?: string;
+  /** Approve without asking (scripts). */
+  yes?: boolean;
+}
+
+/**
+ * approve / deny: a tool call (named, or the only one waiting) or, on a goal with no call
+ * named, its plan. The call is shown whole first (arguments, the diff of an edit), and an
+ * approval asks `y` unless --yes: a person approves what they saw.
+ */
+export function answerCommand(decision: 'approve' | 'deny', id: string, callArg: string | undefined, o: AnswerOptions): Promise<void> {
   return withClient(o.json, async (keel, out) => {
+    if (o.call !== undefined && callArg !== undefined && o.call !== callArg) throw new CliExit(EXIT.usage, `two different calls named (${callArg} and --call ${o.call})`);
+    const named = o.call ?? callArg;
     const target = await resolve(keel, id);
-    let result: unknown;
-    if (target.kind === 'goal') {
+    const handle = target.kind === 'goal' ? target.goal : target.session;
+    if (target.kind === 'goal' && !named) {
       const state = await target.goal.state();
-      if (!callId && state.status === 'awaiting_plan_approval') {
-        result = decision === 'approve' ? await target.goal.approvePlan() : await target.goal.rejectPlan(o.reason ?? 'rejected at the terminal');
-        return done(out, `plan ${decision === 'approve' ? 'approved' : 'rejected'}`, result);
+      if (state.status === 'awaiting_plan_approval' && state.pendingApprovals.length === 0) {
+        if (decision === 'approve') {
+          const plan = await target.goal.plan();
+          const lines = [
+            `plan v${state.goal.planVersion} of goal ${id}: ${visible(state.goal.goal)}`,
+            ...plan.tasks.flatMap((t) => [`  [${t.id}] ${visible(t.title)}${t.dependencies.length ? ` (after ${t.dependencies.join(', ')})` : ''}`, ...visible(t.instructions).split('\n').map((l) => `      ${l}`)]),
+          ];
+          await confirm(out, lines, { kind: 'plan', goal: id, planVersion: state.goal.planVersion, tasks: plan.tasks }, o.yes);
+          return done(out, `plan v${state.goal.planVersion} of ${id} approved`, await target.goal.approvePlan());
+        }
+        return done(out, `plan of ${id} rejected`, await target.goal.rejectPlan(o.reason ?? 'rejected at the terminal'));
       }
-      const call = callId ?? only(state.pendingApprovals.map((p) => p.callId), id);
-      result = decision === 'approve' ? await target.goal.approve(call, scopeOf(o.scope)) : await target.goal.deny(call, o.reason);
-      return done(out, `${call} ${decision === 'approve' ? 'approved' : 'denied'}`, result);
     }
-    const call = callId ?? only((await target.session.pendingApprovals()).map((p) => p.callId), id);
-    result = decision === 'approve' ? await target.session.approve(call, scopeOf(o.scope)) : await target.session.deny(call, o.reason);
-    return done(out, `${call} ${decision === 'approve' ? 'approved' : 'denied'}`, result);
+    const waiting: WaitingCall[] = await handle.pendingApprovals();
+    const call = pick(waiting, named, id);
+    const lines = call ? await callLines(call, await workspaceOf(handle.workflowHandle)) : null;
+    if (decision === 'deny') {
+      if (lines) for (const l of lines) out.line(l);
+      const callId = call?.callId ?? named!;
+      const result = await (target.kind === 'goal' ? target.goal.deny(callId, o.reason) : target.session.deny(callId, o.reason));
+      return done(out, `denied ${callId}${call ? ` (${call.name})` : ''}`, result);
+    }
+    // A call named but not waiting: the workflow's refusal says why (answered, unknown).
+    if (lines && call) await confirm(out, lines, { kind: 'tool_call', ...call }, o.yes);
+    const callId = call?.callId ?? named!;
+    const options = scopeOf(o.scope);
+    const result = await (target.kind === 'goal' ? target.goal.approve(callId, options) : target.session.approve(callId, options));
+    return done(out, `approved ${callId}${call ? ` (${call.name})` : ''}`, result);
   });
+}
+
+/** Shows what is about to be approved, then asks `y` (unless --yes). */
+async function confirm(out: Output, lines: string[], value: unknown, yes: boolean | undefined): Promise<void> {
+  if (out.json) out.emit({ waiting: value });
+  const reader = yes ? null : new LineReader();
+  try {
+    await showPaged(lines, out, reader?.interface);
+    if (!reader) return;
+    const answer = await reader.next(out.json ? undefined : 'approve? [y/N] ');
+    if (answer === null) throw new CliExit(EXIT.usage, 'no answer on stdin: nothing was approved (--yes approves without asking)');
+    if (!/^(y|yes)$/i.test(answer.trim())) throw new CliExit(EXIT.rejected, 'not approved: nothing was sent');
+  } finally {
+    reader?.close();
+  }
 }
 
 function scopeOf(scope: string | undefined): { scope?: 'once' | 'session'; approver: string } {
@@ -199,11 +249,13 @@ function scopeOf(scope: string | undefined): { scope?: 'once' | 'session'; appro
   return { ...(scope ? { scope } : {}), approver: `keel cli (OS user ${os.userInfo().username})` };
 }
 
-function only(callIds: string[], id: string): string {
-  if (callIds.length === 1) return callIds[0]!;
+/** The call named (if it waits), or the only one waiting; several and none named is an error. */
+function pick(waiting: WaitingCall[], named: string | undefined, id: string): WaitingCall | undefined {
+  if (named !== undefined) return waiting.find((p) => p.callId === named);
+  if (waiting.length === 1) return waiting[0]!;
   // Nothing waiting is the workflow's answer (a refusal, 5), not a mistake in the arguments (2).
-  if (callIds.length === 0) throw new CliExit(EXIT.rejected, `nothing of ${id} waits for approval`);
-  throw new CliExit(EXIT.usage, `several calls wait (${callIds.join(', ')}): name one`);
+  if (waiting.length === 0) throw new CliExit(EXIT.rejected, `nothing of ${id} waits for approval`);
+  throw new CliExit(EXIT.usage, `${waiting.length} calls of ${id} wait: name one with --call <callId>\n${waiting.map((p) => `  ${p.callId}  ${p.name}${'taskId' in p && p.taskId ? ` (task ${p.taskId})` : ''}`).join('\n')}`);
 }
 
 function done(out: Output, text: string, result: unknown): number {

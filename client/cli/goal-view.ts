@@ -7,7 +7,9 @@ import type { GoalHandle } from '../goal-handle';
 import type { GoalLogEntry } from '../../workflows/definitions';
 import type { GoalResult } from '../../workflows/goal';
 import { UpdateRejectedError } from '../errors';
+import { callLines, workspaceOf } from './call-view';
 import { type LineReader, type Output, table } from './output';
+import { showPaged } from './pager';
 
 export interface GoalViewOptions {
   out: Output;
@@ -38,6 +40,7 @@ export async function followGoal(goal: GoalHandle, options: GoalViewOptions): Pr
   const rules: { rule: string; approver: string }[] = [];
   const person = `keel goal (${os.userInfo().username})`;
   const answered = new Set<string>();
+  let workspace: string | null | undefined;
   /** Why each task last failed, for a blocked goal's reason. */
   const failures = new Map<string, string>();
   const tolerate = async (body: () => Promise<unknown>) => {
@@ -118,7 +121,14 @@ export async function followGoal(goal: GoalHandle, options: GoalViewOptions): Pr
         await tolerate(() => goal.approve(e.callId, { scope: 'session', rule: covering.rule, approver: `${covering.approver}, always` }));
         return;
       }
-      const a = await question(`${out.yellow('?')} ${what}${e.reason ? ` (${e.reason})` : ''}\n  allow? [y/n/always]`);
+      // The whole call (the event carries a preview), with the diff of an edit, before `y`.
+      if (ask) {
+        out.spinner(null);
+        const full = (await goal.pendingApprovals()).find((p) => p.callId === e.callId);
+        workspace ??= await workspaceOf(goal.workflowHandle);
+        await showPaged(await callLines(full ?? { callId: e.callId, name: e.toolName, input: e.input, reason: e.reason, taskId: e.taskId }, workspace), out, ask.interface);
+      }
+      const a = await question(`${out.yellow('?')} [${e.taskId}] ${e.toolName} ${e.callId}${e.reason ? ` (${e.reason})` : ''}\n  allow? [y/n/always]`);
       if (a === 'y' || a === 'yes') {
         await tolerate(() => goal.approve(e.callId, { approver: person }));
       } else if (a === 'always') {

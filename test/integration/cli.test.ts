@@ -80,9 +80,9 @@ describe('keel goal, status, ls, watch, approve, cancel', () => {
       expect(listed.json<ListEntry[]>().map((e) => e.id)).toContain(second);
       // A plan waiting for approval counts as waiting.
       expect((await keel(['ls', '--waiting', '--json'], cli)).json<ListEntry[]>().map((e) => e.id)).toContain(second);
-      const approved = await keel(['approve', second], cli);
+      const approved = await keel(['approve', second], cli, 'y\n');
       expect(approved.code, approved.stderr).toBe(0);
-      expect(approved.stdout).toMatch(/plan approved/);
+      expect(approved.stdout).toMatch(/plan v1 of \S+ approved/);
       const watched = await keel(['watch', second], cli);
       expect(watched.code, watched.stderr).toBe(0);
       expect(watched.stdout).toMatch(/plan v1/);
@@ -158,7 +158,7 @@ describe('keel chat and the session commands', () => {
       const table = await keel(['ls', '--waiting'], cli);
       expect(table.stdout).toMatch(new RegExp(`${session.id}\\s+session\\s+processing\\s+1`));
 
-      const approved = await keel(['approve', session.id], cli);
+      const approved = await keel(['approve', session.id], cli, 'y\n');
       expect(approved.code, approved.stderr).toBe(0);
       await waitUntil(() => session.state(), (st) => st.status === 'active', 30_000, 'turn done');
       expect((await keel(['ls', '--waiting', '--json'], cli)).json<ListEntry[]>().map((e) => e.id)).not.toContain(session.id);

@@ -9,12 +9,12 @@ import { promisify } from 'node:util';
 import { Client } from '@temporalio/client';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCodecServer, listenCodecServer } from '../../worker/codec-server';
 import { resolveTemporalCli } from '../../worker/dev-server';
-import { generateKeyLine, keelDataConverter, loadPayloadCodec } from '../../worker/encryption';
+import { generateKeyLine, keelDataConverter } from '../../worker/encryption';
 import { workflowsPath } from '../../worker/worker';
 import { transcriptQuery, userMessageUpdate } from '../../workflows/definitions';
 import { sessionWorkflow } from '../../workflows/session';
+import { keelLive } from '../fixtures/client-cli';
 import { say, sessionEnv } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
@@ -57,9 +57,11 @@ describe('encrypted payloads', () => {
     const keys = { KEEL_ENCRYPTION_KEYS: generateKeyLine('k1') };
     const s = await sessionEnv(env, workflowBundle, { rules: [{ match: { lastUserContains: 'CANARY' }, reply: say(`Noted: ${CANARY}`) }] }, keys);
     const secure = new Client({ connection: env.client.connection, namespace: env.namespace, dataConverter: await keelDataConverter(keys) });
-    const codecServer = createCodecServer({ codec: (await loadPayloadCodec(keys))! });
-    const codecUrl = await listenCodecServer(codecServer, 0);
+    // The real `keel codec-server`, as an operator starts it.
+    const token = 'codec-token-for-the-test-0123';
+    const codecServer = keelLive(['codec-server', '--port', '0'], { ...process.env, ...keys, KEEL_CODEC_TOKEN: token, NO_COLOR: '1' });
     try {
+      const codecUrl = (await codecServer.waitFor(/keel codec-server: (http:\/\/\S+)/))[1]!;
       await s.run(async () => {
         const id = `${s.taskQueue}-enc`;
         const handle = await secure.workflow.start(sessionWorkflow, { taskQueue: s.taskQueue, workflowId: id, args: [{ workspace: s.workspace, policy: { mode: 'full-auto' } }] });
@@ -80,13 +82,36 @@ describe('encrypted payloads', () => {
         expect(storeFiles.length).toBeGreaterThan(0);
         for (const file of storeFiles) expect(await fs.readFile(file, 'latin1'), file).not.toContain('CANARY');
 
-        const decoded = readable((await run(cli, [...args, '--codec-endpoint', codecUrl], { maxBuffer: 64 * 1024 * 1024 })).stdout);
+        const decoded = readable((await run(cli, [...args, '--codec-endpoint', codecUrl, '--codec-auth', `Bearer ${token}`], { maxBuffer: 64 * 1024 * 1024 })).stdout);
         expect(decoded).toContain(`remember ${CANARY}`);
         expect(decoded).not.toContain(Buffer.from('binary/encrypted').toString('base64'));
+
+        // The same payloads, asked for the way others might: only the token holder, from no
+        // browser or the Web UI's origin, with JSON, reads them.
+        const sealed = (JSON.parse((await run(cli, args, { maxBuffer: 64 * 1024 * 1024 })).stdout) as { events: { workflowExecutionUpdateAcceptedEventAttributes?: { acceptedRequest?: { input?: { args?: { payloads: unknown[] } } } } }[] }).events
+          .map((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args?.payloads)
+          .find((p) => p !== undefined)!;
+        expect(sealed).toBeDefined();
+        const body = JSON.stringify({ payloads: sealed });
+        const ask = (route: string, headers: Record<string, string>, b = body) => fetch(`${codecUrl}${route}`, { method: 'POST', headers, body: b });
+        const json = { 'content-type': 'application/json' };
+        const noToken = await ask('/decode', json);
+        expect(noToken.status).toBe(401);
+        expect(await noToken.text()).not.toContain('CANARY');
+        expect((await ask('/decode', { ...json, authorization: 'Bearer not-the-token-0000000' })).status).toBe(401);
+        const evil = await ask('/decode', { ...json, authorization: `Bearer ${token}`, origin: 'http://evil.example' });
+        expect(evil.status).toBe(403);
+        expect(await evil.text()).not.toContain('CANARY');
+        expect((await ask('/decode', { 'content-type': 'text/plain', authorization: `Bearer ${token}` })).status).toBe(415);
+        expect((await ask('/decode', { ...json, authorization: `Bearer ${token}` }, '{"payloads":[{"data":"%%"}]}')).status).toBe(400);
+        const ok = await ask(`/${token}/decode`, { ...json, origin: 'http://localhost:8233', 'x-namespace': env.namespace });
+        expect(ok.status).toBe(200);
+        expect(ok.headers.get('access-control-allow-origin')).toBe('http://localhost:8233');
+        expect(readable(await ok.text())).toContain(`remember ${CANARY}`);
         await handle.terminate('test over');
       });
     } finally {
-      codecServer.close();
+      codecServer.child.kill('SIGTERM');
     }
   });
 });

@@ -1,5 +1,6 @@
 // Payload encryption (worker/encryption.ts) and the codec server (worker/codec-server.ts):
 // what an operator relies on — nothing readable without a key, rotation, clear errors.
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,10 +8,11 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { appendSegment, clearSegmentCache, readConversation } from '../../activities/conversation-store';
-import { createCodecServer, listenCodecServer } from '../../worker/codec-server';
+import { createCodecServer, listenCodecServer, LOOPBACK_HOSTS, MAX_BODY_BYTES } from '../../worker/codec-server';
 import { EncryptionCodec, EncryptionConfigError, generateKeyLine, loadEncryptionKeys, loadPayloadCodec, parseKeys } from '../../worker/encryption';
 
 const CANARY = 'canary-7d1f3e secret plans';
+const TOKEN = 'codec-token-0123456789abcdef';
 const payload = (value: unknown): Payload => defaultPayloadConverter.toPayload(value);
 const text = (p: Payload) => Buffer.from(p.data ?? new Uint8Array()).toString('latin1') + JSON.stringify(p.metadata);
 
@@ -77,14 +79,14 @@ describe('codec server', () => {
 
   beforeAll(async () => {
     codec = new EncryptionCodec(await parseKeys(generateKeyLine('k1'), 'test'));
-    const s = createCodecServer({ codec, corsOrigins: ['http://localhost:8233'], token: 'tok-123' });
+    const s = createCodecServer({ codec, corsOrigins: ['http://localhost:8233'], token: TOKEN, hosts: LOOPBACK_HOSTS });
     url = await listenCodecServer(s, 0);
     expect((s.address() as AddressInfo).address).toBe('127.0.0.1');
     server.close = () => s.close();
   });
   afterAll(() => server.close());
 
-  const post = (route: string, body: unknown, headers: Record<string, string> = { authorization: 'Bearer tok-123' }) =>
+  const post = (route: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` }) =>
     fetch(`${url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const wire = (p: Payload) => ({
     metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
@@ -105,14 +107,35 @@ describe('codec server', () => {
 
   it('refuses a request without the token, and bad bodies with a reason', async () => {
     expect((await post('/decode', { payloads: [] }, {})).status).toBe(401);
-    expect((await post('/decode', { payloads: [] }, { authorization: 'Bearer wrong-1' })).status).toBe(401);
+    expect((await post('/decode', { payloads: [] }, { authorization: 'Bearer wrong-token-123456' })).status).toBe(401);
+    expect((await post('/wrong-token-123456/decode', { payloads: [] }, {})).status).toBe(401);
     const bad = await post('/decode', { payloads: [{ data: '!!' }] });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: string }).error).toMatch(/base64/);
+    expect((await post('/decode', { payloads: [{ data: 'AA==', extra: 1 }] })).status).toBe(400);
+    expect((await post('/decode', { other: [] })).status).toBe(400);
     expect((await post('/nope', {})).status).toBe(404);
   });
 
-  it('answers the Web UI preflight for allowed origins only', async () => {
+  it('accepts the token as the first path segment, which is how the Web UI (a bare endpoint URL + /decode) carries it', async () => {
+    const [sealed] = await codec.encode([payload({ text: CANARY })]);
+    const res = await post(`/${TOKEN}/decode`, { payloads: [wire(sealed!)] }, {});
+    expect(res.status).toBe(200);
+  });
+
+  it('accepts only a JSON body of bounded size', async () => {
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const text = await fetch(`${url}/decode`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: JSON.stringify({ payloads: [] }) });
+    expect(text.status).toBe(415);
+    const form = await fetch(`${url}/decode`, { method: 'POST', headers: auth, body: new URLSearchParams({ payloads: '[]' }) });
+    expect(form.status).toBe(415);
+    const notJson = await fetch(`${url}/decode`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: '{"payloads": [' });
+    expect(notJson.status).toBe(400);
+    const huge = await fetch(`${url}/decode`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ payloads: [{ data: 'A'.repeat(MAX_BODY_BYTES) }] }) });
+    expect(huge.status).toBe(413);
+  });
+
+  it('answers only its configured Web UI origin, and refuses any other browser origin outright', async () => {
     const ok = await fetch(`${url}/decode`, { method: 'OPTIONS', headers: { origin: 'http://localhost:8233', 'access-control-request-method': 'POST' } });
     expect(ok.status).toBe(204);
     expect(ok.headers.get('access-control-allow-origin')).toBe('http://localhost:8233');
@@ -120,6 +143,33 @@ describe('codec server', () => {
     const other = await fetch(`${url}/decode`, { method: 'OPTIONS', headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' } });
     expect(other.status).toBe(403);
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
+    // A "simple" cross-origin POST needs no preflight: it must be refused, token or not.
+    const [sealed] = await codec.encode([payload({ text: CANARY })]);
+    const simple = await post('/decode', { payloads: [wire(sealed!)] }, { authorization: `Bearer ${TOKEN}`, origin: 'http://evil.example' });
+    expect(simple.status).toBe(403);
+    expect(await simple.text()).not.toContain('CANARY');
+    const fromUi = await post(`/${TOKEN}/decode`, { payloads: [wire(sealed!)] }, { origin: 'http://localhost:8233' });
+    expect(fromUi.status).toBe(200);
+  });
+
+  it('refuses a Host that is not its address (DNS rebinding)', async () => {
+    const port = new URL(url).port;
+    const status = (host: string) =>
+      new Promise<number>((resolve, reject) => {
+        const req = http.request({ host: '127.0.0.1', port, path: '/decode', method: 'POST', headers: { host, authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end('{"payloads":[]}');
+      });
+    expect(await status(`evil.example:${port}`)).toBe(421);
+    expect(await status(`localhost:${port}`)).toBe(200);
+    expect(await status(`127.0.0.1:${port}`)).toBe(200);
+  });
+
+  it('will not run without a token of some length', async () => {
+    expect(() => createCodecServer({ codec, token: 'short' })).toThrow(/at least/);
   });
 });
 

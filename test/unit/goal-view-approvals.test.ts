@@ -22,6 +22,9 @@ function fakeGoal(events: unknown[]): { goal: GoalHandle; calls: Call[] } {
     approvePlan: async () => void calls.push({ kind: 'approvePlan' }),
     rejectPlan: async () => undefined,
     result: async () => ({ verdict: 'goal_met' }),
+    // The whole call is read again before it is asked (the event holds a preview).
+    pendingApprovals: async () => [],
+    workflowHandle: { describe: async () => Promise.reject(new Error('no server here')) },
   };
   return { goal: goal as unknown as GoalHandle, calls };
 }

@@ -145,6 +145,37 @@ describe('autonomy machine', () => {
     expect(h.started()).toEqual(['g/task-a/1', 'g/task-a/2']);
   });
 
+  it("holds the critic's follow-up tasks for plan approval unless the goal was started auto-approved", () => {
+    const g = new Goal({ followUpsNeedApproval: true, planApprovalTimeoutMs: 60_000 });
+    g.send({ type: 'decompose' }, { type: 'plan_proposed', tasks: [{ id: 'a', title: 'a', instructions: '' }] }, { type: 'approve_plan' });
+    g.finish('a');
+    const followUp = g.send({ type: 'review_done', verdict: 'follow_up', findings: 'no docs', tasks: [{ id: 'docs', title: 'docs', instructions: 'write', dependencies: ['a'] }] });
+    // Nothing starts: the grown plan is a new version, asked like the first.
+    expect(ofType(followUp, 'start_child_agent')).toEqual([]);
+    expect(g.state).toMatchObject({ status: 'awaiting_plan_approval', planVersion: 2, approvalTimerId: 'g/plan-approval-2' });
+    expect(kinds(followUp)).toEqual(['plan.critique', 'plan.updated', 'plan.approval_requested']);
+    expect(ofType(followUp, 'request_plan_approval')).toEqual([expect.objectContaining({ planVersion: 2 })]);
+    expect(ofType(followUp, 'start_timer')).toEqual([expect.objectContaining({ timerId: 'g/plan-approval-2' })]);
+    const approved = g.send({ type: 'approve_plan' });
+    expect(ofType(approved, 'start_child_agent').map((d) => d.taskId)).toEqual(['docs']);
+    expect(events(approved).filter((e) => e.kind === 'plan.approved')).toEqual([expect.objectContaining({ planVersion: 2, by: 'human' })]);
+
+    // Rejected: the planner revises with the human's feedback; the follow-up never ran.
+    const r = new Goal({ followUpsNeedApproval: true });
+    r.send({ type: 'decompose' }, { type: 'plan_proposed', tasks: [{ id: 'a', title: 'a', instructions: '' }] }, { type: 'approve_plan' });
+    r.finish('a');
+    r.send({ type: 'review_done', verdict: 'follow_up', findings: 'no docs', tasks: [{ id: 'docs', title: 'docs', instructions: 'write' }] });
+    expect(ofType(r.send({ type: 'reject_plan', feedback: 'no docs needed' }), 'request_plan')).toEqual([{ type: 'request_plan', attempt: 1, feedback: 'no docs needed', errors: [] }]);
+    expect(r.started()).toEqual(['g/task-a/1']);
+
+    // Started auto-approved: the follow-up runs at once, as the plan did.
+    const auto = new Goal({ followUpsNeedApproval: true, autoApprove: true });
+    auto.send({ type: 'decompose' }, { type: 'plan_proposed', tasks: [{ id: 'a', title: 'a', instructions: '' }] });
+    auto.finish('a');
+    const ran = auto.send({ type: 'review_done', verdict: 'follow_up', findings: 'no docs', tasks: [{ id: 'docs', title: 'docs', instructions: 'write' }] });
+    expect(ofType(ran, 'start_child_agent').map((d) => d.taskId)).toEqual(['docs']);
+  });
+
   it('stops on budget exhaustion with running children cancelled and a partial report', () => {
     const g = new Goal({ autoApprove: true, limits: { costUsd: 1 } });
     g.send({ type: 'decompose' }, { type: 'plan_proposed', tasks: plan, usage: { inputTokens: 10, outputTokens: 10, costUsd: 0.25 } });

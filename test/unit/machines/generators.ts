@@ -249,6 +249,8 @@ export function newGoal(variant: number): GoalState {
     goalId: 'g1',
     goal: 'make the tests pass',
     autoApprove: variant % 2 === 1,
+    // Goals from before follow-ups needed approval (variant % 5 === 4) still run them at once.
+    followUpsNeedApproval: variant % 5 !== 4,
     maxConcurrency: 1 + (variant % 3),
     maxTaskAttempts: 1 + (variant % 2),
     maxPlanAttempts: 2,
