@@ -5,6 +5,7 @@
 // synchronous validator rejects with the machine's reason.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
+import { clientToolsSchema, type ClientTool, type ClientToolCall, type ClientToolResultInput } from './client-tools';
 import { usageSchema } from '../machines/budget';
 import type { PolicyConfig, PolicyOrigin } from '../machines/policy';
 import type { FinishedTurn } from './finished-turns';
@@ -18,8 +19,9 @@ const goalText = text.max(GOAL_TEXT_MAX, 'at most 100,000 characters (put longer
 const optionalObject = <T extends z.ZodRawShape>(shape: T) => z.strictObject(shape).optional();
 
 export const userMessageSchema = z.union([
-  text.transform((t) => ({ text: t, messageId: undefined as string | undefined })),
-  z.strictObject({ text, messageId: z.string().min(1).optional() }),
+  text.transform((t) => ({ text: t, messageId: undefined as string | undefined, clientTools: undefined as ClientTool[] | undefined })),
+  // clientTools: tools the sender runs itself, offered in this message's turn (workflows/client-tools.ts).
+  z.strictObject({ text, messageId: z.string().min(1).optional(), clientTools: clientToolsSchema.optional() }),
 ]);
 export const approveSchema = z.strictObject({
   callId: z.string().min(1),
@@ -104,6 +106,8 @@ export const awaitTurnUpdate = defineUpdate<AwaitTurnResult, [AwaitTurnInput]>('
 
 // Updates: the same operations with an answer; validators reject with a specific reason.
 export const userMessageUpdate = defineUpdate<UserMessageResult, [UserMessageInput]>('userMessage');
+/** The result of a client tool call (workflows/client-tools.ts): the turn goes on with it. */
+export const clientToolResultUpdate = defineUpdate<ControlResult, [ClientToolResultInput]>('clientToolResult');
 export const approveUpdate = defineUpdate<ApprovalResult, [ApproveInput]>('approve');
 export const denyUpdate = defineUpdate<ControlResult, [DenyInput]>('deny');
 export const interruptUpdate = defineUpdate<ControlResult, [ReasonInput]>('interrupt');
@@ -146,6 +150,8 @@ export interface StateView {
   queueLength: number;
   pendingApprovals: PendingApproval[];
   question: { callId: string; question: string } | null;
+  /** Calls of client tools waiting for the client's result (absent in runs recorded before client tools). */
+  clientToolCalls?: ClientToolCall[];
   usage: UsageView;
   /** Runs of this workflow so far (continue-as-new starts a new one). */
   run: number;
