@@ -138,6 +138,15 @@ export interface UsageView {
   exhaustion: { limit: string; allowed: number; used: number; over: number } | null;
   /** The running turn's usage, not yet added to `usage`. */
   turnUsage: Usage | null;
+  /** The newest finished turns (up to 100, oldest first): each one's tokens and cost (absent in runs recorded before it). */
+  perTurn?: TurnUsage[];
+}
+
+export interface TurnUsage {
+  turnId: string;
+  messageId: string;
+  outcome: string;
+  usage: Usage | null;
 }
 
 export interface StateView {

@@ -136,7 +136,11 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       rejected: host.rejected,
       streamedText: (activityId) => streamedText(host.stream, activityId),
       streamedUsage: (activityId) => streamedUsageOf(modelEvents(host.stream), activityId),
-      finished: (result) => host.post(() => session.record('turn', sessionEventFromTurn(result.turnId, { type: 'finish', result }))),
+      finished: (result) =>
+        host.post(() => {
+          finishedTurns.billed(result.turnId, result.usage);
+          session.record('turn', sessionEventFromTurn(result.turnId, { type: 'finish', result }));
+        }),
       asked: (turnId, callId, question) => host.post(() => session.record('turn', { type: 'input_requested', turnId, callId, question })),
       observer: host.observer('turn'),
       clientTools,
@@ -244,6 +248,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
     toolCalls: session.state.toolCalls,
     exhaustion: sessionExhaustion(session.state),
     turnUsage: current()?.usage ?? null,
+    perTurn: finishedTurns.list().map((t) => ({ turnId: t.turnId, messageId: t.messageId, outcome: t.outcome, usage: t.usage })),
   });
 
   // ---- signals and updates -------------------------------------------------------------------

@@ -81,7 +81,11 @@ describe('AG-UI frontend tools', () => {
         expect(second.map((e) => e.type)).not.toContain(EventType.TOOL_CALL_RESULT);
         const texts = result.newMessages.flatMap((m) => (m.role === 'assistant' && typeof m.content === 'string' ? [m.content] : []));
         expect(texts.join('\n')).toContain('You are in Lisbon.');
-        expect((await session.state()).clientToolCalls).toBeUndefined();
+        const after = await session.state();
+        expect(after.clientToolCalls).toBeUndefined();
+        // The turn's usage is kept per turn (usage.perTurn), with its outcome.
+        expect(after.usage.perTurn).toEqual([expect.objectContaining({ turnId: end1.result.turnId, messageId: 'u1', outcome: 'completed' })]);
+        expect(after.usage.perTurn![0]!.usage!.outputTokens).toBeGreaterThan(0);
         const transcript = await session.transcript(0, 50);
         const results = transcript.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => (b as { type: string }).type === 'tool_result');
         expect(results).toEqual([expect.objectContaining({ tool_use_id: 'toolu_client_loc', content: 'Lisbon, Portugal' })]);
