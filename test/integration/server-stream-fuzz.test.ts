@@ -135,14 +135,18 @@ const resume = fc.record(
   { requiredKeys: ['interruptId', 'status'] },
 );
 /** Mostly valid, now and then anything: each field of a RunAgentInput. */
-const mostly = <T>(valid: fc.Arbitrary<T>, other: fc.Arbitrary<unknown>) => fc.oneof({ weight: 4, arbitrary: valid }, { weight: 1, arbitrary: other });
+const mostly = <T>(valid: fc.Arbitrary<T>, other: fc.Arbitrary<unknown>) => fc.oneof({ weight: 8, arbitrary: valid }, { weight: 1, arbitrary: other });
 const userMessage = fc.record({ id: fc.uuid(), role: fc.constant('user'), content: fc.oneof(fc.constantFrom('hello', 'where am I?'), fc.string({ minLength: 1, maxLength: 40 })) });
 const runInput = fc.record(
   {
     threadId: mostly(fc.constant('t'), fc.string({ maxLength: 10 })),
     runId: mostly(fc.uuid(), fc.constantFrom('', 7)),
-    messages: fc.oneof({ weight: 3, arbitrary: fc.tuple(fc.array(message, { maxLength: 2 }), userMessage).map(([a, u]) => [...a, u]) }, { weight: 1, arbitrary: fc.array(message, { maxLength: 4 }) }),
-    tools: mostly(fc.array(tool, { maxLength: 2 }), fc.anything({ maxDepth: 1 })),
+    messages: fc.oneof({ weight: 3, arbitrary: userMessage.map((u) => [u]) }, { weight: 2, arbitrary: fc.tuple(fc.array(message, { maxLength: 2 }), userMessage).map(([a, u]) => [...a, u]) }, { weight: 1, arbitrary: fc.array(message, { maxLength: 4 }) }),
+    tools: fc.oneof(
+      { weight: 6, arbitrary: fc.array(fc.record({ name: fc.stringMatching(/^client_[a-z]{1,10}$/), description: fc.string({ maxLength: 40 }), parameters: fc.constant({ type: 'object', properties: {} }) }), { maxLength: 2 }) },
+      { weight: 2, arbitrary: fc.array(tool, { maxLength: 3 }) },
+      { weight: 1, arbitrary: fc.anything({ maxDepth: 1 }) },
+    ),
     context: mostly(fc.array(fc.record({ description: fc.string({ maxLength: 20 }), value: fc.string({ maxLength: 40 }) }), { maxLength: 2 }), fc.anything({ maxDepth: 1 })),
     state: mostly(fc.constant({}), fc.anything({ maxDepth: 2 })),
     resume: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.array(resume, { maxLength: 2 }) }),
@@ -217,7 +221,7 @@ describe('streaming operations, fuzzed with a bounded read', () => {
         // The server and the session still work after every one of those streams was dropped.
         const after = await live.send('still there?');
         expect(after.outcome).toBe('completed');
-        expect((await fetch(`${server.url}/api/workflows/${live.id}`, { headers: { Authorization: `Bearer ${TEST_TOKEN}` } })).status).toBe(200);
+        expect((await fetch(`${server.url}/api/sessions/${live.id}`, { headers: { Authorization: `Bearer ${TEST_TOKEN}` } })).status).toBe(200);
       });
     } finally {
       await server.close();
