@@ -1,9 +1,16 @@
 import { defineConfig } from 'vitest/config';
 
+// Test files run side by side: most of an integration test's time is spent waiting on the
+// Temporal server, a worker or a child process, not on a CPU. Vitest's default on a 2-core
+// machine is one file at a time (cores - 1), which made `npm test` a 20-minute serial run.
+// KEEL_TEST_WORKERS (or vitest's own --maxWorkers) changes it.
+const workers = Number(process.env.KEEL_TEST_WORKERS ?? 4);
+
 // `forks`, never `threads`: worker threads crash the Temporal native bridge.
 export default defineConfig({
   test: {
     pool: 'forks',
+    maxWorkers: workers,
     // CI also writes a JSON summary, from which .ci/run prints a plain "N passed, N failed".
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: process.env.CI ? { json: '.keel/vitest-results.json' } : undefined,

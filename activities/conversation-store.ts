@@ -217,6 +217,20 @@ export function segmentCacheSize(): number {
 }
 
 /**
+ * The identity read last from each store, for a while: every model call checks it, and one
+ * read of the marker per call was one more round trip to the store per step. Not for ever:
+ * a store wiped under a running worker must get its marker back (adopted from the next
+ * session's id) before a restarted worker would mark it anew and refuse every session.
+ */
+const identities = new Map<string, { id: string; until: number }>();
+const IDENTITY_TTL_MS = 30_000;
+
+/** Test hook: forget the identities read (the next check reads the marker). */
+export function clearIdentityCache(): void {
+  identities.clear();
+}
+
+/**
  * The store's identity: a random id in its marker object, written by the first worker (or
  * session) that finds none. Sessions record the id of the store they started on; a worker
  * whose store has another id is not that session's store (activities/store/identity.ts).
@@ -224,14 +238,21 @@ export function segmentCacheSize(): number {
  */
 export async function storeIdentity(target: StoreTarget, adopt?: string): Promise<{ id: string; created: boolean }> {
   const store = resolveTarget(target);
+  const key = `${store.kind}\0${store.where}`;
+  const known = identities.get(key);
+  if (known !== undefined && known.until > Date.now()) return { id: known.id, created: false };
   try {
     const found = await readIdentity(store);
-    if (found !== null) return { id: found, created: false };
+    if (found !== null) {
+      identities.set(key, { id: found, until: Date.now() + IDENTITY_TTL_MS });
+      return { id: found, created: false };
+    }
     const mine = adopt ?? randomUUID();
     await store.putIfAbsent(IDENTITY_KEY, Buffer.from(JSON.stringify({ keel: 'conversation-store', id: mine, createdAt: new Date().toISOString() }), 'utf8'));
     // Two first workers may race: whichever marker landed is the store's id.
     const id = await readIdentity(store);
     if (id === null) throw new Error('the identity marker vanished right after it was written');
+    identities.set(key, { id, until: Date.now() + IDENTITY_TTL_MS });
     return { id, created: id === mine };
   } catch (error) {
     throw ioFault('write', store, null, error);

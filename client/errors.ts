@@ -1,5 +1,5 @@
 // Typed errors of the client SDK: what a caller can tell apart without reading messages.
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 
 export class KeelError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -52,6 +52,20 @@ export class ConnectionError extends KeelError {
   }
 }
 
+/**
+ * The workflow did not take the update before the call's deadline: no worker polls its task
+ * queue, or the worker is too busy. Nothing was applied; the same call may be sent again.
+ */
+export class NoAnswerError extends KeelError {
+  constructor(
+    readonly workflowId: string,
+    readonly operation: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${operation}: ${workflowId} did not answer in time: is a Keel worker running on its task queue?`, options);
+  }
+}
+
 /** A goal or session ended in a way the call cannot use (e.g. `result()` of a failed workflow). */
 export class WorkflowEndedError extends KeelError {}
 
@@ -67,6 +81,7 @@ export function toKeelError(error: unknown, workflowId: string, operation: strin
     if (/already completed|closed/i.test(error.message)) return new UpdateRejectedError(workflowId, operation, `${workflowId} has already ended`, { cause: error });
     return new NotFoundError(workflowId, { cause: error });
   }
+  if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return new NoAnswerError(workflowId, operation, { cause: error });
   if (error instanceof WorkflowExecutionAlreadyStartedError) return error;
   return error;
 }

@@ -3,7 +3,7 @@ export { KeelClient, DEFAULT_TASK_QUEUE, type KeelClientOptions, type StartGoalO
 export { GoalHandle } from './goal-handle';
 export { SessionHandle, type TurnOutcome } from './session-handle';
 export { followStream, type EventsOptions, type StreamItem, type GoalStreamItem, type SessionStreamItem, type ModelStreamEvent } from './events';
-export { KeelError, UpdateRejectedError, NotFoundError, ConnectionError, WorkflowEndedError, InvalidInputError } from './errors';
+export { KeelError, UpdateRejectedError, NotFoundError, ConnectionError, NoAnswerError, WorkflowEndedError, InvalidInputError } from './errors';
 export type {
   GoalStateView,
   PlanView,

@@ -27,7 +27,7 @@ export interface KeelClientOptions {
   taskQueue?: string;
   /** TLS, API key, metadata… passed to Connection.connect as they are. */
   connectionOptions?: ConnectionOptions;
-  /** Where TEMPORAL_* and KEEL_TASK_QUEUE are read (default process.env). */
+  /** Where TEMPORAL_*, KEEL_TASK_QUEUE and KEEL_WORKSPACE_HOST are read (default process.env). */
   env?: NodeJS.ProcessEnv;
   /** An existing client (its connection is not closed by close()). */
   client?: Client;
@@ -89,12 +89,15 @@ export class KeelClient {
     readonly taskQueue: string,
     readonly address: string,
     private readonly connection: Connection | null,
+    /** KEEL_WORKSPACE_HOST of this process: workspaces it resolves are on this host's disk (workflows/workspace-host.ts). */
+    private readonly workspaceHost: string | null = null,
   ) {}
 
   static async connect(options: KeelClientOptions = {}): Promise<KeelClient> {
     const env = options.env ?? process.env;
     const taskQueue = options.taskQueue ?? (env.KEEL_TASK_QUEUE || DEFAULT_TASK_QUEUE);
-    if (options.client) return new KeelClient(options.client, taskQueue, '(given client)', null);
+    const workspaceHost = env.KEEL_WORKSPACE_HOST?.trim() || null;
+    if (options.client) return new KeelClient(options.client, taskQueue, '(given client)', null, workspaceHost);
     const loaded = loadClientConnectConfig({ overrideEnvVars: env as Record<string, string> });
     const address = options.address ?? loaded.connectionOptions.address ?? 'localhost:7233';
     const namespace = options.namespace ?? loaded.namespace ?? 'default';
@@ -108,14 +111,14 @@ export class KeelClient {
     // Carries the caller's trace context (when the application has OpenTelemetry set up)
     // into the workflow, so a trace runs client → workflow → activities.
     const interceptors = { workflow: [new OpenTelemetryWorkflowClientInterceptor()] };
-    return new KeelClient(new Client({ connection, namespace, interceptors, ...(dataConverter ? { dataConverter } : {}) }), taskQueue, address, connection);
+    return new KeelClient(new Client({ connection, namespace, interceptors, ...(dataConverter ? { dataConverter } : {}) }), taskQueue, address, connection, workspaceHost);
   }
 
   /** Starts a goal (or, with an id already in use, returns that goal). */
   async startGoal(goal: string, options: StartGoalOptions = {}): Promise<GoalHandle> {
     const { id, workspace, createWorkspace, ...rest } = options;
     const workflowId = id ?? `goal-${randomUUID()}`;
-    const args: GoalOptions = { ...rest, goal, workspace: await workspaceFor('startGoal', workspace, createWorkspace) };
+    const args: GoalOptions = { ...this.onHost(rest), goal, workspace: await workspaceFor('startGoal', workspace, createWorkspace) };
     validate(goalOptionsSchema, args, 'startGoal');
     await this.start(workflowId, 'startGoal', () =>
       this.client.workflow.start(goalWorkflow, {
@@ -133,6 +136,14 @@ export class KeelClient {
     return new GoalHandle(this.client, workflowId);
   }
 
+  /**
+   * The workspace was found on this process's disk: with KEEL_WORKSPACE_HOST set, that disk
+   * is this host's alone, so the run's tools must run here (unless the caller names a host).
+   */
+  private onHost<T extends { workspaceHost?: string }>(options: T): T {
+    return options.workspaceHost === undefined && this.workspaceHost !== null ? { ...options, workspaceHost: this.workspaceHost } : options;
+  }
+
   getGoal(id: string): GoalHandle {
     return new GoalHandle(this.client, id);
   }
@@ -141,7 +152,7 @@ export class KeelClient {
   async startSession(options: StartSessionOptions = {}): Promise<SessionHandle> {
     const { id, workspace, createWorkspace, ...rest } = options;
     const workflowId = id ?? `session-${randomUUID()}`;
-    const args: SessionOptions = { ...rest, workspace: await workspaceFor('startSession', workspace, createWorkspace) };
+    const args: SessionOptions = { ...this.onHost(rest), workspace: await workspaceFor('startSession', workspace, createWorkspace) };
     validate(sessionOptionsSchema, args, 'startSession');
     await this.start(workflowId, 'startSession', () =>
       this.client.workflow.start(sessionWorkflow, {

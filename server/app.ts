@@ -10,7 +10,7 @@ import { Hono, type Context } from 'hono';
 import { cors } from 'hono/cors';
 import { streamSSE } from 'hono/streaming';
 import type { z } from 'zod';
-import { ConnectionError, NotFoundError, UpdateRejectedError } from '../client/errors';
+import { ConnectionError, NoAnswerError, NotFoundError, UpdateRejectedError } from '../client/errors';
 import type { KeelClient } from '../client/keel-client';
 import { agUiRun } from './ag-ui';
 import { authenticate, type TokenEntry } from './auth';
@@ -169,6 +169,7 @@ export function toProblem(error: unknown): ProblemError {
   if (error instanceof UpdateRejectedError) return new ProblemError(409, 'rejected', error.message, { reason: error.reason });
   if (error instanceof NotFoundError) return new ProblemError(404, 'not-found', error.message);
   if (error instanceof ConnectionError) return new ProblemError(503, 'unavailable', error.message);
+  if (error instanceof NoAnswerError) return new ProblemError(504, 'timeout', error.message);
   const grpc = grpcCause(error);
   if (grpc !== null) {
     // 3 INVALID_ARGUMENT, 5 NOT_FOUND, 14 UNAVAILABLE, 4 DEADLINE_EXCEEDED

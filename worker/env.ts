@@ -47,6 +47,7 @@ export const KEEL_WORKER_ENV = {
   KEEL_MCP_CONFIG: 'a JSON or YAML file listing MCP servers',
   KEEL_STORE_URL: 'the conversation store shared by the fleet: `postgres://user:password@host:5432/db` (unset: a directory, KEEL_STORE_DIR)',
   KEEL_STORE_DIR: 'where conversation segments are stored when KEEL_STORE_URL is unset; workers on several hosts must share it',
+  KEEL_WORKSPACE_HOST: "this host's name when its workspaces are on its own disk (not shared): the worker also serves their tool calls on `<task queue>@<name>`, and clients on this host start sessions with `workspaceHost` set to it",
   KEEL_SANDBOX_READ: 'extra host paths (colon-separated) that sandboxed commands may read, e.g. a toolchain outside /usr',
   KEEL_SANDBOX_FORBID: 'endpoints (host:port, comma-separated) no network grant reaches, besides private and loopback addresses, the Temporal server and the Keel API',
   KEEL_RUN_DIR: "where records of running commands are kept (default: a private directory of the worker's user under the system temp dir)",

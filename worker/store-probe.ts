@@ -7,7 +7,9 @@
 // they started on, and a worker that sees another store refuses their activities
 // (activities/conversation-store.ts checkStoreIdentity). Before, such a fleet passed every
 // smoke test — workflows stick to the worker that ran them — and broke at its first failover.
+import { randomUUID } from 'node:crypto';
 import os from 'node:os';
+import { msToTs } from '@temporalio/common/lib/time';
 import type { NativeConnection } from '@temporalio/worker';
 import { storeIdentity } from '../activities/conversation-store';
 import { workerStore } from '../activities/store/open';
@@ -31,7 +33,14 @@ export function storeIdOfPoller(identity: string): string | undefined {
   return TAG.exec(identity)?.[1];
 }
 
-export async function probeStore(options: { connection: NativeConnection; namespace: string; taskQueue: string; env?: NodeJS.ProcessEnv }): Promise<StoreProbe> {
+export async function probeStore(options: {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  env?: NodeJS.ProcessEnv;
+  /** How long to wait for listed workers of another store to show they run (default 10 s). */
+  watchMs?: number;
+}): Promise<StoreProbe> {
   const env = options.env ?? process.env;
   let store;
   try {
@@ -53,43 +62,100 @@ export async function probeStore(options: { connection: NativeConnection; namesp
     }
   }
   const mine = storeId ?? 'none';
-  let others: Map<string, number>;
+  const identity = `keel-store=${mine} ${process.pid}@${os.hostname()}`;
+  let others: Map<string, Poller>;
   try {
-    others = await fleetStoreIds(options);
+    others = await fleetPollers(options);
   } catch (error) {
     // Temporal cannot answer now (a server restarting): the worker starts, and each
     // session's calls are still checked against the store it recorded.
-    return { identity: `keel-store=${mine} ${process.pid}@${os.hostname()}`, line: `${line}; the fleet's stores not checked (${(error as Error).message.split('\n')[0]})`, storeId };
+    return { identity, line: `${line}; the fleet's stores not checked (${(error as Error).message.split('\n')[0]})`, storeId };
   }
-  // Pollers are listed for a few minutes after they stop: a worker that was fixed and
-  // restarted must not be refused for its own stale entry, so the test is whether any
-  // other worker shares this store, not whether all do.
-  const differing = [...others].filter(([id]) => id !== mine);
-  if (differing.length > 0 && !others.has(mine)) {
-    const [theirs, count] = differing.sort((a, b) => b[1] - a[1])[0]!;
-    const where = store === null ? 'the directory each session names (no KEEL_STORE_URL or KEEL_STORE_DIR)' : `${store.kind} ${store.where} (id ${mine})`;
-    throw new StoreProbeError(
-      `keel worker: refusing to start: ${count} worker${count === 1 ? '' : 's'} polling task queue "${options.taskQueue}" use conversation store ${theirs === 'none' ? 'of each session' : theirs}, but this one's is ${where}; give it the fleet's KEEL_STORE_URL / KEEL_STORE_DIR`,
-    );
+  // A worker that shares this store is polling: this one is of the fleet (another worker on
+  // another store is the one to fix, and it would be refused when it starts again).
+  if ([...others.values()].some((p) => p.storeId === mine)) return { identity, line, storeId };
+  const differing = [...others.values()].filter((p) => p.storeId !== mine);
+  if (differing.length === 0) return { identity, line, storeId };
+  // Temporal lists a poller for minutes after it stopped: a wrong worker that ran first and
+  // was stopped would make every right one refuse until its entry expired. Whether those
+  // workers still run is asked of them: a task only live workers can take is put on the
+  // queue, and a live poller then polls again (its last access moves).
+  const live = await livePollers(options, differing, options.watchMs ?? LIVENESS_WATCH_MS);
+  if (live.length === 0) {
+    const ids = [...new Set(differing.map((p) => p.storeId))].join(', ');
+    return { identity, line: `${line}; ignored ${differing.length} stopped worker${differing.length === 1 ? '' : 's'} Temporal still lists on task queue "${options.taskQueue}" (store ${ids}; none polled again)`, storeId };
   }
-  // `<pid>@<hostname>` stays last: the container health check matches pollers by it.
-  return { identity: `keel-store=${mine} ${process.pid}@${os.hostname()}`, line, storeId };
+  const counts = new Map<string, number>();
+  for (const p of live) counts.set(p.storeId, (counts.get(p.storeId) ?? 0) + 1);
+  const [theirs, count] = [...counts].sort((a, b) => b[1] - a[1])[0]!;
+  const where = store === null ? 'the directory each session names (no KEEL_STORE_URL or KEEL_STORE_DIR)' : `${store.kind} ${store.where} (id ${mine})`;
+  throw new StoreProbeError(
+    `keel worker: refusing to start: ${count} worker${count === 1 ? '' : 's'} polling task queue "${options.taskQueue}" use conversation store ${theirs === 'none' ? 'of each session' : theirs}, but this one's is ${where}; give it the fleet's KEEL_STORE_URL / KEEL_STORE_DIR`,
+  );
 }
 
-/** The store ids the task queue's current pollers name, with how many name each. */
-async function fleetStoreIds(options: { connection: NativeConnection; namespace: string; taskQueue: string }): Promise<Map<string, number>> {
-  const counts = new Map<string, number>();
-  const seen = new Set<string>();
+/** How long the probe waits for a listed worker of another store to show that it runs. */
+const LIVENESS_WATCH_MS = 10_000;
+
+interface Poller {
+  identity: string;
+  storeId: string;
+  /** When it last polled, by the server's clock (ms), per task queue type. */
+  lastAccess: string;
+}
+
+/** The Keel workers Temporal lists on the task queue (workflow and activity pollers), by identity. */
+async function fleetPollers(options: { connection: NativeConnection; namespace: string; taskQueue: string }): Promise<Map<string, Poller>> {
+  const found = new Map<string, Poller>();
   // TASK_QUEUE_TYPE_WORKFLOW = 1, TASK_QUEUE_TYPE_ACTIVITY = 2 (temporal.api.enums.v1.TaskQueueType).
   for (const taskQueueType of [2, 1]) {
     const answer = await options.connection.workflowService.describeTaskQueue({ namespace: options.namespace, taskQueue: { name: options.taskQueue }, taskQueueType });
     for (const poller of answer.pollers ?? []) {
       const identity = poller.identity ?? '';
-      const id = storeIdOfPoller(identity);
-      if (id === undefined || seen.has(identity)) continue;
-      seen.add(identity);
-      counts.set(id, (counts.get(id) ?? 0) + 1);
+      const storeId = storeIdOfPoller(identity);
+      if (storeId === undefined) continue;
+      const at = `${taskQueueType}:${String(poller.lastAccessTime?.seconds ?? 0)}.${poller.lastAccessTime?.nanos ?? 0}`;
+      const seen = found.get(identity);
+      found.set(identity, { identity, storeId, lastAccess: seen ? `${seen.lastAccess} ${at}` : at });
     }
   }
-  return counts;
+  return found;
+}
+
+/**
+ * The listed workers that still run. An idle live worker polls again only when its long
+ * poll ends (a minute), so waiting alone is slow: a workflow task (`keelStoreProbe`, which
+ * does nothing; workers that predate it fail its task, which serves as well) is put on the
+ * queue; a live worker takes it, polls again, and Temporal's entry for it moves. A stopped
+ * worker's entry does not. The probe workflow is terminated afterwards if still open.
+ */
+async function livePollers(options: { connection: NativeConnection; namespace: string; taskQueue: string }, listed: Poller[], watchMs: number): Promise<Poller[]> {
+  const service = options.connection.workflowService;
+  const workflowId = `keel-store-probe-${randomUUID()}`;
+  await service
+    .startWorkflowExecution({
+      namespace: options.namespace,
+      workflowId,
+      workflowType: { name: 'keelStoreProbe' },
+      taskQueue: { name: options.taskQueue },
+      requestId: randomUUID(),
+      workflowRunTimeout: msToTs(watchMs + 30_000),
+      identity: `keel-store-probe ${process.pid}@${os.hostname()}`,
+    })
+    .catch(() => null);
+  try {
+    const deadline = Date.now() + watchMs;
+    for (;;) {
+      const now = await fleetPollers(options).catch(() => new Map<string, Poller>());
+      const moved = listed.filter((p) => {
+        const again = now.get(p.identity);
+        return again !== undefined && again.lastAccess !== p.lastAccess;
+      });
+      if (moved.length > 0) return moved;
+      if (Date.now() >= deadline) return [];
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  } finally {
+    await service.terminateWorkflowExecution({ namespace: options.namespace, workflowExecution: { workflowId }, reason: 'store probe done' }).catch(() => null);
+  }
 }

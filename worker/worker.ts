@@ -7,7 +7,9 @@ import { probeSandbox, sandboxStartupLine } from '../activities/tools/sandbox';
 import { defaultCacheBudget, maxCachedWorkflows, workflowCacheFromEnv, type WorkflowCacheSize } from './cache';
 import { keelDataConverter } from './encryption';
 import { shutdownGraceMs } from './shutdown';
-import { probeStore } from './store-probe';
+import { probeStore, StoreProbeError } from './store-probe';
+import { workspaceHostLine, workspaceHostOf } from './workspace-host';
+import { workspaceQueue } from '../workflows/workspace-host';
 import { keelTelemetrySink, type Telemetry } from './telemetry';
 import { compiledPayloadConverter, prebuiltWorkflowBundle, WORKFLOW_INTERCEPTOR_MODULES } from './workflow-bundle';
 
@@ -36,6 +38,8 @@ export interface KeelWorkerOptions {
 
 export interface KeelWorker {
   worker: Worker;
+  /** With KEEL_WORKSPACE_HOST: the activity worker of this host's workspaces (worker/workspace-host.ts). */
+  hostWorker: Worker | null;
   /** Runs until shutdown (SIGINT/SIGTERM or worker.shutdown()), then releases MCP servers. */
   run(): Promise<void>;
 }
@@ -47,6 +51,13 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
   // The conversation store it sees must be the fleet's: else it refuses to start, in one line.
   const store = await probeStore({ connection: options.connection, namespace: options.namespace, taskQueue: options.taskQueue, ...(options.env ? { env: options.env } : {}) });
   (options.log ?? console.log)(store.line);
+  let workspaceHost: string | null;
+  try {
+    workspaceHost = workspaceHostOf(options.env);
+  } catch (error) {
+    throw new StoreProbeError(`keel worker: ${(error as Error).message}`);
+  }
+  if (workspaceHost !== null) (options.log ?? console.log)(workspaceHostLine(options.taskQueue, workspaceHost));
   const keelActivities = createActivities(options.env);
   const { activities } = keelActivities;
   const close = () => keelActivities.close();
@@ -85,11 +96,35 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
       // Without telemetry the workflows' sinks are still there, doing nothing.
       sinks: telemetry?.workerOptions.sinks ?? keelTelemetrySink(null),
     });
+    // The workspaces on this host's disk: their activities come on a queue of their own.
+    const hostWorker =
+      workspaceHost === null
+        ? null
+        : await Worker.create({
+            connection: options.connection,
+            namespace: options.namespace,
+            taskQueue: workspaceQueue(options.taskQueue, workspaceHost),
+            identity: store.identity,
+            activities,
+            dataConverter,
+            interceptors: { activity: telemetry?.workerOptions.interceptors?.activity ?? [] },
+            ...TOOL_WORKER_OPTIONS,
+            shutdownGraceTime: graceMs,
+            shutdownForceTime: graceMs + 5_000,
+          });
     return {
       worker,
+      hostWorker,
       async run() {
         try {
-          await worker.run();
+          if (hostWorker === null) await worker.run();
+          else {
+            // Either one stopping (a signal stops both; a test stops `worker`) stops the other.
+            const stop = (w: Worker) => {
+              if (w.getState() === 'RUNNING') w.shutdown();
+            };
+            await Promise.all([worker.run().finally(() => stop(hostWorker)), hostWorker.run().finally(() => stop(worker))]);
+          }
         } finally {
           await close();
         }

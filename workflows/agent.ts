@@ -41,6 +41,7 @@ import { ConversationLog } from './runtime';
 import { MachineHost } from './host';
 import { code, escapeMarkdown } from './markdown';
 import { TurnRunner, type ToolEntry } from './turn-runner';
+import { workspaceRoute } from './workspace-host';
 
 export interface AgentInput {
   goalId: string;
@@ -51,7 +52,12 @@ export interface AgentInput {
   instructions: string;
   role: string;
   workspace: string;
+  /** The host whose disk holds the workspace (GoalOptions.workspaceHost). */
+  workspaceHost?: string | undefined;
+  workspaceHostWaitMs?: number | undefined;
   storeDir: string;
+  /** The identity of the goal's conversation store: every model call is checked against it. */
+  storeId?: string | undefined;
   model: string;
   maxTokens: number;
   tools: ToolEntry[];
@@ -121,6 +127,7 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
   const turns: TurnRunner = new TurnRunner(
     {
       workspace: input.workspace,
+      workspaceRoute: workspaceRoute(workflowInfo().taskQueue, input.workspaceHost, input.workspaceHostWaitMs),
       storeDir: input.storeDir,
       model: input.model,
       maxTokens: input.maxTokens,
@@ -138,6 +145,7 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
       now,
       tools: () => tools,
       toolsRef: () => input.toolsRef,
+      storeId: () => input.storeId,
       policy: () => ({ policy: input.policy, approvals, headless: input.headless }),
       emit: publish,
       rejected,

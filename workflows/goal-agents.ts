@@ -13,6 +13,9 @@ import { failureMessage, parsePayload as parse } from './payloads';
 import { describeAttempts, type AttemptRecord } from './planning';
 import type { ToolEntry } from './turn-runner';
 
+/** Agents of goals started before it got their goal's store id (their model calls were not checked). */
+const AGENTS_CHECK_STORE_PATCH = 'agents-check-store-id';
+
 export interface AgentPoolHost {
   goalId: string;
   options: GoalOptions;
@@ -20,7 +23,7 @@ export interface AgentPoolHost {
   model: string;
   maxTokens: number;
   goal(): GoalState;
-  setup(): { tools: ToolEntry[]; toolsRef: string | null; policy: PolicyConfig | null };
+  setup(): { tools: ToolEntry[]; toolsRef: string | null; policy: PolicyConfig | null; storeId?: string | undefined };
   publish(event: GoalRunnerEvent): void;
   refuse(source: string, machine: string, event: string, message: string): void;
   post(work: () => void): void;
@@ -90,7 +93,7 @@ export class AgentPool {
     const token = uuid4();
     this.children.set(d.agentId, { taskId: d.taskId, attempt: d.attempt, scope, token, evidence: null });
     const earlier = this.attempts.get(d.taskId) ?? [];
-    const { tools, toolsRef, policy } = this.h.setup();
+    const { tools, toolsRef, policy, storeId } = this.h.setup();
     const goal = this.h.goal();
     const input: AgentInput = {
       goalId,
@@ -101,7 +104,11 @@ export class AgentPool {
       instructions: d.instructions,
       role: d.role,
       workspace: options.workspace,
+      ...(options.workspaceHost !== undefined ? { workspaceHost: options.workspaceHost } : {}),
+      ...(options.workspaceHostWaitMs !== undefined ? { workspaceHostWaitMs: options.workspaceHostWaitMs } : {}),
       storeDir: this.h.storeDir,
+      // Its model calls are checked against the goal's store, as a session's are (older goals' agents were not).
+      ...(storeId !== undefined && patched(AGENTS_CHECK_STORE_PATCH) ? { storeId } : {}),
       model: this.h.model,
       maxTokens: this.h.maxTokens,
       // The definitions are in the store (toolsRef): the agent needs only names and options,

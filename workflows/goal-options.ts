@@ -9,6 +9,10 @@ export interface GoalOptions {
   goal: string;
   /** Absolute path of the directory every task agent works in. */
   workspace: string;
+  /** The host whose disk holds the workspace (SessionOptions.workspaceHost): setup and the agents' tools run there. */
+  workspaceHost?: string;
+  /** How long a call waits for the workspace host before it fails as "not polling" (default 60 s). */
+  workspaceHostWaitMs?: number;
   /** Model of the planner, the critic and the agents (default claude-sonnet-4-6). */
   model?: string;
   maxTokens?: number;

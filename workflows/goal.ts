@@ -6,7 +6,7 @@
 // (workflows/goal-agents.ts), timers, the event log. A goal continues as new at quiet
 // points: once a new run is wanted, the directives that would start work (agents, planner,
 // critic) wait for the next run, and the goal hands over when nothing is running.
-import { CancellationScope, condition, continueAsNew, isCancellation, patched, setHandler } from '@temporalio/workflow';
+import { CancellationScope, condition, continueAsNew, isCancellation, patched, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   createGoal,
   findExhaustion,
@@ -61,6 +61,7 @@ import { AgentPool, type AgentCarry } from './goal-agents';
 import { Advisors, ToolCaller } from './goal-model';
 import type { GoalOptions, GoalResult } from './goal-options';
 import { loadSetup } from './setup';
+import { workspaceRoute } from './workspace-host';
 
 export { thinkingFor } from './goal-agents';
 export type { GoalOptions, GoalResult, GoalTaskReport } from './goal-options';
@@ -71,6 +72,8 @@ export interface GoalCarry extends HostCarry {
   agents: AgentCarry;
   tools: ToolEntry[];
   toolsRef: string | null;
+  /** The identity of the conversation store the goal started on (its agents check it). */
+  storeId?: string | undefined;
   policy: PolicyConfig | null;
   policyOrigin?: PolicyOrigin | null | undefined;
   lastProposal: unknown;
@@ -92,6 +95,9 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
   let done: GoalReport | null = null;
   let tools: ToolEntry[] = carry?.tools ?? [];
   let toolsRef: string | null = carry?.toolsRef ?? null;
+  let storeId: string | undefined = carry?.storeId;
+  // A workspace on one host's disk: setup and the agents' tools run there (workspace-host.ts).
+  const route = workspaceRoute(workflowInfo().taskQueue, options.workspaceHost, options.workspaceHostWaitMs);
   let policy: PolicyConfig | null = carry?.policy ?? null;
   let policyOrigin: PolicyOrigin | null = carry?.policyOrigin ?? null;
   let ready = carry !== undefined;
@@ -122,7 +128,7 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
       model,
       maxTokens,
       goal: () => goal.state,
-      setup: () => ({ tools, toolsRef, policy }),
+      setup: () => ({ tools, toolsRef, policy, storeId }),
       publish: host.publish,
       refuse: (source, machine, event, message) => host.rejected(source, { code: 'guard_failed', machine, state: goal.state.status, event, message }),
       post: host.post,
@@ -186,12 +192,12 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
   // ---- setup: tools and policy once, for every agent ---------------------------------------------
   function initialize(): void {
     const cannotStart = (error: string) => goal.record('initialize', { type: 'cancel', reason: `cannot start: ${error}` });
-    loadSetup({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'agents' } }).then(
+    loadSetup({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'agents' }, route }).then(
       (r) =>
         host.post(() => {
           ready = true;
           if (!r.ok) return cannotStart(r.error);
-          ({ policy, tools, toolsRef } = r);
+          ({ policy, tools, toolsRef, storeId } = r);
           policyOrigin = r.origin ?? null;
           goal.record('initialize', { type: 'decompose' });
         }),
@@ -305,6 +311,7 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
       agents: agents.carry(),
       tools,
       toolsRef,
+      ...(storeId !== undefined ? { storeId } : {}),
       policy,
       policyOrigin,
       lastProposal: advisors.lastProposal,

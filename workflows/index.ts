@@ -18,6 +18,11 @@ export { sessionWorkflow, type SessionCarry, type SessionOptions, type SessionRe
 export type { GoalOptions, GoalResult, GoalTaskReport } from './goal';
 export type { AgentInput, AgentResult } from './agent';
 
+/** The store probe's nudge (worker/store-probe.ts): a worker that takes its task is alive; it does nothing else. */
+export function keelStoreProbe(): Promise<void> {
+  return Promise.resolve();
+}
+
 export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Promise<GoalResult> {
   const goal = await import(/* webpackMode: "eager" */ './goal');
   beginGoal(typeof options?.goal === 'string' ? options.goal : '');

@@ -12,6 +12,14 @@ import type { ToolEntry } from './turn-runner';
 export interface SessionOptions {
   /** Absolute path of the directory the tools work in. */
   workspace: string;
+  /**
+   * The host whose disk holds the workspace (not shared): its setup, tools and MCP calls run
+   * on the worker started there with KEEL_WORKSPACE_HOST=<name> (workflows/workspace-host.ts).
+   * Unset: any worker (a shared workspace). The client sets it from its own KEEL_WORKSPACE_HOST.
+   */
+  workspaceHost?: string;
+  /** How long a call waits for the workspace host before it fails as "not polling" (default 60 s). */
+  workspaceHostWaitMs?: number;
   model?: string;
   maxTokens?: number;
   system?: string;

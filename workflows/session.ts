@@ -3,7 +3,7 @@
 // runner executes the turn machine's directives. Long sessions continue as new, carrying
 // the machine state (with its queue of messages), the conversation by reference,
 // approvals, timers, finished turns and the event stream.
-import { condition, continueAsNew, patched, setHandler, uuid4 } from '@temporalio/workflow';
+import { condition, continueAsNew, patched, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
 // Straight from the machines a session runs, not the barrel: the SDK evaluates a workflow's
 // modules anew for every workflow, and the goal's machines are no business of a session's.
 import type { SessionStats } from '../machines/index';
@@ -69,6 +69,7 @@ import { handoverFits } from './handover-size';
 import { ClientTools, clientToolResultSchema } from './client-tools';
 import { isTerminalCall } from '../machines/tool-call';
 import type { SessionCarry, SessionOptions, SessionResult } from './session-options';
+import { workspaceRoute } from './workspace-host';
 
 type StartTurn = Extract<SessionDirective, { type: 'start_turn' }>;
 
@@ -81,6 +82,8 @@ const HANDOVER_PATCH = 'session-queue-handover';
 export async function sessionWorkflow(options: SessionOptions, carry?: SessionCarry): Promise<SessionResult> {
   parseStartInput(sessionOptionsSchema, options, 'session');
   const storeDir = options.storeDir ?? `${options.workspace.replace(/\/+$/, '')}/.keel/store`;
+  // A workspace on one host's disk: everything that touches it runs there (workspace-host.ts).
+  const route = workspaceRoute(workflowInfo().taskQueue, options.workspaceHost, options.workspaceHostWaitMs);
   const conversation = new ConversationLog(carry?.conversation);
   let approvals: SessionApproval[] = carry?.approvals ?? [];
   let policy: PolicyConfig | null = carry?.policy ?? null;
@@ -110,6 +113,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   const turns = new TurnRunner(
     {
       workspace: options.workspace,
+      workspaceRoute: route,
       storeDir,
       model: options.model ?? DEFAULT_MODEL,
       maxTokens: options.maxTokens ?? 4096,
@@ -210,7 +214,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   }
 
   function initialize(): void {
-    loadSetup({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp ?? false } }).then(
+    loadSetup({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp ?? false }, route }).then(
       (r) =>
         host.post(() => {
           if (!r.ok) return session.record('initialize', { type: 'init_failed', error: r.error });

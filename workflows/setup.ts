@@ -9,6 +9,7 @@ import type { ToolActivities } from '../activities/tools/index';
 import type { PolicyConfig, PolicyConfigInput, PolicyOrigin } from '../machines/policy';
 import { finishTaskTool } from './planning';
 import type { ToolEntry } from './turn-runner';
+import { routed, workspaceHostGone, type WorkspaceRoute } from './workspace-host';
 
 /** `origin` is absent in histories recorded before the policy said where it came from. */
 export type Setup = { ok: true; policy: PolicyConfig; origin?: PolicyOrigin; tools: ToolEntry[]; toolsRef: string | null; storeId?: string | undefined } | { ok: false; error: string };
@@ -19,14 +20,17 @@ export interface SetupInput {
   policy?: PolicyConfigInput | undefined;
   /** A session's own tools, with the MCP servers' when `mcp`; a goal's task agents get no ask_user and end with finish_task. */
   for: { kind: 'session'; mcp: boolean } | { kind: 'agents' };
+  /** A workspace on one host's disk: setup reads its policy there (workflows/workspace-host.ts). */
+  route?: WorkspaceRoute | null | undefined;
 }
 
 export async function loadSetup(input: SetupInput): Promise<Setup> {
   // One activity does it all; histories from before it was one replay the three.
   if (patched('setup-one-activity')) {
-    const { prepareSetup } = proxyActivities<ReturnType<typeof createSetupActivities>>({ startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 3 } });
+    const route = input.route ?? null;
+    const { prepareSetup } = proxyActivities<ReturnType<typeof createSetupActivities>>({ startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 3 }, ...routed(route) });
     const session = input.for.kind === 'session';
-    return prepareSetup({
+    const setup = prepareSetup({
       workspace: input.workspace,
       store: input.storeDir,
       ...(input.policy !== undefined ? { policy: input.policy } : {}),
@@ -35,6 +39,13 @@ export async function loadSetup(input: SetupInput): Promise<Setup> {
       omit: session ? [] : ['ask_user'],
       extra: session ? [] : [{ spec: finishTaskTool, readOnly: false }],
     });
+    return route === null
+      ? setup
+      : setup.catch((error: unknown) => {
+          const gone = workspaceHostGone(error, route);
+          if (gone !== null) return { ok: false, error: gone };
+          throw error;
+        });
   }
   const { listTools, loadPolicy } = proxyActivities<ToolActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } });
   const { listMcpTools } = proxyActivities<McpBridge['activities']>({ startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 2 } });

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { budgetLimitsSchema, turnLimitsSchema } from '../machines/budget';
 import { PolicyConfig } from '../machines/policy';
 import { GOAL_TEXT_MAX } from './definitions';
+import { WORKSPACE_HOST_PATTERN } from './workspace-host';
 import type { AgentInput } from './agent';
 import type { GoalOptions } from './goal';
 import type { SessionOptions } from './session';
@@ -17,6 +18,8 @@ const absolutePath = (what: string) =>
     .min(1, `${what} must not be empty`)
     .refine((p) => p.startsWith('/'), `${what} must be an absolute path`);
 const positiveInt = z.number().int().positive();
+/** A host name as KEEL_WORKSPACE_HOST spells it (it becomes part of a task queue name). */
+const workspaceHost = z.string().regex(WORKSPACE_HOST_PATTERN, 'workspaceHost: letters, digits, ".", "_" and "-", at most 63, as the worker\'s KEEL_WORKSPACE_HOST');
 const nonNegInt = z.number().int().nonnegative();
 const timeoutMs = positiveInt.nullable().optional();
 /** Activity option overrides (tests shorten retries); Temporal validates their values. */
@@ -30,6 +33,8 @@ const sessionThinking = z.union([z.strictObject({ budgetTokens: thinkingBudget, 
 
 export const sessionOptionsSchema = z.strictObject({
   workspace: absolutePath('workspace'),
+  workspaceHost: workspaceHost.optional(),
+  workspaceHostWaitMs: positiveInt.optional(),
   model: z.string().min(1).optional(),
   maxTokens: positiveInt.optional(),
   system: z.string().optional(),
@@ -55,6 +60,8 @@ export const sessionOptionsSchema = z.strictObject({
 export const goalOptionsSchema = z.strictObject({
   goal: z.string().trim().min(1, 'goal must not be empty').max(GOAL_TEXT_MAX, 'at most 100,000 characters (put a long specification in a file in the workspace)'),
   workspace: absolutePath('workspace'),
+  workspaceHost: workspaceHost.optional(),
+  workspaceHostWaitMs: positiveInt.optional(),
   model: z.string().min(1).optional(),
   maxTokens: positiveInt.optional(),
   policy: PolicyConfig.optional(),
@@ -95,7 +102,10 @@ export const agentInputSchema = z.strictObject({
   instructions: z.string(),
   role: z.string(),
   workspace: absolutePath('workspace'),
+  workspaceHost: workspaceHost.optional(),
+  workspaceHostWaitMs: positiveInt.optional(),
   storeDir: z.string().min(1),
+  storeId: z.string().min(1).max(200).optional(),
   model: z.string().min(1),
   maxTokens: positiveInt,
   tools: z.array(toolEntrySchema),

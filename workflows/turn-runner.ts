@@ -31,6 +31,7 @@ import { CONVERSATION_STORE_FAILURE, type StoreFailureDetails } from '../machine
 import type { CompactedEvent, RepairedEvent } from './definitions';
 import type { ConversationCheckpoint, ConversationLog, SerialQueue, Timers } from './runtime';
 import { modelToolOf, type ClientTools } from './client-tools';
+import { routed, workspaceHostGone, type WorkspaceRoute } from './workspace-host';
 
 type McpActivities = McpBridge['activities'];
 
@@ -40,6 +41,8 @@ export type ToolEntry = SetupTool;
 
 export interface TurnRunnerConfig {
   workspace: string;
+  /** A workspace on one host's disk: its tool calls go to that host's queue (workflows/workspace-host.ts). */
+  workspaceRoute?: WorkspaceRoute | null | undefined;
   storeDir: string;
   model: string;
   maxTokens: number;
@@ -410,6 +413,7 @@ export class TurnRunner {
     const run = (rerun: number) => {
       const options: ActivityOptions = {
         ...tool.activityOptions,
+        ...routed(this.config.workspaceRoute ?? null),
         activityId: rerun === 0 ? activityId : `${activityId}-rerun-${rerun}`,
         // The result of a cancelled command must mean its process is gone.
         cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
@@ -436,6 +440,12 @@ export class TurnRunner {
         },
         (error: unknown) => {
           if (isCancellation(error)) return;
+          // The workspace's host is gone: the call never started anywhere, and says so.
+          const gone = workspaceHostGone(error, this.config.workspaceRoute ?? null);
+          if (gone !== null) {
+            this.deliver(turnId, source, { type: 'tool', callId, event: { type: 'failed', error: gone } });
+            return;
+          }
           if (stoppedByShutdown(error)) {
             // A read-only tool runs again on another worker. Anything else may have done part
             // of its work: it ends as worker_lost, like a crash, and the model decides (runs

@@ -1,6 +1,6 @@
 // What every CLI command shares: a connected client, errors turned into exit codes, and
 // output that is JSON for scripts (--json) or plain lines for people.
-import { ConnectionError, NotFoundError, UpdateRejectedError, WorkflowEndedError } from '../errors';
+import { ConnectionError, NoAnswerError, NotFoundError, UpdateRejectedError, WorkflowEndedError } from '../errors';
 import { KeelClient } from '../keel-client';
 import { EXIT, Output } from './output';
 
@@ -37,6 +37,8 @@ export function exitCodeOf(error: unknown): number {
   if (error instanceof UpdateRejectedError) return EXIT.rejected;
   if (error instanceof NotFoundError) return EXIT.notFound;
   if (error instanceof ConnectionError) return EXIT.unreachable;
+  // No worker took the request: the same remedy as an unreachable server (start one).
+  if (error instanceof NoAnswerError) return EXIT.unreachable;
   if (error instanceof WorkflowEndedError) return EXIT.error;
   return EXIT.error;
 }

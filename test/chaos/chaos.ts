@@ -78,6 +78,30 @@ const scenario = {
   ],
 };
 
+/** Each model activity of a workflow, with its attempts' outcomes and the timers between them. */
+async function modelCallTrail(handle: WorkflowHandle): Promise<string[]> {
+  const history = await handle.fetchHistory();
+  const names = new Map<string, string>();
+  const lines: string[] = [];
+  for (const e of history.events ?? []) {
+    const id = String(e.eventId);
+    const scheduled = e.activityTaskScheduledEventAttributes;
+    if (scheduled) {
+      names.set(id, `${scheduled.activityType?.name ?? '?'} ${scheduled.activityId ?? '?'}`);
+      lines.push(`#${id} scheduled ${names.get(id)}`);
+    }
+    const failed = e.activityTaskFailedEventAttributes;
+    if (failed) lines.push(`#${id} failed ${names.get(String(failed.scheduledEventId)) ?? '?'}: ${failed.failure?.message ?? ''} / ${failed.failure?.cause?.message ?? ''} (retry state ${String(failed.retryState)})`);
+    const timedOut = e.activityTaskTimedOutEventAttributes;
+    if (timedOut) lines.push(`#${id} timed out ${names.get(String(timedOut.scheduledEventId)) ?? '?'}: ${timedOut.failure?.message ?? ''}`);
+    const completed = e.activityTaskCompletedEventAttributes;
+    if (completed) lines.push(`#${id} completed ${names.get(String(completed.scheduledEventId)) ?? '?'}`);
+    if (e.timerStartedEventAttributes) lines.push(`#${id} timer ${String(e.timerStartedEventAttributes.startToFireTimeout?.seconds ?? '?')} s`);
+    if (e.workflowTaskFailedEventAttributes) lines.push(`#${id} workflow task failed: ${e.workflowTaskFailedEventAttributes.failure?.message ?? ''}`);
+  }
+  return lines;
+}
+
 export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const log = options.log ?? (() => {});
   const began = Date.now();
@@ -212,7 +236,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
         try {
           const r: GoalResult = await retrying(() => g.handle.result(), 'goal result', 600_000);
           if (r.verdict === 'goal_met') result.goalsMet++;
-          else result.goalFailures.push(`${g.handle.workflowId}: ${r.verdict}: ${r.summary}`);
+          else {
+            result.goalFailures.push(`${g.handle.workflowId}: ${r.verdict}: ${r.summary}`);
+            // What the planner's and critic's calls met, round by round: a stop that happens
+            // on some runs only can be read from the output of the one that failed.
+            for (const line of await retrying(() => modelCallTrail(g.handle), 'history')) log(`  ${g.handle.workflowId} ${line}`);
+          }
         } catch (error) {
           result.goalFailures.push(`${g.handle.workflowId}: ${(error as Error).message}`);
         }

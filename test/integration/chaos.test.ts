@@ -12,8 +12,10 @@ describe('chaos (short)', () => {
   it('every goal completes, no message is lost, every tool call has one result, no side effect repeats', async () => {
     const seed = Number(process.env.KEEL_CHAOS_SEED ?? 80023);
     console.log(`chaos (short): seed ${seed} (KEEL_CHAOS_SEED=${seed} replays it)`);
-    const result = await runChaos({ goals: 3, batch: 3, workerKillsPerBatch: 1, serverKills: 1, faultRate: 0.3, seed });
-    expect({ seed, failures: result.goalFailures, lost: result.messagesLost, calls: result.toolCallsWithoutExactlyOneResult, repeated: result.repeatedSideEffects }).toEqual({
+    // The run's log (with each failed goal's model calls, round by round) is the failure's message.
+    const lines: string[] = [];
+    const result = await runChaos({ goals: 3, batch: 3, workerKillsPerBatch: 1, serverKills: 1, faultRate: 0.3, seed, log: (line) => lines.push(line) });
+    expect({ seed, failures: result.goalFailures, lost: result.messagesLost, calls: result.toolCallsWithoutExactlyOneResult, repeated: result.repeatedSideEffects }, lines.join('\n')).toEqual({
       seed,
       failures: [],
       lost: 0,

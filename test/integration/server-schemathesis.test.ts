@@ -36,6 +36,20 @@ afterAll(async () => {
   await env?.close();
 });
 
+/** Workflow task failures of the workflows the run started: a start input that passed the API's validation but wedges its workflow. */
+async function workflowTaskFailures(): Promise<string[]> {
+  const found: string[] = [];
+  for await (const w of env.client.workflow.list({ query: `TaskQueue = '${s.taskQueue}'` })) {
+    const history = await env.client.workflow.getHandle(w.workflowId).fetchHistory();
+    const start = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]?.data;
+    for (const e of history.events ?? []) {
+      const failed = e.workflowTaskFailedEventAttributes;
+      if (failed) found.push(`${w.workflowId}: ${failed.failure?.message ?? String(failed.cause)} (input ${start ? Buffer.from(start).toString('utf8').slice(0, 300) : '?'})`);
+    }
+  }
+  return found;
+}
+
 async function terminateStarted() {
   for await (const w of env.client.workflow.list({ query: `TaskQueue = '${s.taskQueue}' AND ExecutionStatus = 'Running'` })) {
     await env.client.workflow.getHandle(w.workflowId).terminate('schemathesis run over').catch(() => undefined);
@@ -56,6 +70,7 @@ function run(command: string, args: string[]): Promise<{ code: number | null; ou
 describe('schemathesis against /openapi.json', () => {
   it('finds no server error and no response outside the schema', async () => {
     const examples = process.env.KEEL_SCHEMATHESIS_EXAMPLES ?? '10';
+    let wedged: string[] = [];
     const { code, output } = await s.run(async () => {
       try {
         return await run('bash', [
@@ -98,6 +113,7 @@ describe('schemathesis against /openapi.json', () => {
       reportDir,
         ]);
       } finally {
+        wedged = await workflowTaskFailures();
         await terminateStarted();
       }
     });
@@ -105,5 +121,7 @@ describe('schemathesis against /openapi.json', () => {
     await fs.writeFile(path.join(reportDir, 'output.txt'), output);
     expect(output, output).toMatch(/No issues found|passed/);
     expect(code, output).toBe(0);
+    // Every request the API accepted started a workflow that runs: none failed a workflow task.
+    expect(wedged).toEqual([]);
   }, 600_000 + Number(process.env.KEEL_SCHEMATHESIS_MAX_TIME ?? 0) * 1000);
 });

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendSegment, checkStoreIdentity, clearSegmentCache, readConversation, segmentHash, storeIdentity } from '../../activities/conversation-store';
+import { appendSegment, checkStoreIdentity, clearIdentityCache, clearSegmentCache, readConversation, segmentHash, storeIdentity } from '../../activities/conversation-store';
 import { ConversationStoreError } from '../../activities/store/errors';
 import { IDENTITY_KEY, type ObjectStore, segmentKey } from '../../activities/store/interface';
 import { LocalDirectoryStore } from '../../activities/store/local';
@@ -138,6 +138,31 @@ describe.each(backends)('conversation store conformance: $name', (backend) => {
     expect(foreign.fault).toBe('foreign');
     expect(foreign.repairable).toBe(false);
     expect(foreign.message).toContain(`is ${ids[0].id}, but the session's is another-store-id`);
+  });
+
+  it('reads the identity marker once in a while, not once per model call; a marker removed under it comes back as the session\'s id', async () => {
+    const { store, remove } = await backend.fresh();
+    const { id } = await storeIdentity(store);
+    let reads = 0;
+    // The same store, under a name of its own (so nothing is known of it yet), counting reads of the marker.
+    const counted: ObjectStore = {
+      kind: store.kind,
+      where: `${store.where}#counted`,
+      get: (key) => ((reads += key === IDENTITY_KEY ? 1 : 0), store.get(key)),
+      putIfAbsent: (key, body) => store.putIfAbsent(key, body),
+      has: (key) => store.has(key),
+      close: async () => {},
+    };
+    for (let call = 0; call < 20; call++) await checkStoreIdentity(counted, id);
+    expect(reads).toBe(1);
+    expect((await storeError(checkStoreIdentity(counted, 'another-store-id'))).fault).toBe('foreign');
+    expect(reads).toBe(1);
+    // Wiped: once what was read has expired, the next call puts the session's id back.
+    await remove(IDENTITY_KEY);
+    clearIdentityCache();
+    await checkStoreIdentity(counted, id);
+    clearIdentityCache();
+    expect(await storeIdentity(store)).toEqual({ id, created: false });
   });
 
   it('chains segments and reads the conversation back from another worker', async () => {

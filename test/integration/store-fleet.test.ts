@@ -9,10 +9,11 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStoreActivities, storeIdentity } from '../../activities/conversation-store';
+import { clearIdentityCache, createStoreActivities, storeIdentity } from '../../activities/conversation-store';
 import { createKeelWorker, workflowsPath } from '../../worker/worker';
 import { probeStore, StoreProbeError } from '../../worker/store-probe';
 import { waitUntil } from '../fixtures/session-harness';
+import { goalEnv, plan, planner, task, writesFile } from '../fixtures/goal-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -77,6 +78,37 @@ describe('a fleet that does not share its conversation store', () => {
     }
   });
 
+  it('a wrong worker that ran first and stopped does not make the right ones refuse while Temporal still lists it', async () => {
+    const taskQueue = uniqueTaskQueue('fleet-stale');
+    const [wrong, right] = [path.join(root, 'stale-wrong'), path.join(root, 'stale-right')];
+    const lines: string[] = [];
+    const start = (dir: string) =>
+      createKeelWorker({ connection: env.nativeConnection, namespace: env.namespace, taskQueue, workflowBundle, env: { ANTHROPIC_API_KEY: 'unused', KEEL_STORE_DIR: dir }, log: (l) => lines.push(l) });
+    const first = await start(wrong);
+    const idWrong = (await storeIdentity(wrong)).id;
+    const running = first.run();
+    const listed = () =>
+      waitUntil(
+        async () => (await env.client.workflowService.describeTaskQueue({ namespace: env.namespace, taskQueue: { name: taskQueue }, taskQueueType: 2 })).pollers ?? [],
+        (pollers) => pollers.some((p) => (p.identity ?? '').startsWith(`keel-store=${idWrong} `)),
+        30_000,
+        'the wrong worker listed',
+      );
+    await listed();
+    first.worker.shutdown();
+    await running;
+    // Stopped, yet still listed (for minutes): before, this alone refused every right worker.
+    await listed();
+    const second = await start(right);
+    const idRight = (await storeIdentity(right)).id;
+    expect(lines.at(-1)).toBe(
+      `keel worker: conversation store: local ${right} (id ${idRight}, marked by this worker: the first of its fleet); ignored 1 stopped worker Temporal still lists on task queue "${taskQueue}" (store ${idWrong}; none polled again)`,
+    );
+    const runningRight = second.run();
+    second.worker.shutdown();
+    await runningRight;
+  }, 60_000);
+
   it("a worker whose store is another refuses a session's store calls, naming both stores", async () => {
     const [dirA, dirB] = [path.join(root, 'session-a'), path.join(root, 'session-b')];
     const idA = (await storeIdentity(dirA)).id;
@@ -96,4 +128,34 @@ describe('a fleet that does not share its conversation store', () => {
     // Nothing was written on the wrong store.
     expect(await fs.readdir(dirB)).toEqual(['keel-store.json']);
   });
+
+  it("a goal's task agents check the goal's store like a session: another store behind the worker refuses their model calls", async () => {
+    const g = await goalEnv(env, workflowBundle, {
+      rules: [
+        // The planner takes a moment: the test swaps the store's marker meanwhile.
+        { match: planner(), reply: { ...plan([task('code', 'Code', 'Write a.txt.')]), delayMs: 1_500 } },
+        ...writesFile('code', 'a.txt', 'a\n'),
+      ],
+    });
+    await g.run(async () => {
+      const run = await g.start({ goal: 'a.txt', autoApprove: true, maxTaskAttempts: 1, maxPlanAttempts: 1 });
+      const marker = path.join(g.workspace, '.keel', 'store', 'keel-store.json');
+      // The goal's setup marked its store and recorded the id; now the worker sees another store.
+      const recorded = await waitUntil(
+        () => fs.readFile(marker, 'utf8').then((t) => (JSON.parse(t) as { id: string }).id, () => ''),
+        (id) => id !== '',
+        30_000,
+        "the goal's store marker",
+      );
+      await fs.writeFile(marker, JSON.stringify({ keel: 'conversation-store', id: 'another-store', createdAt: new Date().toISOString() }));
+      clearIdentityCache();
+      // The agent's first model call is refused (not repaired, not retried as a model fault): the task fails, saying why.
+      const log = await waitUntil(() => run.log(), (entries) => entries.some((e) => e.kind === 'agent.failed'), 45_000, 'the agent to fail');
+      const failed = log.find((e) => e.kind === 'agent.failed') as { error?: string } | undefined;
+      expect(failed?.error).toMatch(new RegExp(`^the agent's turn ended failed: ConversationStoreError: the conversation store in local directory \\S+: this worker's store is another-store, but the session's is ${recorded}`));
+      // The agent's call never reached the model: nothing was written to another store's conversation.
+      expect(g.standin.requests.filter((r) => JSON.stringify(r.body).includes('task [code]'))).toEqual([]);
+      await expect(fs.stat(path.join(g.workspace, 'a.txt'))).rejects.toThrow();
+    });
+  }, 60_000);
 });

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# `npm test`: the type check and the linter run while vitest does. The tests spend most of
+# their time waiting on Temporal, workers and child processes, so on 2 cores the checks fit
+# in that wait instead of adding their two minutes in front of it. Their output is printed
+# after the tests; any of the three failing fails the run. Arguments go to vitest.
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+npm run --silent typecheck >"$logs/typecheck" 2>&1 &
+typecheck=$!
+npm run --silent lint >"$logs/lint" 2>&1 &
+lint=$!
+
+npx vitest run "$@"
+tests=$?
+
+status=0
+for check in typecheck lint; do
+  pid=${!check}
+  if wait "$pid"; then
+    printf '%s: ok\n' "$check"
+  else
+    printf '\n%s FAILED:\n' "$check"
+    cat "$logs/$check"
+    status=1
+  fi
+done
+[ "$tests" -eq 0 ] || status=$tests
+exit "$status"

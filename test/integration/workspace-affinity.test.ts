@@ -1,0 +1,210 @@
+// Workspace affinity: a workspace on one host's disk is worked on by that host only. Two
+// worker processes share the fleet's task queue and a conversation store; each is started
+// with its own KEEL_WORKSPACE_HOST. Host B runs in a mount namespace of its own where the
+// workspace root is an empty tmpfs — as a second machine without the first one's disk sees
+// it. A session started with `workspaceHost: "host-a"` runs its setup and every tool call on
+// host A (while model calls go to either), and so do a goal's setup and its task agent's
+// tools; SIGKILL host A, and the next tool call fails
+// after workspaceHostWaitMs with "workspace host "host-a" is not polling …" — it ran
+// nowhere, not on host B's empty directory — while the turn itself completes through
+// host B. A new worker on host A serves the session again. A session whose host never
+// polls fails at start, saying so.
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { WorkflowHandle } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStandin } from '../../standin/server';
+import { workflowsPath } from '../../worker/worker';
+import { stateQuery, userMessageUpdate } from '../../workflows/definitions';
+import { goalWorkflow } from '../../workflows/goal';
+import { sessionWorkflow } from '../../workflows/session';
+import { critic, FAST_MODEL, plan, planner, review, task, writesFile } from '../fixtures/goal-harness';
+import { KEY, say, waitUntil } from '../fixtures/session-harness';
+import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const WAIT_MS = 3_000;
+
+let env: TemporalTestEnv;
+let scratch: string;
+let codePath: string;
+
+beforeAll(async () => {
+  env = await connectTestEnv();
+  scratch = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'keel-affinity-')));
+  codePath = path.join(scratch, 'workflows.js');
+  await fs.writeFile(codePath, (await bundle(workflowsPath)).code);
+}, 180_000);
+
+afterAll(async () => {
+  await env?.close();
+  if (scratch) await fs.rm(scratch, { recursive: true, force: true });
+});
+
+interface WorkerProcess {
+  child: ChildProcess;
+  identity: string;
+  output: string[];
+}
+
+/** A worker process; with `hide`, in its own mount namespace where that directory is an empty tmpfs (another machine's view). */
+function startWorker(taskQueue: string, extra: NodeJS.ProcessEnv, hide?: string): Promise<WorkerProcess> {
+  const node = [process.execPath, '--import', 'tsx', path.join(here, '../fixtures/session-worker.ts'), env.address, taskQueue, codePath];
+  const [command, ...args] = hide === undefined ? node : ['unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c', 'mount -t tmpfs keel-other-host "$0" && exec "$@"', hide, ...node];
+  const child = spawn(command!, args, { cwd: path.join(here, '../..'), stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ANTHROPIC_API_KEY: KEY, ...extra } });
+  const output: string[] = [];
+  return new Promise((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      output.push(chunk.toString());
+      if (chunk.toString().includes('worker ready')) resolve({ child, identity: `${child.pid}@${os.hostname()}`, output });
+    });
+    child.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${output.join('')}`)));
+  });
+}
+
+async function kill(worker: WorkerProcess): Promise<void> {
+  if (worker.child.exitCode !== null || worker.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => worker.child.once('exit', resolve));
+  worker.child.kill('SIGKILL');
+  await exited;
+}
+
+/** Each activity of the workflow's history: its type, the queue it was sent to, and the worker that took it. */
+async function activities(handle: WorkflowHandle): Promise<{ type: string; queue: string; worker: string }[]> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const scheduled = new Map<string, { type: string; queue: string }>();
+  const out: { type: string; queue: string; worker: string }[] = [];
+  for (const e of events) {
+    const s = e.activityTaskScheduledEventAttributes;
+    if (s) scheduled.set(String(e.eventId), { type: s.activityType?.name ?? '', queue: s.taskQueue?.name ?? '' });
+    const started = e.activityTaskStartedEventAttributes;
+    if (started) out.push({ ...scheduled.get(String(started.scheduledEventId))!, worker: (started.identity ?? '').replace(/^keel-store=\S+ /, '') });
+  }
+  return out;
+}
+
+const command = (turn: string) => ({
+  content: [
+    { type: 'tool_use' as const, name: 'run_command', input: { command: `echo ${turn} >> runs.log` } },
+    { type: 'tool_use' as const, name: 'read_file', input: { path: 'notes.md' } },
+  ],
+});
+
+/** The tool results the model was sent in the request that answered `turn`'s calls. */
+function toolResults(requests: { body: unknown }[], turn: string): { content: string; is_error?: boolean }[] {
+  const answered = requests.filter((r) => JSON.stringify(r.body).includes(`${turn} >> runs.log`) && JSON.stringify(r.body).includes('tool_result')).at(0);
+  const messages = (answered?.body as { messages: { role: string; content: unknown }[] } | undefined)?.messages ?? [];
+  const last = messages.at(-1)?.content;
+  return (Array.isArray(last) ? last : [])
+    .filter((b: { type?: string }) => b.type === 'tool_result')
+    .map((b: { content: unknown; is_error?: boolean }) => ({ content: typeof b.content === 'string' ? b.content : JSON.stringify(b.content), ...(b.is_error ? { is_error: true } : {}) }));
+}
+
+describe('workspace affinity', () => {
+  it("a session's and a goal's setup and tools run on its workspace's host; with that host gone the call says so and runs nowhere; a new worker there serves it again", async () => {
+    const standin = await startStandin({
+      scenario: {
+        rules: [
+          { match: planner(), reply: plan([task('code', 'Code', 'Write a.txt.')]) },
+          ...writesFile('code', 'a.txt', 'written on host A\n'),
+          { match: critic(), reply: review('pass', 'a.txt is there.') },
+          ...['t1', 't2', 't3', 't4', 't5'].map((t) => ({ match: { lastUserContains: `${t} go`, hasToolResults: false }, reply: command(t) })),
+          { match: { hasToolResults: true }, reply: say('Done.') },
+        ],
+      },
+    });
+    const taskQueue = uniqueTaskQueue('affinity');
+    const root = path.join(scratch, 'disk-of-host-a');
+    const workspace = path.join(root, 'ws');
+    await fs.mkdir(workspace, { recursive: true });
+    await fs.writeFile(path.join(workspace, 'notes.md'), 'host A notes\n');
+    const store = path.join(scratch, 'shared-store');
+    const common = { ANTHROPIC_BASE_URL: standin.url, KEEL_STORE_DIR: store };
+    const workers: WorkerProcess[] = [];
+    try {
+      const b = await startWorker(taskQueue, { ...common, KEEL_WORKSPACE_HOST: 'host-b' }, root);
+      workers.push(b);
+      let a = await startWorker(taskQueue, { ...common, KEEL_WORKSPACE_HOST: 'host-a' });
+      workers.push(a);
+      expect(a.output.join('')).toContain(`keel worker: workspaces: on this host's disk, served on task queue "${taskQueue}@host-a" (KEEL_WORKSPACE_HOST=host-a)`);
+
+      const handle = await env.client.workflow.start(sessionWorkflow, {
+        taskQueue,
+        workflowId: `${taskQueue}-session`,
+        args: [{ workspace, workspaceHost: 'host-a', workspaceHostWaitMs: WAIT_MS, policy: { mode: 'full-auto' } }],
+      });
+      const turn = async (t: string, n: number) => {
+        await handle.executeUpdate(userMessageUpdate, { args: [{ text: `${t} go` }] });
+        await waitUntil(() => handle.query(stateQuery).catch(() => null), (s) => s !== null && s.session.turns === n && s.status !== 'processing', 60_000, `turn ${t}`);
+      };
+
+      // Both hosts up: every call that touches the workspace runs on host A.
+      for (const [n, t] of ['t1', 't2', 't3'].entries()) await turn(t, n + 1);
+      expect(await fs.readFile(path.join(workspace, 'runs.log'), 'utf8')).toBe('t1\nt2\nt3\n');
+      for (const t of ['t1', 't2', 't3']) {
+        const results = toolResults(standin.requests, t);
+        expect(results.map((r) => r.is_error ?? false)).toEqual([false, false]);
+        expect(results[0]!.content).toContain('exit code 0');
+        expect(results[1]!.content).toContain('host A notes');
+      }
+      const before = await activities(handle);
+      const touching = before.filter((x) => x.type !== 'callModel');
+      expect(touching.map((x) => x.type).sort()).toEqual(['prepareSetup', ...Array<string>(6).fill('runTool')]);
+      expect(touching.filter((x) => x.queue !== `${taskQueue}@host-a` || x.worker !== a.identity)).toEqual([]);
+      // The model calls stay on the fleet's queue.
+      expect(before.filter((x) => x.type === 'callModel').every((x) => x.queue === taskQueue)).toBe(true);
+
+      // A goal too: its setup and its task agent's tools run on host A.
+      const goal = await env.client.workflow.start(goalWorkflow, {
+        taskQueue,
+        workflowId: `${taskQueue}-goal`,
+        args: [{ goal: 'a.txt', workspace, workspaceHost: 'host-a', workspaceHostWaitMs: WAIT_MS, autoApprove: true, policy: { mode: 'full-auto' }, modelActivity: FAST_MODEL }],
+      });
+      expect((await goal.result()).verdict).toBe('goal_met');
+      expect(await fs.readFile(path.join(workspace, 'a.txt'), 'utf8')).toBe('written on host A\n');
+      const goalSide = [...(await activities(goal)), ...(await activities(env.client.workflow.getHandle(`${taskQueue}-goal/task-code/1`)))].filter((x) => x.type !== 'callModel');
+      expect(goalSide.map((x) => x.type).sort()).toEqual(['prepareSetup', 'runTool']);
+      expect(goalSide.filter((x) => x.queue !== `${taskQueue}@host-a` || x.worker !== a.identity)).toEqual([]);
+
+      // Host A is gone: the tool calls wait WAIT_MS for it and fail as not polling; the turn completes through host B.
+      await kill(a);
+      const cut = Date.now();
+      await turn('t4', 4);
+      expect(Date.now() - cut).toBeGreaterThanOrEqual(WAIT_MS);
+      const gone = toolResults(standin.requests, 't4');
+      expect(gone).toHaveLength(2);
+      for (const r of gone) {
+        expect(r.is_error).toBe(true);
+        expect(r.content).toContain(`workspace host "host-a" is not polling task queue "${taskQueue}@host-a": no worker there took the call within 3 s, so it did not run.`);
+      }
+      expect(await fs.readFile(path.join(workspace, 'runs.log'), 'utf8')).toBe('t1\nt2\nt3\n');
+      const whileGone = (await activities(handle)).slice(before.length);
+      expect(whileGone.filter((x) => x.type !== 'callModel')).toEqual([]);
+      expect(whileGone.every((x) => x.worker === b.identity)).toBe(true);
+
+      // A new worker on host A: the session's tools run there again.
+      a = await startWorker(taskQueue, { ...common, KEEL_WORKSPACE_HOST: 'host-a' });
+      workers.push(a);
+      await turn('t5', 5);
+      expect(await fs.readFile(path.join(workspace, 'runs.log'), 'utf8')).toBe('t1\nt2\nt3\nt5\n');
+      const after = (await activities(handle)).slice(before.length + whileGone.length).filter((x) => x.type === 'runTool');
+      expect(after.map((x) => x.worker)).toEqual([a.identity, a.identity]);
+
+      // A session whose workspace host never polls fails at start, saying so.
+      const orphan = await env.client.workflow.start(sessionWorkflow, {
+        taskQueue,
+        workflowId: `${taskQueue}-orphan`,
+        args: [{ workspace, workspaceHost: 'host-c', workspaceHostWaitMs: WAIT_MS }],
+      });
+      const result = await orphan.result();
+      expect(result.outcome).toBe('failed');
+      expect(result.reason).toContain(`workspace host "host-c" is not polling task queue "${taskQueue}@host-c"`);
+    } finally {
+      await Promise.all(workers.map(kill));
+      await standin.close();
+    }
+  }, 180_000);
+});
