@@ -39,7 +39,7 @@ export interface ModelCallInput {
   maxTokens: number;
   system?: string | Anthropic.TextBlockParam[];
   tools?: Anthropic.ToolUnion[];
-  /** The tool definitions stored once in the conversation store (a segment of tools), instead of `tools`. */
+  /** The tool definitions stored once in the conversation store (a segment of tools); `tools` beside it are added after them (a turn's client tools). */
   toolsRef?: { store: string; id: string };
   toolChoice?: Anthropic.ToolChoice;
   thinking?: Anthropic.ThinkingConfigParam;
@@ -149,5 +149,7 @@ export async function messagesOf(
 /** The tool definitions to send: inline, or read from the store. */
 export async function toolsOf(input: ModelCallInput, env: NodeJS.ProcessEnv = process.env): Promise<Anthropic.ToolUnion[] | undefined> {
   if (input.toolsRef === undefined) return input.tools;
-  return readConversation<Anthropic.ToolUnion>(storeFor(input.toolsRef.store, env), input.toolsRef.id, await storeKeys(env));
+  const stored = await readConversation<Anthropic.ToolUnion>(storeFor(input.toolsRef.store, env), input.toolsRef.id, await storeKeys(env));
+  // `tools` beside a reference: the turn's client tools (workflows/client-tools.ts), after the stored ones.
+  return input.tools?.length ? [...stored, ...input.tools] : stored;
 }

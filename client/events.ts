@@ -1,10 +1,10 @@
 // Following a goal or session: its workflow stream (@temporalio/workflow-streams) as an
 // async iterator. `events` carries the event log (SPEC §3 kinds), `model` the streamed
 // model text. Every item has the stream's offset: pass `from: offset + 1` to resume.
-// A workflow that closes stops answering polls; what the reader has not seen yet is then
-// read by the `keel.stream` query (workflows/stream-read.ts), with the same offsets, so a
-// reader resumes exactly before, during and after the close.
-import type { Client } from '@temporalio/client';
+// Read by the `keel.stream` query (workflows/stream-read.ts), with the stream's offsets, so a
+// reader resumes exactly before, during and after the close, and a reader that goes away
+// leaves nothing waiting in the workflow.
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { ModelStreamEvent } from '../activities/llm-deltas';
 import { EVENTS_TOPIC, MODEL_TOPIC, type GoalLogEntry, type LogEntry } from '../workflows/definitions';
@@ -28,11 +28,87 @@ export interface EventsOptions {
 export type GoalStreamItem = StreamItem<GoalLogEntry>;
 export type SessionStreamItem = StreamItem<LogEntry>;
 
+/** The longest pause between two reads of a quiet stream. */
+const IDLE_POLL_MS = 500;
+
 /**
  * Yields the workflow's stream items from `from` on, following continue-as-new, until the
  * workflow closes (then the iterator ends) or `signal` aborts.
+ *
+ * It reads by the `keel.stream` query, every `pollCooldownMs` while items come and up to
+ * every 500 ms when the stream is quiet. It does not use the stream's long-poll update: an
+ * update waits inside the workflow until the next item, and a reader that goes away (a
+ * closed tab, an ended AG-UI run, a proxy's timeout) cannot take it back. Parked there, ten
+ * of them filled Temporal's limit of updates in flight per workflow, and every later update
+ * (a message, an approval) waited out the API's bound and answered 504. A query parks
+ * nothing and adds nothing to the history. Workers from before the query are followed by
+ * the long poll as before.
  */
 export async function* followStream<E>(client: Client, workflowId: string, options: EventsOptions = {}): AsyncGenerator<StreamItem<E>> {
+  const topics = options.topics ?? [EVENTS_TOPIC, MODEL_TOPIC];
+  const handle = client.workflow.getHandle(workflowId);
+  const signal = options.signal;
+  const busyMs = Math.max(options.pollCooldownMs ?? 50, 10);
+  let from = options.from ?? 0;
+  let waitMs = busyMs;
+  let ended = false;
+  for (;;) {
+    if (signal?.aborted) return;
+    let page: StreamReadPage | null = null;
+    try {
+      page = await handle.query(streamReadQuery, { from, topics });
+    } catch (error) {
+      if (isUnknownQuery(error)) {
+        yield* followByPoll<E>(client, workflowId, { ...options, from });
+        return;
+      }
+      if (error instanceof WorkflowNotFoundError) return;
+      // A busy or absent worker: the reader waits, as it would on a long poll.
+      if (ended) throw error;
+    }
+    if (page !== null) {
+      for (const item of page.items) {
+        if (signal?.aborted) return;
+        yield item as StreamItem<E>;
+      }
+      const more = page.next < page.end;
+      from = Math.max(from, page.next);
+      if (page.items.length > 0 || more) {
+        waitMs = busyMs;
+        if (more) continue;
+      } else if (ended) {
+        return;
+      }
+    }
+    if (ended) return;
+    // Caught up: has the workflow ended? Then one more read takes what came before the close.
+    if (waitMs >= IDLE_POLL_MS || page === null) {
+      ended = await closed(client, workflowId);
+      if (ended) continue;
+    }
+    if (!(await pause(waitMs, signal))) return;
+    waitMs = Math.min(waitMs * 2, IDLE_POLL_MS);
+  }
+}
+
+/** Waits, or stops at once on abort (false). */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve(false);
+    const onAbort = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** The stream's long-poll subscription: for workers from before the `keel.stream` query. */
+async function* followByPoll<E>(client: Client, workflowId: string, options: EventsOptions = {}): AsyncGenerator<StreamItem<E>> {
   const stream = WorkflowStreamClient.create(client, workflowId);
   const topics = options.topics ?? [EVENTS_TOPIC, MODEL_TOPIC];
   const items = stream.subscribe<E | ModelStreamEvent>(topics, options.from ?? 0, { resultType: true, pollCooldown: options.pollCooldownMs ?? 50 });

@@ -6,6 +6,7 @@ import type { Usage } from '../machines/index';
 import {
   answerUpdate,
   approveUpdate,
+  clientToolResultUpdate,
   awaitTurnUpdate,
   closeUpdate,
   denyUpdate,
@@ -35,6 +36,7 @@ import {
   type UserMessageResult,
 } from '../workflows/definitions';
 import type { SessionResult, sessionWorkflow } from '../workflows/session';
+import type { ClientTool } from '../workflows/client-tools';
 import { mapErrors, WorkflowEndedError } from './errors';
 import { followStream, type EventsOptions, type SessionStreamItem } from './events';
 
@@ -77,8 +79,14 @@ export class SessionHandle {
   }
 
   /** Sends a message and returns at once (the message may wait behind a running turn). */
-  post(text: string, messageId?: string): Promise<UserMessageResult> {
-    return this.call('userMessage', () => this.workflowHandle.executeUpdate(userMessageUpdate, { args: [{ text, ...(messageId ? { messageId } : {}) }] }));
+  post(text: string, messageId?: string, options: { clientTools?: ClientTool[] } = {}): Promise<UserMessageResult> {
+    const clientTools = options.clientTools?.length ? { clientTools: options.clientTools } : {};
+    return this.call('userMessage', () => this.workflowHandle.executeUpdate(userMessageUpdate, { args: [{ text, ...(messageId ? { messageId } : {}), ...clientTools }] }));
+  }
+
+  /** The result of a client tool call (a tool the message's sender declared and ran itself): the turn goes on with it. */
+  clientToolResult(callId: string, output: string, options: { isError?: boolean } = {}): Promise<ControlResult> {
+    return this.call('clientToolResult', () => this.workflowHandle.executeUpdate(clientToolResultUpdate, { args: [{ callId, output, ...(options.isError ? { isError: true } : {}) }] }));
   }
 
   /**

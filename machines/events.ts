@@ -61,6 +61,8 @@ export interface LogPayloads {
   // Keel: the call passed policy and waits for a concurrency permit.
   'tool.queued': { callId: string };
   'tool.started': { callId: string };
+  // Keel: a call of a tool the client declared (AG-UI frontend tool): the client runs it and sends the result.
+  'tool.client_requested': { turnId: string; callId: string; toolName: string; arguments: Json };
 
   // agents (seed 002 Agent lifecycle), emitted for the autonomy loop's child agents
   'agent.spawning': { agentId: string; role: string; parentId: string; taskId: string };
@@ -173,6 +175,7 @@ export const KEEL_KINDS = [
   'turn.steer_applied',
   'tool.queued',
   'tool.started',
+  'tool.client_requested',
   'plan.requested',
   'plan.approval_requested',
   'plan.approved',

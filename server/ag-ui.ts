@@ -9,8 +9,12 @@
 //   RunAgentInput answers them in `resume` and the same turn continues on that run;
 // - with no new message (a reloaded thread): MESSAGES_SNAPSHOT and STATE_SNAPSHOT of the
 //   session, and any interrupt still waiting.
-// `context` entries travel with the message as text; frontend `tools` and `state` are not
-// used by a Keel session (its tools run on the worker) and are named in a CUSTOM event.
+// - frontend `tools` are offered to the model in the message's turn beside the worker's; when
+//   the model calls one, the run ends (RUN_FINISHED, result `client_tools`) after its
+//   TOOL_CALL_START/ARGS/END, the client runs it, and the next RunAgentInput, ending with the
+//   `tool` message(s), hands the result to the same turn, which goes on on that run.
+// `context` entries travel with the message as text; frontend `state` is not used by a Keel
+// session and is named in a CUSTOM event.
 import { randomUUID } from 'node:crypto';
 import { EventType, type BaseEvent, type Message as AgUiMessage } from '@ag-ui/core';
 import { EventSchemas } from '@ag-ui/core/schemas';
@@ -22,6 +26,8 @@ import type { KeelClient } from '../client/keel-client';
 import type { SessionHandle } from '../client/session-handle';
 import type { Usage } from '../machines/budget';
 import type { StateView } from '../workflows/definitions';
+import { UpdateRejectedError } from '../client/errors';
+import type { ClientTool } from '../workflows/client-tools';
 import { ProblemError } from './problem';
 import { kindOf } from './routes';
 import { agUiRunInput } from './schemas';
@@ -78,12 +84,20 @@ export class AgUiMapper {
   private openText: string | null = null;
   private openReasoning: string | null = null;
   private usage: Usage | null = null;
+  private readonly resulted = new Set<string>();
   private model: string | null = null;
+
+  /** Calls of the client's tools in this run (their results are the client's own tool messages). */
+  private readonly clientCalls = new Set<string>();
 
   constructor(
     private readonly ids: Ids,
     readonly matcher: TurnMatcher,
-  ) {}
+    private readonly clientToolNames: ReadonlySet<string> = new Set(),
+    answered: readonly string[] = [],
+  ) {
+    for (const callId of answered) this.clientCalls.add(callId);
+  }
 
   started(): BaseEvent[] {
     return [{ type: EventType.RUN_STARTED, threadId: this.ids.threadId, runId: this.ids.runId }];
@@ -126,6 +140,7 @@ export class AgUiMapper {
     if (!mine) return out;
     switch (e.kind) {
       case 'tool.call':
+        if (this.clientToolNames.has(e.toolName as string)) this.clientCalls.add(e.callId as string);
         out.push(...this.close());
         out.push(
           { type: EventType.TOOL_CALL_START, toolCallId: e.callId, toolCallName: e.toolName },
@@ -139,7 +154,16 @@ export class AgUiMapper {
       case 'session.input_requested':
         out.push(...this.close(), ...this.interrupt([questionInterrupt({ callId: e.callId as string, question: e.question as string })]));
         break;
+      case 'tool.client_requested': {
+        // The client runs its tools: this run ends here, the next one brings the results.
+        const waiting = [...this.clientCalls].filter((c) => !this.resulted.has(c));
+        out.push(...this.close(), this.finish({ type: 'success' }, { outcome: 'client_tools', turnId: e.turnId, callIds: waiting }));
+        break;
+      }
       case 'tool.result':
+        this.resulted.add(e.callId as string);
+        // A client tool's result is already the client's own tool message.
+        if (this.clientCalls.has(e.callId as string)) break;
         out.push({ type: EventType.TOOL_CALL_RESULT, messageId: `result-${e.callId as string}`, toolCallId: e.callId, content: e.output, role: 'tool' });
         break;
       case 'turn.completed':
@@ -183,6 +207,38 @@ export class AgUiMapper {
     this.openReasoning = null;
     return out;
   }
+}
+
+/** A RunAgentInput's frontend tools as a session's client tools. */
+function clientToolsOf(input: RunInput): ClientTool[] {
+  return (input.tools ?? []).map((t) => ({ name: t.name, description: t.description, inputSchema: t.parameters ?? { type: 'object', properties: {} } }));
+}
+
+/** The `tool` messages after the thread's last assistant message: results of the client's tools. */
+function trailingToolResults(messages: RunInput['messages']): Array<{ callId: string; output: string; isError: boolean }> {
+  const out: Array<{ callId: string; output: string; isError: boolean }> = [];
+  for (let i = messages.length - 1; i >= 0 && messages[i]!.role === 'tool'; i--) {
+    const m = messages[i]! as { toolCallId?: unknown; content?: unknown; error?: unknown };
+    if (typeof m.toolCallId !== 'string' || !m.toolCallId) continue;
+    const output = typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '');
+    const error = typeof m.error === 'string' && m.error ? m.error : null;
+    out.unshift({ callId: m.toolCallId, output: error ?? output, isError: error !== null });
+  }
+  return out;
+}
+
+/** Hands the client's results to the turn; a result for a call that no longer waits (a resent thread) is skipped. */
+async function applyToolResults(session: SessionHandle, results: ReadonlyArray<{ callId: string; output: string; isError: boolean }>): Promise<string[]> {
+  const answered: string[] = [];
+  for (const r of results) {
+    try {
+      await session.clientToolResult(r.callId, r.output, { isError: r.isError });
+      answered.push(r.callId);
+    } catch (error) {
+      if (!(error instanceof UpdateRejectedError)) throw error;
+    }
+  }
+  return answered;
 }
 
 /** The last user message of a RunAgentInput: its id and text. */
@@ -258,22 +314,28 @@ export async function agUiRun(c: Context, keel: KeelClient, id: string, body: un
   const user = lastUser(input.messages);
   const text = user?.text.trim() ?? '';
   const contextText = (input.context ?? []).map((x) => `- ${x.description}: ${x.value}`).join('\n');
+  const clientTools = clientToolsOf(input);
+  const toolResults = trailingToolResults(input.messages);
 
   // Everything that talks to the workflow before the stream opens is bounded, like every request.
   const start = await keel.client.connection.withDeadline(Date.now() + DEADLINE_MS, async () => {
     const state = await session.state();
     const from = await session.streamOffset();
-    if (input.resume?.length) {
-      await applyResume(session, input.resume, approver);
-      return { kind: 'resume' as const, from, turnId: state.turn?.turnId ?? null };
+    const clashes = clientTools.filter((t) => state.tools.includes(t.name)).map((t) => t.name);
+    if (clashes.length) {
+      throw new ProblemError(400, 'validation', `frontend tools ${clashes.join(', ')} have the names of the session's own tools`, { errors: [{ pointer: '/body/tools', message: 'name taken by a session tool' }] });
     }
+    // A thread that ends with results of the client's tools: they go to the turn that waits for them.
+    const answered = toolResults.length && state.turn ? await applyToolResults(session, toolResults) : [];
+    if (input.resume?.length) await applyResume(session, input.resume, approver);
+    if (answered.length || input.resume?.length) return { kind: 'resume' as const, from, turnId: state.turn?.turnId ?? null, answered };
     // AG-UI clients send the whole thread on every run: a new message is the last one. A thread
     // that ends with the agent's reply, or an empty one (a reloaded page), asks for a snapshot.
     if (!user || !text || input.messages.at(-1)?.role !== 'user') {
       const transcript = await session.transcript(0, 500);
       return { kind: 'snapshot' as const, state, messages: toAgUiMessages(id, transcript.messages) };
     }
-    await session.post(contextText ? `${text}\n\nContext from the application:\n${contextText}` : text, user.id);
+    await session.post(contextText ? `${text}\n\nContext from the application:\n${contextText}` : text, user.id, { clientTools });
     return { kind: 'message' as const, from };
   });
 
@@ -285,16 +347,27 @@ export async function agUiRun(c: Context, keel: KeelClient, id: string, body: un
       for (const e of events) await stream.writeSSE({ data: JSON.stringify(EventSchemas.parse(e)) });
     };
     const matcher = new TurnMatcher(user?.id ?? '', contextText ? '' : text);
-    const mapper = new AgUiMapper(ids, matcher);
+    const mapper = new AgUiMapper(ids, matcher, new Set(clientTools.map((t) => t.name)), start.kind === 'resume' ? start.answered : []);
     await send(mapper.started());
-    const unused = [...(input.tools?.length ? ['tools'] : []), ...(input.state !== undefined && input.state !== null && Object.keys(input.state).length ? ['state'] : [])];
-    if (unused.length) await send([{ type: EventType.CUSTOM, name: 'keel.unused_input', value: { fields: unused, why: "a Keel session's tools run on its worker; frontend tools and state are not passed to it" } }]);
+    if (input.state !== undefined && input.state !== null && Object.keys(input.state).length) {
+      await send([{ type: EventType.CUSTOM, name: 'keel.unused_input', value: { fields: ['state'], why: 'a Keel session keeps its own state; frontend state is not passed to it' } }]);
+    }
 
     if (start.kind === 'snapshot') {
       const state = start.state;
       await send([
         { type: EventType.MESSAGES_SNAPSHOT, messages: start.messages },
-        { type: EventType.STATE_SNAPSHOT, snapshot: { status: state.status, reason: state.reason, pendingApprovals: state.pendingApprovals.map((p) => ({ callId: p.callId, toolName: p.name })), question: state.question, usage: state.usage.usage } },
+        {
+          type: EventType.STATE_SNAPSHOT,
+          snapshot: {
+            status: state.status,
+            reason: state.reason,
+            pendingApprovals: state.pendingApprovals.map((p) => ({ callId: p.callId, toolName: p.name })),
+            question: state.question,
+            clientToolCalls: state.clientToolCalls ?? [],
+            usage: state.usage.usage,
+          },
+        },
       ]);
       const waiting = waitingInterrupts(state);
       await send(waiting.length ? mapper.interrupt(waiting) : [{ type: EventType.RUN_FINISHED, ...ids, outcome: { type: 'success' } }]);
@@ -307,7 +380,7 @@ export async function agUiRun(c: Context, keel: KeelClient, id: string, body: un
       }
       matcher.attach(start.turnId);
       // Interrupts the resume did not answer (calls of the same step) end this run at once.
-      const still = waitingInterrupts(await session.state()).filter((i) => !input.resume!.some((r) => r.interruptId === i.id));
+      const still = waitingInterrupts(await session.state()).filter((i) => !(input.resume ?? []).some((r) => r.interruptId === i.id));
       if (still.length) {
         await send(mapper.interrupt(still));
         return;

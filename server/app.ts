@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isGrpcServiceError, ServiceError } from '@temporalio/client';
+import { isGrpcServiceError } from '@temporalio/client';
 import { Hono, type Context } from 'hono';
 import { cors } from 'hono/cors';
 import { streamSSE } from 'hono/streaming';
@@ -170,8 +170,8 @@ export function toProblem(error: unknown): ProblemError {
   if (error instanceof NotFoundError) return new ProblemError(404, 'not-found', error.message);
   if (error instanceof ConnectionError) return new ProblemError(503, 'unavailable', error.message);
   if (error instanceof NoAnswerError) return new ProblemError(504, 'timeout', error.message);
-  const grpc = error instanceof ServiceError ? error.cause : error;
-  if (isGrpcServiceError(grpc)) {
+  const grpc = grpcCause(error);
+  if (grpc !== null) {
     // 3 INVALID_ARGUMENT, 5 NOT_FOUND, 14 UNAVAILABLE, 4 DEADLINE_EXCEEDED
     const code = Number(grpc.code);
     if (code === 3) return new ProblemError(400, 'validation', grpc.details || 'invalid argument');
@@ -182,6 +182,14 @@ export function toProblem(error: unknown): ProblemError {
   }
   console.error('keel serve: unexpected error:', error instanceof Error ? error.message : String(error));
   return new ProblemError(500, 'internal', 'unexpected error (see the server log)');
+}
+
+/** The gRPC error under an error, however deeply the SDK wrapped it (an update's deadline comes as WorkflowUpdateRPCTimeoutOrCancelledError). */
+function grpcCause(error: unknown): { code: unknown; details: string } | null {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 6; e = (e as { cause?: unknown }).cause, depth++) {
+    if (isGrpcServiceError(e)) return e;
+  }
+  return null;
 }
 
 export function parseWith<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'path' | 'header', name?: string): z.output<S> {

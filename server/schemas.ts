@@ -75,7 +75,17 @@ export const agUiRunInput = z.looseObject({
   threadId: z.string(),
   runId: z.string(),
   messages: z.array(z.looseObject({ id: z.string().min(1).max(200), role: z.string(), content: z.unknown().optional() })),
-  tools: z.array(z.unknown()).optional(),
+  // Frontend tools: offered to the model in this run's turn, run by the client (workflows/client-tools.ts).
+  tools: z
+    .array(
+      z.looseObject({
+        name: z.string().regex(/^[a-zA-Z0-9_-]{1,128}$/, 'a tool name is 1-128 letters, digits, _ or -'),
+        description: z.string().max(4096),
+        parameters: z.looseObject({ type: z.literal('object') }).optional(),
+      }),
+    )
+    .max(64)
+    .optional(),
   context: z.array(z.looseObject({ description: z.string().max(10_000), value: z.string().max(100_000) })).max(100).optional(),
   state: z.unknown().optional(),
   resume: z

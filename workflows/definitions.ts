@@ -5,6 +5,7 @@
 // synchronous validator rejects with the machine's reason.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
+import { clientToolsSchema, type ClientTool, type ClientToolCall, type ClientToolResultInput } from './client-tools';
 import { usageSchema } from '../machines/budget';
 import type { PolicyConfig, PolicyOrigin } from '../machines/policy';
 import type { FinishedTurn } from './finished-turns';
@@ -18,8 +19,9 @@ const goalText = text.max(GOAL_TEXT_MAX, 'at most 100,000 characters (put longer
 const optionalObject = <T extends z.ZodRawShape>(shape: T) => z.strictObject(shape).optional();
 
 export const userMessageSchema = z.union([
-  text.transform((t) => ({ text: t, messageId: undefined as string | undefined })),
-  z.strictObject({ text, messageId: z.string().min(1).optional() }),
+  text.transform((t) => ({ text: t, messageId: undefined as string | undefined, clientTools: undefined as ClientTool[] | undefined })),
+  // clientTools: tools the sender runs itself, offered in this message's turn (workflows/client-tools.ts).
+  z.strictObject({ text, messageId: z.string().min(1).optional(), clientTools: clientToolsSchema.optional() }),
 ]);
 export const approveSchema = z.strictObject({
   callId: z.string().min(1),
@@ -107,6 +109,8 @@ export const awaitTurnUpdate = defineUpdate<AwaitTurnResult, [AwaitTurnInput]>('
 
 // Updates: the same operations with an answer; validators reject with a specific reason.
 export const userMessageUpdate = defineUpdate<UserMessageResult, [UserMessageInput]>('userMessage');
+/** The result of a client tool call (workflows/client-tools.ts): the turn goes on with it. */
+export const clientToolResultUpdate = defineUpdate<ControlResult, [ClientToolResultInput]>('clientToolResult');
 export const approveUpdate = defineUpdate<ApprovalResult, [ApproveInput]>('approve');
 export const denyUpdate = defineUpdate<ControlResult, [DenyInput]>('deny');
 export const interruptUpdate = defineUpdate<ControlResult, [ReasonInput]>('interrupt');
@@ -137,6 +141,15 @@ export interface UsageView {
   exhaustion: { limit: string; allowed: number; used: number; over: number } | null;
   /** The running turn's usage, not yet added to `usage`. */
   turnUsage: Usage | null;
+  /** The newest finished turns (up to 100, oldest first): each one's tokens and cost (absent in runs recorded before it). */
+  perTurn?: TurnUsage[];
+}
+
+export interface TurnUsage {
+  turnId: string;
+  messageId: string;
+  outcome: string;
+  usage: Usage | null;
 }
 
 export interface StateView {
@@ -149,6 +162,8 @@ export interface StateView {
   queueLength: number;
   pendingApprovals: PendingApproval[];
   question: { callId: string; question: string } | null;
+  /** Calls of client tools waiting for the client's result (absent in runs recorded before client tools). */
+  clientToolCalls?: ClientToolCall[];
   usage: UsageView;
   /** Runs of this workflow so far (continue-as-new starts a new one). */
   run: number;

@@ -51,6 +51,12 @@ export class FinishedTurns {
     }
   }
 
+  /** What the turn was billed for, from its result (an interrupted or failed turn's usage too). */
+  billed(turnId: string, usage: Usage): void {
+    const end = this.ending.get(turnId);
+    this.ending.set(turnId, { output: end?.output ?? null, usage });
+  }
+
   has(messageId: string): boolean {
     return this.done.some((t) => t.messageId === messageId);
   }

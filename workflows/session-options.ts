@@ -5,6 +5,7 @@ import type { BudgetLimits, SessionDirective, SessionStats } from '../machines/i
 import type { PolicyConfig, PolicyConfigInput, PolicyOrigin, SessionApproval } from '../machines/policy';
 import type { FinishedTurn } from './finished-turns';
 import type { HostCarry } from './host';
+import type { ClientToolsCarry } from './client-tools';
 import type { ConversationSnapshot } from './runtime';
 import type { ToolEntry } from './turn-runner';
 
@@ -77,6 +78,8 @@ export interface SessionCarry extends HostCarry {
   deferredTurn?: Extract<SessionDirective, { type: 'start_turn' }> | null | undefined;
   /** The newest finished turns, by message id (`send` waits on them). */
   finishedTurns?: FinishedTurn[] | undefined;
+  /** Client tools of queued messages and of the held turn (workflows/client-tools.ts). */
+  clientTools?: ClientToolsCarry | undefined;
 }
 
 export interface SessionResult {

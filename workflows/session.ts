@@ -13,6 +13,7 @@ import {
   answerSchema,
   answerSignal,
   answerUpdate,
+  clientToolResultUpdate,
   closeSignal,
   closeUpdate,
   eventsQuery,
@@ -64,6 +65,8 @@ import { awaitTurnHandler } from './await-turn';
 import { transcriptPage } from './transcript';
 import { loadSetup } from './setup';
 import { handoverFits } from './handover-size';
+import { ClientTools, clientToolResultSchema } from './client-tools';
+import { isTerminalCall } from '../machines/tool-call';
 import type { SessionCarry, SessionOptions, SessionResult } from './session-options';
 import { workspaceRoute } from './workspace-host';
 
@@ -91,6 +94,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   let deferredTurn: StartTurn | null = carry?.deferredTurn ?? null;
   let handingOver = false;
   const finishedTurns = new FinishedTurns(carry?.finishedTurns);
+  const clientTools = new ClientTools(carry?.clientTools);
   // Known before the first handler runs: an awaitTurn buffered for this run may name it.
   if (deferredTurn !== null) finishedTurns.started(deferredTurn.turnId, deferredTurn.messageId);
   const run = (carry?.run ?? 0) + 1;
@@ -135,9 +139,14 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       rejected: host.rejected,
       streamedText: (activityId) => streamedText(host.stream, activityId),
       streamedUsage: (activityId) => streamedUsageOf(modelEvents(host.stream), activityId),
-      finished: (result) => host.post(() => session.record('turn', sessionEventFromTurn(result.turnId, { type: 'finish', result }))),
+      finished: (result) =>
+        host.post(() => {
+          finishedTurns.billed(result.turnId, result.usage);
+          session.record('turn', sessionEventFromTurn(result.turnId, { type: 'finish', result }));
+        }),
       asked: (turnId, callId, question) => host.post(() => session.record('turn', { type: 'input_requested', turnId, callId, question })),
       observer: host.observer('turn'),
+      clientTools,
     },
   );
 
@@ -183,6 +192,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
 
   function startTurn(d: StartTurn): void {
     finishedTurns.started(d.turnId, d.messageId);
+    clientTools.started(d.turnId, d.messageId, tools.map((t) => t.spec.name));
     // Handing over: the machine's next turn starts in the next run, so a steady queue
     // cannot keep a session from continuing as new (the queue itself is in the state).
     if (wantsNewRun() && queueFits(d.text) && patched(HANDOVER_PATCH)) {
@@ -241,13 +251,16 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
     toolCalls: session.state.toolCalls,
     exhaustion: sessionExhaustion(session.state),
     turnUsage: current()?.usage ?? null,
+    perTurn: finishedTurns.list().map((t) => ({ turnId: t.turnId, messageId: t.messageId, outcome: t.outcome, usage: t.usage })),
   });
 
   // ---- signals and updates -------------------------------------------------------------------
   const status = (): ControlResult => ({ status: session.state.status });
   const userMessageEvent = (raw: unknown): Extract<SessionEvent, { type: 'user_message' }> => {
     const input = parse(userMessageSchema, raw, 'userMessage');
-    return { type: 'user_message', messageId: input.messageId ?? `msg-${uuid4()}`, text: input.text };
+    const messageId = input.messageId ?? `msg-${uuid4()}`;
+    if (input.clientTools !== undefined) clientTools.offer(messageId, input.clientTools);
+    return { type: 'user_message', messageId, text: input.text };
   };
   setHandler(userMessageSignal, (raw) => session.signalled('userMessage', () => userMessageEvent(raw)));
   setHandler(
@@ -274,6 +287,35 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
     ended: () => done !== null,
     handingOver: () => handingOver,
   });
+
+  // A client tool call's result, from the client that declared the tool (workflows/client-tools.ts).
+  const clientCallOf = (callId: string): boolean => {
+    const s = turns.state;
+    const turnId = turns.turnId;
+    if (s === null || turnId === null || s.status !== 'executing_tools' || current() === null) return false;
+    return s.calls.some((c) => c.callId === callId && !isTerminalCall(c) && clientTools.has(turnId, c.name));
+  };
+  const clientResult = (raw: unknown) => {
+    const r = parse(clientToolResultSchema, raw, 'clientToolResult');
+    if (!clientTools.waits(r.callId) && !clientCallOf(r.callId)) {
+      const waiting = clientTools.calls().map((c) => c.callId);
+      throw new Error(`unknown call id ${r.callId}: ${waiting.length === 0 ? 'no client tool call is waiting' : `waiting for the client: ${waiting.join(', ')}`}`);
+    }
+    return r;
+  };
+  setHandler(
+    clientToolResultUpdate,
+    (raw) => {
+      const r = clientResult(raw);
+      host.post(() => {
+        if (!clientTools.result(r.callId, { output: r.output, isError: r.isError ?? false }, clientCallOf(r.callId))) {
+          host.rejected('update clientToolResult', { code: 'guard_failed', machine: 'turn', state: turns.state?.status ?? 'none', event: 'client_tool_result', message: `call ${r.callId} no longer waits` });
+        }
+      });
+      return status();
+    },
+    { validator: (raw) => void clientResult(raw) },
+  );
 
   sessionApprovalHandlers({ turns, pending, rejected: host.rejected, post: host.post, now: host.now, status, approvals: () => approvals, remember: (next) => (approvals = next) });
 
@@ -315,6 +357,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       queueLength: s.queue.length,
       pendingApprovals: pending(),
       question: s.question,
+      ...(current() !== null && clientTools.calls().length > 0 ? { clientToolCalls: clientTools.calls() } : {}),
       usage: usageView(),
       run,
       nextEventSeq: host.seq,
@@ -351,6 +394,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
           run,
           deferredTurn,
           finishedTurns: finishedTurns.list(),
+          ...(clientTools.carry() !== undefined ? { clientTools: clientTools.carry() } : {}),
         };
         return continueAsNew<typeof sessionWorkflow>(options, next);
       }

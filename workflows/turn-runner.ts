@@ -30,6 +30,7 @@ import type { StoreActivities } from '../activities/conversation-store';
 import { CONVERSATION_STORE_FAILURE, type StoreFailureDetails } from '../machines/conversation-repair';
 import type { CompactedEvent, RepairedEvent } from './definitions';
 import type { ConversationCheckpoint, ConversationLog, SerialQueue, Timers } from './runtime';
+import { modelToolOf, type ClientTools } from './client-tools';
 import { routed, workspaceHostGone, type WorkspaceRoute } from './workspace-host';
 
 type McpActivities = McpBridge['activities'];
@@ -109,6 +110,8 @@ export interface TurnHost {
   asked(turnId: string, callId: string, question: string): void;
   /** Sees every transition of the turn machine (the host's counters). */
   observer?: Observer<TurnState, TurnEvent, TurnDirective>;
+  /** Tools the turn's client declared and runs itself (workflows/client-tools.ts); sessions only. */
+  clientTools?: ClientTools;
 }
 
 const ASK_TOOL = 'ask_user';
@@ -149,10 +152,12 @@ export class TurnRunner {
   start(turnId: string, text: string, limits: TurnLimits): TransitionResult<TurnState, TurnDirective> {
     const tools = this.host.tools();
     this.beforeTurn = this.host.conversation.checkpoint();
+    // Client tools run side by side: the client runs every call of a step at once.
+    const clientNames = this.host.clientTools?.of(turnId).map((t) => t.name) ?? [];
     this.state = createTurn({
       turnId,
       limits,
-      readOnlyTools: tools.filter((t) => t.readOnly).map((t) => t.spec.name),
+      readOnlyTools: [...tools.filter((t) => t.readOnly).map((t) => t.spec.name), ...clientNames],
       askTool: tools.some((t) => t.spec.name === ASK_TOOL) ? ASK_TOOL : null,
       finishTool: tools.some((t) => t.spec.name === FINISH_TASK) ? FINISH_TASK : null,
       approvalTimeoutMs: this.config.approvalTimeoutMs,
@@ -230,6 +235,10 @@ export class TurnRunner {
         this.callModel(turnId, d);
         return;
       case 'check_policy': {
+        if (this.host.clientTools?.has(turnId, d.name)) {
+          this.deliver(turnId, 'policy', { type: 'tool', callId: d.callId, event: { type: 'policy_decided', decision: 'allow', reason: 'a client tool: the client that declared it runs it' } });
+          return;
+        }
         const { policy, approvals, headless } = this.host.policy();
         const verdict = evaluatePolicy(policy, { tool: d.name, input: d.input, workspace: this.config.workspace }, { headless, approvals });
         this.deliver(turnId, 'policy', { type: 'tool', callId: d.callId, event: { type: 'policy_decided', decision: verdict.decision, reason: verdict.reason } });
@@ -288,6 +297,7 @@ export class TurnRunner {
     // Tool schemas are JSON Schema objects (`type: 'object'`), as listTools builds them.
     const tools = this.host.tools().map((t) => t.spec as unknown as NonNullable<ModelCallInput['tools']>[number]);
     const toolsRef = this.host.toolsRef();
+    const client = (this.host.clientTools?.of(turnId) ?? []).map(modelToolOf) as unknown as NonNullable<ModelCallInput['tools']>;
     const source = `model call ${activityId}`;
     this.track(activityId, async () => {
       // The tool definitions are stored again first (same content, same id) in case they were lost too.
@@ -301,7 +311,11 @@ export class TurnRunner {
         ...(this.config.promptCaching === false ? { promptCaching: false } : {}),
         ...(this.config.promptCacheTtl !== undefined ? { promptCacheTtl: this.config.promptCacheTtl } : {}),
         ...(this.config.system !== undefined ? { system: this.config.system } : {}),
-        ...(toolsRef !== null ? { toolsRef: { store: this.config.storeDir, id: toolsRef } } : tools.length > 0 ? { tools } : {}),
+        ...(toolsRef !== null
+          ? { toolsRef: { store: this.config.storeDir, id: toolsRef }, ...(client.length > 0 ? { tools: client } : {}) }
+          : tools.length + client.length > 0
+            ? { tools: [...tools, ...client] }
+            : {}),
         conversation: {
           kind: 'ref',
           store: this.config.storeDir,
@@ -384,6 +398,11 @@ export class TurnRunner {
 
   private runTool(turnId: string, callId: string, activityId: string, name: string, input: Json): void {
     const source = `tool ${name} (${callId})`;
+    if (this.host.clientTools?.has(turnId, name)) {
+      this.host.emit({ kind: 'tool.client_requested', turnId, callId, toolName: name, arguments: input });
+      this.host.clientTools.run({ callId, name, input }, (event) => this.deliver(turnId, source, { type: 'tool', callId, event }));
+      return;
+    }
     const tool = this.host.tools().find((t) => t.spec.name === name);
     if (tool?.activityOptions === undefined) {
       this.deliver(turnId, source, { type: 'tool', callId, event: { type: 'failed', error: `Unknown tool ${name}. Use one of the tools offered.` } });

@@ -129,6 +129,10 @@ describe('keel console: identity, typing, sign-in, stream resume, accessibility'
         const first = page.locator('#events li').first();
         expect(await first.locator('time').getAttribute('datetime')).toMatch(/^\d{4}-\d\d-\d\dT/);
         expect(await page.locator('#events').textContent()).toContain('tool.approval_requested');
+        // Usage per turn: each finished turn's tokens and cost in its own row.
+        const perTurn = page.getByRole('table', { name: 'Tokens and cost of each turn' });
+        await expect.poll(() => perTurn.locator('tbody tr').count(), { timeout: 15_000 }).toBeGreaterThan(0);
+        expect(await perTurn.locator('tbody tr').first().textContent()).toMatch(/completed\s*[\d,]+\s*[\d,]+\s*\$\d+\.\d{4}/);
         await shotBoth(page, 'session');
         expect(await axeViolations(page)).toEqual([]);
 

@@ -64,6 +64,7 @@ export function SessionPage({ id }: { id: string }) {
       : null}
     <${BudgetBars} usage=${state.usage.usage} limits=${state.usage.limits} />
     <p class="muted">${state.usage.turns} turns${state.usage.turnUsage ? ` · this turn: ${state.usage.turnUsage.inputTokens} in, ${state.usage.turnUsage.outputTokens} out, $${state.usage.turnUsage.costUsd.toFixed(4)}` : ''}</p>
+    <${TurnUsageTable} turns=${state.usage.perTurn ?? []} />
     <${WaitingFor} id=${id} version=${run.version} />
     <${Transcript} messages=${messages} />
     ${pending.map((t) => html`<div key=${`pending-${t}`} class="msg user pending">${t} <span class="muted">(queued)</span></div>`)}
@@ -90,4 +91,28 @@ export function SessionPage({ id }: { id: string }) {
     <h3>Events</h3>
     <${Timeline} events=${run.events} />
   </div>`;
+}
+
+/** Tokens and cost of each finished turn (the newest 100), newest first. */
+function TurnUsageTable({ turns }: { turns: NonNullable<StateView['usage']['perTurn']> }) {
+  if (turns.length === 0) return null;
+  const rows = [...turns].reverse();
+  return html`<details class="card turn-usage" open=${turns.length <= 5}>
+    <summary>Usage per turn (${turns.length})</summary>
+    <table>
+      <caption class="visually-hidden">Tokens and cost of each turn</caption>
+      <thead><tr><th scope="col">turn</th><th scope="col">outcome</th><th scope="col">input tokens</th><th scope="col">output tokens</th><th scope="col">cost</th></tr></thead>
+      <tbody>
+        ${rows.map(
+          (t, i) => html`<tr key=${t.turnId}>
+            <th scope="row" title=${t.turnId}>${turns.length - i}</th>
+            <td>${t.outcome}</td>
+            <td>${t.usage ? t.usage.inputTokens.toLocaleString() : '—'}</td>
+            <td>${t.usage ? t.usage.outputTokens.toLocaleString() : '—'}</td>
+            <td>${t.usage ? `$${t.usage.costUsd.toFixed(4)}` : '—'}</td>
+          </tr>`,
+        )}
+      </tbody>
+    </table>
+  </details>`;
 }
