@@ -24,6 +24,8 @@ export default defineConfig({
           // seconds was too tight for the property and process tests beside integration files.
           maxWorkers: Math.min(workers, 2),
           testTimeout: 20_000,
+          // Different worker counts need their own group: the unit files run first.
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -31,6 +33,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
+          sequence: { groupOrder: 1 },
           globalSetup: ['test/setup/temporal-server.ts', 'test/setup/workflow-bundle.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
