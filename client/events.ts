@@ -56,7 +56,9 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
     if (signal?.aborted) return;
     let page: StreamReadPage | null = null;
     try {
-      page = await handle.query(streamReadQuery, { from, topics });
+      const read = await unlessAborted(handle.query(streamReadQuery, { from, topics }), signal);
+      if (read === ABORTED) return;
+      page = read;
     } catch (error) {
       if (isUnknownQuery(error)) {
         yield* followByPoll<E>(client, workflowId, { ...options, from });
@@ -89,6 +91,38 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
     if (!(await pause(waitMs, signal))) return;
     waitMs = Math.min(waitMs * 2, IDLE_POLL_MS);
   }
+}
+
+const ABORTED: unique symbol = Symbol('aborted');
+
+/**
+ * The promise's value, or ABORTED as soon as the signal aborts: a reader that stops does not
+ * wait for a query a busy worker has not answered. The query's later failure is dropped
+ * (nobody is left to hear it, and it must not be an unhandled rejection).
+ */
+function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T | typeof ABORTED> {
+  if (!signal) return promise;
+  if (signal.aborted) {
+    promise.catch(() => undefined);
+    return Promise.resolve(ABORTED);
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      promise.catch(() => undefined);
+      resolve(ABORTED);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
 }
 
 /** Waits, or stops at once on abort (false). */

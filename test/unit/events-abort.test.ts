@@ -2,14 +2,14 @@ import type { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { followStream } from '../../client/events';
 
-// A client whose stream poll hangs until the test makes it fail (a connection dropping, a
-// server going away), so the failure comes after the reader has aborted.
+// A client whose stream read (the keel.stream query) hangs until the test makes it fail (a
+// connection dropping, a busy worker's deadline), so the failure comes after the reader has aborted.
 function hangingClient(): { client: Client; fail: () => void; polls: () => number } {
   let polls = 0;
   const waiting: Array<(error: Error) => void> = [];
   const handle = {
     workflowId: 'wf',
-    startUpdate: () => {
+    query: () => {
       polls++;
       return new Promise((_, reject) => waiting.push(reject));
     },
