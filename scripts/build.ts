@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { build } from 'esbuild';
 import { payloadConverterPath as SOURCE_PAYLOAD_CONVERTER, workflowsPath } from '../worker/worker';
-import { BUNDLE_FILE, PAYLOAD_CONVERTER_FILE, WORKFLOW_INTERCEPTOR_MODULES } from '../worker/workflow-bundle';
+import { BUNDLE_FILE, ENCODED_FAILURES_BUNDLE_FILE, PAYLOAD_CONVERTER_FILE, WORKFLOW_INTERCEPTOR_MODULES } from '../worker/workflow-bundle';
 
 /** `pkg/sub/path` as Node's ESM loader must see it: with `.js` when the package has no exports map. */
 function esmSpecifier(spec: string): string {
@@ -72,8 +72,12 @@ await build({
   packages: 'external',
   logLevel: 'warning',
 });
-const { code } = await bundleWorkflowCode({ workflowsPath, payloadConverterPath: SOURCE_PAYLOAD_CONVERTER, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], logger });
+const bundleOptions = { workflowsPath, payloadConverterPath: SOURCE_PAYLOAD_CONVERTER, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], logger };
+const { code } = await bundleWorkflowCode(bundleOptions);
 await writeFile(path.join(dist, BUNDLE_FILE), code);
+// The same code whose failures are encoded, for workers with encryption keys (a bundle carries its failure converter).
+const encoded = await bundleWorkflowCode({ ...bundleOptions, failureConverterPath: path.join(root, 'worker/failure-converter.cjs') });
+await writeFile(path.join(dist, ENCODED_FAILURES_BUNDLE_FILE), encoded.code);
 // The failure converter the worker loads by path when encryption keys are set (worker/worker.ts
 // resolves it beside its own module, which is dist/worker/main.js once compiled).
 await copyFile(path.join(root, 'worker/failure-converter.cjs'), path.join(dist, 'worker/failure-converter.cjs'));

@@ -5,3 +5,5 @@
 const { DefaultFailureConverter } = require('@temporalio/common');
 
 exports.failureConverter = new DefaultFailureConverter({ encodeCommonAttributes: true });
+// How worker/workflow-bundle.ts tells a bundle built with this converter: keel-failures-encoded
+exports.marker = 'keel-failures-encoded';

@@ -68,7 +68,8 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
     const codec = await keelDataConverter(options.env, { failureConverterPath: path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'failure-converter.cjs') });
     const dataConverter = { ...(options.workflowBundle ? {} : { payloadConverterPath }), ...codec };
     const telemetry = options.telemetry;
-    const prebuilt = options.workflowBundle ? null : prebuiltWorkflowBundle(options.env);
+    // With keys, the prebuilt bundle whose workflow failures are encoded too.
+    const prebuilt = options.workflowBundle ? null : prebuiltWorkflowBundle(options.env, 'failureConverterPath' in codec);
     const graceMs = shutdownGraceMs(options.env);
     const cached = maxCachedWorkflows(options.workflowCache ?? workflowCacheFromEnv(options.env ?? process.env) ?? defaultCacheBudget());
     const worker = await Worker.create({

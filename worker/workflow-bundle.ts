@@ -2,7 +2,7 @@
 // dist/workflow-bundle.js; KEEL_WORKFLOW_BUNDLE names another), or — run from source —
 // workflows/ bundled when the worker starts. A prebuilt bundle starts faster, uses less
 // memory, and is exactly the code that was tested and shipped.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { keelEnv } from './env';
@@ -20,23 +20,43 @@ export class WorkflowBundleError extends Error {
 export const BUNDLE_FILE = 'workflow-bundle.js';
 
 /**
+ * The same code with the failure converter that encodes messages and stack traces
+ * (worker/failure-converter.cjs), for workers with encryption keys. A bundle carries its
+ * failure converter inside, and workflow code cannot read the environment to choose one,
+ * so `npm run build` writes both and the worker picks.
+ */
+export const ENCODED_FAILURES_BUNDLE_FILE = 'workflow-bundle.encoded-failures.js';
+
+/**
  * Workflow interceptor modules in every bundle Keel builds (the worker from source, `npm run
  * build`, the tests): Keel's own, which only carry trace context in headers.
  */
 export const WORKFLOW_INTERCEPTOR_MODULES: readonly string[] = [path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/trace-interceptors.ts')];
 
+/** Text only the failure converter that encodes brings into a bundle (worker/failure-converter.cjs). */
+const ENCODED_FAILURES_MARK = 'keel-failures-encoded';
+
 export const PAYLOAD_CONVERTER_FILE = 'payload-converter.cjs';
 
-/** The prebuilt bundle's path, or null to bundle workflows/ from source. */
-export function prebuiltWorkflowBundle(env: NodeJS.ProcessEnv = process.env): string | null {
+/**
+ * The prebuilt bundle's path, or null to bundle workflows/ from source. `encodedFailures`
+ * (encryption keys are set): the bundle whose failures are encoded; a KEEL_WORKFLOW_BUNDLE
+ * given by hand must then be that one.
+ */
+export function prebuiltWorkflowBundle(env: NodeJS.ProcessEnv = process.env, encodedFailures = false): string | null {
   const given = keelEnv(env, 'KEEL_WORKFLOW_BUNDLE')?.trim();
   if (given) {
     if (!existsSync(given)) throw new WorkflowBundleError(`KEEL_WORKFLOW_BUNDLE ${given} does not exist (build it with \`npm run build\`)`);
+    if (encodedFailures && !readFileSync(given, 'utf8').includes(ENCODED_FAILURES_MARK)) {
+      throw new WorkflowBundleError(
+        `KEEL_WORKFLOW_BUNDLE ${given} would write workflow failures in the clear, and encryption keys are set: use ${ENCODED_FAILURES_BUNDLE_FILE} from \`npm run build\``,
+      );
+    }
     return path.resolve(given);
   }
   if (typeof __KEEL_COMPILED__ === 'undefined') return null;
   // Compiled: this module lives in dist/worker/main.js, the bundle in dist/.
-  const beside = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', BUNDLE_FILE);
+  const beside = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', encodedFailures ? ENCODED_FAILURES_BUNDLE_FILE : BUNDLE_FILE);
   if (!existsSync(beside)) throw new WorkflowBundleError(`${beside} is missing: run \`npm run build\` again`);
   return beside;
 }

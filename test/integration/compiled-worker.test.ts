@@ -8,6 +8,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandin } from '../../standin/server';
+import { generateKeyLine } from '../../worker/encryption';
 import { transcriptQuery, userMessageSignal } from '../../workflows/definitions';
 import { sessionWorkflow } from '../../workflows/session';
 import { buildCompiledWorker, type CompiledBuild, type CompiledWorker } from '../fixtures/compiled-worker';
@@ -106,6 +107,21 @@ describe('compiled worker', () => {
       second?.child.kill('SIGKILL');
       await standin.close();
       await fs.rm(workspace, { recursive: true, force: true });
+    }
+  });
+
+  it('with encryption keys runs the bundle whose workflow failures are encoded: a refused start leaves no readable message in history', async () => {
+    const taskQueue = uniqueTaskQueue('compiled-keys');
+    const worker = await startCompiledWorker(taskQueue, { KEEL_ENCRYPTION_KEYS: generateKeyLine('k1') });
+    try {
+      // Start input without the keys: the workflow fails (InvalidStartInput), raised inside the bundle.
+      const handle = await env.client.workflow.start(sessionWorkflow, { taskQueue, workflowId: `${taskQueue}-plain`, args: [{ workspace: '/tmp', policy: { mode: 'full-auto' } }] });
+      await expect(handle.result()).rejects.toThrow();
+      const failed = (await handle.fetchHistory()).events?.find((e) => e.workflowExecutionFailedEventAttributes)?.workflowExecutionFailedEventAttributes;
+      // The default bundle would write "…not encrypted with a Keel key…" here in the clear.
+      expect(failed?.failure?.message).toBe('Encoded failure');
+    } finally {
+      worker.child.kill('SIGKILL');
     }
   });
 });
