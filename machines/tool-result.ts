@@ -3,6 +3,10 @@
 // here with is_error; only infrastructure faults fail the activity.
 import { z } from 'zod';
 
+/** The sandbox limits a command can hit (activities/tools/limits.ts). */
+export const limitKindSchema = z.enum(['memory', 'processes', 'cpu', 'file-size', 'tmp-space']);
+export type LimitKind = z.infer<typeof limitKindSchema>;
+
 /**
  * What a tool did, as data beside the text the model reads: the workflow folds evidence
  * (machines/evidence.ts) from these fields and never parses the text back. One variant
@@ -19,7 +23,7 @@ export const toolFactsSchema = z.discriminatedUnion('kind', [
     bytes: z.number().int().nonnegative(),
     lines: z.number().int().nonnegative(),
     /** The sandbox limit that ended it, when one did (activities/tools/limits.ts). */
-    limit: z.enum(['memory', 'processes', 'cpu', 'file-size', 'tmp-space']).optional(),
+    limit: limitKindSchema.optional(),
   }),
   /** write_file / edit_file: the workspace-relative files it changed. */
   z.strictObject({ kind: z.literal('files_changed'), filesChanged: z.array(z.string().max(4096)).max(1000) }),

@@ -405,14 +405,19 @@ export class TurnRunner {
           // The facts come from an activity: checked, and dropped when they do not parse.
           const facts = parseToolFacts(result.facts);
           const f = facts !== undefined ? { facts } : {};
+          // A sandbox limit ends the call as `limit`, not as a plain error (runs from before
+          // this patch recorded it as failed, and replay keeps them so).
+          const limit = facts?.kind === 'command' && facts.limit !== undefined && patched(LIMIT_STATUS);
           this.deliver(turnId, source, {
             type: 'tool',
             callId,
-            event: result.timed_out
-              ? { type: 'timed_out', message: result.content, ...f }
-              : result.is_error
-                ? { type: 'failed', error: result.content, ...f }
-                : { type: 'succeeded', output: result.content, ...f },
+            event: limit
+              ? { type: 'limit_hit', message: result.content, ...f }
+              : result.timed_out
+                ? { type: 'timed_out', message: result.content, ...f }
+                : result.is_error
+                  ? { type: 'failed', error: result.content, ...f }
+                  : { type: 'succeeded', output: result.content, ...f },
           });
         },
         (error: unknown) => {
@@ -452,6 +457,8 @@ export function repairableStoreFailure(error: unknown): string | null {
 
 /** A tool that is not read-only and was cut by a worker's shutdown ends as worker_lost instead of running again. */
 const SHUTDOWN_IS_WORKER_LOST = 'shutdown-tool-is-worker-lost';
+/** A command stopped at a sandbox limit ends as `limit` (runs before it: `failed`). */
+const LIMIT_STATUS = 'tool-limit-status';
 
 /** Deploys in a row could stop the same read-only call again; after this many it fails like any error. */
 const MAX_SHUTDOWN_RERUNS = 3;

@@ -8,7 +8,7 @@ import { suggestedRuleFor } from '../../machines/policy';
 import { UpdateRejectedError } from '../errors';
 import type { SessionHandle } from '../session-handle';
 import { CliExit, withClient } from './common';
-import { EXIT, LineReader, type Output, turnNotice } from './output';
+import { EXIT, LineReader, type Output, toolResultLine, turnNotice } from './output';
 
 export interface ChatOptions {
   session?: string;
@@ -254,7 +254,7 @@ class Chat {
       } else if (e.kind === 'tool.denied' || e.kind === 'tool.approved') {
         this.drop(e.callId);
       } else if (e.kind === 'tool.result') {
-        if (!out.json) out.line(out.dim(`  ${e.status === 'success' ? '✓' : '✘'} ${e.output.split('\n')[0]?.slice(0, 100) ?? ''}`));
+        if (!out.json) out.line(toolResultLine(out, e));
       } else if (e.kind === 'session.input_requested') {
         this.waitingQuestion(e.question);
       } else if (e.kind === 'turn.interrupted') {
