@@ -14,6 +14,7 @@ import { TOOL_STREAM_TOPIC, ToolProgressEvents, type ToolProgressEvent } from '.
 import { openWorkspace } from './workspace';
 import { type LoadedPolicy, loadPolicy } from './policy-file';
 import { type CommandSandbox, type PolicyConfigInput, type ToolKind } from '../../machines/policy';
+import type { ScriptHashes } from '../../machines/script-binding';
 
 export interface RunToolRequest {
   /** Absolute path of the session's workspace directory. */
@@ -25,6 +26,8 @@ export interface RunToolRequest {
   sandbox?: CommandSandbox;
   /** The model's tool call id, named in `tool.progress` events (default: the activity id). */
   callId?: string;
+  /** For run_command: the files its approval is bound to; a changed one is not run (machines/script-binding.ts). */
+  scripts?: ScriptHashes;
   /** Send `tool.progress` events to the calling workflow's stream (default true; it needs a WorkflowStream). */
   publish?: boolean;
 }
@@ -80,6 +83,7 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
         envAllowList: config.envAllowList ?? DEFAULT_ENV_ALLOW_LIST,
         outputCapBytes: config.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
         ...(request.sandbox ? { sandbox: request.sandbox } : {}),
+        ...(request.scripts ? { boundScripts: request.scripts } : {}),
         ...(config.sandboxRead ? { sandboxRead: config.sandboxRead } : {}),
       };
       // Every tool heartbeats, not only commands: it is how a long grep hears of a cancel.
