@@ -24,7 +24,7 @@ import { observe, type Observer } from '../machines/core';
 import { maxOutputTokens } from '../machines/model-limits';
 import { MODEL_FAILURE_CLASSES, type ModelFailureClass } from '../machines/model-retry';
 import { type CommandSandbox, describeApproval, evaluatePolicy, sandboxFor, toolKind, type PolicyConfig, type SessionApproval } from '../machines/policy';
-import { bindScripts, type ScriptHashes } from '../machines/script-binding';
+import { bindScripts, scriptWordsOf, type ScriptHashes } from '../machines/script-binding';
 import type { ToolFacts } from '../machines/tool-result';
 import { FINISH_TASK } from '../machines/task-outcome';
 import { interruptedToolResult, parseToolFacts, WORKER_SHUTDOWN_FAILURE } from '../machines/tool-result';
@@ -121,6 +121,9 @@ export class TurnRunner {
   private readonly inflight = new Set<string>();
   /** The remembered approval (by its label) each call runs under: it binds the files they run. */
   private readonly approvalOf = new Map<string, string>();
+  /** The files each command waiting for approval runs, hashed when it was asked. */
+  private readonly askedScripts = new Map<string, ScriptHashes>();
+  private readonly pendingHashes = new Map<string, Promise<undefined>>();
   /** The input tokens the last response reported, for the stored conversation it was measured on (proactive compaction). */
   private lastInput: { head: string | null; tokens: number } | null = null;
   /** The conversation before this turn's message: a refused turn goes back to it. */
@@ -241,7 +244,9 @@ export class TurnRunner {
       }
       case 'request_approval':
         // Surfaced through the pendingApprovals query and the KeelPendingApprovals search
-        // attribute, both derived from the turn's state after every event.
+        // attribute, both derived from the turn's state after every event. The files a
+        // command runs are hashed now: the approval is bound to what they say while asked.
+        this.hashAtAsk(d.callId, d.name, d.input);
         return;
       case 'run_tool':
         this.runTool(turnId, d.callId, d.activityId, d.name, d.input);
@@ -395,7 +400,26 @@ export class TurnRunner {
   private boundScriptsOf(callId: string): { scripts?: ScriptHashes } {
     const label = this.approvalOf.get(callId);
     const approval = label === undefined ? undefined : this.host.policy().approvals.find((a) => describeApproval(a) === label);
-    return approval?.scripts !== undefined ? { scripts: approval.scripts } : {};
+    const asked = this.askedScripts.get(callId);
+    this.askedScripts.delete(callId);
+    const scripts = approval?.scripts !== undefined ? bindScripts(approval.scripts, asked ?? {}) : asked;
+    return scripts !== undefined && Object.keys(scripts).length > 0 ? { scripts } : {};
+  }
+
+  /**
+   * Hashes the workspace files a command waiting for approval runs (runs before this patch
+   * did not). An approval given before the hashes arrive binds them all the same: they are
+   * what the files said when the human was asked.
+   */
+  private hashAtAsk(callId: string, name: string, input: Json): void {
+    if (toolKind(name) !== 'execute' || scriptWordsOf(typeof input === 'object' && input !== null && !Array.isArray(input) ? input.command : undefined).length === 0 || !patched(SCRIPTS_AT_ASK)) return;
+    const hashing = proxyActivities<ToolActivities>(HASH_ACTIVITY_OPTIONS)
+      .hashCommandScripts({ workspace: this.config.workspace, input })
+      .then(
+        (hashes) => (this.askedScripts.set(callId, hashes), undefined),
+        () => undefined,
+      );
+    this.pendingHashes.set(callId, hashing);
   }
 
   /**
@@ -431,9 +455,14 @@ export class TurnRunner {
         // The result of a cancelled command must mean its process is gone.
         cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
       };
-      return tool.mcp
-        ? proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace })
-        : proxyActivities<ToolActivities>(options).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...this.sandboxOf(name, input), ...this.boundScriptsOf(callId) });
+      const start = () =>
+        tool.mcp
+          ? proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace })
+          : proxyActivities<ToolActivities>(options).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...this.sandboxOf(name, input), ...this.boundScriptsOf(callId) });
+      // An approval given before its files' hashes arrived waits for them: the run is checked against them all the same.
+      const hashing = this.pendingHashes.get(callId);
+      this.pendingHashes.delete(callId);
+      return hashing === undefined ? start() : hashing.then(start);
     };
     const attempt = (rerun: number): void => {
       this.track(activityId, () => run(rerun)).then(
@@ -496,6 +525,9 @@ export function repairableStoreFailure(error: unknown): string | null {
 const SHUTDOWN_IS_WORKER_LOST = 'shutdown-tool-is-worker-lost';
 /** How the policy names a remembered approval that allowed a call (machines/policy.ts). */
 const SESSION_RULE = 'session: ';
+/** Commands waiting for approval have the files they run hashed (runs before it: not). */
+const SCRIPTS_AT_ASK = 'scripts-hashed-at-ask';
+const HASH_ACTIVITY_OPTIONS: ActivityOptions = { startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } };
 /** A command stopped at a sandbox limit ends as `limit` (runs before it: `failed`). */
 const LIMIT_STATUS = 'tool-limit-status';
 

@@ -11,7 +11,8 @@ import { builtinTools, modelToolSpec, type ModelToolSpec, type ToolActivityOptio
 import { type ToolResult } from './result';
 import { executeTool } from './run-tool';
 import { TOOL_STREAM_TOPIC, ToolProgressEvents, type ToolProgressEvent } from './progress';
-import { openWorkspace } from './workspace';
+import { openExisting, openWorkspace } from './workspace';
+import { hashScripts } from './script-hash';
 import { type LoadedPolicy, loadPolicy } from './policy-file';
 import { type CommandSandbox, type PolicyConfigInput, type ToolKind } from '../../machines/policy';
 import type { ScriptHashes } from '../../machines/script-binding';
@@ -99,6 +100,20 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
         clearInterval(beat);
         await published?.close();
       }
+    },
+
+    /**
+     * The workspace files a command waiting for approval runs, hashed when the human is
+     * asked: the approval is bound to what they said then (machines/script-binding.ts).
+     */
+    async hashCommandScripts(request: { workspace: string; input: unknown }): Promise<ScriptHashes> {
+      const ws = await openWorkspace(request.workspace);
+      const cwdArg = typeof request.input === 'object' && request.input !== null && 'cwd' in request.input && typeof request.input.cwd === 'string' ? request.input.cwd : '.';
+      const cwd = await openExisting(ws, cwdArg, 'directory').catch(() => null);
+      if (cwd === null) return {};
+      await cwd.handle.close();
+      const command = typeof request.input === 'object' && request.input !== null && 'command' in request.input ? request.input.command : undefined;
+      return (await hashScripts(ws, cwd.real.toString(), command)).hashes;
     },
 
     /** The workspace's .keel/policy.json with the session's options over it, validated. */
