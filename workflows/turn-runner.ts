@@ -457,7 +457,7 @@ export class TurnRunner {
       };
       const start = () =>
         tool.mcp
-          ? proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace })
+          ? proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace, callId })
           : proxyActivities<ToolActivities>(options).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...this.sandboxOf(name, input), ...this.boundScriptsOf(callId) });
       // An approval given before its files' hashes arrived waits for them: the run is checked against them all the same.
       const hashing = this.pendingHashes.get(callId);

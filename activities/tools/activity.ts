@@ -140,7 +140,8 @@ export type ToolActivities = ReturnType<typeof createToolActivities>;
  * on the first event, so the many quick tools never open one; a stream that cannot be
  * reached costs a warning, never the tool's result.
  */
-function progressEvents(info: Info, request: RunToolRequest): { events: ToolProgressEvents; close(): Promise<void> } {
+/** `tool.progress` events of one call, published on the calling workflow's stream (MCP calls use it too). */
+export function progressEvents(info: Info, request: { callId?: string | undefined; tool: string }): { events: ToolProgressEvents; close(): Promise<void> } {
   let client: WorkflowStreamClient | undefined;
   const events = new ToolProgressEvents(
     (event) => {
