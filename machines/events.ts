@@ -5,7 +5,8 @@ import type { Exhaustion, Usage } from './budget';
 import type { Json } from './core';
 import type { ToolFacts } from './tool-result';
 
-export type ToolResultStatus = 'success' | 'error' | 'timeout' | 'cancelled' | 'denied';
+/** `limit`: the sandbox stopped the call at one of its resource limits (the result's facts say which). */
+export type ToolResultStatus = 'success' | 'error' | 'timeout' | 'limit' | 'cancelled' | 'denied';
 
 /** Payload of every kind, by kind. The kinds of SPEC §3 first, then the few Keel adds for
  *  transitions §3 does not name (each says why it exists). */

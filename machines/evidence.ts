@@ -3,7 +3,7 @@
 // exit codes. Folded from the event log's `tool.call` / `tool.result` entries, reading only
 // the results' structured facts (machines/tool-result.ts) — never the text the model reads.
 import type { LogEvent, ToolResultStatus } from './events';
-import { refusalText } from './tool-result';
+import { refusalText, type LimitKind } from './tool-result';
 
 export interface CommandEvidence {
   command: string;
@@ -12,6 +12,15 @@ export interface CommandEvidence {
   status: ToolResultStatus;
   /** Why the worker refused to run it at all ("run_command refused: sandbox unavailable"); absent when it ran or was answered otherwise. */
   refused?: string;
+  /** The sandbox limit that stopped it (status `limit`). */
+  limit?: LimitKind;
+}
+
+/** How a command ended, in the words every report uses: refused, stopped at a limit, an exit code, or the call's status. */
+export function commandEnding(c: { exitCode: number | null; status: string; refused?: string; limit?: LimitKind }): string {
+  if (c.refused !== undefined) return c.refused;
+  if (c.limit !== undefined) return `limit: stopped at its ${c.limit} limit`;
+  return c.exitCode === null ? c.status : `exit code ${c.exitCode}`;
 }
 
 export interface Evidence {
@@ -47,7 +56,8 @@ export function foldEvidence(state: EvidenceState, event: LogEvent): EvidenceSta
     if (fresh.length > 0) filesChanged = [...filesChanged, ...fresh].slice(0, MAX_EVIDENCE_ITEMS);
   }
   if (facts?.kind === 'command') {
-    commands = [...commands, { command: facts.command, exitCode: facts.exitCode, status: event.status }].slice(-MAX_EVIDENCE_ITEMS);
+    const limit = facts.limit !== undefined && event.status === 'limit' ? { limit: facts.limit } : {};
+    commands = [...commands, { command: facts.command, exitCode: facts.exitCode, status: event.status, ...limit }].slice(-MAX_EVIDENCE_ITEMS);
   } else if (facts?.kind === 'refused' && announced !== undefined) {
     commands = [...commands, { command: announced, exitCode: null, status: event.status, refused: refusalText('run_command', facts.reason) }].slice(-MAX_EVIDENCE_ITEMS);
   } else if (announced !== undefined) {

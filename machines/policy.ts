@@ -6,6 +6,7 @@
 import picomatch from 'picomatch/posix';
 import { z } from 'zod';
 import { commandViews } from './command-line';
+import { scriptHashesSchema } from './script-hashes';
 import { agentMayRead, protectedDirOf, runsLaterReason } from './protected-paths';
 import { NetworkHosts, narrowHosts, narrowLimits, SandboxLimitsInput } from './sandbox-grant';
 
@@ -276,8 +277,9 @@ const approvalMeta = {
  * (`run_command(npm test*)`) only when the human wrote or accepted one.
  */
 export const SessionApproval = z.union([
-  z.object({ call: ExactCall, ...approvalMeta }).strict(),
-  z.object({ rule: PolicyRule, ...approvalMeta }).strict(),
+  // `scripts`: the workspace files the approved calls ran, by content hash; a call whose file changed is not covered.
+  z.object({ call: ExactCall, ...approvalMeta, scripts: scriptHashesSchema.optional() }).strict(),
+  z.object({ rule: PolicyRule, ...approvalMeta, scripts: scriptHashesSchema.optional() }).strict(),
 ]);
 export type SessionApproval = z.infer<typeof SessionApproval>;
 
@@ -818,6 +820,12 @@ function subjectOf(request: PolicyRequest): Subject {
       return paths.length ? { type: 'paths', paths } : { type: 'none' };
     }
   }
+}
+
+/** Every simple command a run_command input runs: its parts, and what wrappers and `sh -c` inside them run. */
+export function commandPartsOf(command: unknown): CommandPart[] {
+  const parts = commandParts(command);
+  return [...parts, ...parts.flatMap((part) => commandViews(part, splitShellCommand))];
 }
 
 function commandParts(command: unknown): CommandPart[] {

@@ -503,7 +503,7 @@ function raiseBudget(state: SessionState, c: Common, patch: z.infer<typeof budge
 }
 
 function addStats(a: ToolStats, b: ToolStats): ToolStats {
-  return { success: a.success + b.success, error: a.error + b.error, timeout: a.timeout + b.timeout, cancelled: a.cancelled + b.cancelled, denied: a.denied + b.denied };
+  return { success: a.success + b.success, error: a.error + b.error, timeout: a.timeout + b.timeout, limit: a.limit + b.limit, cancelled: a.cancelled + b.cancelled, denied: a.denied + b.denied };
 }
 
 /** The idle timer runs while the session waits for a person (no turn working), restarts on

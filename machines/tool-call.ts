@@ -32,6 +32,8 @@ export const toolCallStateSchema = z.discriminatedUnion('status', [
   z.strictObject({ status: z.literal('succeeded'), ...common, result: resultSchema }),
   z.strictObject({ status: z.literal('failed'), ...common, result: resultSchema }),
   z.strictObject({ status: z.literal('timed_out'), ...common, result: resultSchema }),
+  /** Stopped by a sandbox limit (memory, processes, CPU time, file size, /tmp): `result.facts.limit` says which. */
+  z.strictObject({ status: z.literal('limit'), ...common, result: resultSchema }),
   z.strictObject({ status: z.literal('cancelled'), ...common, result: resultSchema }),
   z.strictObject({ status: z.literal('denied'), ...common, result: resultSchema, by: z.enum(['policy', 'human']) }),
 ]);
@@ -49,6 +51,8 @@ export const toolCallEventSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('succeeded'), output: z.string(), facts: toolFactsSchema.optional() }),
   z.strictObject({ type: z.literal('failed'), error: z.string(), facts: toolFactsSchema.optional() }),
   z.strictObject({ type: z.literal('timed_out'), message: z.string().optional(), facts: toolFactsSchema.optional() }),
+  /** The sandbox ended the command at one of its limits; the facts name it. */
+  z.strictObject({ type: z.literal('limit_hit'), message: z.string(), facts: toolFactsSchema.optional() }),
   z.strictObject({ type: z.literal('cancel'), reason: z.string().optional() }),
 ]);
 export type ToolCallEvent = z.infer<typeof toolCallEventSchema>;
@@ -67,8 +71,8 @@ export type ToolCallDirective =
   /** The ask-the-human tool: put the question to a person; the answer completes the call. */
   | { readonly type: 'ask_human'; readonly callId: string; readonly question: string };
 
-const S = ['pending', 'awaiting_approval', 'queued', 'running', 'succeeded', 'failed', 'timed_out', 'cancelled', 'denied'] as const;
-const E = ['policy_decided', 'approved', 'denied', 'timer_fired', 'permit_granted', 'progress', 'succeeded', 'failed', 'timed_out', 'cancel'] as const;
+const S = ['pending', 'awaiting_approval', 'queued', 'running', 'succeeded', 'failed', 'timed_out', 'limit', 'cancelled', 'denied'] as const;
+const E = ['policy_decided', 'approved', 'denied', 'timer_fired', 'permit_granted', 'progress', 'succeeded', 'failed', 'timed_out', 'limit_hit', 'cancel'] as const;
 
 const row = <F extends ToolCallStatus, V extends ToolCallEvent['type'], T extends ToolCallStatus>(from: F, event: V, to: T, guard?: string) =>
   guard === undefined ? { from, event, to } : { from, event, to, guard };
@@ -77,7 +81,7 @@ export const toolCallMachine = defineMachine<ToolCallState, ToolCallEvent, ToolC
   name: 'tool-call',
   states: S,
   events: E,
-  terminal: ['succeeded', 'failed', 'timed_out', 'cancelled', 'denied'],
+  terminal: ['succeeded', 'failed', 'timed_out', 'limit', 'cancelled', 'denied'],
   table: [
     row('pending', 'policy_decided', 'queued', 'allow'),
     row('pending', 'policy_decided', 'awaiting_approval', 'ask'),
@@ -93,6 +97,7 @@ export const toolCallMachine = defineMachine<ToolCallState, ToolCallEvent, ToolC
     row('running', 'succeeded', 'succeeded'),
     row('running', 'failed', 'failed'),
     row('running', 'timed_out', 'timed_out'),
+    row('running', 'limit_hit', 'limit'),
     row('running', 'cancel', 'cancelled'),
   ],
   stateSchema: toolCallStateSchema,
@@ -130,6 +135,7 @@ export const resultStatus: Record<TerminalToolCall['status'], ToolResultStatus> 
   succeeded: 'success',
   failed: 'error',
   timed_out: 'timeout',
+  limit: 'limit',
   cancelled: 'cancelled',
   denied: 'denied',
 };
@@ -229,6 +235,9 @@ function reduce(state: ToolCallState, event: ToolCallEvent): Step<ToolCallState,
     case 'timed_out':
       if (state.status !== 'running') return reject('not running');
       return finish(state, 'timed_out', withFacts({ content: event.message ?? 'The tool timed out.', isError: true }, event.facts));
+    case 'limit_hit':
+      if (state.status !== 'running') return reject('not running');
+      return finish(state, 'limit', withFacts({ content: event.message, isError: true }, event.facts));
     case 'cancel': {
       const why = event.reason ?? 'cancelled';
       const extra: ToolCallDirective[] = [];

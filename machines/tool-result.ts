@@ -2,6 +2,11 @@
 // model can act on (missing file, bad regex, non-zero exit, malformed input) travel
 // here with is_error; only infrastructure faults fail the activity.
 import { z } from 'zod';
+import { scriptHashesSchema } from './script-hashes';
+
+/** The sandbox limits a command can hit (activities/tools/limits.ts). */
+export const limitKindSchema = z.enum(['memory', 'processes', 'cpu', 'file-size', 'tmp-space']);
+export type LimitKind = z.infer<typeof limitKindSchema>;
 
 /**
  * What a tool did, as data beside the text the model reads: the workflow folds evidence
@@ -19,14 +24,16 @@ export const toolFactsSchema = z.discriminatedUnion('kind', [
     bytes: z.number().int().nonnegative(),
     lines: z.number().int().nonnegative(),
     /** The sandbox limit that ended it, when one did (activities/tools/limits.ts). */
-    limit: z.enum(['memory', 'processes', 'cpu', 'file-size', 'tmp-space']).optional(),
+    limit: limitKindSchema.optional(),
+    /** The workspace files it ran (a script, package.json, a Makefile) by content hash, read just before it ran. */
+    scripts: scriptHashesSchema.optional(),
   }),
   /** write_file / edit_file: the workspace-relative files it changed. */
   z.strictObject({ kind: z.literal('files_changed'), filesChanged: z.array(z.string().max(4096)).max(1000) }),
   /** read_file / grep: bytes read from the workspace. */
   z.strictObject({ kind: z.literal('read'), bytes: z.number().int().nonnegative(), files: z.number().int().nonnegative() }),
-  /** The worker refused to run the call at all (run_command without a sandbox): says why, so a failed task can. */
-  z.strictObject({ kind: z.literal('refused'), reason: z.enum(['sandbox_unavailable']) }),
+  /** The worker refused to run the call at all: no sandbox, or a file it runs changed after its approval. Says why, so a failed task can. */
+  z.strictObject({ kind: z.literal('refused'), reason: z.enum(['sandbox_unavailable', 'script_changed']) }),
 ]);
 export type ToolFacts = z.infer<typeof toolFactsSchema>;
 
@@ -65,6 +72,8 @@ export function refusalText(tool: string, reason: RefusalReason): string {
   switch (reason) {
     case 'sandbox_unavailable':
       return `${tool} refused: sandbox unavailable`;
+    case 'script_changed':
+      return `${tool} refused: a file it runs changed after it was approved`;
   }
 }
 

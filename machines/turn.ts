@@ -45,11 +45,13 @@ export const toolStatsSchema = z.strictObject({
   success: z.number().int().nonnegative(),
   error: z.number().int().nonnegative(),
   timeout: z.number().int().nonnegative(),
+  // Runs from before this status existed carry no count: they had none.
+  limit: z.number().int().nonnegative().default(0),
   cancelled: z.number().int().nonnegative(),
   denied: z.number().int().nonnegative(),
 });
 export type ToolStats = Record<ToolResultStatus, number>;
-export const ZERO_TOOL_STATS: ToolStats = { success: 0, error: 0, timeout: 0, cancelled: 0, denied: 0 };
+export const ZERO_TOOL_STATS: ToolStats = { success: 0, error: 0, timeout: 0, limit: 0, cancelled: 0, denied: 0 };
 
 export const turnConfigSchema = z.strictObject({
   turnId: z.string().min(1),

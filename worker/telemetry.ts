@@ -308,7 +308,9 @@ class KeelActivityInterceptor implements ActivityInboundCallsInterceptor {
     const attributes: Attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': tool, 'gen_ai.tool.type': 'function', ...(callId ? { 'gen_ai.tool.call.id': callId } : {}) };
     try {
       return await this.span(`execute_tool ${tool}`, attributes, run, (span, result) => {
-        status = obj(result)?.is_error === true ? 'error' : 'ok';
+        // A command stopped at a sandbox limit is its own status, as in the tool-call machine.
+        const r = obj(result);
+        status = r?.is_error !== true ? 'ok' : obj(r.facts)?.limit !== undefined ? 'limit' : 'error';
         span?.setAttribute('keel.tool.status', status);
       });
     } catch (error) {

@@ -16,7 +16,7 @@ import {
 } from '@temporalio/workflow';
 import type { TurnLimits, TurnResult, Usage } from '../machines/index';
 import { ZERO_USAGE } from '../machines/budget';
-import { EXACT_APPROVALS_PATCH, legacySessionRuleFor, rememberApproval, sessionApprovalFor, type PolicyConfig, type SessionApproval } from '../machines/policy';
+import { describeApproval, EXACT_APPROVALS_PATCH, legacySessionRuleFor, rememberApproval, sessionApprovalFor, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import {
   AGENT_SIGNALS,
   agentReportSignal,
@@ -147,6 +147,7 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
       toolsRef: () => input.toolsRef,
       storeId: () => input.storeId,
       policy: () => ({ policy: input.policy, approvals, headless: input.headless }),
+      updateApprovals: (update) => (approvals = update(approvals)),
       emit: publish,
       rejected,
       streamedText: () => '',
@@ -214,6 +215,7 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
         const legacy = a.rule === undefined && !patched(EXACT_APPROVALS_PATCH);
         const approval = legacy ? { rule: legacySessionRuleFor({ tool: call.name, input: call.input }), grantedBy: 'human' } : grant.approval;
         approvals = rememberApproval(approvals, { ...approval, grantedAt: new Date(now()).toISOString() });
+        turns.approvedForSession(a.callId, describeApproval(approval));
       }
     }),
   );

@@ -7,6 +7,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { z } from 'zod';
 import { clientToolsSchema, type ClientTool, type ClientToolCall, type ClientToolResultInput } from './client-tools';
 import { usageSchema } from '../machines/budget';
+import { limitKindSchema } from '../machines/tool-result';
 import type { PolicyConfig, PolicyOrigin } from '../machines/policy';
 import type { FinishedTurn } from './finished-turns';
 import type { BudgetLimits, BudgetPatch, GoalState, Json, LogEvent, Message, SessionState, SessionStats, Task, TransitionCounts, TurnState, Usage } from '../machines/index';
@@ -298,7 +299,9 @@ export interface GoalPendingApproval extends PendingApproval {
 /** Evidence of one task attempt. */
 export const taskEvidenceSchema = z.strictObject({
   filesChanged: z.array(z.string()).max(10_000),
-  commands: z.array(z.strictObject({ command: z.string(), exitCode: z.number().int().nullable(), status: z.string(), refused: z.string().max(200).optional() })).max(10_000),
+  commands: z
+    .array(z.strictObject({ command: z.string(), exitCode: z.number().int().nullable(), status: z.string(), refused: z.string().max(200).optional(), limit: limitKindSchema.optional() }))
+    .max(10_000),
   summary: z.string().nullable(),
 });
 export type TaskEvidence = z.infer<typeof taskEvidenceSchema>;

@@ -5,6 +5,7 @@
 // goal's budget.
 import { CancellationScope, getExternalWorkflowHandle, isCancellation, patched, startChild, uuid4 } from '@temporalio/workflow';
 import { goalMachine, remainingForTurn, ZERO_USAGE, type GoalDirective, type GoalEvent, type GoalState, type Usage } from '../machines/index';
+import { commandEnding } from '../machines/evidence';
 import { defaultPolicy, type PolicyConfig } from '../machines/policy';
 import { agentWorkflow, type AgentInput, type AgentResult } from './agent';
 import { agentReportSchema, approveSchema, approveSignal, denySchema, denySignal, type GoalPendingApproval, type GoalRunnerEvent, type TaskEvidence } from './definitions';
@@ -261,6 +262,6 @@ export function usageSince(before: Usage, total: Usage): Usage | null {
 function describeEvidence(e: TaskEvidence): string[] {
   return [
     ...e.filesChanged.map((f) => `file changed: ${f}`),
-    ...e.commands.map((c) => `command: ${c.command} → ${c.refused ?? (c.exitCode === null ? c.status : `exit code ${c.exitCode}`)}`),
+    ...e.commands.map((c) => `command: ${c.command} → ${commandEnding(c)}`),
   ];
 }

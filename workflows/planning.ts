@@ -4,7 +4,9 @@
 // answer. The prompts are built from the autonomy machine's state; nothing here decides
 // anything — the machine validates the plan and judges the review.
 import { z } from 'zod';
+import { commandEnding } from '../machines/evidence';
 import type { GoalState, Task, TaskInput } from '../machines/index';
+import type { LimitKind } from '../machines/tool-result';
 import { FINISH_TASK, FINISH_TASK_DESCRIPTION, finishTaskSchema } from '../machines/task-outcome';
 
 const taskShape = {
@@ -120,7 +122,7 @@ export interface AttemptRecord {
   /** How it ended: its result or failure, or "interrupted" when it never finished. */
   ended: string;
   filesChanged: readonly string[];
-  commands: readonly { command: string; exitCode: number | null; status: string }[];
+  commands: readonly { command: string; exitCode: number | null; status: string; refused?: string; limit?: LimitKind }[];
 }
 
 /** The earlier attempts, newest last, bounded so a long history of retries stays readable. */
@@ -130,7 +132,7 @@ export function describeAttempts(records: readonly AttemptRecord[]): string {
     .map((r) => {
       const lines = [`- attempt ${r.attempt}: ${oneLine(r.ended, 500)}`];
       for (const f of r.filesChanged.slice(0, 30)) lines.push(`  changed file: ${f}`);
-      for (const c of r.commands.slice(-30)) lines.push(`  ran: ${oneLine(c.command, 300)} → ${c.exitCode === null ? c.status : `exit code ${c.exitCode}`}`);
+      for (const c of r.commands.slice(-30)) lines.push(`  ran: ${oneLine(c.command, 300)} → ${commandEnding(c)}`);
       if (r.filesChanged.length === 0 && r.commands.length === 0) lines.push('  (no file changes or commands recorded)');
       return lines.join('\n');
     })

@@ -3,7 +3,7 @@
 // rule the human gave), for the rest of the session.
 import { patched, setHandler } from '@temporalio/workflow';
 import type { TransitionError, TurnEvent } from '../machines/index';
-import { EXACT_APPROVALS_PATCH, legacySessionRuleFor, rememberApproval, sessionApprovalFor, type SessionApproval } from '../machines/policy';
+import { describeApproval, EXACT_APPROVALS_PATCH, legacySessionRuleFor, rememberApproval, sessionApprovalFor, type SessionApproval } from '../machines/policy';
 import { approveSchema, approveSignal, approveUpdate, denySchema, denySignal, denyUpdate, type ControlResult, type PendingApproval } from './definitions';
 import { approverLabel, parsePayload as parse } from './payloads';
 import type { TurnRunner } from './turn-runner';
@@ -51,7 +51,10 @@ export function sessionApprovalHandlers(h: ApprovalHost): void {
   const applyApproval = (source: string, a: { event: TurnEvent; remember: SessionApproval | null }) => {
     const r = h.turns.apply(a.event);
     if (!r.ok) return h.rejected(source, r.error);
-    if (a.remember !== null) h.remember(rememberApproval(h.approvals(), { ...a.remember, grantedAt: new Date(h.now()).toISOString() }));
+    if (a.remember === null) return;
+    h.remember(rememberApproval(h.approvals(), { ...a.remember, grantedAt: new Date(h.now()).toISOString() }));
+    // The files this call runs bind the approval when it runs (workflows/turn-runner.ts).
+    if (a.event.type === 'tool') h.turns.approvedForSession(a.event.callId, describeApproval(a.remember));
   };
   setHandler(approveSignal, (raw) =>
     h.post(() => {

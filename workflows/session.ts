@@ -135,6 +135,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       toolsRef: () => toolsRef,
       storeId: () => storeId,
       policy: () => ({ policy: policy ?? defaultPolicy, approvals, headless: options.headless ?? false }),
+      updateApprovals: (update) => (approvals = update(approvals)),
       emit: host.publish,
       rejected: host.rejected,
       streamedText: (activityId) => streamedText(host.stream, activityId),

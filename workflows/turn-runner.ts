@@ -23,7 +23,9 @@ import { createTurn, pendingApprovals, turnMachine, type TurnDirective, type Tur
 import { observe, type Observer } from '../machines/core';
 import { maxOutputTokens } from '../machines/model-limits';
 import { MODEL_FAILURE_CLASSES, type ModelFailureClass } from '../machines/model-retry';
-import { type CommandSandbox, evaluatePolicy, sandboxFor, toolKind, type PolicyConfig, type SessionApproval } from '../machines/policy';
+import { type CommandSandbox, describeApproval, evaluatePolicy, sandboxFor, toolKind, type PolicyConfig, type SessionApproval } from '../machines/policy';
+import { bindScripts, scriptWordsOf, type ScriptHashes } from '../machines/script-binding';
+import type { ToolFacts } from '../machines/tool-result';
 import { FINISH_TASK } from '../machines/task-outcome';
 import { interruptedToolResult, parseToolFacts, WORKER_SHUTDOWN_FAILURE } from '../machines/tool-result';
 import type { StoreActivities } from '../activities/conversation-store';
@@ -98,6 +100,8 @@ export interface TurnHost {
   /** The identity of the store the session started on (checked by every model call); absent for older runs. */
   storeId?(): string | undefined;
   policy(): { policy: PolicyConfig; approvals: readonly SessionApproval[]; headless: boolean };
+  /** Changes the remembered approvals: binds one to the files its calls ran, or drops one whose file changed. */
+  updateApprovals?(update: (approvals: readonly SessionApproval[]) => SessionApproval[]): void;
   emit(event: LogEvent | CompactedEvent | RepairedEvent): void;
   /** An event the turn refused (a late activity result, a stale timer): recorded, not lost. */
   rejected(source: string, error: TransitionError): void;
@@ -121,6 +125,11 @@ export class TurnRunner {
   /** In-flight activities by the machines' activity ids. */
   private readonly scopes = new Map<string, CancellationScope>();
   private readonly inflight = new Set<string>();
+  /** The remembered approval (by its label) each call runs under: it binds the files they run. */
+  private readonly approvalOf = new Map<string, string>();
+  /** The files each command waiting for approval runs, hashed when it was asked. */
+  private readonly askedScripts = new Map<string, ScriptHashes>();
+  private readonly pendingHashes = new Map<string, Promise<undefined>>();
   /** The input tokens the last response reported, for the stored conversation it was measured on (proactive compaction). */
   private lastInput: { head: string | null; tokens: number } | null = null;
   /** The conversation before this turn's message: a refused turn goes back to it. */
@@ -241,12 +250,15 @@ export class TurnRunner {
         }
         const { policy, approvals, headless } = this.host.policy();
         const verdict = evaluatePolicy(policy, { tool: d.name, input: d.input, workspace: this.config.workspace }, { headless, approvals });
+        if (verdict.decision === 'allow' && verdict.matchedRule?.startsWith(SESSION_RULE)) this.approvalOf.set(d.callId, verdict.matchedRule.slice(SESSION_RULE.length));
         this.deliver(turnId, 'policy', { type: 'tool', callId: d.callId, event: { type: 'policy_decided', decision: verdict.decision, reason: verdict.reason } });
         return;
       }
       case 'request_approval':
         // Surfaced through the pendingApprovals query and the KeelPendingApprovals search
-        // attribute, both derived from the turn's state after every event.
+        // attribute, both derived from the turn's state after every event. The files a
+        // command runs are hashed now: the approval is bound to what they say while asked.
+        this.hashAtAsk(d.callId, d.name, d.input);
         return;
       case 'run_tool':
         this.runTool(turnId, d.callId, d.activityId, d.name, d.input);
@@ -396,6 +408,54 @@ export class TurnRunner {
     return { sandbox: sandboxFor(this.host.policy().policy, { tool: name, input }) };
   }
 
+  /** A human approved `callId` for the rest of the session, remembered as `label`: its run binds the files it runs. */
+  approvedForSession(callId: string, label: string): void {
+    this.approvalOf.set(callId, label);
+  }
+
+  /** The file hashes the approval a call runs under is bound to, for the activity to check. */
+  private boundScriptsOf(callId: string): { scripts?: ScriptHashes } {
+    const label = this.approvalOf.get(callId);
+    const approval = label === undefined ? undefined : this.host.policy().approvals.find((a) => describeApproval(a) === label);
+    const asked = this.askedScripts.get(callId);
+    this.askedScripts.delete(callId);
+    const scripts = approval?.scripts !== undefined ? bindScripts(approval.scripts, asked ?? {}) : asked;
+    return scripts !== undefined && Object.keys(scripts).length > 0 ? { scripts } : {};
+  }
+
+  /**
+   * Hashes the workspace files a command waiting for approval runs (runs before this patch
+   * did not). An approval given before the hashes arrive binds them all the same: they are
+   * what the files said when the human was asked.
+   */
+  private hashAtAsk(callId: string, name: string, input: Json): void {
+    if (toolKind(name) !== 'execute' || scriptWordsOf(typeof input === 'object' && input !== null && !Array.isArray(input) ? input.command : undefined).length === 0 || !patched(SCRIPTS_AT_ASK)) return;
+    const hashing = proxyActivities<ToolActivities>(HASH_ACTIVITY_OPTIONS)
+      .hashCommandScripts({ workspace: this.config.workspace, input })
+      .then(
+        (hashes) => (this.askedScripts.set(callId, hashes), undefined),
+        () => undefined,
+      );
+    this.pendingHashes.set(callId, hashing);
+  }
+
+  /**
+   * After a call ran under a remembered approval: the files it ran bind the approval (what
+   * was there first stays bound), and a refusal because one changed drops the approval, so
+   * the same call asks a human again.
+   */
+  private settleApproval(callId: string, facts: ToolFacts | undefined): void {
+    const label = this.approvalOf.get(callId);
+    this.approvalOf.delete(callId);
+    if (label === undefined || this.host.updateApprovals === undefined) return;
+    const same = (a: SessionApproval) => describeApproval(a) === label;
+    if (facts?.kind === 'refused' && facts.reason === 'script_changed') this.host.updateApprovals((list) => list.filter((a) => !same(a)));
+    else if (facts?.kind === 'command' && facts.scripts !== undefined) {
+      const ran = facts.scripts;
+      this.host.updateApprovals((list) => list.map((a) => (same(a) ? { ...a, scripts: bindScripts(a.scripts, ran) } : a)));
+    }
+  }
+
   private runTool(turnId: string, callId: string, activityId: string, name: string, input: Json): void {
     const source = `tool ${name} (${callId})`;
     if (this.host.clientTools?.has(turnId, name)) {
@@ -418,9 +478,14 @@ export class TurnRunner {
         // The result of a cancelled command must mean its process is gone.
         cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
       };
-      return tool.mcp
-        ? proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace })
-        : proxyActivities<ToolActivities>(options).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...this.sandboxOf(name, input) });
+      const start = () =>
+        tool.mcp
+          ? proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace, callId })
+          : proxyActivities<ToolActivities>(options).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...this.sandboxOf(name, input), ...this.boundScriptsOf(callId) });
+      // An approval given before its files' hashes arrived waits for them: the run is checked against them all the same.
+      const hashing = this.pendingHashes.get(callId);
+      this.pendingHashes.delete(callId);
+      return hashing === undefined ? start() : hashing.then(start);
     };
     const attempt = (rerun: number): void => {
       this.track(activityId, () => run(rerun)).then(
@@ -428,14 +493,20 @@ export class TurnRunner {
           // The facts come from an activity: checked, and dropped when they do not parse.
           const facts = parseToolFacts(result.facts);
           const f = facts !== undefined ? { facts } : {};
+          this.settleApproval(callId, facts);
+          // A sandbox limit ends the call as `limit`, not as a plain error (runs from before
+          // this patch recorded it as failed, and replay keeps them so).
+          const limit = facts?.kind === 'command' && facts.limit !== undefined && patched(LIMIT_STATUS);
           this.deliver(turnId, source, {
             type: 'tool',
             callId,
-            event: result.timed_out
-              ? { type: 'timed_out', message: result.content, ...f }
-              : result.is_error
-                ? { type: 'failed', error: result.content, ...f }
-                : { type: 'succeeded', output: result.content, ...f },
+            event: limit
+              ? { type: 'limit_hit', message: result.content, ...f }
+              : result.timed_out
+                ? { type: 'timed_out', message: result.content, ...f }
+                : result.is_error
+                  ? { type: 'failed', error: result.content, ...f }
+                  : { type: 'succeeded', output: result.content, ...f },
           });
         },
         (error: unknown) => {
@@ -481,6 +552,13 @@ export function repairableStoreFailure(error: unknown): string | null {
 
 /** A tool that is not read-only and was cut by a worker's shutdown ends as worker_lost instead of running again. */
 const SHUTDOWN_IS_WORKER_LOST = 'shutdown-tool-is-worker-lost';
+/** How the policy names a remembered approval that allowed a call (machines/policy.ts). */
+const SESSION_RULE = 'session: ';
+/** Commands waiting for approval have the files they run hashed (runs before it: not). */
+const SCRIPTS_AT_ASK = 'scripts-hashed-at-ask';
+const HASH_ACTIVITY_OPTIONS: ActivityOptions = { startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } };
+/** A command stopped at a sandbox limit ends as `limit` (runs before it: `failed`). */
+const LIMIT_STATUS = 'tool-limit-status';
 
 /** Deploys in a row could stop the same read-only call again; after this many it fails like any error. */
 const MAX_SHUTDOWN_RERUNS = 3;

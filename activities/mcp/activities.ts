@@ -10,7 +10,7 @@ import path from 'node:path';
 import { openWorkspace } from '../tools/workspace';
 import { refusePathsOutside } from './paths';
 import { type ToolActivityOptions } from '../tools/definitions';
-import { toolCallKey } from '../tools/activity';
+import { progressEvents, toolCallKey } from '../tools/activity';
 import { type McpConfig } from './config';
 import { mcpToolName, parseMcpToolName } from './names';
 import { McpPool } from './pool';
@@ -39,6 +39,8 @@ export interface CallMcpToolRequest {
   workspace?: string;
   tool: string;
   input: unknown;
+  /** The model's tool call id: the server's network connections during the call are its `tool.progress` events. */
+  callId?: string;
 }
 
 const HEARTBEAT_EVERY_MS = 500;
@@ -120,7 +122,20 @@ export function createMcpBridge(config: McpConfig, options: { outputCapBytes?: n
         const ws = await openWorkspace(request.workspace);
         const refusal = await refusePathsOutside(ws, request.input);
         if (refusal) return toolError(`${request.tool}: ${refusal}`);
-        const client = await pool.client(parsed.server, ws.root);
+        // What the server connects to while it runs this call (and while it starts for it) is this call's progress.
+        const published = request.callId && context.info.workflowExecution ? progressEvents(context.info, { callId: request.callId, tool: request.tool }) : undefined;
+        const unwatch = pool.watchConnections(parsed.server, ws.root, (record) => {
+          context.heartbeat({ tool: request.tool, network: record });
+          published?.events.offer({ network: record });
+        });
+        let client: Awaited<ReturnType<McpPool['client']>>;
+        try {
+          client = await pool.client(parsed.server, ws.root);
+        } catch (error) {
+          unwatch();
+          await published?.close();
+          throw error;
+        }
         const beat = setInterval(() => context.heartbeat(), HEARTBEAT_EVERY_MS);
         let result: ToolResult;
         try {
@@ -146,6 +161,8 @@ export function createMcpBridge(config: McpConfig, options: { outputCapBytes?: n
           }
         } finally {
           clearInterval(beat);
+          unwatch();
+          await published?.close();
         }
         return capResult(ws, result, {
           capBytes: outputCap,

@@ -13,6 +13,7 @@ import { planLaunch } from './launch';
 import { SandboxedStdioTransport } from './transport';
 import { resolveLimits } from '../tools/limits';
 import { openNetworkGrant, type NetworkGrant } from '../tools/network-grant';
+import { type ConnectionRecord } from '../tools/network-proxy';
 import { ensureKeelDir, extraReadPaths, probeSandbox, spawnSandboxed } from '../tools/sandbox';
 
 const STDERR_TAIL_BYTES = 4096;
@@ -26,6 +27,8 @@ interface Connection {
 
 export class McpPool {
   private readonly connections = new Map<string, Promise<Connection>>();
+  /** Who hears of a server's network connections, by connection key: the calls it is running. */
+  private readonly watchers = new Map<string, Set<(record: ConnectionRecord) => void>>();
 
   constructor(readonly config: McpConfig) {}
 
@@ -36,6 +39,22 @@ export class McpPool {
   /** The client of `server` for one workspace (a real, absolute path). */
   async client(server: string, workspace: string): Promise<Client> {
     return (await this.connection(server, workspace)).client;
+  }
+
+  /**
+   * Hears of every connection Keel's proxy allows or refuses for `server` in `workspace`
+   * until the returned function is called: a call reports what the server reached while
+   * it ran. With no call running, connections go to the worker's log.
+   */
+  watchConnections(server: string, workspace: string, sink: (record: ConnectionRecord) => void): () => void {
+    const key = `${server}\u0000${workspace}`;
+    const sinks = this.watchers.get(key) ?? new Set();
+    this.watchers.set(key, sinks);
+    sinks.add(sink);
+    return () => {
+      sinks.delete(sink);
+      if (sinks.size === 0 && this.watchers.get(key) === sinks) this.watchers.delete(key);
+    };
   }
 
   /** The process id of a running server (for tests and diagnostics). */
@@ -81,8 +100,13 @@ export class McpPool {
       if (!probe.ok) throw new Error(`MCP server ${server} cannot start: the sandbox is unavailable on this worker (${probe.reason}); its config would have to set "sandbox": {"level": "off"}`);
       await ensureKeelDir(workspace);
       const commandSandbox = { level: sandbox.level, network: sandbox.network, ...(sandbox.hosts ? { hosts: sandbox.hosts } : {}) };
-      // A server's connections have no tool call to report to: they go to the worker's log.
-      if (sandbox.network) network = await openNetworkGrant({ progress: (details) => console.log(`mcp ${server}: ${JSON.stringify(details)}`) }, commandSandbox);
+      // A connection goes to the calls the server is running (their tool.progress), else to the worker's log.
+      const report = (record: ConnectionRecord) => {
+        const sinks = this.watchers.get(key);
+        if (sinks?.size) for (const sink of sinks) sink(record);
+        else console.log(`mcp ${server}: ${JSON.stringify({ network: record })}`);
+      };
+      if (sandbox.network) network = await openNetworkGrant({ progress: () => undefined }, commandSandbox, report);
       const grant = network;
       const env = { ...plan.env, ...(grant?.env ?? {}) };
       const spec = {

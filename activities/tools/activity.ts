@@ -11,9 +11,11 @@ import { builtinTools, modelToolSpec, type ModelToolSpec, type ToolActivityOptio
 import { type ToolResult } from './result';
 import { executeTool } from './run-tool';
 import { TOOL_STREAM_TOPIC, ToolProgressEvents, type ToolProgressEvent } from './progress';
-import { openWorkspace } from './workspace';
+import { openExisting, openWorkspace } from './workspace';
+import { hashScripts } from './script-hash';
 import { type LoadedPolicy, loadPolicy } from './policy-file';
 import { type CommandSandbox, type PolicyConfigInput, type ToolKind } from '../../machines/policy';
+import type { ScriptHashes } from '../../machines/script-binding';
 
 export interface RunToolRequest {
   /** Absolute path of the session's workspace directory. */
@@ -25,6 +27,8 @@ export interface RunToolRequest {
   sandbox?: CommandSandbox;
   /** The model's tool call id, named in `tool.progress` events (default: the activity id). */
   callId?: string;
+  /** For run_command: the files its approval is bound to; a changed one is not run (machines/script-binding.ts). */
+  scripts?: ScriptHashes;
   /** Send `tool.progress` events to the calling workflow's stream (default true; it needs a WorkflowStream). */
   publish?: boolean;
 }
@@ -80,6 +84,7 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
         envAllowList: config.envAllowList ?? DEFAULT_ENV_ALLOW_LIST,
         outputCapBytes: config.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
         ...(request.sandbox ? { sandbox: request.sandbox } : {}),
+        ...(request.scripts ? { boundScripts: request.scripts } : {}),
         ...(config.sandboxRead ? { sandboxRead: config.sandboxRead } : {}),
       };
       // Every tool heartbeats, not only commands: it is how a long grep hears of a cancel.
@@ -95,6 +100,20 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
         clearInterval(beat);
         await published?.close();
       }
+    },
+
+    /**
+     * The workspace files a command waiting for approval runs, hashed when the human is
+     * asked: the approval is bound to what they said then (machines/script-binding.ts).
+     */
+    async hashCommandScripts(request: { workspace: string; input: unknown }): Promise<ScriptHashes> {
+      const ws = await openWorkspace(request.workspace);
+      const cwdArg = typeof request.input === 'object' && request.input !== null && 'cwd' in request.input && typeof request.input.cwd === 'string' ? request.input.cwd : '.';
+      const cwd = await openExisting(ws, cwdArg, 'directory').catch(() => null);
+      if (cwd === null) return {};
+      await cwd.handle.close();
+      const command = typeof request.input === 'object' && request.input !== null && 'command' in request.input ? request.input.command : undefined;
+      return (await hashScripts(ws, cwd.real.toString(), command)).hashes;
     },
 
     /** The workspace's .keel/policy.json with the session's options over it, validated. */
@@ -121,7 +140,8 @@ export type ToolActivities = ReturnType<typeof createToolActivities>;
  * on the first event, so the many quick tools never open one; a stream that cannot be
  * reached costs a warning, never the tool's result.
  */
-function progressEvents(info: Info, request: RunToolRequest): { events: ToolProgressEvents; close(): Promise<void> } {
+/** `tool.progress` events of one call, published on the calling workflow's stream (MCP calls use it too). */
+export function progressEvents(info: Info, request: { callId?: string | undefined; tool: string }): { events: ToolProgressEvents; close(): Promise<void> } {
   let client: WorkflowStreamClient | undefined;
   const events = new ToolProgressEvents(
     (event) => {

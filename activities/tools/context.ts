@@ -1,6 +1,7 @@
 // What a tool implementation may use: the workspace, a key unique to this tool call
 // (stable across retries), a way to report progress, and the cancellation signal.
 import { type CommandSandbox } from '../../machines/policy';
+import type { ScriptHashes } from '../../machines/script-binding';
 import { type SandboxProbe } from './sandbox';
 import { type Workspace } from './workspace';
 
@@ -18,6 +19,8 @@ export interface ToolContext {
   sandbox?: CommandSandbox;
   /** Extra host paths commands may read (KEEL_SANDBOX_READ). */
   sandboxRead?: readonly string[];
+  /** The workspace files the approval that let this call run is bound to, by content hash (machines/script-binding.ts). */
+  boundScripts?: ScriptHashes;
   /** Whether bubblewrap works here, as the worker found at start; probed on first use when absent. */
   sandboxProbe?: SandboxProbe;
 }

@@ -49,7 +49,8 @@ export function limitArgs(limits: SandboxLimits): string[] {
   return [`--data=${limits.memoryBytes}`, `--nproc=${limits.processes}`, `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`, `--fsize=${limits.fileBytes}`];
 }
 
-export type LimitKind = 'memory' | 'processes' | 'cpu' | 'file-size' | 'tmp-space';
+export type { LimitKind } from '../../machines/tool-result';
+import type { LimitKind } from '../../machines/tool-result';
 
 export interface LimitHit {
   kind: LimitKind;

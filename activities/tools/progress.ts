@@ -9,6 +9,7 @@
 //   (`ToolProgressEvents`): none while a tool is quick (its first ~2 s), then at most one
 //   every ~2 s per call — a 5-second command costs two or three.
 import { type ToolContext } from './context';
+import { type ConnectionRecord } from './network-proxy';
 
 /** The workflow-stream topic tool progress travels on. */
 export const TOOL_STREAM_TOPIC = 'tools';
@@ -51,7 +52,12 @@ export interface ToolProgressEvent {
   lines: number | null;
   /** Files read so far (read_file, grep); null for run_command. */
   files: number | null;
+  /** A connection Keel's egress proxy allowed or refused for this call (a command's, or an MCP server's during the call). */
+  network?: ConnectionRecord;
 }
+
+/** Distinct connections (decision, host, port) sent as events per call; repeats and the rest are in the result's log. */
+export const MAX_NETWORK_EVENTS = 50;
 
 /** Turns a tool's heartbeat details into rationed `tool.progress` events. */
 export class ToolProgressEvents {
@@ -59,6 +65,8 @@ export class ToolProgressEvents {
   private last: number | null = null;
   /** Events sent for this call: the history cost of its progress. */
   sent = 0;
+  private readonly connections = new Set<string>();
+  private figures: Pick<ToolProgressEvent, 'bytes' | 'lines' | 'files'> = { bytes: 0, lines: null, files: null };
 
   constructor(
     private readonly send: (event: ToolProgressEvent) => void,
@@ -71,14 +79,41 @@ export class ToolProgressEvents {
   offer(details: unknown): void {
     const at = this.now();
     const elapsedMs = at - this.started;
+    // Every distinct connection is an event at once, not rationed: a person watching sees what
+    // the call reached and what was refused as it happens.
+    const network = networkOf(details);
+    if (network !== null) {
+      const key = `${network.decision} ${network.host}:${network.port}`;
+      if (this.connections.has(key) || this.connections.size >= MAX_NETWORK_EVENTS) return;
+      this.connections.add(key);
+      this.sent += 1;
+      this.send({ kind: 'tool.progress', ...this.call, elapsedMs, ...this.figures, network });
+      return;
+    }
     if (elapsedMs < PROGRESS_EVENTS_AFTER_MS) return;
     if (this.last !== null && at - this.last < PROGRESS_EVENTS_EVERY_MS) return;
     const figures = figuresOf(details);
     if (figures === null) return;
+    this.figures = figures;
     this.last = at;
     this.sent += 1;
     this.send({ kind: 'tool.progress', ...this.call, elapsedMs, ...figures });
   }
+}
+
+function networkOf(details: unknown): ConnectionRecord | null {
+  if (typeof details !== 'object' || details === null) return null;
+  const n = (details as Record<string, unknown>).network;
+  if (typeof n !== 'object' || n === null) return null;
+  const r = n as Record<string, unknown>;
+  if ((r.decision !== 'allowed' && r.decision !== 'refused') || typeof r.host !== 'string' || typeof r.port !== 'number') return null;
+  return {
+    host: r.host,
+    port: r.port,
+    decision: r.decision,
+    ...(typeof r.address === 'string' ? { address: r.address } : {}),
+    ...(typeof r.reason === 'string' ? { reason: r.reason } : {}),
+  };
 }
 
 function figuresOf(details: unknown): Pick<ToolProgressEvent, 'bytes' | 'lines' | 'files'> | null {

@@ -14,6 +14,8 @@ import { newRunToken, recordRunning, reapOrphanedCommands, RUN_TOKEN_ENV } from 
 import { limitHit, limitInOutput, resolveLimits, type LimitHit } from './limits';
 import { ensureKeelDir, probeSandbox, spawnSandboxed, type SandboxVerdict } from './sandbox';
 import { openExisting, ToolError } from './workspace';
+import { hashScripts } from './script-hash';
+import { changedScripts, describeScriptChanges } from '../../machines/script-binding';
 
 export const runCommandInput = z
   .object({
@@ -71,6 +73,13 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
   const [commandFile, commandArgs, display] = Array.isArray(input.command)
     ? [input.command[0] ?? '', input.command.slice(1), input.command.map(quoteArg).join(' ')]
     : ['/bin/sh', ['-c', input.command], input.command];
+
+  // The workspace files it runs, hashed now: an approval bound to them holds only while they say what was approved.
+  const scripts = await hashScripts(ctx.ws, cwdPath, input.command);
+  if (ctx.boundScripts) {
+    const changes = changedScripts(ctx.boundScripts, scripts.hashes, scripts.runs);
+    if (changes.length) return toolRefused('run_command', 'script_changed', describeScriptChanges(changes));
+  }
 
   const sandbox = ctx.sandbox ?? DEFAULT_SANDBOX;
   const limits = resolveLimits(sandbox.limits);
@@ -233,6 +242,7 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
     exitCode: ending.type === 'exited' && ending.signal === null ? ending.code : null,
     timedOut: ending.type === 'timed_out',
     ...(limit ? { limit: limit.kind } : {}),
+    ...(Object.keys(scripts.hashes).length ? { scripts: scripts.hashes } : {}),
     bytes: total,
     lines: lines + (tail.length > 0 && tail[tail.length - 1] !== 0x0a ? 1 : 0),
   };

@@ -11,7 +11,7 @@ import type { SessionHandle } from '../session-handle';
 import { callLines, type WaitingCall, workspaceOf } from './call-view';
 import { CliExit, withClient } from './common';
 import { showPaged } from './pager';
-import { EXIT, LineReader, type Output, turnNotice } from './output';
+import { EXIT, LineReader, type Output, toolResultLine, turnNotice } from './output';
 
 export interface ChatOptions {
   session?: string;
@@ -265,7 +265,7 @@ class Chat {
       } else if (e.kind === 'tool.denied' || e.kind === 'tool.approved') {
         this.drop(e.callId);
       } else if (e.kind === 'tool.result') {
-        if (!out.json) out.line(out.dim(`  ${e.status === 'success' ? '✓' : '✘'} ${e.output.split('\n')[0]?.slice(0, 100) ?? ''}`));
+        if (!out.json) out.line(toolResultLine(out, e));
       } else if (e.kind === 'session.input_requested') {
         this.waitingQuestion(e.question);
       } else if (e.kind === 'turn.interrupted') {

@@ -2,6 +2,7 @@
 // as a table, task status changes, the planner's and critic's streamed text, approvals
 // answered inline (y / n / always) or automatically with --yes, then the final report.
 import os from 'node:os';
+import { commandEnding } from '../../machines/evidence';
 import { PolicyRule, ruleCovers, suggestedRuleFor } from '../../machines/policy';
 import type { GoalHandle } from '../goal-handle';
 import type { GoalLogEntry } from '../../workflows/definitions';
@@ -197,7 +198,7 @@ export function reportLines(result: GoalResult, out: Output): string[] {
 
 function evidence(details: GoalResult['tasks'][number]['details']): string {
   if (!details) return '-';
-  const parts = [...details.filesChanged, ...details.commands.map((c) => `\`${c.command}\` → ${c.refused ?? c.exitCode ?? c.status}`)];
+  const parts = [...details.filesChanged, ...details.commands.map((c) => `\`${c.command}\` → ${c.refused ?? (c.limit !== undefined ? commandEnding(c) : (c.exitCode ?? c.status))}`)];
   return parts.join(', ') || '-';
 }
 

@@ -1,6 +1,7 @@
 // Terminal output of the CLI: colours and a spinner only on a TTY (and never with --json or
 // NO_COLOR), plain lines otherwise, so logs and pipes stay clean.
 import readline from 'node:readline';
+import type { ToolFacts } from '../../machines/tool-result';
 
 export const EXIT = {
   ok: 0,
@@ -114,6 +115,17 @@ export function turnNotice(e: { kind: string; [key: string]: unknown }): string 
     return e.inToolUse === true ? `[truncated${limit} inside a tool call; the call was not run]` : `[truncated${limit}: the answer is incomplete]`;
   }
   return null;
+}
+
+/** One line for a finished tool call. A call stopped at a sandbox limit says so, and which
+ *  limit, in its own colour: it is neither the command's failure nor a success. */
+export function toolResultLine(out: Output, e: { status: string; output: string; facts?: ToolFacts }): string {
+  if (e.status === 'limit') {
+    const which = e.facts?.kind === 'command' && e.facts.limit !== undefined ? e.facts.limit : 'sandbox';
+    const said = /\[limit: ([^\n]*)\]\s*$/.exec(e.output)?.[1];
+    return out.yellow(`  ⛔ limit (${which})${said !== undefined ? `: ${said.slice(0, 200)}` : ''}`);
+  }
+  return out.dim(`  ${e.status === 'success' ? '✓' : '✘'} ${e.output.split('\n')[0]?.slice(0, 100) ?? ''}`);
 }
 
 /** A plain text table. */

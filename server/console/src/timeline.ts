@@ -105,6 +105,11 @@ export function actorOf(e: LogEntry): string {
 
 /** One line of what matters in an event. */
 function summaryOf(e: LogEntry): string {
+  // A tool call stopped at a sandbox limit: its status and which limit, before anything else.
+  if (e.kind === 'tool.result' && e.status === 'limit') {
+    const facts = e.facts as { limit?: unknown } | undefined;
+    return `limit: ${typeof facts?.limit === 'string' ? facts.limit : 'sandbox'}`;
+  }
   for (const k of ['reason', 'error', 'message', 'summary', 'findings', 'toolName', 'outcome', 'input', 'result']) {
     const v = e[k];
     if (typeof v === 'string' && v) return v.length > 160 ? `${v.slice(0, 159)}…` : v;
@@ -120,7 +125,7 @@ export function Timeline({ events, id = 'events' }: { events: LogEntry[]; id?: s
     <ol class="timeline" id=${id} aria-label="events">
       ${shown.map((e) => {
         const payload = Object.fromEntries(Object.entries(e).filter(([k]) => !SKIP.has(k)));
-        const bad = /failed|error|stopped|denied|rejected|blocked|interrupted/.test(e.kind);
+        const bad = /failed|error|stopped|denied|rejected|blocked|interrupted/.test(e.kind) || (e.kind === 'tool.result' && e.status !== 'success');
         return html`<li key=${e.seq} class=${bad ? 'bad' : ''}>
           <details>
             <summary><time datetime=${e.at}>${time(e.at)}</time> <span class="actor">${actorOf(e)}</span> <strong>${e.kind}</strong> <span class="muted">${summaryOf(e)}</span></summary>

@@ -76,6 +76,7 @@ export function toolCallEvents(state: ToolCallState): ToolCallEvent[] {
     { type: 'succeeded', output: 'done' },
     { type: 'failed', error: 'exit 1' },
     { type: 'timed_out' },
+    { type: 'limit_hit', message: '[limit: memory limit: 8 GiB of data memory]' },
   ];
 }
 
@@ -176,7 +177,7 @@ export function turnEvents(state: TurnState, choice: number): { normal: TurnEven
             break;
           case 'running':
             if (call.kind === 'ask') normal.push({ type: 'answer', callId: call.callId, text: 'src/a.ts' });
-            else normal.push(to({ type: 'succeeded', output: 'ok' }), to({ type: 'progress', chunk: 'line' }), to({ type: 'failed', error: 'boom' }), to({ type: 'timed_out' }));
+            else normal.push(to({ type: 'succeeded', output: 'ok' }), to({ type: 'progress', chunk: 'line' }), to({ type: 'failed', error: 'boom' }), to({ type: 'timed_out' }), to({ type: 'limit_hit', message: 'limit' }));
             break;
           case 'queued':
             normal.push(to({ type: 'permit_granted' }));
@@ -184,6 +185,7 @@ export function turnEvents(state: TurnState, choice: number): { normal: TurnEven
           case 'succeeded':
           case 'failed':
           case 'timed_out':
+          case 'limit':
           case 'cancelled':
           case 'denied':
             normal.push(to({ type: 'succeeded', output: 'late' }));

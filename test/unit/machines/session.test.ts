@@ -13,7 +13,7 @@ import { accepted, events, kinds, ofType } from './helpers';
 import { World } from './runner';
 
 const zero = { inputTokens: 0, outputTokens: 0, costUsd: 0, unpricedCalls: 0 };
-const noTools = { success: 0, error: 0, timeout: 0, cancelled: 0, denied: 0 };
+const noTools = { success: 0, error: 0, timeout: 0, limit: 0, cancelled: 0, denied: 0 };
 
 function finished(turnId: string, outcome: TurnResult['outcome'] = 'completed', extra: Partial<TurnResult> = {}): SessionEvent {
   return {

@@ -3,7 +3,7 @@
 // critic answer retries. Each test fails when its rule is removed or changed.
 import { describe, expect, it } from 'vitest';
 import { afterFailedRound, afterUnusableAnswer, ANSWER_ROUNDS } from '../../../machines/answer-retry';
-import { EMPTY_EVIDENCE, foldEvidence, type EvidenceState } from '../../../machines/evidence';
+import { commandEnding, EMPTY_EVIDENCE, foldEvidence, type EvidenceState } from '../../../machines/evidence';
 import type { LogEvent } from '../../../machines/events';
 import { createTurn, turnMachine, type ContentBlock, type TurnDirective, type TurnEvent, type TurnResult, type TurnState } from '../../../machines/index';
 import { decideTaskOutcome, FINISH_TASK, parseFinishTask } from '../../../machines/task-outcome';
@@ -135,6 +135,17 @@ describe('evidence (machines/evidence.ts)', () => {
       { command: 'rm -rf x', exitCode: null, status: 'denied' },
     ]);
     expect(e.pending).toEqual({});
+  });
+
+  it('a command stopped at a sandbox limit is evidence of that limit, in the words every report uses', () => {
+    const e = fold(
+      call('1', 'run_command', { command: 'make' }),
+      { kind: 'tool.result', callId: '1', status: 'limit', output: '[limit: …]', facts: { kind: 'command', command: 'make', exitCode: 2, timedOut: false, bytes: 1, lines: 1, limit: 'memory' } },
+    );
+    expect(e.evidence.commands).toEqual([{ command: 'make', exitCode: 2, status: 'limit', limit: 'memory' }]);
+    expect(e.evidence.commands.map(commandEnding)).toEqual(['limit: stopped at its memory limit']);
+    expect(commandEnding({ exitCode: 3, status: 'error' })).toBe('exit code 3');
+    expect(commandEnding({ exitCode: null, status: 'denied' })).toBe('denied');
   });
 });
 

@@ -61,4 +61,18 @@ describe('tool-call machine', () => {
     expect(toolCallMachine.transition(waiting, { type: 'timer_fired', timerId: 'approval:other' })).toMatchObject({ ok: false, error: { code: 'guard_failed' } });
     expect(run(waiting, { type: 'timer_fired', timerId: 'approval:c' }).state.status).toBe('timed_out');
   });
+
+  it('a sandbox limit ends a running call as `limit`, with one result whose status says so', () => {
+    const facts = { kind: 'command' as const, command: 'yes > big', exitCode: null, timedOut: false, bytes: 0, lines: 0, limit: 'file-size' as const };
+    const { state, directives } = run(call().state, { type: 'policy_decided', decision: 'allow' }, { type: 'permit_granted' }, { type: 'limit_hit', message: '[limit: file size limit: 1 MiB]', facts });
+    expect(state).toMatchObject({ status: 'limit', result: { content: '[limit: file size limit: 1 MiB]', isError: true, facts: { limit: 'file-size' } } });
+    expect(toolCallMachine.isTerminal(state)).toBe(true);
+    expect(ofType(directives, 'emit_event').filter((d) => d.event.kind === 'tool.result').map((d) => d.event)).toEqual([
+      { kind: 'tool.result', callId: 'c', status: 'limit', output: '[limit: file size limit: 1 MiB]', facts },
+    ]);
+    // Only a running call can hit a limit, and a finished one never finishes again.
+    const waiting = run(call().state, { type: 'policy_decided', decision: 'ask' }).state;
+    expect(toolCallMachine.canTransition(waiting, { type: 'limit_hit', message: 'x' })).toBe(false);
+    expect(toolCallMachine.canTransition(state, { type: 'succeeded', output: 'x' })).toBe(false);
+  });
 });

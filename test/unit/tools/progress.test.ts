@@ -47,6 +47,22 @@ describe('tool.progress events', () => {
     events.offer({ tool: 'grep', bytes: 7, files: 2 });
     expect(sent).toEqual([{ kind: 'tool.progress', callId: 'c', tool: 'grep', elapsedMs: 2_500, bytes: 7, lines: null, files: 2 }]);
   });
+
+  it('each distinct connection the proxy allowed or refused is an event at once, not rationed; repeats are not', () => {
+    let now = 0;
+    const sent: ToolProgressEvent[] = [];
+    const events = new ToolProgressEvents((e) => sent.push(e), { callId: 'toolu_n', tool: 'mcp__fetch__get' }, () => now);
+    const refused = { host: 'localhost', port: 7233, decision: 'refused' as const, reason: 'loopback' };
+    now = 10;
+    events.offer({ tool: 'mcp__fetch__get', network: refused });
+    events.offer({ tool: 'mcp__fetch__get', network: refused });
+    now = 20;
+    events.offer({ tool: 'mcp__fetch__get', network: { host: 'registry.npmjs.org', port: 443, decision: 'allowed', address: '104.16.0.1' } });
+    expect(sent).toEqual([
+      { kind: 'tool.progress', callId: 'toolu_n', tool: 'mcp__fetch__get', elapsedMs: 10, bytes: 0, lines: null, files: null, network: refused },
+      { kind: 'tool.progress', callId: 'toolu_n', tool: 'mcp__fetch__get', elapsedMs: 20, bytes: 0, lines: null, files: null, network: { host: 'registry.npmjs.org', port: 443, decision: 'allowed', address: '104.16.0.1' } },
+    ]);
+  });
 });
 
 describe('heartbeat details of long tools', () => {

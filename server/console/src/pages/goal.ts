@@ -66,7 +66,7 @@ export function GoalPage({ id }: { id: string }) {
                 <td><${Badge} status=${t.status} /></td>
                 <td>${t.attempts}/${t.attemptLimit}</td>
                 <td>${ev
-                  ? html`<ul>${ev.filesChanged.map((f) => html`<li>changed ${f}</li>`)}${ev.commands.map((c) => html`<li>$ ${c.command} → ${c.refused ?? c.exitCode ?? c.status}</li>`)}</ul>`
+                  ? html`<ul>${ev.filesChanged.map((f) => html`<li>changed ${f}</li>`)}${ev.commands.map((c) => html`<li>$ ${c.command} → ${c.refused ?? (c.limit !== undefined ? `limit: stopped at its ${c.limit} limit` : (c.exitCode ?? c.status))}</li>`)}</ul>`
                   : t.evidence.length ? html`<ul>${t.evidence.map((x) => html`<li>${x}</li>`)}</ul>` : ''}</td>
                 <td class=${t.status === 'failed' ? 'bad' : 'muted'}>${t.result ?? ''}</td>
                 <td><${UsageLine} usage=${t.agentId ? state.usage.agents[t.agentId] : undefined} /></td>
