@@ -48,6 +48,12 @@ export function commandViews(part: CommandPart, split: (command: string) => Comm
     add(tokens);
     return views;
   }
+  // Any other path (`./rm`, `tools/rm`, `/opt/x/rm`) runs the program of that base name as
+  // far as a deny or ask rule is concerned: a rule on `rm` does not depend on where it lives.
+  if (program.includes('/') && !program.endsWith('/')) {
+    add([program.slice(program.lastIndexOf('/') + 1), ...tokens.slice(1)]);
+    return views;
+  }
   const rest = tokens.slice(1);
   if (SHELLS.has(name)) {
     // sh -c 'string' [name args…]: the string is a command line of its own.
@@ -75,6 +81,35 @@ export function commandViews(part: CommandPart, split: (command: string) => Comm
     return views;
   }
   return views;
+}
+
+/**
+ * A command whose program cannot be read from the command line: a word computed when it runs
+ * (`$k x`, `$(echo rm) x`, a backquoted word) in the program's place, or a shell taking its
+ * commands from a pipe or standard input (`… | sh`, `bash -s`). No rule on the program can
+ * be checked against it; the policy refuses it where such a rule exists. Returns the
+ * offending words, or undefined. `parts` are a command's parts with their views.
+ */
+export function opaqueProgram(parts: readonly CommandPart[]): string | undefined {
+  for (const part of parts) {
+    const program = firstProgramWord(part.tokens);
+    if (program === undefined) continue;
+    if (/[$`]/.test(program)) return program;
+    const name = programName(program);
+    if (SHELLS.has(name)) {
+      const rest = part.tokens.slice(part.tokens.indexOf(program) + 1);
+      const runsString = rest.some((word) => /^-[A-Za-z]*c[A-Za-z]*$/.test(word));
+      const runsFile = rest.some((word) => !word.startsWith('-'));
+      const fromStdin = rest.some((word) => word === '-s' || word === '-');
+      if (!runsString && (!runsFile || fromStdin)) return part.tokens.join(' ');
+    }
+  }
+  return undefined;
+}
+
+/** The word in the program's place, after leading assignments. */
+function firstProgramWord(tokens: readonly string[]): string | undefined {
+  return tokens.find((word) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(word));
 }
 
 /** The words after a wrapper's own options (and, for env, its assignments; for timeout, its duration). */

@@ -5,7 +5,7 @@
 // filesystem at the moment of use; this file decides only who has to say yes.
 import picomatch from 'picomatch/posix';
 import { z } from 'zod';
-import { commandViews } from './command-line';
+import { commandViews, opaqueProgram } from './command-line';
 import { scriptHashesSchema } from './script-hashes';
 import { agentMayRead, protectedDirOf, runsLaterReason } from './protected-paths';
 import { NetworkHosts, narrowHosts, narrowLimits, SandboxLimitsInput } from './sandbox-grant';
@@ -514,6 +514,16 @@ function evaluateWithoutHeadless(
 
   const deny = firstMatch(policy.deny, request, subject, 'any');
   if (deny) return { decision: 'deny', reason: `${request.tool} matches deny rule ${deny}`, matchedRule: `deny: ${deny}` };
+  // A program computed when the command runs cannot be held to a rule that names programs.
+  const opaque = subject.type === 'command' ? opaqueProgram(subject.parts) : undefined;
+  const namingDeny = opaque === undefined ? undefined : programRules(policy.deny, request.tool)[0];
+  if (opaque !== undefined && namingDeny !== undefined) {
+    return {
+      decision: 'deny',
+      reason: `${request.tool}: which program \`${opaque}\` runs is only known when it runs, so deny rule ${namingDeny} cannot be checked against it; write the program's name out`,
+      matchedRule: `deny: ${namingDeny}`,
+    };
+  }
 
   const exact = canonicalJson(request.input);
   const sameCall = approvals.find((approval) => 'call' in approval && approval.call.tool === request.tool && approval.call.input === exact);
@@ -545,6 +555,10 @@ function evaluateWithoutHeadless(
 
   const ask = firstMatch(policy.ask, request, subject, 'any');
   if (ask) return { decision: 'ask', reason: `${request.tool} matches ask rule ${ask}`, matchedRule: `ask: ${ask}` };
+  const namingAsk = opaque === undefined ? undefined : programRules(policy.ask, request.tool)[0];
+  if (opaque !== undefined && namingAsk !== undefined) {
+    return { decision: 'ask', reason: `${request.tool}: which program \`${opaque}\` runs is only known when it runs, so ask rule ${namingAsk} cannot be checked against it`, matchedRule: `ask: ${namingAsk}` };
+  }
 
   const allow = firstMatch(policy.allow, request, subject, 'every');
   if (allow) return { decision: 'allow', reason: `${request.tool} matches allow rule ${allow}`, matchedRule: `allow: ${allow}` };
@@ -646,6 +660,14 @@ function parseRule(rule: string): ParsedRule {
  * `any`: the rule matches if it matches any part of a command (deny, ask).
  * `every`: every part of a command must be matched by some rule in the list (allow).
  */
+/** Rules for this tool that name a command (a pattern): the ones an unreadable program defeats. */
+function programRules(rules: readonly string[], tool: string): string[] {
+  return rules.filter((rule) => {
+    const parsed = parseRule(rule);
+    return parsed.pattern !== undefined && wildcard(parsed.tool, tool);
+  });
+}
+
 function firstMatch(rules: readonly string[], request: PolicyRequest, subject: Subject, mode: 'any' | 'every'): string | undefined {
   const candidates = rules.map((rule) => ({ rule, parsed: parseRule(rule) })).filter(({ parsed }) => wildcard(parsed.tool, request.tool));
   if (candidates.length === 0) return undefined;

@@ -18,6 +18,8 @@ import { DEFAULT_ENV_ALLOW_LIST, type ToolContext } from '../../activities/tools
 import { executeTool } from '../../activities/tools/run-tool';
 import { type ToolResult } from '../../activities/tools/result';
 import { openWorkspace } from '../../activities/tools/workspace';
+import { hashScripts } from '../../activities/tools/script-hash';
+import type { ScriptHashes } from '../../machines/script-hashes';
 import { needsPidsCgroup, pidsCgroupParent } from '../../activities/tools/pids-cgroup';
 import { currentSeccompArch, syscallNumber } from '../../activities/tools/seccomp';
 import { evaluatePolicy, parsePolicy, sandboxFor, type PolicyConfig } from '../../machines/policy';
@@ -56,6 +58,12 @@ export interface EscapeReport {
 interface Attempt {
   tool: string;
   input: Record<string, unknown>;
+  /** Run before the attempt is judged (files the attempt needs, in their approved form). */
+  prepare?: () => Promise<void>;
+  /** Run after it is judged and before it runs: what changes behind the approval's back. */
+  tamper?: () => Promise<void>;
+  /** An approval bound to these files' content (activities/tools/script-hash.ts), as a session holds it. */
+  bindScripts?: boolean;
 }
 
 export async function runEscapes(options: {
@@ -123,7 +131,8 @@ export async function runEscapes(options: {
   /** The network grant as a policy gives it: an allow-list whose one name resolves to loopback. */
   const networkPolicy = makePolicy({ network: true, hosts: ['localhost', '*.localhost'] });
   let policy = basePolicy;
-  const ctx = (request: Attempt): ToolContext => ({
+  const ctx = (request: Attempt, boundScripts?: ScriptHashes): ToolContext => ({
+    ...(boundScripts ? { boundScripts } : {}),
     ws: workspace,
     callKey: `escapes/${randomUUID()}`,
     progress: () => undefined,
@@ -138,12 +147,16 @@ export async function runEscapes(options: {
 
   /** Runs one attempt the way a session would, and reports what leaked. */
   const tryOnce = async (attempt: Attempt): Promise<{ denied: boolean; toolError: boolean; leak: string | undefined; limit: string | undefined }> => {
+    await attempt.prepare?.();
     const verdict = evaluatePolicy(policy, { tool: attempt.tool, input: attempt.input, workspace: ws });
     let result: ToolResult | undefined;
     if (verdict.decision === 'allow') {
+      // What the human approved: the files as they were when asked (the control run binds nothing).
+      const bound = attempt.bindScripts && !options.sandboxOff ? (await hashScripts(workspace, ws, attempt.input.command)).hashes : undefined;
+      await attempt.tamper?.();
       result = attempt.tool.startsWith('mcp__')
         ? await callMcp(attempt).catch((error: Error): ToolResult => ({ is_error: true, content: error.message }))
-        : await executeTool(ctx(attempt), attempt.tool, attempt.input);
+        : await executeTool(ctx(attempt, bound), attempt.tool, attempt.input);
     }
     const leak = await evidence(result);
     const limit = result?.facts?.kind === 'command' ? result.facts.limit : undefined;
@@ -156,6 +169,14 @@ export async function runEscapes(options: {
   };
 
   const evidence = async (result: ToolResult | undefined): Promise<string | undefined> => {
+    if (existsSync(path.join(ws, 'DENIED-RAN'))) {
+      await fs.rm(path.join(ws, 'DENIED-RAN'), { force: true });
+      return 'a program a deny rule names ran';
+    }
+    if (existsSync(path.join(ws, 'REWRITE-RAN'))) {
+      await fs.rm(path.join(ws, 'REWRITE-RAN'), { force: true });
+      return 'a file changed after its approval ran';
+    }
     const connected = connections > 0;
     connections = 0;
     if (result?.content.includes(secret)) return 'read the secret outside';
@@ -462,6 +483,95 @@ export async function runEscapes(options: {
         process.env.PATH = savedPath;
       },
     );
+
+    // Deny rules against every spelling of the program they name. `shred` stands for the
+    // dangerous program: a shim on PATH that leaves DENIED-RAN behind when it runs. The
+    // control run has no rule, so that the route shows it sees a run.
+    const denyPolicy = makePolicy(options.sandboxOff ? {} : { deny: ['run_command(keel-shred*)'] });
+    // In the workspace, so that the sandbox sees it (a directory outside is not mounted there).
+    const shim = path.join(ws, 'tools');
+    const shred = path.join(shim, 'keel-shred');
+    const savedPathForDeny = process.env.PATH;
+    await route(
+      'deny rules against the spellings of the program they name',
+      [
+        'keel-shred x',
+        `${shred} x`,
+        'command keel-shred x',
+        'exec keel-shred x',
+        'env X=1 keel-shred x',
+        'env -i PATH="$PATH" keel-shred x',
+        'nohup keel-shred x',
+        'nice -n 5 keel-shred x',
+        'timeout 5 keel-shred x',
+        'echo x | xargs keel-shred',
+        "sh -c 'keel-shred x'",
+        'bash -c "keel-shred x"',
+        "eval 'keel-shred x'",
+        'find . -maxdepth 0 -exec keel-shred {} \\;',
+        'true && keel-shred x',
+        'false || keel-shred x',
+        'true; keel-shred x',
+        'echo hi | keel-shred x',
+        '(keel-shred x)',
+        '{ keel-shred x; }',
+        '"keel-shred" x',
+        "'keel-shred' x",
+        '\\keel-shred x',
+        'keel-"shred" x',
+        'k=keel-shred; $k x',
+        '$(echo keel-shred) x',
+        '`echo keel-shred` x',
+        'echo keel-shred x | sh',
+      ].map(sh),
+      async () => {
+        await fs.mkdir(shim, { recursive: true });
+        await fs.writeFile(shred, '#!/bin/sh\ntouch DENIED-RAN\n', { mode: 0o755 });
+        process.env.PATH = `${shim}:${savedPathForDeny ?? ''}`;
+      },
+      async () => {
+        process.env.PATH = savedPathForDeny;
+      },
+      denyPolicy,
+    );
+
+    // An approved workspace file rewritten between the approval and the run: the command
+    // must not run the new text (the approval is bound to each file's content hash).
+    const benign = '#!/bin/sh\necho built\n';
+    const rewritten = '#!/bin/sh\ntouch REWRITE-RAN\n';
+    const file = (name: string, text: string, mode = 0o755) => fs.writeFile(path.join(ws, name), text, { mode });
+    const rewrite = (command: string, name: string, approved: string, changed: string): Attempt => ({
+      ...sh(command),
+      bindScripts: true,
+      prepare: () => file(name, approved),
+      tamper: () => file(name, changed),
+    });
+    await route('approved workspace scripts rewritten before they run', [
+      rewrite('./build.sh', 'build.sh', benign, rewritten),
+      rewrite('sh build.sh', 'build.sh', benign, rewritten),
+      rewrite('bash ./build.sh', 'build.sh', benign, rewritten),
+      rewrite("sh -c './build.sh'", 'build.sh', benign, rewritten),
+      rewrite('env X=1 ./build.sh', 'build.sh', benign, rewritten),
+      rewrite('true && ./build.sh', 'build.sh', benign, rewritten),
+      rewrite('node gen.js', 'gen.js', 'console.log("built")\n', 'require("fs").writeFileSync("REWRITE-RAN", "")\n'),
+      rewrite('python3 run.py', 'run.py', 'print("built")\n', 'open("REWRITE-RAN", "w")\n'),
+      rewrite('perl run.pl', 'run.pl', 'print "built\\n";\n', 'open(my $f, ">", "REWRITE-RAN");\n'),
+      rewrite('make', 'Makefile', 'all:\n\t@echo built\n', 'all:\n\t@touch REWRITE-RAN\n'),
+      rewrite('npm run build --silent', 'package.json', JSON.stringify({ name: 'w', version: '1.0.0', scripts: { build: 'echo built' } }), JSON.stringify({ name: 'w', version: '1.0.0', scripts: { build: 'touch REWRITE-RAN' } })),
+      // The file swapped for a symlink to another workspace file that says something else.
+      {
+        ...sh('./build.sh'),
+        bindScripts: true,
+        prepare: async () => {
+          await file('build.sh', benign);
+          await file('evil.sh', rewritten);
+        },
+        tamper: async () => {
+          await fs.rm(path.join(ws, 'build.sh'));
+          await fs.symlink('evil.sh', path.join(ws, 'build.sh'));
+        },
+      },
+    ]);
 
     /** Limits as a policy sets them (small, so that the route is quick); the defaults are larger. */
     const forkBombHeld = !needsPidsCgroup() || (await pidsCgroupParent()) !== undefined;

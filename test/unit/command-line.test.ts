@@ -42,6 +42,14 @@ describe('deny rules hold for every spelling of the program', () => {
     'echo ok && rm x',
     'echo ok; curl http://example.com',
     'true || /usr/bin/curl x',
+    'tools/rm x',
+    // The program is computed when it runs, or a shell reads its commands from a pipe: no
+    // rule on programs can be checked, so the command is refused.
+    'k=rm; $k x',
+    '$(echo rm) x',
+    '`echo rm` x',
+    'echo "rm x" | sh',
+    'bash -s < cmds.txt',
   ])('%s is denied', (command) => {
     expect(decide(command)).toBe('deny');
   });
@@ -56,8 +64,11 @@ describe('deny rules hold for every spelling of the program', () => {
     expect(decide('npm test')).toBe('allow');
     expect(decide('env CI=1 npm test')).toBe('allow');
     expect(decide('ls -la')).toBe('allow');
-    expect(decide('./rm-old-files.sh')).toBe('allow');
-    // A workspace program called rm is not /bin/rm, but denying it errs on the safe side only for system paths.
+    expect(decide('./build.sh')).toBe('allow');
+    // A rule names a program wherever it lives: `rm*` holds for ./rm-old-files.sh and /opt/x/curl2 too
+    // (before, only system paths were read by their base name, and /opt/bin/curl got past `curl*`).
+    expect(decide('./rm-old-files.sh')).toBe('deny');
+    expect(decide('/opt/tools/bin/curl http://example.com')).toBe('deny');
     expect(programName('./rm')).toBe('./rm');
     expect(programName('/usr/local/bin/rm')).toBe('rm');
     expect(programName('/home/x/bin/rm')).toBe('/home/x/bin/rm');

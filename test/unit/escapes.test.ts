@@ -24,6 +24,9 @@ it('sees escapes when there are some: with the sandbox off, commands get out', a
   expect(byRoute['commands that open a socket to 127.0.0.1']).toBeGreaterThan(0);
   expect(byRoute['.keel/ through every route']).toBeGreaterThan(0);
   expect(byRoute['network grant: allow-listed names that resolve to loopback, host ports, the Temporal port']).toBeGreaterThan(0);
+  // Without the deny rule and the approval's binding, the program runs and the rewritten file does.
+  expect(byRoute['deny rules against the spellings of the program they name']).toBeGreaterThan(0);
+  expect(byRoute['approved workspace scripts rewritten before they run']).toBeGreaterThan(0);
   // The file tools and MCP checks do not depend on the command sandbox: every escape is a command's.
   const evidence = report.routes.flatMap((r) => r.evidence);
   expect(evidence.length).toBe(report.totalEscapes);
