@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { LongFirstSequencer } from './test/setup/sequencer';
 
 // Test files run side by side: most of an integration test's time is spent waiting on the
 // Temporal server, a worker or a child process, not on a CPU. Vitest's default on a 2-core
@@ -11,6 +12,7 @@ export default defineConfig({
   test: {
     pool: 'forks',
     maxWorkers: workers,
+    sequence: { sequencer: LongFirstSequencer },
     // CI also writes a JSON summary, from which .ci/run prints a plain "N passed, N failed".
     reporters: process.env.CI ? ['default', 'json'] : ['default'],
     outputFile: process.env.CI ? { json: '.keel/vitest-results.json' } : undefined,

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { Client, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeelClient } from '../../client/keel-client';
 import { generateKeyLine, keelDataConverter } from '../../worker/encryption';
 import { workflowsPath } from '../../worker/worker';
 import { approveSignal, approveUpdate, eventsQuery, stateQuery, userMessageUpdate } from '../../workflows/definitions';
@@ -90,6 +91,16 @@ describe('encryption enforced by the worker', () => {
       expect(attempts.length).toBeGreaterThan(0);
       for (const e of attempts) expect(e.activityTaskFailedEventAttributes?.failure?.message).toBe('Encoded failure');
       await handle.terminate('test over');
+
+      // A goal started with the keys has an encrypted memo (its text). A client without them
+      // still lists it, without the summary, instead of failing the whole list (a 500 from
+      // GET /api/workflows in CI, beside another test's encrypted goal).
+      const goal = await (await KeelClient.connect({ client: secure, taskQueue: s.taskQueue })).startGoal('a goal only key holders can read', { workspace: s.workspace });
+      const keyless = await KeelClient.connect({ client: plain, taskQueue: s.taskQueue });
+      const listed = await waitUntil(() => keyless.list({ all: true }), (entries) => entries.some((e) => e.id === goal.id), 30_000, 'goal listed');
+      expect(listed.find((e) => e.id === goal.id)).toMatchObject({ type: 'goalWorkflow', summary: null });
+      expect((await (await KeelClient.connect({ client: secure, taskQueue: s.taskQueue })).list({ all: true })).find((e) => e.id === goal.id)?.summary).toBe('a goal only key holders can read');
+      await goal.workflowHandle.terminate('test over');
     });
   }, 120_000);
 });
