@@ -78,6 +78,21 @@ export function processStartTicks(pid: number): string | undefined {
   }
 }
 
+/**
+ * A process that has exited but not yet been waited for keeps its /proc entry, start time
+ * included: a killed worker whose parent is slow to reap it is dead all the same (the
+ * tools test met one under load, and the orphan it left was not reaped).
+ */
+export function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
+    return state === 'Z' || state === 'X';
+  } catch {
+    return false;
+  }
+}
+
 export async function recordRunning(ws: Workspace, callKey: string, pgid: number, command: string, token: string): Promise<() => Promise<void>> {
   const record: RunningCommand = {
     pgid,
@@ -129,7 +144,7 @@ export async function reapOrphanedCommands(ws: Workspace): Promise<RunningComman
       throw error;
     }
     if (record.host !== os.hostname()) continue;
-    const workerAlive = record.workerStartTicks !== undefined && processStartTicks(record.workerPid) === record.workerStartTicks;
+    const workerAlive = record.workerStartTicks !== undefined && processStartTicks(record.workerPid) === record.workerStartTicks && !isZombie(record.workerPid);
     if (workerAlive) continue;
     if (record.startTicks !== undefined && processStartTicks(record.pgid) === record.startTicks && carriesToken(record.pgid, record.token)) {
       try {
