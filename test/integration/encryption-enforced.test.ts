@@ -100,7 +100,7 @@ describe('encryption enforced by the worker', () => {
       const listed = await waitUntil(() => keyless.list({ all: true }), (entries) => entries.some((e) => e.id === goal.id), 30_000, 'goal listed');
       expect(listed.find((e) => e.id === goal.id)).toMatchObject({ type: 'goalWorkflow', summary: null });
       expect((await (await KeelClient.connect({ client: secure, taskQueue: s.taskQueue })).list({ all: true })).find((e) => e.id === goal.id)?.summary).toBe('a goal only key holders can read');
-      await goal.workflowHandle.terminate('test over');
+      await goal.workflowHandle.terminate('test over').catch(() => undefined); // it may have ended (no planner answers here)
     });
   }, 120_000);
 });
