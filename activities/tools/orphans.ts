@@ -70,9 +70,14 @@ function recordName(callKey: string): string {
 }
 
 export function processStartTicks(pid: number): string | undefined {
+  return procStat(pid)?.[19];
+}
+
+/** The fields of /proc/<pid>/stat after the command name (state first), or undefined when there is no such process. */
+function procStat(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
@@ -84,13 +89,8 @@ export function processStartTicks(pid: number): string | undefined {
  * tools test met one under load, and the orphan it left was not reaped).
  */
 export function isZombie(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-    return state === 'Z' || state === 'X';
-  } catch {
-    return false;
-  }
+  const state = procStat(pid)?.[0];
+  return state === 'Z' || state === 'X';
 }
 
 export async function recordRunning(ws: Workspace, callKey: string, pgid: number, command: string, token: string): Promise<() => Promise<void>> {

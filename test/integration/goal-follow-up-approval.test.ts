@@ -7,7 +7,7 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowsPath } from '../../worker/worker';
 import { approvePlanUpdate, type GoalLogEntry } from '../../workflows/definitions';
-import { critic, goalEnv, plan, planner, review, task, writesFile } from '../fixtures/goal-harness';
+import { critic, goalEnv, plan, planner, recordGoalHistory, review, task, writesFile } from '../fixtures/goal-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -54,6 +54,7 @@ describe('critic follow-ups', () => {
 
       expect(await run.handle.executeUpdate(approvePlanUpdate)).toEqual({ status: 'executing' });
       const result = await run.handle.result();
+      await recordGoalHistory(run.handle, 'follow-up-plan-approval');
       expect(result.verdict).toBe('goal_met');
       expect(result.tasks.map((t) => [t.id, t.status])).toEqual([
         ['code', 'succeeded'],

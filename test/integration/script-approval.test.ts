@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolFacts } from '../../machines/tool-result';
 import { approveUpdate, userMessageUpdate } from '../../workflows/definitions';
 import { workflowsPath } from '../../worker/worker';
-import { say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
+import { recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -68,6 +68,7 @@ describe('an approval of a workspace script is bound to its content', () => {
       expect(refused).toMatchObject({ status: 'error', facts: { kind: 'refused', reason: 'script_changed' } });
       expect(refused?.output).toMatch(/run_command refused: a file it runs changed after it was approved — build\.sh \(approved sha256:[0-9a-f]{12}…, now sha256:[0-9a-f]{12}…\) changed after the approval was given; the command did not run/);
       await expect(fs.stat(path.join(s.workspace, 'pwned'))).rejects.toThrow();
+      await recordHistory(run.handle, 'script-changed');
 
       // The approval is gone: the same call asks a human again.
       await run.handle.executeUpdate(userMessageUpdate, { args: ['build 4'] });

@@ -11,7 +11,7 @@ import type { ToolFacts } from '../../machines/tool-result';
 import { userMessageUpdate } from '../../workflows/definitions';
 import { workflowsPath } from '../../worker/worker';
 import { probeSandbox } from '../../activities/tools/sandbox';
-import { say, sessionEnv, use } from '../fixtures/session-harness';
+import { recordHistory, say, sessionEnv, use } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -49,6 +49,7 @@ describe('a sandbox limit is a tool-call status', () => {
       expect(big?.output).toMatch(/\[limit: file size limit: 1 MiB/);
       expect(results.find((r) => r.callId === 'toolu_fail')).toMatchObject({ status: 'error' });
       expect(state.usage.toolCalls).toMatchObject({ limit: 1, error: 1, success: 0 });
+      await recordHistory(run.handle, 'tool-limit');
       // The file never grew past the limit.
       expect((await fs.stat(path.join(s.workspace, 'big'))).size).toBeLessThanOrEqual(1024 * 1024);
       // The model reads an error result that says which limit stopped it.
