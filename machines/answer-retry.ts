@@ -2,12 +2,14 @@
 // bounded retry rules apply to those calls, both decided here and executed by the goal
 // workflow:
 //
-// 1. A failed call (the model activity failed): another round after 1, 2, 3, then 5 s —
-//    or the API's retry-after when longer — up to ANSWER_ROUNDS rounds in all, only when
-//    the failure says it is retryable (overloaded, transient, a lost worker: never
-//    malformed output nor fatal errors). The goal cannot go on without its planner or
-//    critic, so they get more rounds than a turn's call (about 35 s of waiting at most):
-//    a planner failing on one bad minute stopped whole goals in `npm run chaos`.
+// 1. A failed call (the model activity failed): another round after 1, 2, 3, 5, 10, 20,
+//    then 30 s — or the API's retry-after when longer — up to ANSWER_ROUNDS rounds in all,
+//    only when the failure says it is retryable (overloaded, transient, a lost worker:
+//    never malformed output nor fatal errors). The goal cannot go on without its planner
+//    or critic, and an unattended goal stopped by one bad minute of the API is work lost,
+//    so they wait out about three minutes (191 s) of failures. 8 rounds over 36 s were
+//    not enough: chaos seed 80023 draws 7 faults in a row at 30 %, and stopped a goal in
+//    CI twice (the critic's 8 rounds all failed).
 // 2. An answer the goal cannot use (wrong shape, or a review the autonomy machine
 //    refuses): the critic is asked again with the problems, up to the goal's
 //    maxPlanAttempts answers. (An unusable plan is the autonomy machine's own rule:
@@ -22,9 +24,9 @@ import type { ModelFailureClass } from './model-retry';
 const NEVER_RETRIED: ReadonlySet<ModelFailureClass> = new Set(['malformed', 'fatal', 'context_window']);
 
 /** Rounds of model activity attempts before the planner or critic counts as failed. */
-export const ANSWER_ROUNDS = 8;
-/** Seed 001's 1 s / 2 s / 3 s, then 5 s apart (the last entry repeats); a longer retry-after wins. */
-export const ANSWER_BACKOFF_MS: readonly number[] = [1_000, 2_000, 3_000, 5_000];
+export const ANSWER_ROUNDS = 12;
+/** Seed 001's 1 s / 2 s / 3 s, then longer (the last entry repeats); a longer retry-after wins. */
+export const ANSWER_BACKOFF_MS: readonly number[] = [1_000, 2_000, 3_000, 5_000, 10_000, 20_000, 30_000];
 
 export interface FailedRound {
   /** From the failure's details (the activity marks every failure non-retryable for Temporal itself). */

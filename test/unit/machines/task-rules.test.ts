@@ -150,9 +150,11 @@ describe('evidence (machines/evidence.ts)', () => {
 });
 
 describe('planner / critic answer retries (machines/answer-retry.ts)', () => {
-  it('waits 1, 2, 3, then 5 s between rounds, or the retry-after when longer', () => {
-    const delays = [1, 2, 3, 4, 5].map((round) => afterFailedRound(round, { retryable: true }).next);
-    expect(delays.map((d) => (d.type === 'retry' ? d.delayMs : null))).toEqual([1_000, 2_000, 3_000, 5_000, 5_000]);
+  it('waits 1, 2, 3, 5, 10, 20, then 30 s between rounds, or the retry-after when longer', () => {
+    const delays = Array.from({ length: ANSWER_ROUNDS - 1 }, (_, i) => afterFailedRound(i + 1, { retryable: true }).next);
+    expect(delays.map((d) => (d.type === 'retry' ? d.delayMs : null))).toEqual([1_000, 2_000, 3_000, 5_000, 10_000, 20_000, 30_000, 30_000, 30_000, 30_000, 30_000]);
+    // About three minutes of a failing API before the goal stops (seed 80023's 7 faults in a row fit).
+    expect(delays.reduce((sum, d) => sum + (d.type === 'retry' ? d.delayMs : 0), 0)).toBe(191_000);
     expect(afterFailedRound(1, { retryable: true, retryAfterMs: 12_000 }).next).toEqual({ type: 'retry', round: 2, delayMs: 12_000 });
     expect(afterFailedRound(3, { retryable: true, retryAfterMs: 500 }).next).toEqual({ type: 'retry', round: 4, delayMs: 3_000 });
   });

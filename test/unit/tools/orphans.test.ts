@@ -6,8 +6,10 @@ import { expect, it } from 'vitest';
 import { isZombie, processStartTicks } from '../../../activities/tools/orphans';
 
 it('a process that exited but was not waited for is a zombie; a running one is not', async () => {
-  // `true` exits at once; its parent becomes `sleep`, which never waits for it.
-  const parent = spawn('/bin/sh', ['-c', 'true & echo $!; exec sleep 20'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  // perl forks a child that exits at once and never waits for it. (A shell that execs `sleep`
+  // was not enough: bash reaps a child that exits before the exec, and under CI's load it did.)
+  // perl-base is Essential in Debian.
+  const parent = spawn('perl', ['-e', '$| = 1; my $pid = fork(); exit 0 if $pid == 0; print "$pid\n"; sleep 20;'], { stdio: ['ignore', 'pipe', 'ignore'] });
   try {
     const pid = Number(await new Promise<string>((resolve) => parent.stdout.once('data', (d: Buffer) => resolve(d.toString().trim()))));
     await expect.poll(() => isZombie(pid), { timeout: 5_000 }).toBe(true);
