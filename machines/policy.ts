@@ -288,7 +288,7 @@ export function describeApproval(approval: SessionApproval): string {
   return 'call' in approval ? `exactly ${approval.call.tool} ${approval.call.input}` : approval.rule;
 }
 
-export type ApprovalGrant = { ok: true; approval: SessionApproval; label: string } | { ok: false; error: string };
+export type ApprovalGrant = { ok: true; approval: SessionApproval; label: string } | { ok: false; code: 'invalid_rule' | 'rule_does_not_cover'; error: string };
 
 /**
  * The session approval for one approved call: the exact call, or the rule the human
@@ -305,9 +305,9 @@ export function sessionApprovalFor(
     return { ok: true, approval, label: describeApproval(approval) };
   }
   const parsed = PolicyRule.safeParse(rule);
-  if (!parsed.success) return { ok: false, error: parsed.error.issues.map((issue) => issue.message).join('; ') };
+  if (!parsed.success) return { ok: false, code: 'invalid_rule', error: parsed.error.issues.map((issue) => issue.message).join('; ') };
   if (!ruleCovers(parsed.data, request)) {
-    return { ok: false, error: `rule ${JSON.stringify(parsed.data)} does not cover the call being approved (${request.tool} ${canonicalJson(request.input)})` };
+    return { ok: false, code: 'rule_does_not_cover', error: `rule ${JSON.stringify(parsed.data)} does not cover the call being approved (${request.tool} ${canonicalJson(request.input)})` };
   }
   return { ok: true, approval: { rule: parsed.data, ...meta }, label: parsed.data };
 }

@@ -114,6 +114,8 @@ export const problemSchema = z.object({
   errors: z.array(z.object({ pointer: z.string(), message: z.string() })).optional(),
   /** A workflow's refusal: the state machine's reason. */
   reason: z.string().optional(),
+  /** A workflow's refusal: its code (`guard_failed`, `unknown_call`, `rule_does_not_cover`, …), to tell refusals apart without reading `reason`. */
+  code: z.string().optional(),
 });
 export type Problem = z.infer<typeof problemSchema>;
 
