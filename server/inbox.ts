@@ -3,7 +3,7 @@
 // questions. Found by the search attributes, then read from each workflow's queries.
 import { diffOf } from '../client/call-diff';
 import type { KeelClient } from '../client/keel-client';
-import { suggestedSessionRule } from '../machines/approval';
+import { suggestedSessionRule } from '../machines/policy';
 import type { Json } from '../machines/index';
 import type { InboxItem } from './schemas';
 

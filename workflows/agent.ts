@@ -16,8 +16,7 @@ import {
 } from '@temporalio/workflow';
 import type { TurnLimits, TurnResult, Usage } from '../machines/index';
 import { ZERO_USAGE } from '../machines/budget';
-import { approvalFrom } from '../machines/approval';
-import { describeApproval, EXACT_APPROVALS_PATCH, rememberApproval, type PolicyConfig, type SessionApproval } from '../machines/policy';
+import { approvalFrom, describeApproval, EXACT_APPROVALS_PATCH, rememberApproval, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import {
   AGENT_SIGNALS,
   agentReportSignal,

@@ -5,9 +5,8 @@
 // goal's budget.
 import { CancellationScope, getExternalWorkflowHandle, isCancellation, patched, startChild, uuid4 } from '@temporalio/workflow';
 import { goalMachine, remainingForTurn, ZERO_USAGE, type GoalDirective, type GoalEvent, type GoalState, type Usage } from '../machines/index';
-import { approvalFrom, unknownCallMessage } from '../machines/approval';
 import { commandEnding } from '../machines/evidence';
-import { defaultPolicy, type PolicyConfig } from '../machines/policy';
+import { approvalFrom, defaultPolicy, unknownCallMessage, type PolicyConfig } from '../machines/policy';
 import { agentWorkflow, type AgentInput, type AgentResult } from './agent';
 import { agentReportSchema, approveSchema, approveSignal, denySchema, denySignal, type GoalPendingApproval, type GoalRunnerEvent, type TaskEvidence } from './definitions';
 import type { GoalOptions } from './goal';

@@ -3,8 +3,7 @@
 // rule the human gave), for the rest of the session.
 import { patched, setHandler } from '@temporalio/workflow';
 import type { TransitionError, TurnEvent } from '../machines/index';
-import { approvalFrom, unknownCallMessage } from '../machines/approval';
-import { describeApproval, EXACT_APPROVALS_PATCH, rememberApproval, type SessionApproval } from '../machines/policy';
+import { approvalFrom, describeApproval, EXACT_APPROVALS_PATCH, rememberApproval, unknownCallMessage, type SessionApproval } from '../machines/policy';
 import { approveSchema, approveSignal, approveUpdate, denySchema, denySignal, denyUpdate, type ControlResult, type PendingApproval } from './definitions';
 import { approverLabel, parsePayload as parse } from './payloads';
 import { machineRefusal, refusal, validated } from './refusal';

@@ -1,7 +1,7 @@
 // approvalFrom: the one decision of what an "approve" answer means, shared by the session's,
 // the agent's and the goal's handlers (machines/approval.ts).
 import { describe, expect, it } from 'vitest';
-import { approvalFrom, suggestedSessionRule, type WaitingCall } from '../../machines/approval';
+import { approvalFrom, suggestedSessionRule, type WaitingCall } from '../../machines/policy';
 import { defaultPolicy, evaluatePolicy } from '../../machines/policy';
 import { matching } from './tools/context';
 

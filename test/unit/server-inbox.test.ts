@@ -1,7 +1,7 @@
 // The inbox's tool-call items carry the rule "approve for session" offers: the one rule the
 // workflow's approval function accepts for that call, so the console sends what it shows.
 import { describe, expect, it } from 'vitest';
-import { approvalFrom } from '../../machines/approval';
+import { approvalFrom } from '../../machines/policy';
 import type { Json } from '../../machines/index';
 import { toolItem } from '../../server/inbox';
 

@@ -1,7 +1,8 @@
 // What a human's "approve" means for a waiting tool call: decided here once, for sessions,
 // goals (their validators, before the answer is forwarded) and task agents, so a goal's
 // caller hears the same refusal a session's caller does.
-import { legacySessionRuleFor, sessionApprovalFor, suggestedRuleFor, type ApprovalScope, type SessionApproval } from './policy';
+import { sessionApprovalFor, type ApprovalScope, type SessionApproval } from './session-approval';
+import { legacySessionRuleFor, suggestedRuleFor } from './suggestions';
 
 /** The answer as the human gave it (validated by approveSchema at the edge). */
 export interface ApprovalAnswer {
