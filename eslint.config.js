@@ -9,9 +9,6 @@ const builtinBan = {
   nodePrefix: { regex: '^node:', message: 'Node built-ins are I/O; keep them out of this folder.' },
 };
 
-/** What a machine file may import: no Node built-ins, and only the modules `regex` does not match. */
-const machineImports = (regex, message) => ['error', { paths: builtinBan.paths, patterns: [builtinBan.nodePrefix, { regex, message }] }];
-
 export default tseslint.config(
   // bench/peers is its own package (installed on demand), checked by its own tsconfig.
   // test/fixtures/lint holds code that breaks the rules on purpose (lint-boundaries.test.ts).
@@ -60,7 +57,16 @@ export default tseslint.config(
     // Machines are pure: no clock, no I/O, no Temporal. Only sibling modules and zod.
     files: ['machines/**/*.ts'],
     rules: {
-      'no-restricted-imports': machineImports('^(?!\\./|zod$|picomatch/posix$)', 'machines/ is pure: import only ./siblings, zod and picomatch/posix.'),
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: builtinBan.paths,
+          patterns: [
+            builtinBan.nodePrefix,
+            { regex: '^(?!\\./|zod$|picomatch/posix$)', message: 'machines/ is pure: import only ./siblings, zod and picomatch/posix.' },
+          ],
+        },
+      ],
       'no-restricted-globals': [
         'error',
         { name: 'Date', message: 'Time arrives on events; machines never read the clock.' },
@@ -76,10 +82,19 @@ export default tseslint.config(
     },
   },
   {
-    // A machine split into a folder (machines/policy/) imports its siblings and machines/ one level up, nothing further.
+    // A machine split into a folder (machines/turn/) imports its own files and machines/ siblings, still nothing else.
     files: ['machines/*/**/*.ts'],
     rules: {
-      'no-restricted-imports': machineImports('^(?!\\./|\\.\\./[^./]|zod$|picomatch/posix$)', 'machines/ is pure: import only ./siblings, ../machines, zod and picomatch/posix.'),
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: builtinBan.paths,
+          patterns: [
+            builtinBan.nodePrefix,
+            { regex: '^(?!\\./|\\.\\./(?!\\.\\.)|zod$|picomatch/posix$)', message: 'machines/ is pure: import only machines/ files, zod and picomatch/posix.' },
+          ],
+        },
+      ],
     },
   },
   {
