@@ -287,7 +287,8 @@ describe('Dockerfile', () => {
         const spec = (m[1] ?? m[2] ?? m[3]) as string;
         if (spec.startsWith('.')) {
           const target = path.relative(root, path.resolve(root, path.dirname(file), spec));
-          queue.push(existsSync(path.join(root, `${target}.ts`)) ? `${target}.ts` : target);
+          // A folder (machines/policy/, machines/turn/) is imported through its index.ts.
+          queue.push(existsSync(path.join(root, `${target}.ts`)) ? `${target}.ts` : existsSync(path.join(root, target, 'index.ts')) ? `${target}/index.ts` : target);
         } else if (!spec.startsWith('node:') && !builtinModules.includes(spec)) {
           packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] as string));
         }
