@@ -47,7 +47,6 @@ export {
 export {
   activeTimers,
   createTurn,
-  DEFAULT_RETRY_BACKOFF_MS,
   pendingApprovals,
   turnMachine,
   type NewTurn,

@@ -38,9 +38,6 @@ import {
   type ToolCallState,
 } from './tool-call';
 
-/** Seed 001: at most three retries for the whole call, 1 s, 2 s, 3 s apart (machines/model-retry.ts). */
-export const DEFAULT_RETRY_BACKOFF_MS = [1_000, 2_000, 3_000] as const;
-
 export const toolStatsSchema = z.strictObject({
   success: z.number().int().nonnegative(),
   error: z.number().int().nonnegative(),
@@ -64,7 +61,8 @@ export const turnConfigSchema = z.strictObject({
   finishTool: z.string().nullable().optional(),
   approvalTimeoutMs: z.number().int().positive().nullable(),
   maxParallelTools: z.number().int().positive(),
-  retryBackoffMs: z.array(z.number().int().nonnegative()),
+  /** A shorter backoff than the retry table's (tests); absent: the table's row (machines/model-retry.ts). */
+  retryBackoffMs: z.array(z.number().int().nonnegative()).optional(),
   /** The output limit of a call, and the larger one a call cut inside a tool_use is retried with once (null: no larger one). */
   maxTokens: z.number().int().positive().nullable().optional(),
   raisedMaxTokens: z.number().int().positive().nullable().optional(),
@@ -227,7 +225,7 @@ export function createTurn(init: NewTurn): TurnState {
       ...(init.finishTool !== undefined && init.finishTool !== null ? { finishTool: init.finishTool } : {}),
       approvalTimeoutMs: init.approvalTimeoutMs ?? null,
       maxParallelTools: init.maxParallelTools ?? 4,
-      retryBackoffMs: [...(init.retryBackoffMs ?? DEFAULT_RETRY_BACKOFF_MS)],
+      ...(init.retryBackoffMs !== undefined ? { retryBackoffMs: [...init.retryBackoffMs] } : {}),
       ...(init.maxTokens !== undefined ? { maxTokens: init.maxTokens } : {}),
       ...(init.raisedMaxTokens !== undefined ? { raisedMaxTokens: init.raisedMaxTokens } : {}),
     },
@@ -653,7 +651,7 @@ function reduce(state: TurnState, event: TurnEvent): Out {
       const decision =
         state.attempt >= MAX_CALL_ATTEMPTS
           ? ({ retry: false, reason: 'attempts spent' } as const)
-          : retryDecision(failureClass, failureClass === 'context_window' ? (state.compacted === true ? 2 : 1) : state.attempt, event.retryAfterMs, c.config.retryBackoffMs);
+          : retryDecision('turn', failureClass, failureClass === 'context_window' ? (state.compacted === true ? 2 : 1) : state.attempt, event.retryAfterMs, c.config.retryBackoffMs);
       const exhaustion = turnExhaustion(spent.config.limits, spent.usage);
       if (decision.retry && exhaustion !== null) {
         return complete(spent, state.step, 'budget_exhausted', null, exhaustion, [append(note(`(Stopped: the budget is exhausted; the model call failed: ${event.message})`))]);

@@ -14,7 +14,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { ModelActivities, ModelCallInput, ModelCallResult, ModelStreamEvent } from '../activities/llm';
-import { MODEL_ACTIVITY_OPTIONS } from '../activities/llm-options';
+import { modelActivityOptions } from '../activities/llm-options';
 import type { McpBridge } from '../activities/mcp/index';
 import type { SetupTool } from '../activities/setup';
 import type { ToolActivities, ToolResult } from '../activities/tools/index';
@@ -294,14 +294,12 @@ export class TurnRunner {
     const { activityId } = d;
     const options = this.config.modelActivity ?? {};
     const { callModel } = proxyActivities<ModelActivities>({
-      ...MODEL_ACTIVITY_OPTIONS,
-      ...options,
       // The turn machine retries by the table in machines/model-retry.ts and counts each
       // attempt's usage; two tiers would multiply. Temporal retries only a lost attempt
       // (a dead worker: the activity marks every other failure non-retryable), once, on
       // the server — no workflow task, so failover stays fast — and the next attempt
       // reports what the lost one was billed for.
-      retry: { ...MODEL_ACTIVITY_OPTIONS.retry, ...options.retry, maximumAttempts: 2 },
+      ...modelActivityOptions(options),
       activityId: repaired === null ? activityId : `${activityId}-repaired`,
     });
     const { head, append } = this.host.conversation.outgoing();
