@@ -42,7 +42,7 @@ export {
   type ToolCallDirective,
   type ToolCallEvent,
   type ToolCallState,
-  type ToolResult,
+  type CallResult,
 } from './tool-call';
 export {
   activeTimers,
@@ -57,6 +57,7 @@ export {
   type TurnResult,
   type TurnState,
 } from './turn';
+export { COMPLETE_REASONS, TURN_OUTCOMES, type CompleteReason, type TurnEnd } from './turn/outcome';
 export {
   createSession,
   DEFAULT_MAX_CONSECUTIVE_ERRORS,

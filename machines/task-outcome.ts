@@ -10,6 +10,7 @@
 //   done. The goal retries a failed task (maxTaskAttempts), so a forgetful model costs one
 //   attempt, never a wrong "succeeded".
 import { z } from 'zod';
+import type { TurnEnd } from './turn/outcome';
 
 export const FINISH_TASK = 'finish_task';
 
@@ -32,7 +33,7 @@ export function parseFinishTask(input: unknown): { ok: true; value: FinishTask }
 
 /** What the decision reads of a finished turn (machines/turn.ts TurnResult). */
 export interface FinishedTurn {
-  outcome: 'completed' | 'max_steps' | 'budget_exhausted' | 'interrupted' | 'failed' | 'truncated' | 'refused';
+  outcome: TurnEnd;
   error: string | null;
   finalOutput: string | null;
   finish?: FinishTask | undefined;

@@ -9,8 +9,9 @@ import { emit, type EmitEvent, type ToolResultStatus } from './events';
 import { toolFactsSchema, type ToolFacts } from './tool-result';
 
 const resultSchema = z.strictObject({ content: z.string(), isError: z.boolean(), facts: toolFactsSchema.optional() });
-/** What the model will read in the tool_result block. */
-export type ToolResult = z.infer<typeof resultSchema>;
+/** How a call ended, as the model will read it in the tool_result block. Not a tool's own
+ *  output (machines/tool-result.ts ToolResult, which the runner translates into events). */
+export type CallResult = z.infer<typeof resultSchema>;
 
 const common = {
   callId: z.string().min(1),
@@ -39,7 +40,7 @@ export const toolCallStateSchema = z.discriminatedUnion('status', [
 ]);
 export type ToolCallState = z.infer<typeof toolCallStateSchema>;
 export type ToolCallStatus = ToolCallState['status'];
-export type TerminalToolCall = Extract<ToolCallState, { result: ToolResult }>;
+export type TerminalToolCall = Extract<ToolCallState, { result: CallResult }>;
 
 export const toolCallEventSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('policy_decided'), decision: z.enum(['allow', 'ask', 'deny']), reason: z.string().optional() }),
@@ -145,14 +146,14 @@ function questionOf(input: Json): string {
   return JSON.stringify(input);
 }
 
-function withFacts(result: ToolResult, facts: ToolFacts | undefined): ToolResult {
+function withFacts(result: CallResult, facts: ToolFacts | undefined): CallResult {
   return facts === undefined ? result : { ...result, facts };
 }
 
 function finish(
   state: ToolCallState,
   status: TerminalToolCall['status'],
-  result: ToolResult,
+  result: CallResult,
   extra: ToolCallDirective[] = [],
   by: 'policy' | 'human' = 'human',
 ): Step<ToolCallState, ToolCallDirective> {

@@ -25,6 +25,7 @@ import { assertNever, defineMachine, reject, type Step } from './core';
 import { cancelActivity, cancelTimer, startTimer } from './directives';
 import { emit, type ToolResultStatus } from './events';
 import { finishTaskSchema, parseFinishTask, type FinishTask } from './task-outcome';
+import { COMPLETE_REASONS, TURN_OUTCOMES, type CompleteReason } from './turn/outcome';
 import { MAX_CALL_ATTEMPTS, modelFailureClassSchema, retryDecision } from './model-retry';
 import {
   createToolCall,
@@ -107,7 +108,7 @@ export const turnStateSchema = z.discriminatedUnion('status', [
     status: z.literal('completed'),
     ...common,
     step,
-    reason: z.enum(['end_turn', 'max_steps', 'budget_exhausted', 'truncated', 'refused']),
+    reason: z.enum(COMPLETE_REASONS),
     stopReason: z.string().nullable(),
     exhaustion: exhaustionSchema.nullable(),
     refusal: refusalSchema.nullable().optional(),
@@ -156,7 +157,7 @@ export type TurnEvent = z.infer<typeof turnEventSchema>;
 
 export const turnResultSchema = z.strictObject({
   turnId: z.string(),
-  outcome: z.enum(['completed', 'max_steps', 'budget_exhausted', 'interrupted', 'failed', 'truncated', 'refused']),
+  outcome: z.enum(TURN_OUTCOMES),
   steps: z.number().int().nonnegative(),
   usage: usageSchema,
   toolCalls: toolStatsSchema,
@@ -344,8 +345,6 @@ function result(c: Common, stepNo: number, outcome: TurnResult['outcome'], extra
     },
   };
 }
-
-type CompleteReason = 'end_turn' | 'max_steps' | 'budget_exhausted' | 'truncated' | 'refused';
 
 function complete(
   c: Common,

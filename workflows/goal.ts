@@ -60,6 +60,7 @@ import { AgentPool, type AgentCarry } from './goal-agents';
 import { Advisors, ToolCaller } from './goal-model';
 import type { GoalOptions, GoalResult } from './goal-options';
 import { loadSetup } from './setup';
+import { DEFAULT_MODEL } from './defaults';
 import { workspaceRoute } from './workspace-host';
 
 export { thinkingFor } from './goal-agents';
@@ -82,7 +83,6 @@ export interface GoalCarry extends HostCarry {
   run: number;
 }
 
-const DEFAULT_MODEL = 'claude-sonnet-4-6';
 /** Goals that ran before continue-as-new existed replay as they ran. */
 const CONTINUE_PATCH = 'goal-continue-as-new';
 /** From this marker on, the critic's follow-up tasks wait for plan approval (machines/autonomy.ts). */

@@ -69,12 +69,12 @@ import { ClientTools, clientToolResultSchema } from './client-tools';
 import { isTerminalCall } from '../machines/tool-call';
 import type { SessionCarry, SessionOptions, SessionResult } from './session-options';
 import { workspaceRoute } from './workspace-host';
+import { DEFAULT_MODEL } from './defaults';
 
 type StartTurn = Extract<SessionDirective, { type: 'start_turn' }>;
 
 export type { SessionCarry, SessionOptions, SessionResult } from './session-options';
 
-const DEFAULT_MODEL = 'claude-sonnet-4-6';
 /** Running workflows that predate the hand-over started the next queued turn in the same run. */
 const HANDOVER_PATCH = 'session-queue-handover';
 
