@@ -57,7 +57,6 @@ export interface LogPayloads {
   'tool.approval_requested': { callId: string; toolName: string; policyReason: string | null };
   'tool.approved': { callId: string; approver: string; scope: 'once' | 'session' };
   'tool.denied': { callId: string; by: 'policy' | 'human'; reason: string };
-  'tool.progress': { callId: string; percent: number | null; chunk: string | null };
   // `facts`: what the tool did as data (exit code, files changed, bytes read), when it says.
   'tool.result': { callId: string; status: ToolResultStatus; output: string; facts?: ToolFacts };
   // Keel: the call passed policy and waits for a concurrency permit.
@@ -142,7 +141,8 @@ export const SPEC_KINDS = [
   'tool.approval_requested',
   'tool.approved',
   'tool.denied',
-  'tool.progress',
+  // SPEC §3's tool.progress is not in the event log: no transition makes it. The tool
+  // activity publishes it on the stream's tool topic (activities/tools/progress.ts).
   'tool.result',
   'agent.spawning',
   'agent.ready',

@@ -45,7 +45,6 @@ export {
   type CallResult,
 } from './tool-call';
 export {
-  activeTimers,
   createTurn,
   pendingApprovals,
   turnMachine,

@@ -760,10 +760,3 @@ export function pendingApprovals(state: TurnState): { callId: string; name: stri
   if (state.status !== 'executing_tools') return [];
   return state.calls.flatMap((c) => (c.status === 'awaiting_approval' ? [{ callId: c.callId, name: c.name, input: c.input, reason: c.reason }] : []));
 }
-
-/** Timers the turn has running: a runner re-arms these after continue-as-new. */
-export function activeTimers(state: TurnState): string[] {
-  if (state.status === 'retry_wait') return [state.timerId];
-  if (state.status !== 'executing_tools') return [];
-  return state.calls.flatMap((c) => (c.status === 'awaiting_approval' && c.timerId !== null ? [c.timerId] : []));
-}
