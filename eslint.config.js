@@ -82,6 +82,22 @@ export default tseslint.config(
     },
   },
   {
+    // A machine split into a folder (machines/turn/) imports its own files and machines/ siblings, still nothing else.
+    files: ['machines/*/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: builtinBan.paths,
+          patterns: [
+            builtinBan.nodePrefix,
+            { regex: '^(?!\\./|\\.\\./(?!\\.\\.)|zod$|picomatch/posix$)', message: 'machines/ is pure: import only machines/ files, zod and picomatch/posix.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },

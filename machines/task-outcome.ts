@@ -31,7 +31,7 @@ export function parseFinishTask(input: unknown): { ok: true; value: FinishTask }
   return { ok: false, problems: parsed.error.issues.map((i) => `${i.path.length > 0 ? i.path.join('.') : 'input'}: ${i.message}`) };
 }
 
-/** What the decision reads of a finished turn (machines/turn.ts TurnResult). */
+/** What the decision reads of a finished turn (machines/turn/protocol.ts TurnResult). */
 export interface FinishedTurn {
   outcome: TurnEnd;
   error: string | null;
