@@ -10,7 +10,7 @@ import { goalMachine, type CallUsage, type GoalDirective, type GoalEvent, type G
 import type { Driven } from './host';
 import { failureMessage } from './payloads';
 import { CRITIC_SYSTEM, PLANNER_SYSTEM, planPrompt, reviewPrompt, shapeProblems, SUBMIT_PLAN, SUBMIT_REVIEW, submitPlanSchema, submitPlanTool, submitReviewSchema, submitReviewTool, toTaskInputs } from './planning';
-import { modelFailure } from './turn-runner';
+import { modelFailure } from './turn-results';
 
 export interface ToolCallerConfig {
   model: string;

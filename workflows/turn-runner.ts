@@ -2,37 +2,26 @@
 // model calls and tools as activities in cancellation scopes, policy checks with the pure
 // policy, timers, conversation appends. It decides nothing itself. The session workflow
 // drives it, and the goal workflow's child agents can drive it the same way.
-import {
-  ActivityCancellationType,
-  ActivityFailure,
-  ApplicationFailure,
-  CancellationScope,
-  isCancellation,
-  patched,
-  proxyActivities,
-  TimeoutFailure,
-  type ActivityOptions,
-} from '@temporalio/workflow';
-import type { ModelActivities, ModelCallInput, ModelCallResult, ModelStreamEvent } from '../activities/llm';
+import { ActivityCancellationType, CancellationScope, isCancellation, patched, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import type { ModelActivities, ModelCallInput } from '../activities/llm';
 import { modelActivityOptions } from '../activities/llm-options';
 import type { McpBridge } from '../activities/mcp/index';
 import type { SetupTool } from '../activities/setup';
 import type { ToolActivities, ToolResult } from '../activities/tools/index';
-import type { CallUsage, ContentBlock, Json, LogEvent, TransitionError, TransitionResult, TurnLimits } from '../machines/index';
+import type { CallUsage, Json, LogEvent, TransitionError, TransitionResult, TurnLimits } from '../machines/index';
 import { createTurn, pendingApprovals, turnMachine, type TurnDirective, type TurnEvent, type TurnResult, type TurnState } from '../machines/turn';
 import { observe, type Observer } from '../machines/core';
 import { maxOutputTokens } from '../machines/model-limits';
-import { MODEL_FAILURE_CLASSES, type ModelFailureClass } from '../machines/model-retry';
 import { type CommandSandbox, describeApproval, evaluatePolicy, sandboxFor, toolKind, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import { bindScripts, scriptWordsOf, type ScriptHashes } from '../machines/script-binding';
 import type { ToolFacts } from '../machines/tool-result';
 import { FINISH_TASK } from '../machines/task-outcome';
-import { interruptedToolResult, parseToolFacts, WORKER_SHUTDOWN_FAILURE } from '../machines/tool-result';
+import { interruptedToolResult, parseToolFacts } from '../machines/tool-result';
 import type { StoreActivities } from '../activities/conversation-store';
-import { CONVERSATION_STORE_FAILURE, type StoreFailureDetails } from '../machines/conversation-repair';
 import type { CompactedEvent, RepairedEvent } from './definitions';
 import type { ConversationCheckpoint, ConversationLog, SerialQueue, Timers } from './runtime';
 import { modelToolOf, type ClientTools } from './client-tools';
+import { modelFailure, modelResponse, repairableStoreFailure, stoppedByShutdown, toolFailure, toolResultEvent } from './turn-results';
 import { routed, workspaceHostGone, type WorkspaceRoute } from './workspace-host';
 
 type McpActivities = McpBridge['activities'];
@@ -490,22 +479,11 @@ export class TurnRunner {
         (result: ToolResult) => {
           // The facts come from an activity: checked, and dropped when they do not parse.
           const facts = parseToolFacts(result.facts);
-          const f = facts !== undefined ? { facts } : {};
           this.settleApproval(callId, facts);
           // A sandbox limit ends the call as `limit`, not as a plain error (runs from before
           // this patch recorded it as failed, and replay keeps them so).
           const limit = facts?.kind === 'command' && facts.limit !== undefined && patched(LIMIT_STATUS);
-          this.deliver(turnId, source, {
-            type: 'tool',
-            callId,
-            event: limit
-              ? { type: 'limit_hit', message: result.content, ...f }
-              : result.timed_out
-                ? { type: 'timed_out', message: result.content, ...f }
-                : result.is_error
-                  ? { type: 'failed', error: result.content, ...f }
-                  : { type: 'succeeded', output: result.content, ...f },
-          });
+          this.deliver(turnId, source, { type: 'tool', callId, event: toolResultEvent(result, facts, limit) });
         },
         (error: unknown) => {
           if (isCancellation(error)) return;
@@ -540,14 +518,6 @@ interface RepairedCall {
   restoreTools(storeId: string | undefined): Promise<void>;
 }
 
-/** The store's message when a model call failed in the conversation store with a segment a rebuild replaces; else null. */
-export function repairableStoreFailure(error: unknown): string | null {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (!(cause instanceof ApplicationFailure) || cause.type !== CONVERSATION_STORE_FAILURE) return null;
-  const details = cause.details?.[0] as Partial<StoreFailureDetails> | undefined;
-  return details?.repairable === true ? cause.message : null;
-}
-
 /** A tool that is not read-only and was cut by a worker's shutdown ends as worker_lost instead of running again. */
 const SHUTDOWN_IS_WORKER_LOST = 'shutdown-tool-is-worker-lost';
 /** How the policy names a remembered approval that allowed a call (machines/policy.ts). */
@@ -560,126 +530,3 @@ const LIMIT_STATUS = 'tool-limit-status';
 
 /** Deploys in a row could stop the same read-only call again; after this many it fails like any error. */
 const MAX_SHUTDOWN_RERUNS = 3;
-
-function stoppedByShutdown(error: unknown): boolean {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  return cause instanceof ApplicationFailure && cause.type === WORKER_SHUTDOWN_FAILURE;
-}
-
-function toContent(blocks: ModelCallResult['message']['content']): ContentBlock[] {
-  const out: ContentBlock[] = [];
-  for (const block of blocks) {
-    // An empty text block (the model may send one before a tool_use) would make every later request a 400.
-    if (block.type === 'text' && block.text !== '') out.push({ type: 'text', text: block.text });
-    else if (block.type === 'tool_use') out.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input as Json });
-    else if (block.type === 'thinking') out.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
-    else if (block.type === 'redacted_thinking') out.push({ type: 'redacted_thinking', data: block.data });
-    // Server tools' calls and results go back as they came (a pause_turn continues from them).
-    else if (block.type === 'server_tool_use' || block.type === 'web_search_tool_result' || block.type === 'web_fetch_tool_result') out.push(block as unknown as ContentBlock);
-  }
-  return out;
-}
-
-function modelResponse(result: ModelCallResult): TurnEvent {
-  const u = result.usage;
-  // A compaction's summary call is part of this step's spending.
-  const summary = result.compaction?.usage ?? { input_tokens: 0, output_tokens: 0 };
-  const details = (result.message as { stop_details?: { category?: unknown; explanation?: unknown } | null }).stop_details;
-  const lost = spentUsage(result.lostAttemptUsage, true);
-  const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-  return {
-    type: 'model_response',
-    content: toContent(result.message.content),
-    stopReason: result.stopReason,
-    ...(result.cutToolUse !== undefined ? { cutToolUse: { id: result.cutToolUse.id, name: result.cutToolUse.name } } : {}),
-    ...(result.stopReason === 'refusal' ? { refusal: { category: text(details?.category), explanation: text(details?.explanation) } } : {}),
-    usage: {
-      inputTokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + summary.input_tokens + (lost?.inputTokens ?? 0),
-      outputTokens: u.output_tokens + summary.output_tokens + (lost?.outputTokens ?? 0),
-      costUsd:
-        result.cost === null || (result.compaction !== undefined && result.compaction.costUsd === null)
-          ? null
-          : result.cost.total + (result.compaction?.costUsd ?? 0) + (lost === undefined ? 0 : (lost.costUsd ?? 0)),
-      ...(lost !== undefined ? { estimated: true } : {}),
-    },
-  };
-}
-
-/** Usage an activity reported (failure details or heartbeat), checked: it is input from outside. */
-function spentUsage(raw: unknown, forceEstimated: boolean): CallUsage | undefined {
-  if (typeof raw !== 'object' || raw === null) return undefined;
-  const u = raw as Record<string, unknown>;
-  const count = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null);
-  const inputTokens = count(u.inputTokens);
-  const outputTokens = count(u.outputTokens);
-  if (inputTokens === null || outputTokens === null) return undefined;
-  const cost = typeof u.costUsd === 'number' && Number.isFinite(u.costUsd) && u.costUsd >= 0 ? u.costUsd : null;
-  return { inputTokens, outputTokens, costUsd: cost, ...(forceEstimated || u.estimated === true ? { estimated: true } : {}) };
-}
-
-const FAILURE_CLASSES = new Set<string>(MODEL_FAILURE_CLASSES);
-
-/** A failed model call as the turn sees it: retryable or not, when, and what it was billed for. */
-export function modelFailure(error: unknown): Extract<TurnEvent, { type: 'model_failed' }> {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (cause instanceof ApplicationFailure) {
-    const details = cause.details?.[0] as { retryAfterMs?: unknown; failureClass?: unknown; usage?: unknown; retryable?: unknown } | undefined;
-    const retryAfterMs = details?.retryAfterMs;
-    const failureClass = typeof details?.failureClass === 'string' && FAILURE_CLASSES.has(details.failureClass) ? (details.failureClass as ModelFailureClass) : undefined;
-    const usage = spentUsage(details?.usage, false);
-    return {
-      type: 'model_failed',
-      message: `${cause.type ?? 'ModelError'}: ${cause.message}`,
-      // With serverRetries 'timeouts_only' every failure is non-retryable for Temporal; the details say what it really is.
-      retryable: typeof details?.retryable === 'boolean' ? details.retryable : cause.nonRetryable !== true,
-      ...(typeof retryAfterMs === 'number' && retryAfterMs >= 0 ? { retryAfterMs: Math.round(retryAfterMs) } : {}),
-      ...(failureClass !== undefined ? { failureClass } : {}),
-      ...(usage !== undefined ? { usage } : {}),
-    };
-  }
-  if (cause instanceof TimeoutFailure) {
-    // A lost worker: what it had streamed is known from its last heartbeat (an estimate).
-    const last = cause.lastHeartbeatDetails as { usage?: unknown } | undefined;
-    const usage = spentUsage(last?.usage, true);
-    return { type: 'model_failed', message: `the model call timed out (${cause.timeoutType})`, retryable: true, failureClass: 'transient', ...(usage !== undefined ? { usage } : {}) };
-  }
-  return { type: 'model_failed', message: cause instanceof Error ? cause.message : String(cause), retryable: true };
-}
-
-function toolFailure(name: string, error: unknown): Extract<TurnEvent, { type: 'tool' }>['event'] {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (cause instanceof TimeoutFailure) {
-    if (cause.timeoutType === 'HEARTBEAT') return { type: 'failed', error: interruptedToolResult(name, 'worker_lost').content };
-    return { type: 'timed_out', message: interruptedToolResult(name, 'timed_out').content };
-  }
-  const detail = cause instanceof Error ? cause.message : String(cause);
-  return { type: 'failed', error: interruptedToolResult(name, 'failed', detail).content };
-}
-
-/**
- * What one call had been billed for, from its events on the model stream (its latest
- * attempt): the input tokens `start` reported at message_start, and output estimated at
- * about 4 characters a token of the text and thinking streamed since. Marked estimated;
- * null when the call never reached message_start (nothing billed yet, as far as we know).
- */
-export function streamedUsageOf(events: Iterable<ModelStreamEvent>, activityId: string): CallUsage | null {
-  let attempt = -1;
-  let start: Extract<ModelStreamEvent, { kind: 'start' }> | null = null;
-  let chars = 0;
-  for (const event of events) {
-    if (event.callId !== activityId) continue;
-    if (event.attempt !== attempt) {
-      if (event.attempt < attempt) continue;
-      attempt = event.attempt;
-      start = null;
-      chars = 0;
-    }
-    if (event.kind === 'start') start = event;
-    else if (event.kind === 'delta') chars += event.text.length;
-  }
-  if (start === null || typeof start.inputTokens !== 'number') return null;
-  const outputTokens = Math.ceil(chars / 4);
-  const costUsd =
-    typeof start.inputCostUsd === 'number' && typeof start.outputUsdPerToken === 'number' ? start.inputCostUsd + outputTokens * start.outputUsdPerToken : null;
-  return { inputTokens: start.inputTokens, outputTokens, costUsd, estimated: true };
-}
