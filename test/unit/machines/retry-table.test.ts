@@ -16,28 +16,23 @@ afterEach(() => {
   table.answer.transient = saved.answer;
 });
 
-function drive(state: TurnState, events: TurnEvent[]): { state: TurnState; directives: TurnDirective[] } {
-  const directives: TurnDirective[] = [];
-  for (const event of events) {
-    const r = turnMachine.transition(state, event);
-    if (!r.ok) throw new Error(r.error.message);
-    state = r.state;
-    directives.push(...r.directives);
-  }
-  return { state, directives };
+function apply(state: TurnState, event: TurnEvent): { state: TurnState; directives: readonly TurnDirective[] } {
+  const r = turnMachine.transition(state, event);
+  if (!r.ok) throw new Error(r.error.message);
+  return r;
 }
 
 const transientFailure: TurnEvent = { type: 'model_failed', message: 'ModelServerError: 500', retryable: true, failureClass: 'transient' };
 
 /** The durations of the retry timers a turn starts while its call fails `failures` times. */
 function turnWaits(failures: number, init: Parameters<typeof createTurn>[0] = { turnId: 't' }): number[] {
-  let { state } = drive(createTurn(init), [{ type: 'start', text: 'hi' }]);
+  let { state } = apply(createTurn(init), { type: 'start', text: 'hi' });
   const waits: number[] = [];
   for (let i = 0; i < failures && state.status === 'calling_llm'; i++) {
-    const failed = drive(state, [transientFailure]);
+    const failed = apply(state, transientFailure);
     for (const d of failed.directives) if (d.type === 'start_timer') waits.push(d.durationMs);
     state = failed.state;
-    if (state.status === 'retry_wait') state = drive(state, [{ type: 'timer_fired', timerId: state.timerId }]).state;
+    if (state.status === 'retry_wait') state = apply(state, { type: 'timer_fired', timerId: state.timerId }).state;
   }
   return waits;
 }
