@@ -70,7 +70,7 @@ import { ClientTools, clientToolResultSchema } from './client-tools';
 import { isTerminalCall } from '../machines/tool-call';
 import type { SessionCarry, SessionOptions, SessionResult } from './session-options';
 import { workspaceRoute } from './workspace-host';
-import { DEFAULT_MODEL } from './defaults';
+import { DEFAULT_MAX_PARALLEL_TOOLS, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, defaultStoreDir } from './defaults';
 
 type StartTurn = Extract<SessionDirective, { type: 'start_turn' }>;
 
@@ -81,7 +81,7 @@ const HANDOVER_PATCH = 'session-queue-handover';
 
 export async function sessionWorkflow(options: SessionOptions, carry?: SessionCarry): Promise<SessionResult> {
   parseStartInput(sessionOptionsSchema, options, 'session');
-  const storeDir = options.storeDir ?? `${options.workspace.replace(/\/+$/, '')}/.keel/store`;
+  const storeDir = options.storeDir ?? defaultStoreDir(options.workspace);
   // A workspace on one host's disk: everything that touches it runs there (workspace-host.ts).
   const route = workspaceRoute(workflowInfo().taskQueue, options.workspaceHost, options.workspaceHostWaitMs);
   const conversation = new ConversationLog(carry?.conversation);
@@ -116,10 +116,10 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       workspaceRoute: route,
       storeDir,
       model: options.model ?? DEFAULT_MODEL,
-      maxTokens: options.maxTokens ?? 4096,
+      maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
       system: options.system,
       approvalTimeoutMs: options.approvalTimeoutMs ?? null,
-      maxParallelTools: options.maxParallelTools ?? 4,
+      maxParallelTools: options.maxParallelTools ?? DEFAULT_MAX_PARALLEL_TOOLS,
       retryBackoffMs: options.retryBackoffMs,
       modelActivity: options.modelActivity,
       compactAboveTokens: options.compactAboveTokens,
