@@ -24,6 +24,9 @@ export default defineConfig({
           include: ['test/unit/**/*.test.ts'],
           // Five seconds was too tight for the property and process tests on 2 busy cores.
           maxWorkers: Math.min(workers, 2),
+          // Unit files share their fork's module cache: importing the machines, zod schemas
+          // and the SDK again for each of 60 files was most of test:unit's time.
+          isolate: false,
           testTimeout: 20_000,
           // Different worker counts need their own group: the unit files run first.
           sequence: { groupOrder: 0 },

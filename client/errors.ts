@@ -1,5 +1,5 @@
 // Typed errors of the client SDK: what a caller can tell apart without reading messages.
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { ApplicationFailure, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 
 export class KeelError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -10,14 +10,22 @@ export class KeelError extends Error {
 
 /** The workflow refused an update: its validator (the state machine) said why. */
 export class UpdateRejectedError extends KeelError {
+  /**
+   * The refusal's code, when the workflow gave one: the machine's (`guard_failed`,
+   * `not_allowed`) or the approval's (`unknown_call`, `rule_does_not_cover`, `invalid_rule`,
+   * `rule_needs_session_scope`; machines/approval.ts), or `invalid_payload`.
+   */
+  readonly code: string | undefined;
+
   constructor(
     readonly workflowId: string,
     readonly update: string,
     /** The machine's reason, e.g. `unknown call id toolu_x: waiting for approval: toolu_y`. */
     readonly reason: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; code?: string | undefined },
   ) {
     super(`${update} rejected by ${workflowId}: ${reason}`, options);
+    this.code = options?.code;
   }
 }
 
@@ -74,7 +82,8 @@ export function toKeelError(error: unknown, workflowId: string, operation: strin
   if (error instanceof KeelError) return error;
   if (error instanceof WorkflowUpdateFailedError) {
     const reason = error.cause?.message ?? error.message;
-    return new UpdateRejectedError(workflowId, operation, reason, { cause: error });
+    const code = error.cause instanceof ApplicationFailure && error.cause.type !== 'Error' ? (error.cause.type ?? undefined) : undefined;
+    return new UpdateRejectedError(workflowId, operation, reason, { cause: error, code });
   }
   if (error instanceof WorkflowNotFoundError) {
     // An update (or signal) to a workflow that has ended: refused, with that as the reason.

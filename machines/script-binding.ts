@@ -7,8 +7,7 @@
 // workspace and hashes them (activities/tools/script-hash.ts). A remembered approval holds
 // the hashes; a call under it whose file changed is not run, and the approval is dropped,
 // so the same call asks the human again.
-import { programName } from './command-line';
-import { commandPartsOf, type CommandPart } from './policy';
+import { commandPartsOf, programName, type CommandPart } from './policy';
 import type { ScriptHashes } from './script-hashes';
 
 export { scriptHashesSchema, type ScriptHashes } from './script-hashes';

@@ -63,6 +63,7 @@ const server = await startDevServer({
 });
 
 let connection: NativeConnection | undefined;
+let keelWorker: Awaited<ReturnType<typeof createKeelWorker>> | undefined;
 let api: { server: RunningServer; client: KeelClient } | undefined;
 try {
   // Tracing and metrics as `npm run worker` has them, when OTEL_* asks for them.
@@ -70,6 +71,7 @@ try {
   connection = await NativeConnection.connect({ address: server.address });
   if (signalled()) throw new Error('stopped while starting');
   const keel = await createKeelWorker({ connection, namespace: server.namespace, taskQueue, telemetry });
+  keelWorker = keel;
   onStop = () => {
     if (keel.worker.getState() === 'RUNNING') keel.worker.shutdown();
   };
@@ -101,6 +103,9 @@ try {
 } finally {
   await api?.server.close();
   await api?.client.close();
+  // A worker that was created but never ran (the API refused its settings) still holds the
+  // connection: it is run until at once, which shuts it down, before the connection closes.
+  if (keelWorker?.worker.getState() === 'INITIALIZED') await keelWorker.worker.runUntil(Promise.resolve()).catch(() => undefined);
   await connection?.close();
   console.log('keel dev: stopping the Temporal server...');
   await server.stop();

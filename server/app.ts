@@ -166,7 +166,7 @@ function problem(instance: string, p: ProblemError): Response {
 
 export function toProblem(error: unknown): ProblemError {
   if (error instanceof ProblemError) return error;
-  if (error instanceof UpdateRejectedError) return new ProblemError(409, 'rejected', error.message, { reason: error.reason });
+  if (error instanceof UpdateRejectedError) return new ProblemError(409, 'rejected', error.message, { reason: error.reason, ...(error.code !== undefined ? { code: error.code } : {}) });
   if (error instanceof NotFoundError) return new ProblemError(404, 'not-found', error.message);
   if (error instanceof ConnectionError) return new ProblemError(503, 'unavailable', error.message);
   if (error instanceof NoAnswerError) return new ProblemError(504, 'timeout', error.message);

@@ -3,6 +3,7 @@
 // questions. Found by the search attributes, then read from each workflow's queries.
 import { diffOf } from '../client/call-diff';
 import type { KeelClient } from '../client/keel-client';
+import { suggestedSessionRule } from '../machines/policy';
 import type { Json } from '../machines/index';
 import type { InboxItem } from './schemas';
 
@@ -45,12 +46,14 @@ async function itemsOf(keel: KeelClient, id: string, kind: string | null, worksp
   return [];
 }
 
-async function toolItem(
+/** A waiting tool call as the inbox lists it, with the rule "approve for session" offers. */
+export async function toolItem(
   workflowId: string,
   workflowKind: 'goal' | 'session',
   p: { callId: string; name: string; input: Json; reason: string | null },
   workspace: string | null,
   taskId: string | null,
 ): Promise<InboxItem> {
-  return { type: 'tool_call', workflowId, workflowKind, callId: p.callId, toolName: p.name, input: p.input, reason: p.reason, diff: await diffOf(p.name, p.input, workspace), taskId };
+  const suggestedRule = suggestedSessionRule(p) ?? null;
+  return { type: 'tool_call', workflowId, workflowKind, callId: p.callId, toolName: p.name, input: p.input, reason: p.reason, diff: await diffOf(p.name, p.input, workspace), taskId, suggestedRule };
 }

@@ -22,7 +22,7 @@ export class ProblemError extends Error {
     readonly status: number,
     readonly problemType: ProblemType,
     detail: string,
-    readonly extra: Pick<Problem, 'errors' | 'reason'> = {},
+    readonly extra: Pick<Problem, 'errors' | 'reason' | 'code'> = {},
   ) {
     super(detail);
   }

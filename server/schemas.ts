@@ -114,6 +114,8 @@ export const problemSchema = z.object({
   errors: z.array(z.object({ pointer: z.string(), message: z.string() })).optional(),
   /** A workflow's refusal: the state machine's reason. */
   reason: z.string().optional(),
+  /** A workflow's refusal: its code (`guard_failed`, `unknown_call`, `rule_does_not_cover`, …), to tell refusals apart without reading `reason`. */
+  code: z.string().optional(),
 });
 export type Problem = z.infer<typeof problemSchema>;
 
@@ -144,6 +146,13 @@ export const inboxItemSchema = z.discriminatedUnion('type', [
     /** For edits and writes: a unified diff of what would change. */
     diff: z.string().nullable(),
     taskId: z.string().nullable(),
+    /**
+     * The rule offered for "approve for session" (the narrowest rule that covers this call:
+     * the whole command, or the path); send it as `rule` to remember it instead of the exact
+     * call. Null when no rule can say it (`a && b`): approving for the session then remembers
+     * the exact call.
+     */
+    suggestedRule: z.string().nullable(),
   }),
   z.object({ type: z.literal('plan'), workflowId: z.string(), goal: z.string(), planVersion: z.number().int(), tasks: z.array(taskSchema) }),
   z.object({ type: z.literal('question'), workflowId: z.string(), callId: z.string(), question: z.string() }),

@@ -16,7 +16,7 @@ import {
 } from '@temporalio/workflow';
 import type { TurnLimits, TurnResult, Usage } from '../machines/index';
 import { ZERO_USAGE } from '../machines/budget';
-import { describeApproval, EXACT_APPROVALS_PATCH, legacySessionRuleFor, rememberApproval, sessionApprovalFor, type PolicyConfig, type SessionApproval } from '../machines/policy';
+import { approvalFrom, describeApproval, EXACT_APPROVALS_PATCH, rememberApproval, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import {
   AGENT_SIGNALS,
   agentReportSignal,
@@ -201,21 +201,18 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
   setHandler(approveSignal, (raw) =>
     guard('signal approve', () => {
       const a = parsePayload(approveSchema, raw, 'approve');
-      const call = pending().find((p) => p.callId === a.callId);
-      if (!call) throw new Error(`unknown call id ${a.callId}`);
       const approver = approverLabel(a);
-      if (a.rule !== undefined && a.scope !== 'session') throw new Error('approve: a rule is remembered only with scope "session"');
-      // The exact call unless the human gave a rule (checked before the call runs).
-      const grant = a.scope === 'session' ? sessionApprovalFor({ tool: call.name, input: call.input }, a.rule, { grantedBy: approver }) : null;
-      if (grant && !grant.ok) throw new Error(`approve: ${grant.error}`);
-      const r = turns.apply({ type: 'tool', callId: a.callId, event: { type: 'approved', approver, scope: a.scope ?? 'once' } });
+      // The same decision the goal's validator made before forwarding (machines/approval.ts).
+      const d = approvalFrom(a, pending(), approver);
+      if (!d.ok) throw new Error(d.message);
+      const r = turns.apply({ type: 'tool', callId: d.callId, event: { type: 'approved', approver, scope: d.scope } });
       if (!r.ok) return rejected('signal approve', r.error);
-      if (grant?.ok) {
+      if (d.remember !== null) {
         // Histories recorded before approvals were exact replay with the rule they remembered then.
-        const legacy = a.rule === undefined && !patched(EXACT_APPROVALS_PATCH);
-        const approval = legacy ? { rule: legacySessionRuleFor({ tool: call.name, input: call.input }), grantedBy: 'human' } : grant.approval;
+        const legacy = d.legacyRule !== null && !patched(EXACT_APPROVALS_PATCH) ? d.legacyRule : null;
+        const approval = legacy !== null ? { rule: legacy, grantedBy: 'human' } : d.remember;
         approvals = rememberApproval(approvals, { ...approval, grantedAt: new Date(now()).toISOString() });
-        turns.approvedForSession(a.callId, describeApproval(approval));
+        turns.approvedForSession(d.callId, describeApproval(approval));
       }
     }),
   );

@@ -6,12 +6,13 @@
 import { CancellationScope, getExternalWorkflowHandle, isCancellation, patched, startChild, uuid4 } from '@temporalio/workflow';
 import { goalMachine, remainingForTurn, ZERO_USAGE, type GoalDirective, type GoalEvent, type GoalState, type Usage } from '../machines/index';
 import { commandEnding } from '../machines/evidence';
-import { defaultPolicy, type PolicyConfig } from '../machines/policy';
+import { approvalFrom, defaultPolicy, unknownCallMessage, type PolicyConfig } from '../machines/policy';
 import { agentWorkflow, type AgentInput, type AgentResult } from './agent';
 import { agentReportSchema, approveSchema, approveSignal, denySchema, denySignal, type GoalPendingApproval, type GoalRunnerEvent, type TaskEvidence } from './definitions';
 import type { GoalOptions } from './goal';
 import { DEFAULT_MAX_PARALLEL_TOOLS } from './defaults';
-import { failureMessage, parsePayload as parse } from './payloads';
+import { approverLabel, failureMessage, parsePayload as parse } from './payloads';
+import { refusal, validated } from './refusal';
 import { describeAttempts, type AttemptRecord } from './planning';
 import type { ToolEntry } from './turn-runner';
 
@@ -206,8 +207,18 @@ export class AgentPool {
   findCall(callId: string): GoalPendingApproval {
     const call = this.pending().find((p) => p.callId === callId);
     if (call) return call;
-    const waiting = this.pending().map((p) => p.callId);
-    throw new Error(`unknown call id ${callId}: ${waiting.length === 0 ? 'no tool call is waiting for approval' : `waiting for approval: ${waiting.join(', ')}`}`);
+    throw refusal('unknown_call', unknownCallMessage(callId, this.pending()));
+  }
+
+  /**
+   * The goal's approve validator: the decision the agent will make (machines/approval.ts),
+   * made before the answer is forwarded, so a refusal reaches the caller with its code
+   * instead of being recorded inside the agent where the caller never hears it.
+   */
+  mustApprove(raw: unknown): void {
+    const input = validated(() => parse(approveSchema, raw, 'approve'));
+    const d = approvalFrom(input, this.pending(), approverLabel(input));
+    if (!d.ok) throw refusal(d.code, d.message);
   }
 
   async forward(kind: 'approve' | 'deny', raw: unknown): Promise<{ callId: string; agentId: string }> {

@@ -42,7 +42,6 @@ import {
   resolveTaskSignal,
   resolveTaskUpdate,
   transcriptQuerySchema,
-  approveSchema,
   denySchema,
   type GoalControlResult,
   type GoalLogEntry,
@@ -51,6 +50,7 @@ import {
   type GoalUsageView,
   } from './definitions';
 import { failureMessage, parseBareControl, parsePayload as parse, parseStartInput } from './payloads';
+import { validated } from './refusal';
 import { previewValue } from './preview';
 import { goalOptionsSchema } from './start-input';
 import { code, escapeMarkdown } from './markdown';
@@ -259,15 +259,17 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
     status,
   );
 
-  // approve / deny: the agent whose call it is gets the signal.
+  // approve / deny: the agent whose call it is gets the signal, once the validator found the
+  // answer acceptable (an update; a signal's refusal is recorded by the agent).
+  const parseDenial = (raw: unknown) => validated(() => parse(denySchema, raw, 'deny'));
   const forward = async (kind: 'approve' | 'deny', raw: unknown) => ({ status: goal.state.status, ...(await agents.forward(kind, raw)) });
   const forwardSignal = (kind: 'approve' | 'deny') => (raw: unknown) => {
     forward(kind, raw).catch((error: unknown) => host.rejected(`signal ${kind}`, { code: 'guard_failed', machine: 'turn', state: goal.state.status, event: kind, message: failureMessage(error) }));
   };
   setHandler(approveSignal, forwardSignal('approve'));
   setHandler(denySignal, forwardSignal('deny'));
-  setHandler(goalApproveUpdate, (raw) => forward('approve', raw), { validator: (raw) => void agents.findCall(parse(approveSchema, raw, 'approve').callId) });
-  setHandler(goalDenyUpdate, (raw) => forward('deny', raw), { validator: (raw) => void agents.findCall(parse(denySchema, raw, 'deny').callId) });
+  setHandler(goalApproveUpdate, (raw) => forward('approve', raw), { validator: (raw) => agents.mustApprove(raw) });
+  setHandler(goalDenyUpdate, (raw) => forward('deny', raw), { validator: (raw) => void agents.findCall(parseDenial(raw).callId) });
 
   // ---- queries ----------------------------------------------------------------------------------
   setHandler(goalPendingApprovalsQuery, () => agents.pending());

@@ -26,6 +26,7 @@ import { EVENTS_TOPIC, metricsQuery, type MetricsView, type RunnerEvent } from '
 import { eventsPage } from './event-log';
 import { rejectUnknownUpdate, unknownSignal } from './payloads';
 import { preview } from './preview';
+import { machineRefusal, validated } from './refusal';
 import { SerialQueue, Timers } from './runtime';
 import { registerStreamRead } from './stream-read';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
@@ -274,7 +275,7 @@ export class Driven<St extends Status, Ev extends Typed, D extends Typed> {
   /** Update validators: throws the machine's reason when it would refuse the event now. */
   mustAccept(event: Ev): void {
     const r = this.machine.transition(this.state, event);
-    if (!r.ok) throw new Error(r.error.message);
+    if (!r.ok) throw machineRefusal(r.error);
   }
 
   /** A signal's event: applied, or recorded as refused when it cannot even be built. */
@@ -300,7 +301,7 @@ export class Driven<St extends Status, Ev extends Typed, D extends Typed> {
         this.post(`update ${name}`, build(raw));
         return result();
       },
-      { validator: (raw?: unknown) => this.mustAccept(build(raw)) },
+      { validator: (raw?: unknown) => this.mustAccept(validated(() => build(raw))) },
     );
   }
 

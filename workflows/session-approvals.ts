@@ -3,10 +3,12 @@
 // rule the human gave), for the rest of the session.
 import { patched, setHandler } from '@temporalio/workflow';
 import type { TransitionError, TurnEvent } from '../machines/index';
-import { describeApproval, EXACT_APPROVALS_PATCH, legacySessionRuleFor, rememberApproval, sessionApprovalFor, type SessionApproval } from '../machines/policy';
+import { approvalFrom, describeApproval, EXACT_APPROVALS_PATCH, rememberApproval, unknownCallMessage, type SessionApproval } from '../machines/policy';
 import { approveSchema, approveSignal, approveUpdate, denySchema, denySignal, denyUpdate, type ControlResult, type PendingApproval } from './definitions';
 import { approverLabel, parsePayload as parse } from './payloads';
+import { machineRefusal, refusal, validated } from './refusal';
 import type { TurnRunner } from './turn-runner';
+
 
 export interface ApprovalHost {
   turns: TurnRunner;
@@ -22,28 +24,18 @@ export interface ApprovalHost {
 type Approval = { callId: string; event: TurnEvent; rule: string | null; remember: SessionApproval | null; legacy?: string };
 
 export function sessionApprovalHandlers(h: ApprovalHost): void {
-  const unknownCall = (callId: string) => {
-    const waiting = h.pending().map((p) => p.callId);
-    return `unknown call id ${callId}: ${waiting.length === 0 ? 'no tool call is waiting for approval' : `waiting for approval: ${waiting.join(', ')}`}`;
-  };
   const turnRefusal = (source: string, event: string, error: unknown): void =>
     h.rejected(source, { code: 'guard_failed', machine: 'turn', state: h.turns.state?.status ?? 'none', event, message: (error as Error).message });
 
+  /** The answer decided by approvalFrom (machines/approval.ts); throws its refusal, with its code. */
   const approvalEvent = (raw: unknown): Approval => {
     const input = parse(approveSchema, raw, 'approve');
-    const call = h.pending().find((p) => p.callId === input.callId);
-    if (!call) throw new Error(unknownCall(input.callId));
     const approver = approverLabel(input);
-    const event: TurnEvent = { type: 'tool', callId: input.callId, event: { type: 'approved', approver, scope: input.scope ?? 'once' } };
-    if (input.scope !== 'session') {
-      if (input.rule !== undefined) throw new Error('approve: a rule is remembered only with scope "session"');
-      return { callId: input.callId, event, rule: null, remember: null };
-    }
-    // The exact call unless the human gave a rule; the grant time is filled in when applied.
-    const grant = sessionApprovalFor({ tool: call.name, input: call.input }, input.rule, { grantedBy: approver });
-    if (!grant.ok) throw new Error(`approve: ${grant.error}`);
-    const legacy = input.rule === undefined ? legacySessionRuleFor({ tool: call.name, input: call.input }) : undefined;
-    return { callId: input.callId, event, rule: grant.label, remember: grant.approval, ...(legacy ? { legacy } : {}) };
+    const d = approvalFrom(input, h.pending(), approver);
+    if (!d.ok) throw refusal(d.code, d.message);
+    const event: TurnEvent = { type: 'tool', callId: d.callId, event: { type: 'approved', approver, scope: d.scope } };
+    // The grant time is filled in when applied.
+    return { callId: d.callId, event, rule: d.label, remember: d.remember, ...(d.legacyRule !== null ? { legacy: d.legacyRule } : {}) };
   };
   // Histories recorded before approvals were exact replay with the rule they remembered then.
   const replayable = (a: Approval): Approval =>
@@ -74,15 +66,15 @@ export function sessionApprovalHandlers(h: ApprovalHost): void {
     },
     {
       validator: (raw) => {
-        const r = h.turns.check(approvalEvent(raw).event);
-        if (r && !r.ok) throw new Error(r.error.message);
+        const r = h.turns.check(validated(() => approvalEvent(raw)).event);
+        if (r && !r.ok) throw machineRefusal(r.error);
       },
     },
   );
 
   const denialEvent = (raw: unknown): TurnEvent => {
     const input = parse(denySchema, raw, 'deny');
-    if (!h.pending().some((p) => p.callId === input.callId)) throw new Error(unknownCall(input.callId));
+    if (!h.pending().some((p) => p.callId === input.callId)) throw refusal('unknown_call', unknownCallMessage(input.callId, h.pending()));
     return { type: 'tool', callId: input.callId, event: { type: 'denied', ...(input.reason ? { reason: input.reason } : {}) } };
   };
   const deny = (source: string, event: TurnEvent) => {
@@ -107,8 +99,8 @@ export function sessionApprovalHandlers(h: ApprovalHost): void {
     },
     {
       validator: (raw) => {
-        const r = h.turns.check(denialEvent(raw));
-        if (r && !r.ok) throw new Error(r.error.message);
+        const r = h.turns.check(validated(() => denialEvent(raw)));
+        if (r && !r.ok) throw machineRefusal(r.error);
       },
     },
   );

@@ -117,7 +117,7 @@ export class McpPool {
         limits: resolveLimits(sandbox.limits),
         ...(grant ? { proxyDir: grant.dir } : {}),
       };
-      transport = new SandboxedStdioTransport(() => spawnSandboxed(spec, [plan.executable, ...plan.args], { env, stdin: 'pipe', detached: false }), onStderr);
+      transport = new SandboxedStdioTransport(() => spawnSandboxed(spec, [plan.executable, ...plan.args], { env, stdin: 'pipe', detached: false }), onStderr, config.startupTimeoutMs);
     }
     const client = new Client({ name: 'keel', version: '0.1.0' }, { capabilities: { roots: { listChanged: false } } });
     // The session's workspace is the server's only root.
@@ -145,6 +145,13 @@ export class McpPool {
   async close(): Promise<void> {
     const all = [...this.connections.values()];
     this.connections.clear();
-    await Promise.all(all.map(async (pending) => (await pending.catch(() => undefined))?.client.close()));
+    await Promise.all(
+      all.map(async (pending) => {
+        const connection = await pending.catch(() => undefined);
+        await connection?.client.close();
+        // The server is gone: its proxy goes too, before the worker says it has stopped.
+        await connection?.network?.close();
+      }),
+    );
   }
 }

@@ -8,6 +8,10 @@ import { type Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { type SandboxedProcess } from '../tools/sandbox';
 
+/** SIGTERM, then SIGKILL after this long; then at most CLOSE_AFTER_KILL_MS more for the pipes to close. */
+const CLOSE_GRACE_MS = 2_000;
+const CLOSE_AFTER_KILL_MS = 3_000;
+
 export class SandboxedStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -19,6 +23,8 @@ export class SandboxedStdioTransport implements Transport {
   constructor(
     private readonly launch: () => SandboxedProcess,
     private readonly onStderr: (chunk: Buffer) => void,
+    /** How long the sandbox's self-check may take to give its verdict before the start fails. */
+    private readonly verdictTimeoutMs = 30_000,
   ) {}
 
   get pid(): number | null {
@@ -53,9 +59,20 @@ export class SandboxedStdioTransport implements Transport {
       this.onclose?.();
     });
     (child.stdin as Writable).on('error', (error) => this.onerror?.(error));
-    return started.verdict.then((verdict) => {
-      if (!verdict.ok) throw new Error(`the sandbox self-check failed (${verdict.reason}); the server did not run`);
+    // Bounded: a verdict that never comes (a sandbox stuck before the server runs) fails the
+    // start with a reason instead of leaving the client, and everyone waiting on it, hanging.
+    let timer: NodeJS.Timeout | undefined;
+    const silent = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        child.kill('SIGKILL');
+        reject(new Error(`the sandbox self-check gave no verdict within ${this.verdictTimeoutMs} ms; the server did not run`));
+      }, this.verdictTimeoutMs);
     });
+    return Promise.race([started.verdict, silent])
+      .then((verdict) => {
+        if (!verdict.ok) throw new Error(`the sandbox self-check failed (${verdict.reason}); the server did not run`);
+      })
+      .finally(() => clearTimeout(timer));
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -73,8 +90,13 @@ export class SandboxedStdioTransport implements Transport {
     const gone = new Promise<void>((resolve) => child.once('close', () => resolve()));
     child.stdin?.end();
     child.kill('SIGTERM');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
-    await gone;
+    const timer = setTimeout(() => child.kill('SIGKILL'), CLOSE_GRACE_MS);
+    // Bounded too: after SIGKILL the sandbox's PID namespace is gone with it; if its pipes
+    // are somehow still held, the close does not wait for them forever.
+    let giveUp: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => (giveUp = setTimeout(resolve, CLOSE_GRACE_MS + CLOSE_AFTER_KILL_MS)));
+    await Promise.race([gone, late]);
     clearTimeout(timer);
+    clearTimeout(giveUp);
   }
 }

@@ -138,18 +138,24 @@ export type ToolActivities = ReturnType<typeof createToolActivities>;
 /**
  * `tool.progress` events for this call on the workflow's stream. The stream client is made
  * on the first event, so the many quick tools never open one; a stream that cannot be
- * reached costs a warning, never the tool's result.
+ * reached costs a warning, never the tool's result. MCP calls use it too.
+ *
+ * The activity's context is taken once, here, inside the activity: events may be offered
+ * from outside its async context (an MCP server's connections come from Keel's proxy,
+ * whose sockets belong to no activity), where `Context.current()` does not exist.
  */
-/** `tool.progress` events of one call, published on the calling workflow's stream (MCP calls use it too). */
 export function progressEvents(info: Info, request: { callId?: string | undefined; tool: string }): { events: ToolProgressEvents; close(): Promise<void> } {
+  const context = Context.current();
+  const workflowId = info.workflowExecution?.workflowId;
   let client: WorkflowStreamClient | undefined;
   const events = new ToolProgressEvents(
     (event) => {
       try {
-        client ??= WorkflowStreamClient.fromWithinActivity({ batchInterval: 200, maxRetryDuration: '5 seconds' });
+        if (workflowId === undefined) return;
+        client ??= WorkflowStreamClient.create(context.client, workflowId, { batchInterval: 200, maxRetryDuration: '5 seconds' });
         client.topic<ToolProgressEvent>(TOOL_STREAM_TOPIC).publish(event, { forceFlush: true });
       } catch (error) {
-        Context.current().log.warn('could not publish tool progress', { error: String(error) });
+        context.log.warn('could not publish tool progress', { error: String(error) });
       }
     },
     { callId: request.callId ?? info.activityId, tool: request.tool },
@@ -161,7 +167,7 @@ export function progressEvents(info: Info, request: { callId?: string | undefine
       try {
         await client[Symbol.asyncDispose]();
       } catch (error) {
-        Context.current().log.warn('could not deliver tool progress to the workflow stream', { error: String(error) });
+        context.log.warn('could not deliver tool progress to the workflow stream', { error: String(error) });
       }
     },
   };

@@ -47,14 +47,17 @@ export async function openNetworkGrant(ctx: Pick<ToolContext, 'progress'>, sandb
     const url = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
     const proxyEnv: Record<string, string> = { NO_PROXY: '', no_proxy: '' };
     for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy', 'npm_config_proxy', 'npm_config_https_proxy']) proxyEnv[name] = url;
+    let closing: Promise<void> | undefined;
     return {
       dir,
       env: proxyEnv,
       connections,
-      close: async () => {
-        await proxy.close();
-        await fs.rm(dir, { recursive: true, force: true });
-      },
+      // Once, however many callers: an MCP server's grant is closed both when its process exits and when the pool closes.
+      close: () =>
+        (closing ??= (async () => {
+          await proxy.close();
+          await fs.rm(dir, { recursive: true, force: true });
+        })()),
     };
   } catch (error) {
     await fs.rm(dir, { recursive: true, force: true });

@@ -176,7 +176,9 @@ export function selfCheckScript(spec: Pick<SandboxSpec, 'limits' | 'proxyDir'>):
       `[ -S ${SANDBOX_PROXY_SOCKET} ] || fail "network: Keel's proxy socket is not in the sandbox"`,
       `mkfifo ${FORWARDER_READY} || fail "network: cannot make the forwarder's FIFO"`,
       // If node cannot start, the subshell says so on the FIFO instead; either way the read returns.
-      `( ${shellQuote(nodeBinary())} -e ${shellQuote(FORWARDER)} </dev/null >/dev/null 2>&1; echo failed > ${FORWARDER_READY} ) &`,
+      // The forwarder lives as long as the sandbox, so it must not hold the verdict descriptor:
+      // the host reads the verdict to its end, and a long-lived server (MCP) would never get there.
+      `( ${shellQuote(nodeBinary())} -e ${shellQuote(FORWARDER)} </dev/null >/dev/null 2>&1; echo failed > ${FORWARDER_READY} ) ${VERDICT_FD}>&- &`,
       `read -r ready < ${FORWARDER_READY}; rm -f ${FORWARDER_READY}`,
       `[ "$ready" = ready ] || fail "network: the proxy forwarder did not start"`,
     );
@@ -234,17 +236,21 @@ export function spawnSandboxed(spec: SandboxSpec, command: readonly string[], op
   const verdictPipe = child.stdio[VERDICT_FD] as NodeJS.ReadableStream & { on(event: 'error', listener: () => void): void };
   const verdict = new Promise<SandboxVerdict>((resolve) => {
     let text = '';
-    verdictPipe.on('data', (chunk: Buffer) => {
-      text += chunk.toString('utf8');
-    });
-    verdictPipe.on('error', () => undefined);
-    verdictPipe.on('end', () => {
-      const line = text.trim().split('\n')[0] ?? '';
+    const judge = (line: string) => {
       if (line.startsWith('verified ')) resolve({ ok: true, uidMap: line.slice('verified '.length) });
       else if (line) resolve({ ok: false, reason: line });
       else if (!arch) resolve({ ok: false, reason: `seccomp filter: no filter for the architecture ${process.arch}` });
       else resolve({ ok: false, reason: 'bubblewrap did not start the sandbox' });
+    };
+    verdictPipe.on('data', (chunk: Buffer) => {
+      text += chunk.toString('utf8');
+      // The check speaks one line and is done: its verdict holds from the first newline, whoever
+      // else might still hold the descriptor open.
+      const end = text.indexOf('\n');
+      if (end >= 0) judge(text.slice(0, end).trim());
     });
+    verdictPipe.on('error', () => undefined);
+    verdictPipe.on('end', () => judge(text.trim().split('\n')[0] ?? ''));
     child.once('error', (error) => resolve({ ok: false, reason: `${options.program ?? BWRAP} cannot be started (${error.message}); install the Debian package bubblewrap` }));
   });
   return { child, verdict };

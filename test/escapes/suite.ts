@@ -118,6 +118,9 @@ export async function runEscapes(options: {
         planted: { command: 'npx', args: ['-y', 'keel-planted-mcp', '${workspace}'], startupTimeoutMs: 5_000 },
         // Found only on a PATH entry inside the workspace.
         pathplant: { command: 'keel-planted-server', startupTimeoutMs: 5_000 },
+        // Granted the network with an allow-list whose names resolve to loopback. Sandboxed in the
+        // control run too, like every server here: its config, not the policy, chooses its sandbox.
+        net: { command: process.execPath, args: ['--import', tsxLoader, fixture], sandbox: { read: [repoRoot], network: true, hosts: ['localhost', '*.localhost'] } },
       },
     }),
   );
@@ -455,6 +458,16 @@ export async function runEscapes(options: {
       undefined,
       networkPolicy,
     );
+
+    // The same, from an MCP server granted the network: through Keel's proxy and directly.
+    const mcpConnect = (targets: string[], direct = false) => ({ tool: 'mcp__net__connect', input: { targets, ...(direct ? { direct } : {}) } });
+    await route('MCP server with a network grant: allow-listed names that resolve to loopback, host ports, the Temporal port', [
+      mcpConnect([`localhost:${port}`]),
+      mcpConnect([`localhost:${temporalPort}`]),
+      mcpConnect([`evil.localhost:${port}`, `localhost.:${port}`]),
+      mcpConnect([`127.0.0.1:${port}`, `[::1]:${port}`, `127.0.0.1:${temporalPort}`]),
+      mcpConnect([`127.0.0.1:${port}`, `localhost:${temporalPort}`], true),
+    ]);
 
     const savedPath = process.env.PATH;
     await route(

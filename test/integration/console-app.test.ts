@@ -71,6 +71,10 @@ describe('keel console: identity, typing, sign-in, stream resume, accessibility'
         const card1 = page.locator(`.inbox-item[data-key="tool:${s1}:toolu_demo_write"]`);
         await card1.waitFor({ timeout: 30_000 });
         await expect.poll(() => card1.locator('pre.diff').textContent(), { timeout: 30_000 }).toMatch(/^\+\+\+ b\/NOTE\.md\n(.*\n)*\+Written by Keel\.$/m);
+        // "Approve for session" offers the server's suggested rule (machines/approval.ts), as the API lists it.
+        const inbox = (await (await api('/api/inbox')).json()) as { items: { callId?: string; workflowId: string; suggestedRule?: string | null }[] };
+        expect(inbox.items.find((i) => i.workflowId === s1 && i.callId === 'toolu_demo_write')?.suggestedRule).toBe('write_file(NOTE.md)');
+        expect(await card1.locator('input[data-act="rule"]').inputValue()).toBe('write_file(NOTE.md)');
 
         // Half a deny reason typed into s1's card; then s2's call arrives (listed first).
         const reason = card1.getByLabel('reason');

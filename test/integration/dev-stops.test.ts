@@ -23,20 +23,45 @@ async function processesWith(marker: string): Promise<string[]> {
   return found;
 }
 
+async function devEnv(marker: string, data: string): Promise<NodeJS.ProcessEnv> {
+  return {
+    ...process.env,
+    KEEL_DEV_TEST_MARKER: marker,
+    KEEL_DEV_DATA: data,
+    KEEL_DEV_PORT: String(await freePort()),
+    KEEL_DEV_UI_PORT: String(await freePort()),
+    KEEL_SERVE_PORT: '0',
+    KEEL_TASK_QUEUE: `dev-test-${randomUUID()}`,
+  };
+}
+
 describe('npm run dev', () => {
+  // The API refuses its settings after the worker exists: that worker held the connection,
+  // and dev crashed with IllegalStateError instead of stopping what it had started.
+  it('a setting the API refuses: one line naming it, exit 1, nothing left running', async () => {
+    const marker = `keel-dev-test-${randomUUID()}`;
+    const data = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-dev-test-'));
+    try {
+      const child = spawn('npm', ['run', '--silent', 'dev'], { cwd: root, env: { ...(await devEnv(marker, data)), KEEL_API_TOKEN: 'short' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      expect(await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c))), out).toBe(1);
+      expect(out).toMatch(/keel dev: KEEL_API_TOKEN must be at least 16 characters/);
+      expect(out).not.toMatch(/IllegalStateError/);
+      expect(out).toMatch(/keel dev: stopped\./);
+      expect(await processesWith(marker)).toEqual([]);
+    } finally {
+      for (const line of await processesWith(marker)) process.kill(Number(line.split(':')[0]), 'SIGKILL');
+      await fs.rm(data, { recursive: true, force: true });
+    }
+  }, 240_000);
+
   for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
     it(`${signal}: worker, console and server stopped before it returns ${code}`, async () => {
       const marker = `keel-dev-test-${randomUUID()}`;
       const data = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-dev-test-'));
-      const env: NodeJS.ProcessEnv = {
-        ...process.env,
-        KEEL_DEV_TEST_MARKER: marker,
-        KEEL_DEV_DATA: data,
-        KEEL_DEV_PORT: String(await freePort()),
-        KEEL_DEV_UI_PORT: String(await freePort()),
-        KEEL_SERVE_PORT: '0',
-        KEEL_TASK_QUEUE: `dev-test-${randomUUID()}`,
-      };
+      const env = await devEnv(marker, data);
       const child = spawn('npm', ['run', '--silent', 'dev'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));

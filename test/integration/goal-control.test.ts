@@ -9,12 +9,13 @@ import { promisify } from 'node:util';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeelClient, UpdateRejectedError } from '../../client/index';
 import { resolveTemporalCli } from '../../worker/dev-server';
 import { workflowsPath } from '../../worker/worker';
-import { cancelUpdate, goalApproveUpdate, goalPendingApprovalsQuery, goalUsageQuery, resolveTaskUpdate, type GoalLogEntry } from '../../workflows/definitions';
+import { cancelUpdate, eventsQuery, goalApproveUpdate, goalPendingApprovalsQuery, goalUsageQuery, resolveTaskUpdate, type GoalLogEntry } from '../../workflows/definitions';
 import { agent, finish, attachGoal, critic, goalEnv, plan, planner, recordGoalHistory, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
-import { hostPidWith, isAlive } from '../unit/tools/context';
+import { hostPidWith, isAlive, matching } from '../unit/tools/context';
 
 let env: TemporalTestEnv;
 let workflowBundle: WorkflowBundleWithSourceMap;
@@ -201,6 +202,21 @@ describe('goal control', () => {
       expect(unknown).toBeInstanceOf(WorkflowUpdateFailedError);
       expect(String((unknown as WorkflowUpdateFailedError).cause?.message)).toMatch(/unknown call id toolu_nope: waiting for approval: toolu_goal_write/);
 
+      // A session rule that does not cover the call is refused to the caller, with its code —
+      // before, the goal forwarded it and only the agent refused it, where nobody heard.
+      const keel = await KeelClient.connect({ client: env.client, taskQueue: g.taskQueue });
+      const uncovered = await keel
+        .getGoal(run.handle.workflowId)
+        .approve('toolu_goal_write', { scope: 'session', rule: 'write_file(OTHER.md)' })
+        .catch((e: unknown) => e);
+      expect(uncovered).toBeInstanceOf(UpdateRejectedError);
+      expect(uncovered).toMatchObject({ code: 'rule_does_not_cover', reason: matching(/rule "write_file\(OTHER.md\)" does not cover the call being approved \(write_file/) });
+      const onceWithRule = await run.handle.executeUpdate(goalApproveUpdate, { args: [{ callId: 'toolu_goal_write', rule: 'write_file(NOTE.md)' }] }).catch((e: unknown) => e);
+      expect((onceWithRule as WorkflowUpdateFailedError).cause).toMatchObject({ type: 'rule_needs_session_scope' });
+      expect((unknown as WorkflowUpdateFailedError).cause).toMatchObject({ type: 'unknown_call' });
+      // Nothing was lost: the call still waits, and the agent recorded no refusal.
+      expect(await run.handle.query(goalPendingApprovalsQuery)).toMatchObject([{ callId: 'toolu_goal_write' }]);
+
       expect(await run.handle.executeUpdate(goalApproveUpdate, { args: [{ callId: 'toolu_goal_write' }] })).toMatchObject({ callId: 'toolu_goal_write', agentId });
       const result = await run.handle.result();
       expect(result.verdict).toBe('goal_met');
@@ -212,6 +228,8 @@ describe('goal control', () => {
       expect(ofKind(log, 'agent.approval_requested')).toMatchObject([{ agentId, taskId: 'note', callId: 'toolu_goal_write', toolName: 'write_file', input: { path: 'NOTE.md' } }]);
       expect(ofKind(log, 'agent.approval_answered')).toMatchObject([{ agentId, callId: 'toolu_goal_write', decision: 'approved' }]);
       expect(ofKind(await run.log(), 'event.rejected')).toEqual([]);
+      const agentLog = await env.client.workflow.getHandle(agentId).query(eventsQuery);
+      expect(agentLog.entries.filter((e) => e.kind === 'event.rejected')).toEqual([]);
       await recordGoalHistory(run.handle, 'child-approval');
       await recordGoalHistory(env.client.workflow.getHandle(agentId), 'child-approval-agent');
     });

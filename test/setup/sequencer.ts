@@ -18,7 +18,7 @@ const LONG_FIRST = [
   'test/integration/cli-approve-view.test.ts',
   'test/integration/sse-resume.test.ts',
   'test/integration/console.test.ts',
-  'test/unit/escapes.test.ts',
+  'test/integration/escapes.test.ts',
 ];
 
 function rank(spec: TestSpecification): number {

@@ -3,7 +3,7 @@
 // `find -exec rm`, and every command of a pipeline or list; an allow rule still covers
 // only the command as written.
 import { describe, expect, it } from 'vitest';
-import { commandViews, programName } from '../../machines/command-line';
+import { commandViews, programName } from '../../machines/policy/command-views';
 import { evaluatePolicy, parsePolicy, splitShellCommand } from '../../machines/policy';
 
 const policy = (() => {

@@ -311,8 +311,8 @@ describe('session approvals', () => {
       sandbox: { level: 'workspace-write', network: false },
     });
     expect(evaluatePolicy(defaultPolicy, run('npm install'), { approvals }).decision).toBe('ask');
-    expect(sessionApprovalFor(run('npm test'), 'run_command(npm install*)')).toEqual({ ok: false, error: matching(/does not cover the call being approved/) });
-    expect(sessionApprovalFor(run('npm test'), 'run_command()')).toEqual({ ok: false, error: matching(/empty parentheses/) });
+    expect(sessionApprovalFor(run('npm test'), 'run_command(npm install*)')).toEqual({ ok: false, code: 'rule_does_not_cover', error: matching(/does not cover the call being approved/) });
+    expect(sessionApprovalFor(run('npm test'), 'run_command()')).toEqual({ ok: false, code: 'invalid_rule', error: matching(/empty parentheses/) });
     expect(rememberApproval(approvals, approvals[0]!)).toHaveLength(1);
   });
 

@@ -23,4 +23,14 @@ describe('problems of the API', () => {
     expect(toProblem(refused)).toMatchObject({ status: 409 });
     expect(toProblem(new Error('boom')).status).toBe(500);
   });
+
+  it("a validator's refusal code reaches the SDK's error and the problem; a plain Error's does not pretend to be one", () => {
+    const cause = ApplicationFailure.create({ type: 'rule_does_not_cover', message: 'approve: rule "write_file(b)" does not cover the call being approved (write_file {"path":"a"})' });
+    const refused = toKeelError(new WorkflowUpdateFailedError('failed', cause), 'goal-1', 'approve');
+    expect(refused).toMatchObject({ code: 'rule_does_not_cover', reason: cause.message });
+    expect(toProblem(refused).toProblem()).toMatchObject({ status: 409, code: 'rule_does_not_cover', reason: cause.message });
+    const plain = toKeelError(new WorkflowUpdateFailedError('failed', ApplicationFailure.create({ type: 'Error', message: 'x' })), 'goal-1', 'approve');
+    expect(plain).toMatchObject({ code: undefined });
+    expect(toProblem(plain).toProblem()).not.toHaveProperty('code');
+  });
 });

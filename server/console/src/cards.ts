@@ -31,14 +31,6 @@ export function focusedCard(): { key: string; label: string; keys: Record<string
   return key && keys ? { key, label: el.getAttribute('aria-label') ?? key, keys } : null;
 }
 
-/** The rule "approve for session" remembers: what the human sees is what gets granted. */
-function defaultRule(item: ToolItem): string {
-  const input = (item.input ?? {}) as Record<string, unknown>;
-  if (item.toolName === 'run_command' && typeof input.command === 'string') return `run_command(${input.command})`;
-  if (typeof input.path === 'string') return `${item.toolName}(${input.path})`;
-  return item.toolName;
-}
-
 const safeId = (s: string) => s.replace(/[^A-Za-z0-9_-]/g, '_');
 
 /** The line on a card that says what was done to it (and stays while the card does). */
@@ -56,7 +48,9 @@ function useOutcome(): [string, (label: string, path: string, body?: unknown) =>
 export function ToolCallCard({ item }: { item: ToolItem }) {
   const key = itemKey(item);
   const id = safeId(key);
-  const [rule, setRule] = useState(() => defaultRule(item));
+  // The server's suggestion (machines/approval.ts), so the console offers what the CLI offers;
+  // emptied, "approve for session" remembers exactly this call.
+  const [rule, setRule] = useState(() => item.suggestedRule ?? '');
   const [reason, setReason] = useState('');
   const [outcome, run] = useOutcome();
   const base = `/api/workflows/${enc(item.workflowId)}`;
@@ -77,7 +71,7 @@ export function ToolCallCard({ item }: { item: ToolItem }) {
       <button class="primary" data-act="approve" onClick=${approve}><kbd>a</kbd> Approve</button>
       <button data-act="session" onClick=${approveSession}><kbd>s</kbd> Approve for session</button>
       <label class="inline" for=${`rule-${id}`}><kbd>e</kbd> rule</label>
-      <input id=${`rule-${id}`} type="text" data-act="rule" value=${rule} onInput=${(e: Event) => setRule((e.target as HTMLInputElement).value)} />
+      <input id=${`rule-${id}`} type="text" data-act="rule" placeholder="empty: exactly this call" value=${rule} onInput=${(e: Event) => setRule((e.target as HTMLInputElement).value)} />
     </div>
     <div class="actions">
       <button class="danger" data-act="deny" onClick=${deny}><kbd>d</kbd> Deny</button>

@@ -6,7 +6,9 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { executeTool } from '../../../activities/tools/run-tool';
 import { type CommandSandbox } from '../../../machines/policy';
-import { probeSandbox, runProbe, sandboxStartupLine } from '../../../activities/tools/sandbox';
+import { openNetworkGrant } from '../../../activities/tools/network-grant';
+import { resolveLimits } from '../../../activities/tools/limits';
+import { ensureKeelDir, probeSandbox, runProbe, sandboxStartupLine, spawnSandboxed } from '../../../activities/tools/sandbox';
 import { makeWorkspace, matching, type TestWorkspace } from './context';
 
 let t: TestWorkspace;
@@ -80,6 +82,25 @@ describe('run_command sandbox', () => {
     expect(result.content).toMatch(/NET-ERR ECONNREFUSED/);
     expect(result.content).toMatch(/Keel proxy refused 127\.0\.0\.1:\d+: 127\.0\.0\.1 resolves to 127\.0\.0\.1, a loopback/);
     expect(connections).toBe(0);
+  });
+
+  it('network: true, long-lived (an MCP server): the verdict arrives, and its descriptor closes, while the process still runs', async () => {
+    // The proxy forwarder inside the sandbox lives as long as the sandbox; it once kept the
+    // verdict descriptor open, so a server that never exits never got its verdict.
+    await ensureKeelDir(t.dir);
+    const grant = await openNetworkGrant({ progress: () => undefined }, { level: 'workspace-write', network: true });
+    const spec = { sandbox: { level: 'workspace-write' as const, network: true }, workspace: t.dir, cwd: t.dir, limits: resolveLimits(undefined), proxyDir: grant.dir };
+    const { child, verdict } = spawnSandboxed(spec, ['/bin/sh', '-c', 'sleep 30'], { env: { PATH: '/usr/bin:/bin' }, stdin: 'ignore', detached: false });
+    const closed = new Promise<void>((resolve) => (child.stdio[4] as NodeJS.ReadableStream).once('end', () => resolve()));
+    try {
+      const bound = (ms: number) => new Promise<'timed out'>((resolve) => setTimeout(() => resolve('timed out'), ms));
+      expect(await Promise.race([verdict, bound(10_000)])).toMatchObject({ ok: true });
+      expect(await Promise.race([closed.then(() => 'closed'), bound(5_000)])).toBe('closed');
+      expect(child.exitCode).toBeNull();
+    } finally {
+      child.kill('SIGKILL');
+      await grant.close();
+    }
   });
 
   it('read-only: the workspace cannot be written either', async () => {

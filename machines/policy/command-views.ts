@@ -2,10 +2,10 @@
 // `env X=1 rm`, `builtin`/`exec`/`nohup`/`nice`/`timeout`/`time` in front of it, the
 // commands inside `sh -c '…'` (and bash, dash, zsh), `eval`, `xargs rm` and
 // `find … -exec rm {} ;`. Each yields the command as the program it names, so a deny rule
-// on `rm` catches every spelling. The views are added to the parts a rule judges (policy.ts
+// on `rm` catches every spelling. The views are added to the parts a rule judges (subjects.ts
 // subjectOf): a deny or ask rule matching any of them holds; an allow rule must still cover
 // the command as written, so a wrapper never widens what an allow rule lets through.
-import { type CommandPart } from './policy';
+import type { CommandPart } from './subjects';
 
 /** Directories whose programs are named by their base name (`/usr/bin/rm` is `rm`). */
 const SYSTEM_BIN = /^\/(usr\/(local\/)?)?s?bin\/[^/]+$/;
