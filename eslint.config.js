@@ -8,6 +8,8 @@ const builtinBan = {
   paths: nodeBuiltins.map((name) => ({ name, message: 'Node built-ins are I/O; keep them out of this folder.' })),
   nodePrefix: { regex: '^node:', message: 'Node built-ins are I/O; keep them out of this folder.' },
 };
+/** Machines are pure: no Node built-ins, and only the imports `regex` lets through. */
+const pureImports = (/** @type {string} */ regex, /** @type {string} */ message) => ['error', { paths: builtinBan.paths, patterns: [builtinBan.nodePrefix, { regex, message }] }];
 
 export default tseslint.config(
   // bench/peers is its own package (installed on demand), checked by its own tsconfig.
@@ -57,16 +59,7 @@ export default tseslint.config(
     // Machines are pure: no clock, no I/O, no Temporal. Only sibling modules and zod.
     files: ['machines/**/*.ts'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: builtinBan.paths,
-          patterns: [
-            builtinBan.nodePrefix,
-            { regex: '^(?!\\./|zod$|picomatch/posix$)', message: 'machines/ is pure: import only ./siblings, zod and picomatch/posix.' },
-          ],
-        },
-      ],
+      'no-restricted-imports': pureImports('^(?!\\./|zod$|picomatch/posix$)', 'machines/ is pure: import only ./siblings, zod and picomatch/posix.'),
       'no-restricted-globals': [
         'error',
         { name: 'Date', message: 'Time arrives on events; machines never read the clock.' },
@@ -85,16 +78,7 @@ export default tseslint.config(
     // A machine split into a folder (machines/turn/) imports its own files and machines/ siblings, still nothing else.
     files: ['machines/*/**/*.ts'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          paths: builtinBan.paths,
-          patterns: [
-            builtinBan.nodePrefix,
-            { regex: '^(?!\\./|\\.\\./(?!\\.\\.)|zod$|picomatch/posix$)', message: 'machines/ is pure: import only machines/ files, zod and picomatch/posix.' },
-          ],
-        },
-      ],
+      'no-restricted-imports': pureImports('^(?!\\./|\\.\\./(?!\\.\\.)|zod$|picomatch/posix$)', 'machines/ is pure: import only machines/ files, zod and picomatch/posix.'),
     },
   },
   {

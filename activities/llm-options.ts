@@ -1,6 +1,8 @@
-// The ActivityOptions a workflow should schedule `callModel` with. This file imports
-// nothing at runtime, so workflow code can bundle it.
+// The ActivityOptions every workflow schedules `callModel` with (the turn runner, the
+// goal's planner and critic). This file imports only the retry table at runtime (zod and
+// a constant), so workflow code can bundle it.
 import type { ActivityOptions } from '@temporalio/common';
+import { LOST_ATTEMPT_RETRY } from '../machines/model-retry';
 
 /**
  * - startToCloseTimeout: a long answer streams for minutes; the SDK's own request timeout
@@ -13,23 +15,25 @@ import type { ActivityOptions } from '@temporalio/common';
  *   as dead — and a lost attempt is retried, i.e. paid for again. At 1.5 s any event-loop
  *   stall over 1.5 s (GC, a busy worker, a laptop lid) turned into a second paid call;
  *   10 s tolerates a busy loop and still notices a dead worker within seconds.
- * - retry: for callers that use the activity's own retries (the goal's planner and
- *   critic): at most 3 retries for the whole call. The turn runner instead has the
- *   activity mark every failure non-retryable (serverRetries 'timeouts_only'), allows 2
- *   attempts so only a lost attempt is retried here, and retries the rest in the turn
- *   machine by the one table in machines/model-retry.ts: the tiers never multiply.
+ * - retry: callers ask the activity to mark every failure non-retryable for Temporal
+ *   (serverRetries 'timeouts_only') and retry by their row of the one table in
+ *   machines/model-retry.ts; Temporal retries only an attempt lost with its worker,
+ *   once (LOST_ATTEMPT_RETRY there), on the server, with no workflow task in between.
  * - cancellationType: the workflow learns of the cancel only once the request is closed,
  *   so no tokens of an interrupted answer arrive after the interrupt.
  */
 export const MODEL_ACTIVITY_OPTIONS = {
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '10 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumInterval: '30 seconds',
-    maximumAttempts: 4,
-    nonRetryableErrorTypes: ['ModelMalformedResponse', 'ModelContextWindowExceeded'],
-  },
+  retry: { initialInterval: LOST_ATTEMPT_RETRY.backoffMs, maximumAttempts: LOST_ATTEMPT_RETRY.attempts },
   cancellationType: 'WAIT_CANCELLATION_COMPLETED',
 } as const satisfies ActivityOptions;
+
+/** MODEL_ACTIVITY_OPTIONS with a caller's overrides (tests shorten intervals); the attempts stay the table's: two tiers would multiply. */
+export function modelActivityOptions(overrides: Partial<ActivityOptions> = {}): ActivityOptions {
+  return {
+    ...MODEL_ACTIVITY_OPTIONS,
+    ...overrides,
+    retry: { ...MODEL_ACTIVITY_OPTIONS.retry, ...overrides.retry, maximumAttempts: LOST_ATTEMPT_RETRY.attempts },
+  };
+}

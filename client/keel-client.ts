@@ -13,6 +13,7 @@ import { EncryptionCodec, keelDataConverter } from '../worker/encryption';
 import { goalWorkflow, type GoalOptions } from '../workflows/goal';
 import { code, escapeMarkdown } from '../workflows/markdown';
 import { sessionWorkflow, type SessionOptions } from '../workflows/session';
+import { DEFAULT_TASK_QUEUE } from '../workflows/defaults';
 import { describeIssues } from '../workflows/payloads';
 import { goalOptionsSchema, sessionOptionsSchema } from '../workflows/start-input';
 import { ConnectionError, InvalidInputError, mapErrors } from './errors';
@@ -20,7 +21,7 @@ import { GoalHandle } from './goal-handle';
 import { SessionHandle } from './session-handle';
 import { resolveWorkspace, WorkspaceError } from './workspace';
 
-export const DEFAULT_TASK_QUEUE = 'keel';
+export { DEFAULT_TASK_QUEUE };
 
 export interface KeelClientOptions {
   /** host:port; default TEMPORAL_ADDRESS, a config profile, or localhost:7233. */

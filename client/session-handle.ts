@@ -2,7 +2,7 @@
 // a refusal comes back as UpdateRejectedError with the machine's reason), queries, stream.
 import { type Client, WorkflowFailedError, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
-import type { Usage } from '../machines/index';
+import type { FinishedTurn } from '../workflows/finished-turns';
 import {
   answerUpdate,
   approveUpdate,
@@ -40,16 +40,12 @@ import type { ClientTool } from '../workflows/client-tools';
 import { mapErrors, WorkflowEndedError } from './errors';
 import { followStream, type EventsOptions, type SessionStreamItem } from './events';
 
-/** How a turn ended, as `send` reports it. */
-export interface TurnOutcome {
-  messageId: string;
-  turnId: string;
-  /** How the turn ended (session.turn_finished). */
-  outcome: 'completed' | 'max_steps' | 'budget_exhausted' | 'interrupted' | 'failed';
-  /** The model's final text, or what it had said when interrupted. */
-  output: string | null;
-  usage: Usage | null;
-}
+/**
+ * How a turn ended, as `send` reports it: the session's record of the turn, whose
+ * `outcome` is every outcome of the turn machine (machines/turn/outcome.ts TURN_OUTCOMES),
+ * `truncated` and `refused` included, so a `switch` over it is checked to be exhaustive.
+ */
+export type TurnOutcome = FinishedTurn;
 
 export class SessionHandle {
   readonly workflowHandle: WorkflowHandle<typeof sessionWorkflow>;

@@ -2,14 +2,11 @@
 // bounded retry rules apply to those calls, both decided here and executed by the goal
 // workflow:
 //
-// 1. A failed call (the model activity failed): another round after 1, 2, 3, 5, 10, 20,
-//    then 30 s — or the API's retry-after when longer — up to ANSWER_ROUNDS rounds in all,
-//    only when the failure says it is retryable (overloaded, transient, a lost worker:
-//    never malformed output nor fatal errors). The goal cannot go on without its planner
-//    or critic, and an unattended goal stopped by one bad minute of the API is work lost,
-//    so they wait out about three minutes (191 s) of failures. 8 rounds over 36 s were
-//    not enough: chaos seed 80023 draws 7 faults in a row at 30 %, and stopped a goal in
-//    CI twice (the critic's 8 rounds all failed).
+// 1. A failed call (the model activity failed): another round after the wait in the
+//    retry table's `answer` row (machines/model-retry.ts: 12 rounds, 1, 2, 3, 5, 10, 20,
+//    then 30 s — or the API's retry-after when longer), only when the failure says it is
+//    retryable (overloaded, transient, a lost worker: never malformed output nor fatal
+//    errors).
 // 2. An answer the goal cannot use (wrong shape, or a review the autonomy machine
 //    refuses): the critic is asked again with the problems, up to the goal's
 //    maxPlanAttempts answers. (An unusable plan is the autonomy machine's own rule:
@@ -18,15 +15,10 @@
 // Whatever happens, what a failed or unusable attempt was billed for is spent: each
 // decision returns it, and the workflow reports it to the goal's budget.
 import { addCallUsage, ZERO_USAGE, type CallUsage, type Usage } from './budget';
-import type { ModelFailureClass } from './model-retry';
+import { RETRY_TABLE, retryDecision, type ModelFailureClass } from './model-retry';
 
-/** Classes another round of the same request cannot fix (the planner's prompt does not shrink: no compaction here). */
-const NEVER_RETRIED: ReadonlySet<ModelFailureClass> = new Set(['malformed', 'fatal', 'context_window']);
-
-/** Rounds of model activity attempts before the planner or critic counts as failed. */
-export const ANSWER_ROUNDS = 12;
-/** Seed 001's 1 s / 2 s / 3 s, then longer (the last entry repeats); a longer retry-after wins. */
-export const ANSWER_BACKOFF_MS: readonly number[] = [1_000, 2_000, 3_000, 5_000, 10_000, 20_000, 30_000];
+/** Rounds of model activity attempts before the planner or critic counts as failed (the table's retries + the first). */
+export const ANSWER_ROUNDS = 1 + RETRY_TABLE.answer.transient.retries;
 
 export interface FailedRound {
   /** From the failure's details (the activity marks every failure non-retryable for Temporal itself). */
@@ -41,12 +33,12 @@ export interface FailedRound {
 export type RoundDecision = { readonly type: 'retry'; readonly round: number; readonly delayMs: number } | { readonly type: 'give_up' };
 
 /** After round `round` (1-based) failed: wait and call again, or give up. `spent` is null when nothing is known to be billed. */
-export function afterFailedRound(round: number, failure: FailedRound, rounds: number = ANSWER_ROUNDS): { spent: Usage | null; next: RoundDecision } {
+export function afterFailedRound(round: number, failure: FailedRound): { spent: Usage | null; next: RoundDecision } {
   const spent = failure.usage !== undefined ? addCallUsage(ZERO_USAGE, failure.usage) : null;
-  const retryable = failure.retryable && (failure.failureClass === undefined || !NEVER_RETRIED.has(failure.failureClass));
-  if (round >= rounds || !retryable) return { spent, next: { type: 'give_up' } };
-  const backoff = ANSWER_BACKOFF_MS[round - 1] ?? ANSWER_BACKOFF_MS[ANSWER_BACKOFF_MS.length - 1] ?? 0;
-  return { spent, next: { type: 'retry', round: round + 1, delayMs: Math.max(backoff, failure.retryAfterMs ?? 0) } };
+  if (!failure.retryable) return { spent, next: { type: 'give_up' } };
+  const decision = retryDecision('answer', failure.failureClass ?? 'transient', round, failure.retryAfterMs);
+  if (!decision.retry) return { spent, next: { type: 'give_up' } };
+  return { spent, next: { type: 'retry', round: round + 1, delayMs: decision.delayMs } };
 }
 
 export type AnswerDecision =

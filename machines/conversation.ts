@@ -32,9 +32,6 @@ export const messageSchema = z.strictObject({
 });
 export type Message = z.infer<typeof messageSchema>;
 
-export const userText = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] });
-export const assistantText = (text: string): Message => ({ role: 'assistant', content: [{ type: 'text', text }] });
-
 /**
  * Problems that would make the Messages API refuse this conversation as a request; empty
  * when it is valid. Consecutive messages of one role are allowed — the API merges them:

@@ -4,6 +4,7 @@
 import type { Exhaustion, Usage } from './budget';
 import type { Json } from './core';
 import type { ToolFacts } from './tool-result';
+import type { CompleteReason, TurnEnd } from './turn/outcome';
 
 /** `limit`: the sandbox stopped the call at one of its resource limits (the result's facts say which). */
 export type ToolResultStatus = 'success' | 'error' | 'timeout' | 'limit' | 'cancelled' | 'denied';
@@ -27,7 +28,7 @@ export interface LogPayloads {
   'session.input_received': { sessionId: string; turnId: string; callId: string };
   // Keel: signals that act on the running turn, recorded where the human sent them.
   'session.control': { sessionId: string; signal: 'interrupt' | 'steer' | 'stop'; turnId: string | null };
-  'session.turn_finished': { sessionId: string; turnId: string; outcome: string; queueLength: number };
+  'session.turn_finished': { sessionId: string; turnId: string; outcome: TurnEnd; queueLength: number };
   'session.budget_raised': { sessionId: string; limits: Json };
   'session.failed': { sessionId: string; error: string };
   'session.restarting': { sessionId: string };
@@ -36,7 +37,7 @@ export interface LogPayloads {
   'turn.started': { turnId: string; input: string };
   'turn.tool_calls_received': { turnId: string; step: number; callIds: string[] };
   'turn.tools_finished': { turnId: string; step: number; results: { callId: string; status: ToolResultStatus }[] };
-  'turn.completed': { turnId: string; reason: 'end_turn' | 'max_steps' | 'budget_exhausted' | 'truncated' | 'refused'; finalOutput: string | null; usage: Usage; stopReason: string | null };
+  'turn.completed': { turnId: string; reason: CompleteReason; finalOutput: string | null; usage: Usage; stopReason: string | null };
   'turn.interrupted': { turnId: string; reason: string; partialOutput: string | null };
   'turn.error': { turnId: string; errorType: 'non_retryable' | 'retries_exhausted'; message: string; attempts: number };
   // Keel: seed 001's second-tier retry, visible so a user knows why nothing happens.
@@ -56,7 +57,6 @@ export interface LogPayloads {
   'tool.approval_requested': { callId: string; toolName: string; policyReason: string | null };
   'tool.approved': { callId: string; approver: string; scope: 'once' | 'session' };
   'tool.denied': { callId: string; by: 'policy' | 'human'; reason: string };
-  'tool.progress': { callId: string; percent: number | null; chunk: string | null };
   // `facts`: what the tool did as data (exit code, files changed, bytes read), when it says.
   'tool.result': { callId: string; status: ToolResultStatus; output: string; facts?: ToolFacts };
   // Keel: the call passed policy and waits for a concurrency permit.
@@ -141,7 +141,8 @@ export const SPEC_KINDS = [
   'tool.approval_requested',
   'tool.approved',
   'tool.denied',
-  'tool.progress',
+  // SPEC §3's tool.progress is not in the event log: no transition makes it. The tool
+  // activity publishes it on the stream's tool topic (activities/tools/progress.ts).
   'tool.result',
   'agent.spawning',
   'agent.ready',

@@ -42,12 +42,10 @@ export {
   type ToolCallDirective,
   type ToolCallEvent,
   type ToolCallState,
-  type ToolResult,
+  type CallResult,
 } from './tool-call';
 export {
-  activeTimers,
   createTurn,
-  DEFAULT_RETRY_BACKOFF_MS,
   pendingApprovals,
   turnMachine,
   type NewTurn,
@@ -58,6 +56,7 @@ export {
   type TurnResult,
   type TurnState,
 } from './turn';
+export { COMPLETE_REASONS, TURN_OUTCOMES, type CompleteReason, type TurnEnd } from './turn/outcome';
 export {
   createSession,
   DEFAULT_MAX_CONSECUTIVE_ERRORS,

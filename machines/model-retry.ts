@@ -1,8 +1,11 @@
-// The one retry table for model calls. Retries live in ONE tier — the turn machine, on
-// durable timers — and the model activity runs a single attempt per schedule, so the two
-// never multiply (before: 4 activity attempts × 4 turn attempts = 16 billed requests).
-// Every attempt returns to the workflow, which is also what lets the usage of failed
-// attempts be counted. The README's "Model call retries" section shows this same table.
+// The one retry table for model calls: every caller's backoff numbers are here, and every
+// caller reads its row (the turn machine, the goal's planner and critic, the model
+// activity's Temporal retry of a lost attempt). Retries live in ONE tier — the workflow,
+// on durable timers — and the model activity runs a single attempt per schedule (only an
+// attempt lost with its worker is retried by Temporal), so the tiers never multiply
+// (before: 4 activity attempts × 4 turn attempts = 16 billed requests). Every attempt
+// returns to the workflow, which is also what lets the usage of failed attempts be
+// counted. The README's "Model call retries" section shows this same table.
 import { z } from 'zod';
 
 export const MODEL_FAILURE_CLASSES = ['overloaded', 'transient', 'context_window', 'malformed', 'fatal'] as const;
@@ -10,9 +13,9 @@ export const modelFailureClassSchema = z.enum(MODEL_FAILURE_CLASSES);
 export type ModelFailureClass = z.infer<typeof modelFailureClassSchema>;
 
 export interface RetryRule {
-  /** Retries after the first attempt (the whole call: every class shares the step's attempts). */
+  /** Retries after the first attempt (the whole call: every class shares the call's attempts). */
   readonly retries: number;
-  /** Wait before retry n (1-based → index n-1); a retry-after the API sends wins when longer. */
+  /** Wait before retry n (1-based → index n-1; the last entry repeats); a retry-after the API sends wins when longer. */
   readonly backoffMs: readonly number[];
   readonly honoursRetryAfter: boolean;
   /** A retry-after longer than this is not waited for: the call fails instead (time bound). */
@@ -22,52 +25,84 @@ export interface RetryRule {
   readonly why: string;
 }
 
-/** Attempts of one call, escalations (a larger limit, a compaction) included: 1 + 3 retries. */
-export const MAX_CALL_ATTEMPTS = 4;
+/** Who retries: a turn's model call, or the goal's planner and critic (calls that must answer through a tool). */
+export type RetryCaller = 'turn' | 'answer';
+
+const never = (why: string): RetryRule => ({ retries: 0, backoffMs: [], honoursRetryAfter: false, maxDelayMs: 0, compactFirst: false, why });
 
 /** Seed 001: at most three retries, 1 s / 2 s / 3 s apart, for the whole call. */
-export const MODEL_RETRY_TABLE: Readonly<Record<ModelFailureClass, RetryRule>> = {
-  overloaded: {
-    retries: 3,
-    backoffMs: [1_000, 2_000, 3_000],
-    honoursRetryAfter: true,
-    maxDelayMs: 60_000,
-    compactFirst: false,
-    why: '429 rate limit, 529 overloaded: the API says when to come back (retry-after); waits longer than 60 s end the call',
+const TURN_BACKOFF_MS = [1_000, 2_000, 3_000];
+/**
+ * The goal cannot go on without its planner or critic, and an unattended goal stopped by
+ * one bad minute of the API is work lost, so they wait out about three minutes (191 s) of
+ * failures: 11 retries, 1, 2, 3, 5, 10, 20, then 30 s apart. 8 rounds over 36 s were not
+ * enough: chaos seed 80023 draws 7 faults in a row at 30 %, and stopped a goal in CI twice.
+ */
+const ANSWER_BACKOFF_MS = [1_000, 2_000, 3_000, 5_000, 10_000, 20_000, 30_000];
+
+export const RETRY_TABLE: Readonly<Record<RetryCaller, Readonly<Record<ModelFailureClass, RetryRule>>>> = {
+  turn: {
+    overloaded: {
+      retries: 3,
+      backoffMs: TURN_BACKOFF_MS,
+      honoursRetryAfter: true,
+      maxDelayMs: 60_000,
+      compactFirst: false,
+      why: '429 rate limit, 529 overloaded: the API says when to come back (retry-after); waits longer than 60 s end the call',
+    },
+    transient: {
+      retries: 3,
+      backoffMs: TURN_BACKOFF_MS,
+      honoursRetryAfter: true,
+      maxDelayMs: 60_000,
+      compactFirst: false,
+      why: 'network errors, 5xx, 408/409, dropped or stalled streams, timeouts, a lost worker: the next try may succeed',
+    },
+    context_window: {
+      retries: 1,
+      backoffMs: [0],
+      honoursRetryAfter: false,
+      maxDelayMs: 0,
+      compactFirst: true,
+      why: 'prompt too long / model_context_window_exceeded: compact the conversation, then one more (smaller) request',
+    },
+    malformed: never('malformed output: the same request is never sent twice (max_tokens inside tool_use is handled as truncation, not here)'),
+    fatal: never('400/401/402/403/404/413/422, a missing key, invalid input: the same request fails the same way'),
   },
-  transient: {
-    retries: 3,
-    backoffMs: [1_000, 2_000, 3_000],
-    honoursRetryAfter: true,
-    maxDelayMs: 60_000,
-    compactFirst: false,
-    why: 'network errors, 5xx, 408/409, dropped or stalled streams, timeouts, a lost worker: the next try may succeed',
-  },
-  context_window: {
-    retries: 1,
-    backoffMs: [0],
-    honoursRetryAfter: false,
-    maxDelayMs: 0,
-    compactFirst: true,
-    why: 'prompt too long / model_context_window_exceeded: compact the conversation, then one more (smaller) request',
-  },
-  malformed: {
-    retries: 0,
-    backoffMs: [],
-    honoursRetryAfter: false,
-    maxDelayMs: 0,
-    compactFirst: false,
-    why: 'malformed output: the same request is never sent twice (max_tokens inside tool_use is handled as truncation, not here)',
-  },
-  fatal: {
-    retries: 0,
-    backoffMs: [],
-    honoursRetryAfter: false,
-    maxDelayMs: 0,
-    compactFirst: false,
-    why: '400/401/402/403/404/413/422, a missing key, invalid input: the same request fails the same way',
+  answer: {
+    overloaded: {
+      retries: 11,
+      backoffMs: ANSWER_BACKOFF_MS,
+      honoursRetryAfter: true,
+      maxDelayMs: Number.POSITIVE_INFINITY,
+      compactFirst: false,
+      why: 'the goal cannot go on without its planner or critic: it waits out about three minutes of an overloaded API',
+    },
+    transient: {
+      retries: 11,
+      backoffMs: ANSWER_BACKOFF_MS,
+      honoursRetryAfter: true,
+      maxDelayMs: Number.POSITIVE_INFINITY,
+      compactFirst: false,
+      why: 'as overloaded: a lost worker or a failing network for up to about three minutes',
+    },
+    context_window: never("the planner's prompt does not shrink: there is no compaction here"),
+    malformed: never('malformed output: the same request is never sent twice'),
+    fatal: never('the same request fails the same way'),
   },
 };
+
+
+/** Attempts of one turn call, escalations (a larger limit, a compaction) included: 1 + the table's retries. */
+export const MAX_CALL_ATTEMPTS = 1 + RETRY_TABLE.turn.transient.retries;
+
+/**
+ * Temporal's own retry of a model activity, for an attempt lost with its worker (heartbeat
+ * timeout) and nothing else: every other failure is non-retryable for Temporal
+ * (serverRetries 'timeouts_only') and comes back to the caller's row above. Read by
+ * activities/llm-options.ts.
+ */
+export const LOST_ATTEMPT_RETRY = { attempts: 2, backoffMs: 1_000 } as const;
 
 export type RetryDecision =
   | { readonly retry: true; readonly delayMs: number; readonly compact: boolean }
@@ -78,15 +113,16 @@ export type RetryDecision =
  * another. Attempts before it count whatever their class: the budget is the whole call's.
  */
 export function retryDecision(
+  caller: RetryCaller,
   failureClass: ModelFailureClass,
   attempt: number,
   retryAfterMs: number | null | undefined,
   /** A session's own backoff (tests shorten it); it can lower the retries, never raise them. */
   backoffOverride?: readonly number[],
 ): RetryDecision {
-  const rule = MODEL_RETRY_TABLE[failureClass];
+  const rule = RETRY_TABLE[caller][failureClass];
   const backoffs = backoffOverride !== undefined && rule.retries > 0 && !rule.compactFirst ? backoffOverride : rule.backoffMs;
-  const retries = Math.min(rule.retries, rule.compactFirst ? rule.retries : backoffs.length);
+  const retries = Math.min(rule.retries, rule.compactFirst || backoffOverride === undefined ? rule.retries : backoffs.length);
   const retriesSoFar = attempt - 1;
   if (retriesSoFar >= retries) {
     return { retry: false, reason: retries === 0 ? `${failureClass} failures are not retried` : `${failureClass}: ${retries} retries spent` };

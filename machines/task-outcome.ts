@@ -10,6 +10,7 @@
 //   done. The goal retries a failed task (maxTaskAttempts), so a forgetful model costs one
 //   attempt, never a wrong "succeeded".
 import { z } from 'zod';
+import type { TurnEnd } from './turn/outcome';
 
 export const FINISH_TASK = 'finish_task';
 
@@ -30,9 +31,9 @@ export function parseFinishTask(input: unknown): { ok: true; value: FinishTask }
   return { ok: false, problems: parsed.error.issues.map((i) => `${i.path.length > 0 ? i.path.join('.') : 'input'}: ${i.message}`) };
 }
 
-/** What the decision reads of a finished turn (machines/turn.ts TurnResult). */
+/** What the decision reads of a finished turn (machines/turn/protocol.ts TurnResult). */
 export interface FinishedTurn {
-  outcome: 'completed' | 'max_steps' | 'budget_exhausted' | 'interrupted' | 'failed' | 'truncated' | 'refused';
+  outcome: TurnEnd;
   error: string | null;
   finalOutput: string | null;
   finish?: FinishTask | undefined;

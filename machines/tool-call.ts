@@ -9,8 +9,9 @@ import { emit, type EmitEvent, type ToolResultStatus } from './events';
 import { toolFactsSchema, type ToolFacts } from './tool-result';
 
 const resultSchema = z.strictObject({ content: z.string(), isError: z.boolean(), facts: toolFactsSchema.optional() });
-/** What the model will read in the tool_result block. */
-export type ToolResult = z.infer<typeof resultSchema>;
+/** How a call ended, as the model will read it in the tool_result block. Not a tool's own
+ *  output (machines/tool-result.ts ToolResult, which the runner translates into events). */
+export type CallResult = z.infer<typeof resultSchema>;
 
 const common = {
   callId: z.string().min(1),
@@ -28,7 +29,7 @@ export const toolCallStateSchema = z.discriminatedUnion('status', [
   z.strictObject({ status: z.literal('pending'), ...common }),
   z.strictObject({ status: z.literal('awaiting_approval'), ...common, reason: z.string().nullable(), timerId: z.string().nullable() }),
   z.strictObject({ status: z.literal('queued'), ...common, approvedBy: z.string() }),
-  z.strictObject({ status: z.literal('running'), ...common, activityId: z.string(), progress: z.number().nullable(), progressEvents: z.number().int().nonnegative() }),
+  z.strictObject({ status: z.literal('running'), ...common, activityId: z.string() }),
   z.strictObject({ status: z.literal('succeeded'), ...common, result: resultSchema }),
   z.strictObject({ status: z.literal('failed'), ...common, result: resultSchema }),
   z.strictObject({ status: z.literal('timed_out'), ...common, result: resultSchema }),
@@ -39,7 +40,7 @@ export const toolCallStateSchema = z.discriminatedUnion('status', [
 ]);
 export type ToolCallState = z.infer<typeof toolCallStateSchema>;
 export type ToolCallStatus = ToolCallState['status'];
-export type TerminalToolCall = Extract<ToolCallState, { result: ToolResult }>;
+export type TerminalToolCall = Extract<ToolCallState, { result: CallResult }>;
 
 export const toolCallEventSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('policy_decided'), decision: z.enum(['allow', 'ask', 'deny']), reason: z.string().optional() }),
@@ -47,7 +48,6 @@ export const toolCallEventSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('denied'), reason: z.string().optional() }),
   z.strictObject({ type: z.literal('timer_fired'), timerId: z.string() }),
   z.strictObject({ type: z.literal('permit_granted') }),
-  z.strictObject({ type: z.literal('progress'), percent: z.number().min(0).max(100).optional(), chunk: z.string().optional() }),
   z.strictObject({ type: z.literal('succeeded'), output: z.string(), facts: toolFactsSchema.optional() }),
   z.strictObject({ type: z.literal('failed'), error: z.string(), facts: toolFactsSchema.optional() }),
   z.strictObject({ type: z.literal('timed_out'), message: z.string().optional(), facts: toolFactsSchema.optional() }),
@@ -66,13 +66,15 @@ export type ToolCallDirective =
   | { readonly type: 'check_policy'; readonly callId: string; readonly name: string; readonly input: Json }
   /** Surface the call to humans (pending approvals query, search attribute). */
   | { readonly type: 'request_approval'; readonly callId: string; readonly name: string; readonly input: Json; readonly reason: string | null }
-  /** Run the tool activity; answer with `succeeded` / `failed` / `timed_out`, `progress` meanwhile. */
+  /** Run the tool activity; answer with `succeeded` / `failed` / `timed_out` / `limit_hit`. Its progress
+   *  never comes here: the activity publishes `tool.progress` on the stream's tool topic
+   *  (activities/tools/progress.ts). */
   | { readonly type: 'run_tool'; readonly callId: string; readonly activityId: string; readonly name: string; readonly input: Json }
   /** The ask-the-human tool: put the question to a person; the answer completes the call. */
   | { readonly type: 'ask_human'; readonly callId: string; readonly question: string };
 
 const S = ['pending', 'awaiting_approval', 'queued', 'running', 'succeeded', 'failed', 'timed_out', 'limit', 'cancelled', 'denied'] as const;
-const E = ['policy_decided', 'approved', 'denied', 'timer_fired', 'permit_granted', 'progress', 'succeeded', 'failed', 'timed_out', 'limit_hit', 'cancel'] as const;
+const E = ['policy_decided', 'approved', 'denied', 'timer_fired', 'permit_granted', 'succeeded', 'failed', 'timed_out', 'limit_hit', 'cancel'] as const;
 
 const row = <F extends ToolCallStatus, V extends ToolCallEvent['type'], T extends ToolCallStatus>(from: F, event: V, to: T, guard?: string) =>
   guard === undefined ? { from, event, to } : { from, event, to, guard };
@@ -93,7 +95,6 @@ export const toolCallMachine = defineMachine<ToolCallState, ToolCallEvent, ToolC
     row('awaiting_approval', 'cancel', 'cancelled'),
     row('queued', 'permit_granted', 'running'),
     row('queued', 'cancel', 'cancelled'),
-    row('running', 'progress', 'running'),
     row('running', 'succeeded', 'succeeded'),
     row('running', 'failed', 'failed'),
     row('running', 'timed_out', 'timed_out'),
@@ -145,14 +146,14 @@ function questionOf(input: Json): string {
   return JSON.stringify(input);
 }
 
-function withFacts(result: ToolResult, facts: ToolFacts | undefined): ToolResult {
+function withFacts(result: CallResult, facts: ToolFacts | undefined): CallResult {
   return facts === undefined ? result : { ...result, facts };
 }
 
 function finish(
   state: ToolCallState,
   status: TerminalToolCall['status'],
-  result: ToolResult,
+  result: CallResult,
   extra: ToolCallDirective[] = [],
   by: 'policy' | 'human' = 'human',
 ): Step<ToolCallState, ToolCallDirective> {
@@ -214,16 +215,8 @@ function reduce(state: ToolCallState, event: ToolCallEvent): Step<ToolCallState,
       const start: ToolCallDirective[] =
         kind === 'ask' ? [{ type: 'ask_human', callId, question: questionOf(input) }] : kind === 'finish' ? [] : [{ type: 'run_tool', callId, activityId, name, input }];
       return {
-        state: { status: 'running', ...base, activityId, progress: null, progressEvents: 0 },
+        state: { status: 'running', ...base, activityId },
         directives: [emit('tool.started', { callId }), ...start],
-      };
-    }
-    case 'progress': {
-      if (state.status !== 'running') return reject('not running');
-      const percent = event.percent ?? state.progress;
-      return {
-        state: { ...state, progress: percent, progressEvents: state.progressEvents + 1 },
-        directives: [emit('tool.progress', { callId, percent: event.percent ?? null, chunk: event.chunk ?? null })],
       };
     }
     case 'succeeded':

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { KeelClient } from '../client/keel-client';
 import { startBanner, startServer, type RunningServer } from '../server/main';
-import { DEFAULT_TASK_QUEUE } from '../worker/config';
+import { DEFAULT_TASK_QUEUE } from '../workflows/defaults';
 import { startWorkerTelemetry } from '../worker/telemetry';
 import { startDevServer } from '../worker/dev-server';
 import { createKeelWorker } from '../worker/worker';

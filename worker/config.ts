@@ -1,8 +1,7 @@
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
+import { DEFAULT_TASK_QUEUE } from '../workflows/defaults';
 import { keelEnv } from './env';
-
-export const DEFAULT_TASK_QUEUE = 'keel';
 
 export interface WorkerConfig {
   connection: NativeConnectionOptions & { address: string };

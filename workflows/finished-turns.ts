@@ -2,12 +2,14 @@
 // (the awaitTurn update) by message id, so two identical messages each get their own turn.
 // Read off the session's own events as they are logged; bounded, and carried across
 // continue-as-new.
-import type { Usage } from '../machines/index';
+import type { LogPayloads, TurnEnd, Usage } from '../machines/index';
 
+/** How a turn of the session ended, as `awaitTurn` (and the SDK's `send`) report it. */
 export interface FinishedTurn {
   messageId: string;
   turnId: string;
-  outcome: 'completed' | 'max_steps' | 'budget_exhausted' | 'interrupted' | 'failed';
+  /** Every outcome of the turn machine (machines/turn/outcome.ts), `truncated` and `refused` included. */
+  outcome: TurnEnd;
   /** The model's final text, or what it had said when interrupted. */
   output: string | null;
   usage: Usage | null;
@@ -16,7 +18,7 @@ export interface FinishedTurn {
 type Seen =
   | { kind: 'turn.completed'; turnId: string; finalOutput: string | null; usage: Usage }
   | { kind: 'turn.interrupted'; turnId: string; partialOutput: string | null }
-  | { kind: 'session.turn_finished'; turnId: string; outcome: string };
+  | ({ kind: 'session.turn_finished' } & Pick<LogPayloads['session.turn_finished'], 'turnId' | 'outcome'>);
 
 export class FinishedTurns {
   readonly capacity = 100;
@@ -46,7 +48,7 @@ export class FinishedTurns {
       this.messages.delete(e.turnId);
       this.ending.delete(e.turnId);
       if (messageId === undefined) return;
-      this.done.push({ messageId, turnId: e.turnId, outcome: e.outcome as FinishedTurn['outcome'], ...end });
+      this.done.push({ messageId, turnId: e.turnId, outcome: e.outcome, ...end });
       if (this.done.length > this.capacity) this.done.splice(0, this.done.length - this.capacity);
     }
   }

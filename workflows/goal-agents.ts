@@ -10,6 +10,7 @@ import { approvalFrom, defaultPolicy, unknownCallMessage, type PolicyConfig } fr
 import { agentWorkflow, type AgentInput, type AgentResult } from './agent';
 import { agentReportSchema, approveSchema, approveSignal, denySchema, denySignal, type GoalPendingApproval, type GoalRunnerEvent, type TaskEvidence } from './definitions';
 import type { GoalOptions } from './goal';
+import { DEFAULT_MAX_PARALLEL_TOOLS } from './defaults';
 import { approverLabel, failureMessage, parsePayload as parse } from './payloads';
 import { refusal, validated } from './refusal';
 import { describeAttempts, type AttemptRecord } from './planning';
@@ -121,7 +122,7 @@ export class AgentPool {
       headless: options.headless ?? false,
       limits: { ...remainingForTurn(goal.config.limits, goal.usage), maxSteps: options.maxStepsPerTask ?? 25 },
       approvalTimeoutMs: options.approvalTimeoutMs ?? null,
-      maxParallelTools: options.maxParallelTools ?? 4,
+      maxParallelTools: options.maxParallelTools ?? DEFAULT_MAX_PARALLEL_TOOLS,
       retryBackoffMs: options.retryBackoffMs,
       modelActivity: options.modelActivity,
       thinking: thinkingFor(options, d.role),

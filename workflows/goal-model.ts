@@ -4,13 +4,13 @@
 // spend is counted.
 import { CancellationScope, isCancellation, proxyActivities, sleep, type ActivityOptions } from '@temporalio/workflow';
 import type { ModelActivities, ModelCallInput, ModelCallResult } from '../activities/llm';
-import { MODEL_ACTIVITY_OPTIONS } from '../activities/llm-options';
+import { modelActivityOptions } from '../activities/llm-options';
 import { afterFailedRound, afterUnusableAnswer } from '../machines/answer-retry';
 import { goalMachine, type CallUsage, type GoalDirective, type GoalEvent, type GoalState, type TaskInput, type TransitionError, type Usage } from '../machines/index';
 import type { Driven } from './host';
 import { failureMessage } from './payloads';
 import { CRITIC_SYSTEM, PLANNER_SYSTEM, planPrompt, reviewPrompt, shapeProblems, SUBMIT_PLAN, SUBMIT_REVIEW, submitPlanSchema, submitPlanTool, submitReviewSchema, submitReviewTool, toTaskInputs } from './planning';
-import { modelFailure } from './turn-runner';
+import { modelFailure } from './turn-results';
 
 export interface ToolCallerConfig {
   model: string;
@@ -43,11 +43,9 @@ export class ToolCaller {
     const overrides = this.config.modelActivity ?? {};
     const callModelAs = (id: string) =>
       proxyActivities<ModelActivities>({
-        ...MODEL_ACTIVITY_OPTIONS,
-        ...overrides,
         // As in the turn (workflows/turn-runner.ts): Temporal retries only a lost attempt;
         // every other failure comes back here with what it was billed for.
-        retry: { ...MODEL_ACTIVITY_OPTIONS.retry, ...overrides.retry, maximumAttempts: 2 },
+        ...modelActivityOptions(overrides),
         activityId: id,
       }).callModel;
     const scope = new CancellationScope();
@@ -64,7 +62,7 @@ export class ToolCaller {
       // The prompt is new each time: caching it would only make its one use cost 1.25×.
       cacheConversation: false,
     };
-    // One tier of retries, here, by the rule in machines/answer-retry.ts.
+    // One tier of retries, here, by the `answer` row of the table in machines/model-retry.ts.
     const call = scope.run(async () => {
       for (let round = 1; ; ) {
         const id = round === 1 ? activityId : `${activityId}-round-${round}`;

@@ -39,6 +39,7 @@ export interface GoalOptions {
   /** How long an agent's tool call waits for approval (default: forever). */
   approvalTimeoutMs?: number | null;
   maxParallelTools?: number;
+  /** Shorter waits between a turn's model retries than the retry table's (tests): it can lower the retries, never raise them. Absent: the table's turn rows (machines/model-retry.ts). */
   retryBackoffMs?: number[];
   /** Conversation store directory; default `<workspace>/.keel/store`. */
   storeDir?: string;

@@ -60,6 +60,7 @@ import { AgentPool, type AgentCarry } from './goal-agents';
 import { Advisors, ToolCaller } from './goal-model';
 import type { GoalOptions, GoalResult } from './goal-options';
 import { loadSetup } from './setup';
+import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL, defaultStoreDir } from './defaults';
 import { workspaceRoute } from './workspace-host';
 
 export { thinkingFor } from './goal-agents';
@@ -82,7 +83,6 @@ export interface GoalCarry extends HostCarry {
   run: number;
 }
 
-const DEFAULT_MODEL = 'claude-sonnet-4-6';
 /** Goals that ran before continue-as-new existed replay as they ran. */
 const CONTINUE_PATCH = 'goal-continue-as-new';
 /** From this marker on, the critic's follow-up tasks wait for plan approval (machines/autonomy.ts). */
@@ -90,9 +90,9 @@ const FOLLOW_UP_APPROVAL_PATCH = 'goal-follow-ups-need-plan-approval';
 
 export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Promise<GoalResult> {
   parseStartInput(goalOptionsSchema, options, 'goal');
-  const storeDir = options.storeDir ?? `${options.workspace.replace(/\/+$/, '')}/.keel/store`;
+  const storeDir = options.storeDir ?? defaultStoreDir(options.workspace);
   const model = options.model ?? DEFAULT_MODEL;
-  const maxTokens = options.maxTokens ?? 4096;
+  const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
   let done: GoalReport | null = null;
   let tools: ToolEntry[] = carry?.tools ?? [];
   let toolsRef: string | null = carry?.toolsRef ?? null;

@@ -32,6 +32,7 @@ export interface SessionOptions {
   approvalTimeoutMs?: number | null;
   idleTimeoutMs?: number | null;
   maxParallelTools?: number;
+  /** Shorter waits between a turn's model retries than the retry table's (tests): it can lower the retries, never raise them. Absent: the table's turn rows (machines/model-retry.ts). */
   retryBackoffMs?: number[];
   /** Offer the tools of the worker's MCP servers (KEEL_MCP_CONFIG). */
   mcp?: boolean;

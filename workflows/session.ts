@@ -56,7 +56,8 @@ import { previewValue } from './preview';
 import { ConversationLog } from './runtime';
 import { sessionOptionsSchema } from './start-input';
 import { code, escapeMarkdown } from './markdown';
-import { streamedUsageOf, TurnRunner, type ToolEntry } from './turn-runner';
+import { TurnRunner, type ToolEntry } from './turn-runner';
+import { streamedUsageOf } from './turn-results';
 import { MachineHost, type Driven } from './host';
 import { modelEvents, streamedText } from './model-stream';
 import { sessionApprovalHandlers } from './session-approvals';
@@ -69,18 +70,18 @@ import { ClientTools, clientToolResultSchema } from './client-tools';
 import { isTerminalCall } from '../machines/tool-call';
 import type { SessionCarry, SessionOptions, SessionResult } from './session-options';
 import { workspaceRoute } from './workspace-host';
+import { DEFAULT_MAX_PARALLEL_TOOLS, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, defaultStoreDir } from './defaults';
 
 type StartTurn = Extract<SessionDirective, { type: 'start_turn' }>;
 
 export type { SessionCarry, SessionOptions, SessionResult } from './session-options';
 
-const DEFAULT_MODEL = 'claude-sonnet-4-6';
 /** Running workflows that predate the hand-over started the next queued turn in the same run. */
 const HANDOVER_PATCH = 'session-queue-handover';
 
 export async function sessionWorkflow(options: SessionOptions, carry?: SessionCarry): Promise<SessionResult> {
   parseStartInput(sessionOptionsSchema, options, 'session');
-  const storeDir = options.storeDir ?? `${options.workspace.replace(/\/+$/, '')}/.keel/store`;
+  const storeDir = options.storeDir ?? defaultStoreDir(options.workspace);
   // A workspace on one host's disk: everything that touches it runs there (workspace-host.ts).
   const route = workspaceRoute(workflowInfo().taskQueue, options.workspaceHost, options.workspaceHostWaitMs);
   const conversation = new ConversationLog(carry?.conversation);
@@ -115,10 +116,10 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       workspaceRoute: route,
       storeDir,
       model: options.model ?? DEFAULT_MODEL,
-      maxTokens: options.maxTokens ?? 4096,
+      maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
       system: options.system,
       approvalTimeoutMs: options.approvalTimeoutMs ?? null,
-      maxParallelTools: options.maxParallelTools ?? 4,
+      maxParallelTools: options.maxParallelTools ?? DEFAULT_MAX_PARALLEL_TOOLS,
       retryBackoffMs: options.retryBackoffMs,
       modelActivity: options.modelActivity,
       compactAboveTokens: options.compactAboveTokens,

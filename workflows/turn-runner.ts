@@ -2,121 +2,22 @@
 // model calls and tools as activities in cancellation scopes, policy checks with the pure
 // policy, timers, conversation appends. It decides nothing itself. The session workflow
 // drives it, and the goal workflow's child agents can drive it the same way.
-import {
-  ActivityCancellationType,
-  ActivityFailure,
-  ApplicationFailure,
-  CancellationScope,
-  isCancellation,
-  patched,
-  proxyActivities,
-  TimeoutFailure,
-  type ActivityOptions,
-} from '@temporalio/workflow';
-import type { ModelActivities, ModelCallInput, ModelCallResult, ModelStreamEvent } from '../activities/llm';
-import { MODEL_ACTIVITY_OPTIONS } from '../activities/llm-options';
-import type { McpBridge } from '../activities/mcp/index';
-import type { SetupTool } from '../activities/setup';
-import type { ToolActivities, ToolResult } from '../activities/tools/index';
-import type { CallUsage, ContentBlock, Json, LogEvent, TransitionError, TransitionResult, TurnLimits } from '../machines/index';
-import { createTurn, pendingApprovals, turnMachine, type TurnDirective, type TurnEvent, type TurnResult, type TurnState } from '../machines/turn';
-import { observe, type Observer } from '../machines/core';
-import { maxOutputTokens } from '../machines/model-limits';
-import { MODEL_FAILURE_CLASSES, type ModelFailureClass } from '../machines/model-retry';
-import { type CommandSandbox, describeApproval, evaluatePolicy, sandboxFor, toolKind, type PolicyConfig, type SessionApproval } from '../machines/policy';
-import { bindScripts, scriptWordsOf, type ScriptHashes } from '../machines/script-binding';
-import type { ToolFacts } from '../machines/tool-result';
-import { FINISH_TASK } from '../machines/task-outcome';
-import { interruptedToolResult, parseToolFacts, WORKER_SHUTDOWN_FAILURE } from '../machines/tool-result';
+import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import type { ModelActivities, ModelCallInput } from '../activities/llm';
+import { modelActivityOptions } from '../activities/llm-options';
 import type { StoreActivities } from '../activities/conversation-store';
-import { CONVERSATION_STORE_FAILURE, type StoreFailureDetails } from '../machines/conversation-repair';
-import type { CompactedEvent, RepairedEvent } from './definitions';
-import type { ConversationCheckpoint, ConversationLog, SerialQueue, Timers } from './runtime';
-import { modelToolOf, type ClientTools } from './client-tools';
-import { routed, workspaceHostGone, type WorkspaceRoute } from './workspace-host';
+import type { TransitionResult, TurnLimits } from '../machines/index';
+import { createTurn, pendingApprovals, turnMachine, type TurnDirective, type TurnEvent, type TurnState } from '../machines/turn';
+import { observe } from '../machines/core';
+import { evaluatePolicy } from '../machines/policy';
+import { FINISH_TASK } from '../machines/task-outcome';
+import type { ConversationCheckpoint, ConversationLog } from './runtime';
+import { modelToolOf } from './client-tools';
+import { effectiveMaxTokens, raisedMaxTokens, thinkingOf, type TurnHost, type TurnRunnerConfig } from './turn-config';
+import { modelFailure, modelResponse, repairableStoreFailure } from './turn-results';
+import { TurnTools } from './turn-tools';
 
-type McpActivities = McpBridge['activities'];
-
-/** A tool the model may call, as listTools / listMcpTools describe it. */
-/** A tool as the setup activity lists it (activities/setup.ts). */
-export type ToolEntry = SetupTool;
-
-export interface TurnRunnerConfig {
-  workspace: string;
-  /** A workspace on one host's disk: its tool calls go to that host's queue (workflows/workspace-host.ts). */
-  workspaceRoute?: WorkspaceRoute | null | undefined;
-  storeDir: string;
-  model: string;
-  maxTokens: number;
-  system?: string | undefined;
-  approvalTimeoutMs: number | null;
-  maxParallelTools: number;
-  retryBackoffMs?: number[] | undefined;
-  /** Overrides of MODEL_ACTIVITY_OPTIONS (tests shorten retries). */
-  modelActivity?: Partial<ActivityOptions> | undefined;
-  /** Compact the conversation (summary of older turns) above this many estimated tokens. */
-  compactAboveTokens?: number | undefined;
-  /**
-   * Extended thinking: the model may think up to `budgetTokens` before it answers (on top
-   * of maxTokens), and between tool calls with `interleaved`; or `adaptive`: the model
-   * decides when and how much to think (and thinks between tool calls by itself).
-   */
-  thinking?: { budgetTokens: number; interleaved?: boolean | undefined } | { adaptive: true } | undefined;
-  /** Prompt caching (default on; activities/llm-cache.ts) and its TTL: `1h` for sessions that wait on people. */
-  promptCaching?: boolean | undefined;
-  promptCacheTtl?: '5m' | '1h' | undefined;
-  /** The largest output limit a call cut inside a tool_use may be retried with (default: the model's own maximum). */
-  maxTokensCeiling?: number | undefined;
-}
-
-/** What a call sends as max_tokens: thinking tokens count towards it, so they are added. */
-export function effectiveMaxTokens(config: Pick<TurnRunnerConfig, 'maxTokens' | 'thinking'>): number {
-  return config.maxTokens + (config.thinking !== undefined && 'budgetTokens' in config.thinking ? config.thinking.budgetTokens : 0);
-}
-
-/** The request's thinking fields for the configured mode. */
-function thinkingOf(thinking: TurnRunnerConfig['thinking']): Pick<ModelCallInput, 'thinking' | 'interleavedThinking'> {
-  if (thinking === undefined) return {};
-  if ('adaptive' in thinking) return { thinking: { type: 'adaptive' } };
-  return { thinking: { type: 'enabled', budget_tokens: thinking.budgetTokens }, ...(thinking.interleaved === true ? { interleavedThinking: true } : {}) };
-}
-
-/** The one larger limit a call cut inside a tool_use gets: twice as much, within the ceiling; null when there is no room. */
-export function raisedMaxTokens(config: Pick<TurnRunnerConfig, 'model' | 'maxTokens' | 'thinking' | 'maxTokensCeiling'>): number | null {
-  const now = effectiveMaxTokens(config);
-  // Opus 4 / 4.1 take 32 000 at most: asking for more is a 400, not a longer answer.
-  const raised = Math.min(now * 2, config.maxTokensCeiling ?? maxOutputTokens(config.model));
-  return raised > now ? raised : null;
-}
-
-export interface TurnHost {
-  queue: SerialQueue;
-  timers: Timers;
-  conversation: ConversationLog;
-  now(): number;
-  tools(): readonly ToolEntry[];
-  /** The tool definitions' id in the conversation store, when they are stored there (sent by reference). */
-  toolsRef(): string | null;
-  /** The identity of the store the session started on (checked by every model call); absent for older runs. */
-  storeId?(): string | undefined;
-  policy(): { policy: PolicyConfig; approvals: readonly SessionApproval[]; headless: boolean };
-  /** Changes the remembered approvals: binds one to the files its calls ran, or drops one whose file changed. */
-  updateApprovals?(update: (approvals: readonly SessionApproval[]) => SessionApproval[]): void;
-  emit(event: LogEvent | CompactedEvent | RepairedEvent): void;
-  /** An event the turn refused (a late activity result, a stale timer): recorded, not lost. */
-  rejected(source: string, error: TransitionError): void;
-  /** Text the model had streamed for a call so far (kept when it is interrupted). */
-  streamedText(activityId: string): string;
-  /** What a call had been billed for so far, from its stream (counted when it is interrupted); null when unknown. */
-  streamedUsage?(activityId: string): CallUsage | null;
-  /** The turn's `finish` and `ask_human` directives, for the session (or the parent goal). */
-  finished(result: TurnResult): void;
-  asked(turnId: string, callId: string, question: string): void;
-  /** Sees every transition of the turn machine (the host's counters). */
-  observer?: Observer<TurnState, TurnEvent, TurnDirective>;
-  /** Tools the turn's client declared and runs itself (workflows/client-tools.ts); sessions only. */
-  clientTools?: ClientTools;
-}
+export { effectiveMaxTokens, raisedMaxTokens, type ToolEntry, type TurnHost, type TurnRunnerConfig } from './turn-config';
 
 const ASK_TOOL = 'ask_user';
 
@@ -125,11 +26,8 @@ export class TurnRunner {
   /** In-flight activities by the machines' activity ids. */
   private readonly scopes = new Map<string, CancellationScope>();
   private readonly inflight = new Set<string>();
-  /** The remembered approval (by its label) each call runs under: it binds the files they run. */
-  private readonly approvalOf = new Map<string, string>();
-  /** The files each command waiting for approval runs, hashed when it was asked. */
-  private readonly askedScripts = new Map<string, ScriptHashes>();
-  private readonly pendingHashes = new Map<string, Promise<undefined>>();
+  /** The tool calls' activities and the approvals they run under. */
+  private readonly tools: TurnTools;
   /** The input tokens the last response reported, for the stored conversation it was measured on (proactive compaction). */
   private lastInput: { head: string | null; tokens: number } | null = null;
   /** The conversation before this turn's message: a refused turn goes back to it. */
@@ -142,6 +40,15 @@ export class TurnRunner {
     private readonly host: TurnHost,
   ) {
     this.transition = host.observer ? observe(turnMachine, host.observer) : (state, event) => turnMachine.transition(state, event);
+    this.tools = new TurnTools(config, host, {
+      track: (activityId, run) => this.track(activityId, run),
+      deliver: (turnId, source, event) => this.deliver(turnId, source, event),
+    });
+  }
+
+  /** A human approved `callId` for the rest of the session, remembered as `label`: its run binds the files it runs. */
+  approvedForSession(callId: string, label: string): void {
+    this.tools.approvedForSession(callId, label);
   }
 
   get turnId(): string | null {
@@ -250,7 +157,7 @@ export class TurnRunner {
         }
         const { policy, approvals, headless } = this.host.policy();
         const verdict = evaluatePolicy(policy, { tool: d.name, input: d.input, workspace: this.config.workspace }, { headless, approvals });
-        if (verdict.decision === 'allow' && verdict.matchedRule?.startsWith(SESSION_RULE)) this.approvalOf.set(d.callId, verdict.matchedRule.slice(SESSION_RULE.length));
+        if (verdict.decision === 'allow') this.tools.allowedBy(d.callId, verdict.matchedRule);
         this.deliver(turnId, 'policy', { type: 'tool', callId: d.callId, event: { type: 'policy_decided', decision: verdict.decision, reason: verdict.reason } });
         return;
       }
@@ -258,10 +165,10 @@ export class TurnRunner {
         // Surfaced through the pendingApprovals query and the KeelPendingApprovals search
         // attribute, both derived from the turn's state after every event. The files a
         // command runs are hashed now: the approval is bound to what they say while asked.
-        this.hashAtAsk(d.callId, d.name, d.input);
+        this.tools.hashAtAsk(d.callId, d.name, d.input);
         return;
       case 'run_tool':
-        this.runTool(turnId, d.callId, d.activityId, d.name, d.input);
+        this.tools.run(turnId, d.callId, d.activityId, d.name, d.input);
         return;
       case 'ask_human':
         this.host.asked(turnId, d.callId, d.question);
@@ -294,14 +201,12 @@ export class TurnRunner {
     const { activityId } = d;
     const options = this.config.modelActivity ?? {};
     const { callModel } = proxyActivities<ModelActivities>({
-      ...MODEL_ACTIVITY_OPTIONS,
-      ...options,
       // The turn machine retries by the table in machines/model-retry.ts and counts each
       // attempt's usage; two tiers would multiply. Temporal retries only a lost attempt
       // (a dead worker: the activity marks every other failure non-retryable), once, on
       // the server — no workflow task, so failover stays fast — and the next attempt
       // reports what the lost one was billed for.
-      retry: { ...MODEL_ACTIVITY_OPTIONS.retry, ...options.retry, maximumAttempts: 2 },
+      ...modelActivityOptions(options),
       activityId: repaired === null ? activityId : `${activityId}-repaired`,
     });
     const { head, append } = this.host.conversation.outgoing();
@@ -401,287 +306,8 @@ export class TurnRunner {
       },
     });
   }
-
-  /** The sandbox a command runs in, from the same policy that allowed it. */
-  private sandboxOf(name: string, input: Json): { sandbox?: CommandSandbox } {
-    if (toolKind(name) !== 'execute') return {};
-    return { sandbox: sandboxFor(this.host.policy().policy, { tool: name, input }) };
-  }
-
-  /** A human approved `callId` for the rest of the session, remembered as `label`: its run binds the files it runs. */
-  approvedForSession(callId: string, label: string): void {
-    this.approvalOf.set(callId, label);
-  }
-
-  /** The file hashes the approval a call runs under is bound to, for the activity to check. */
-  private boundScriptsOf(callId: string): { scripts?: ScriptHashes } {
-    const label = this.approvalOf.get(callId);
-    const approval = label === undefined ? undefined : this.host.policy().approvals.find((a) => describeApproval(a) === label);
-    const asked = this.askedScripts.get(callId);
-    this.askedScripts.delete(callId);
-    const scripts = approval?.scripts !== undefined ? bindScripts(approval.scripts, asked ?? {}) : asked;
-    return scripts !== undefined && Object.keys(scripts).length > 0 ? { scripts } : {};
-  }
-
-  /**
-   * Hashes the workspace files a command waiting for approval runs (runs before this patch
-   * did not). An approval given before the hashes arrive binds them all the same: they are
-   * what the files said when the human was asked.
-   */
-  private hashAtAsk(callId: string, name: string, input: Json): void {
-    if (toolKind(name) !== 'execute' || scriptWordsOf(typeof input === 'object' && input !== null && !Array.isArray(input) ? input.command : undefined).length === 0 || !patched(SCRIPTS_AT_ASK)) return;
-    const hashing = proxyActivities<ToolActivities>(HASH_ACTIVITY_OPTIONS)
-      .hashCommandScripts({ workspace: this.config.workspace, input })
-      .then(
-        (hashes) => (this.askedScripts.set(callId, hashes), undefined),
-        () => undefined,
-      );
-    this.pendingHashes.set(callId, hashing);
-  }
-
-  /**
-   * After a call ran under a remembered approval: the files it ran bind the approval (what
-   * was there first stays bound), and a refusal because one changed drops the approval, so
-   * the same call asks a human again.
-   */
-  private settleApproval(callId: string, facts: ToolFacts | undefined): void {
-    const label = this.approvalOf.get(callId);
-    this.approvalOf.delete(callId);
-    if (label === undefined || this.host.updateApprovals === undefined) return;
-    const same = (a: SessionApproval) => describeApproval(a) === label;
-    if (facts?.kind === 'refused' && facts.reason === 'script_changed') this.host.updateApprovals((list) => list.filter((a) => !same(a)));
-    else if (facts?.kind === 'command' && facts.scripts !== undefined) {
-      const ran = facts.scripts;
-      this.host.updateApprovals((list) => list.map((a) => (same(a) ? { ...a, scripts: bindScripts(a.scripts, ran) } : a)));
-    }
-  }
-
-  private runTool(turnId: string, callId: string, activityId: string, name: string, input: Json): void {
-    const source = `tool ${name} (${callId})`;
-    if (this.host.clientTools?.has(turnId, name)) {
-      this.host.emit({ kind: 'tool.client_requested', turnId, callId, toolName: name, arguments: input });
-      this.host.clientTools.run({ callId, name, input }, (event) => this.deliver(turnId, source, { type: 'tool', callId, event }));
-      return;
-    }
-    const tool = this.host.tools().find((t) => t.spec.name === name);
-    if (tool?.activityOptions === undefined) {
-      this.deliver(turnId, source, { type: 'tool', callId, event: { type: 'failed', error: `Unknown tool ${name}. Use one of the tools offered.` } });
-      return;
-    }
-    // A read-only tool stopped by a worker's shutdown runs again (on another worker) under a
-    // new activity id; the call keeps its id, so an interrupt still finds and cancels it.
-    const run = (rerun: number) => {
-      const options: ActivityOptions = {
-        ...tool.activityOptions,
-        ...routed(this.config.workspaceRoute ?? null),
-        activityId: rerun === 0 ? activityId : `${activityId}-rerun-${rerun}`,
-        // The result of a cancelled command must mean its process is gone.
-        cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-      };
-      const start = () =>
-        tool.mcp
-          ? proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace, callId })
-          : proxyActivities<ToolActivities>(options).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...this.sandboxOf(name, input), ...this.boundScriptsOf(callId) });
-      // An approval given before its files' hashes arrived waits for them: the run is checked against them all the same.
-      const hashing = this.pendingHashes.get(callId);
-      this.pendingHashes.delete(callId);
-      return hashing === undefined ? start() : hashing.then(start);
-    };
-    const attempt = (rerun: number): void => {
-      this.track(activityId, () => run(rerun)).then(
-        (result: ToolResult) => {
-          // The facts come from an activity: checked, and dropped when they do not parse.
-          const facts = parseToolFacts(result.facts);
-          const f = facts !== undefined ? { facts } : {};
-          this.settleApproval(callId, facts);
-          // A sandbox limit ends the call as `limit`, not as a plain error (runs from before
-          // this patch recorded it as failed, and replay keeps them so).
-          const limit = facts?.kind === 'command' && facts.limit !== undefined && patched(LIMIT_STATUS);
-          this.deliver(turnId, source, {
-            type: 'tool',
-            callId,
-            event: limit
-              ? { type: 'limit_hit', message: result.content, ...f }
-              : result.timed_out
-                ? { type: 'timed_out', message: result.content, ...f }
-                : result.is_error
-                  ? { type: 'failed', error: result.content, ...f }
-                  : { type: 'succeeded', output: result.content, ...f },
-          });
-        },
-        (error: unknown) => {
-          if (isCancellation(error)) return;
-          // The workspace's host is gone: the call never started anywhere, and says so.
-          const gone = workspaceHostGone(error, this.config.workspaceRoute ?? null);
-          if (gone !== null) {
-            this.deliver(turnId, source, { type: 'tool', callId, event: { type: 'failed', error: gone } });
-            return;
-          }
-          if (stoppedByShutdown(error)) {
-            // A read-only tool runs again on another worker. Anything else may have done part
-            // of its work: it ends as worker_lost, like a crash, and the model decides (runs
-            // before this patch started every call again, commands included).
-            if ((tool.readOnly || !patched(SHUTDOWN_IS_WORKER_LOST)) && rerun < MAX_SHUTDOWN_RERUNS) {
-              attempt(rerun + 1);
-              return;
-            }
-            if (!tool.readOnly) {
-              this.deliver(turnId, source, { type: 'tool', callId, event: { type: 'failed', error: interruptedToolResult(name, 'worker_lost', 'its worker shut down').content } });
-              return;
-            }
-          }
-          this.deliver(turnId, source, { type: 'tool', callId, event: toolFailure(name, error) });
-        },
-      );
-    };
-    attempt(0);
-  }
 }
 
 interface RepairedCall {
   restoreTools(storeId: string | undefined): Promise<void>;
-}
-
-/** The store's message when a model call failed in the conversation store with a segment a rebuild replaces; else null. */
-export function repairableStoreFailure(error: unknown): string | null {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (!(cause instanceof ApplicationFailure) || cause.type !== CONVERSATION_STORE_FAILURE) return null;
-  const details = cause.details?.[0] as Partial<StoreFailureDetails> | undefined;
-  return details?.repairable === true ? cause.message : null;
-}
-
-/** A tool that is not read-only and was cut by a worker's shutdown ends as worker_lost instead of running again. */
-const SHUTDOWN_IS_WORKER_LOST = 'shutdown-tool-is-worker-lost';
-/** How the policy names a remembered approval that allowed a call (machines/policy.ts). */
-const SESSION_RULE = 'session: ';
-/** Commands waiting for approval have the files they run hashed (runs before it: not). */
-const SCRIPTS_AT_ASK = 'scripts-hashed-at-ask';
-const HASH_ACTIVITY_OPTIONS: ActivityOptions = { startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } };
-/** A command stopped at a sandbox limit ends as `limit` (runs before it: `failed`). */
-const LIMIT_STATUS = 'tool-limit-status';
-
-/** Deploys in a row could stop the same read-only call again; after this many it fails like any error. */
-const MAX_SHUTDOWN_RERUNS = 3;
-
-function stoppedByShutdown(error: unknown): boolean {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  return cause instanceof ApplicationFailure && cause.type === WORKER_SHUTDOWN_FAILURE;
-}
-
-function toContent(blocks: ModelCallResult['message']['content']): ContentBlock[] {
-  const out: ContentBlock[] = [];
-  for (const block of blocks) {
-    // An empty text block (the model may send one before a tool_use) would make every later request a 400.
-    if (block.type === 'text' && block.text !== '') out.push({ type: 'text', text: block.text });
-    else if (block.type === 'tool_use') out.push({ type: 'tool_use', id: block.id, name: block.name, input: block.input as Json });
-    else if (block.type === 'thinking') out.push({ type: 'thinking', thinking: block.thinking, signature: block.signature });
-    else if (block.type === 'redacted_thinking') out.push({ type: 'redacted_thinking', data: block.data });
-    // Server tools' calls and results go back as they came (a pause_turn continues from them).
-    else if (block.type === 'server_tool_use' || block.type === 'web_search_tool_result' || block.type === 'web_fetch_tool_result') out.push(block as unknown as ContentBlock);
-  }
-  return out;
-}
-
-function modelResponse(result: ModelCallResult): TurnEvent {
-  const u = result.usage;
-  // A compaction's summary call is part of this step's spending.
-  const summary = result.compaction?.usage ?? { input_tokens: 0, output_tokens: 0 };
-  const details = (result.message as { stop_details?: { category?: unknown; explanation?: unknown } | null }).stop_details;
-  const lost = spentUsage(result.lostAttemptUsage, true);
-  const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-  return {
-    type: 'model_response',
-    content: toContent(result.message.content),
-    stopReason: result.stopReason,
-    ...(result.cutToolUse !== undefined ? { cutToolUse: { id: result.cutToolUse.id, name: result.cutToolUse.name } } : {}),
-    ...(result.stopReason === 'refusal' ? { refusal: { category: text(details?.category), explanation: text(details?.explanation) } } : {}),
-    usage: {
-      inputTokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) + summary.input_tokens + (lost?.inputTokens ?? 0),
-      outputTokens: u.output_tokens + summary.output_tokens + (lost?.outputTokens ?? 0),
-      costUsd:
-        result.cost === null || (result.compaction !== undefined && result.compaction.costUsd === null)
-          ? null
-          : result.cost.total + (result.compaction?.costUsd ?? 0) + (lost === undefined ? 0 : (lost.costUsd ?? 0)),
-      ...(lost !== undefined ? { estimated: true } : {}),
-    },
-  };
-}
-
-/** Usage an activity reported (failure details or heartbeat), checked: it is input from outside. */
-function spentUsage(raw: unknown, forceEstimated: boolean): CallUsage | undefined {
-  if (typeof raw !== 'object' || raw === null) return undefined;
-  const u = raw as Record<string, unknown>;
-  const count = (v: unknown): number | null => (typeof v === 'number' && Number.isInteger(v) && v >= 0 ? v : null);
-  const inputTokens = count(u.inputTokens);
-  const outputTokens = count(u.outputTokens);
-  if (inputTokens === null || outputTokens === null) return undefined;
-  const cost = typeof u.costUsd === 'number' && Number.isFinite(u.costUsd) && u.costUsd >= 0 ? u.costUsd : null;
-  return { inputTokens, outputTokens, costUsd: cost, ...(forceEstimated || u.estimated === true ? { estimated: true } : {}) };
-}
-
-const FAILURE_CLASSES = new Set<string>(MODEL_FAILURE_CLASSES);
-
-/** A failed model call as the turn sees it: retryable or not, when, and what it was billed for. */
-export function modelFailure(error: unknown): Extract<TurnEvent, { type: 'model_failed' }> {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (cause instanceof ApplicationFailure) {
-    const details = cause.details?.[0] as { retryAfterMs?: unknown; failureClass?: unknown; usage?: unknown; retryable?: unknown } | undefined;
-    const retryAfterMs = details?.retryAfterMs;
-    const failureClass = typeof details?.failureClass === 'string' && FAILURE_CLASSES.has(details.failureClass) ? (details.failureClass as ModelFailureClass) : undefined;
-    const usage = spentUsage(details?.usage, false);
-    return {
-      type: 'model_failed',
-      message: `${cause.type ?? 'ModelError'}: ${cause.message}`,
-      // With serverRetries 'timeouts_only' every failure is non-retryable for Temporal; the details say what it really is.
-      retryable: typeof details?.retryable === 'boolean' ? details.retryable : cause.nonRetryable !== true,
-      ...(typeof retryAfterMs === 'number' && retryAfterMs >= 0 ? { retryAfterMs: Math.round(retryAfterMs) } : {}),
-      ...(failureClass !== undefined ? { failureClass } : {}),
-      ...(usage !== undefined ? { usage } : {}),
-    };
-  }
-  if (cause instanceof TimeoutFailure) {
-    // A lost worker: what it had streamed is known from its last heartbeat (an estimate).
-    const last = cause.lastHeartbeatDetails as { usage?: unknown } | undefined;
-    const usage = spentUsage(last?.usage, true);
-    return { type: 'model_failed', message: `the model call timed out (${cause.timeoutType})`, retryable: true, failureClass: 'transient', ...(usage !== undefined ? { usage } : {}) };
-  }
-  return { type: 'model_failed', message: cause instanceof Error ? cause.message : String(cause), retryable: true };
-}
-
-function toolFailure(name: string, error: unknown): Extract<TurnEvent, { type: 'tool' }>['event'] {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (cause instanceof TimeoutFailure) {
-    if (cause.timeoutType === 'HEARTBEAT') return { type: 'failed', error: interruptedToolResult(name, 'worker_lost').content };
-    return { type: 'timed_out', message: interruptedToolResult(name, 'timed_out').content };
-  }
-  const detail = cause instanceof Error ? cause.message : String(cause);
-  return { type: 'failed', error: interruptedToolResult(name, 'failed', detail).content };
-}
-
-/**
- * What one call had been billed for, from its events on the model stream (its latest
- * attempt): the input tokens `start` reported at message_start, and output estimated at
- * about 4 characters a token of the text and thinking streamed since. Marked estimated;
- * null when the call never reached message_start (nothing billed yet, as far as we know).
- */
-export function streamedUsageOf(events: Iterable<ModelStreamEvent>, activityId: string): CallUsage | null {
-  let attempt = -1;
-  let start: Extract<ModelStreamEvent, { kind: 'start' }> | null = null;
-  let chars = 0;
-  for (const event of events) {
-    if (event.callId !== activityId) continue;
-    if (event.attempt !== attempt) {
-      if (event.attempt < attempt) continue;
-      attempt = event.attempt;
-      start = null;
-      chars = 0;
-    }
-    if (event.kind === 'start') start = event;
-    else if (event.kind === 'delta') chars += event.text.length;
-  }
-  if (start === null || typeof start.inputTokens !== 'number') return null;
-  const outputTokens = Math.ceil(chars / 4);
-  const costUsd =
-    typeof start.inputCostUsd === 'number' && typeof start.outputUsdPerToken === 'number' ? start.inputCostUsd + outputTokens * start.outputUsdPerToken : null;
-  return { inputTokens: start.inputTokens, outputTokens, costUsd, estimated: true };
 }

@@ -4,7 +4,7 @@
 // call that keeps failing.
 import { describe, expect, it } from 'vitest';
 import { createTurn, turnMachine, type TurnDirective, type TurnEvent, type TurnState } from '../../machines/index';
-import { failureClassOf, MODEL_RETRY_TABLE, retryDecision } from '../../machines/model-retry';
+import { failureClassOf, retryDecision, RETRY_TABLE } from '../../machines/model-retry';
 import { thinkingFor } from '../../workflows/goal';
 import { effectiveMaxTokens, raisedMaxTokens } from '../../workflows/turn-runner';
 
@@ -34,19 +34,19 @@ describe('model retry table', () => {
   });
 
   it('allows at most 3 retries for any class, 1 s / 2 s / 3 s or the longer retry-after, bounded by time', () => {
-    for (const rule of Object.values(MODEL_RETRY_TABLE)) expect(rule.retries).toBeLessThanOrEqual(3);
-    expect([1, 2, 3, 4].map((attempt) => retryDecision('transient', attempt, null))).toEqual([
+    for (const rule of Object.values(RETRY_TABLE.turn)) expect(rule.retries).toBeLessThanOrEqual(3);
+    expect([1, 2, 3, 4].map((attempt) => retryDecision('turn', 'transient', attempt, null))).toEqual([
       { retry: true, delayMs: 1_000, compact: false },
       { retry: true, delayMs: 2_000, compact: false },
       { retry: true, delayMs: 3_000, compact: false },
       { retry: false, reason: 'transient: 3 retries spent' },
     ]);
-    expect(retryDecision('overloaded', 1, 5_000)).toEqual({ retry: true, delayMs: 5_000, compact: false });
-    expect(retryDecision('overloaded', 1, 120_000)).toMatchObject({ retry: false });
-    expect(retryDecision('malformed', 1, null)).toMatchObject({ retry: false });
-    expect(retryDecision('fatal', 1, null)).toMatchObject({ retry: false });
-    expect(retryDecision('context_window', 1, null)).toEqual({ retry: true, delayMs: 0, compact: true });
-    expect(retryDecision('context_window', 2, null)).toMatchObject({ retry: false });
+    expect(retryDecision('turn', 'overloaded', 1, 5_000)).toEqual({ retry: true, delayMs: 5_000, compact: false });
+    expect(retryDecision('turn', 'overloaded', 1, 120_000)).toMatchObject({ retry: false });
+    expect(retryDecision('turn', 'malformed', 1, null)).toMatchObject({ retry: false });
+    expect(retryDecision('turn', 'fatal', 1, null)).toMatchObject({ retry: false });
+    expect(retryDecision('turn', 'context_window', 1, null)).toEqual({ retry: true, delayMs: 0, compact: true });
+    expect(retryDecision('turn', 'context_window', 2, null)).toMatchObject({ retry: false });
   });
 
   it('a call that always fails makes 4 requests in all, each counted', () => {

@@ -72,7 +72,6 @@ export function toolCallEvents(state: ToolCallState): ToolCallEvent[] {
     { type: 'timer_fired', timerId: timer },
     { type: 'timer_fired', timerId: 'approval:other' },
     { type: 'permit_granted' },
-    { type: 'progress', percent: 50, chunk: 'half' },
     { type: 'succeeded', output: 'done' },
     { type: 'failed', error: 'exit 1' },
     { type: 'timed_out' },
@@ -177,7 +176,7 @@ export function turnEvents(state: TurnState, choice: number): { normal: TurnEven
             break;
           case 'running':
             if (call.kind === 'ask') normal.push({ type: 'answer', callId: call.callId, text: 'src/a.ts' });
-            else normal.push(to({ type: 'succeeded', output: 'ok' }), to({ type: 'progress', chunk: 'line' }), to({ type: 'failed', error: 'boom' }), to({ type: 'timed_out' }), to({ type: 'limit_hit', message: 'limit' }));
+            else normal.push(to({ type: 'succeeded', output: 'ok' }), to({ type: 'failed', error: 'boom' }), to({ type: 'timed_out' }), to({ type: 'limit_hit', message: 'limit' }));
             break;
           case 'queued':
             normal.push(to({ type: 'permit_granted' }));

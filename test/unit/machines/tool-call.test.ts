@@ -26,17 +26,16 @@ describe('tool-call machine', () => {
     expect(ofType(call('ask').directives, 'check_policy')).toEqual([]);
   });
 
-  it('goes through approval, a permit and progress to success, with one result', () => {
+  it('goes through approval and a permit to success, with one result', () => {
     const { state, directives } = run(
       call().state,
       { type: 'policy_decided', decision: 'ask', reason: 'commands ask' },
       { type: 'approved', approver: 'ann', scope: 'session' },
       { type: 'permit_granted' },
-      { type: 'progress', chunk: 'PASS a.test.ts' },
       { type: 'succeeded', output: 'all passed' },
     );
     expect(state).toMatchObject({ status: 'succeeded', result: { content: 'all passed', isError: false } });
-    expect(kinds(directives)).toEqual(['tool.approval_requested', 'tool.approved', 'tool.queued', 'tool.started', 'tool.progress', 'tool.result']);
+    expect(kinds(directives)).toEqual(['tool.approval_requested', 'tool.approved', 'tool.queued', 'tool.started', 'tool.result']);
     expect(ofType(directives, 'cancel_timer')).toEqual([{ type: 'cancel_timer', timerId: 'approval:c' }]);
   });
 

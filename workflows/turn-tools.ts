@@ -1,0 +1,178 @@
+// The tool calls of a turn as activities: where each runs (its sandbox, the workspace's
+// host), the approval it runs under and the files that approval is bound to, a read-only
+// call run again after a worker's shutdown, and what comes back, as the call's events
+// (workflows/turn-results.ts). The turn runner hands it the directives.
+import { ActivityCancellationType, isCancellation, patched, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import type { McpBridge } from '../activities/mcp/index';
+import type { ToolActivities, ToolResult } from '../activities/tools/index';
+import type { Json, TurnEvent } from '../machines/index';
+import { type CommandSandbox, describeApproval, sandboxFor, toolKind, type SessionApproval } from '../machines/policy';
+import { bindScripts, scriptWordsOf, type ScriptHashes } from '../machines/script-binding';
+import { interruptedToolResult, parseToolFacts, type ToolFacts } from '../machines/tool-result';
+import type { TurnHost, TurnRunnerConfig } from './turn-config';
+import { stoppedByShutdown, toolFailure, toolResultEvent } from './turn-results';
+import { routed, workspaceHostGone } from './workspace-host';
+
+type McpActivities = McpBridge['activities'];
+
+/** What the tools need of the runner: activities tracked in its scopes, events applied to its turn. */
+export interface ToolRunnerHooks {
+  track<T>(activityId: string, run: () => Promise<T>): Promise<T>;
+  deliver(turnId: string, source: string, event: TurnEvent): void;
+}
+
+export class TurnTools {
+  /** The remembered approval (by its label) each call runs under: it binds the files they run. */
+  private readonly approvalOf = new Map<string, string>();
+  /** The files each command waiting for approval runs, hashed when it was asked. */
+  private readonly askedScripts = new Map<string, ScriptHashes>();
+  private readonly pendingHashes = new Map<string, Promise<undefined>>();
+
+  constructor(
+    private readonly config: TurnRunnerConfig,
+    private readonly host: TurnHost,
+    private readonly hooks: ToolRunnerHooks,
+  ) {}
+
+  /** The policy allowed `callId` by `matchedRule`: a remembered approval is noted, so its run binds the files it runs. */
+  allowedBy(callId: string, matchedRule: string | null | undefined): void {
+    if (matchedRule?.startsWith(SESSION_RULE)) this.approvalOf.set(callId, matchedRule.slice(SESSION_RULE.length));
+  }
+
+  /** The sandbox a command runs in, from the same policy that allowed it. */
+  private sandboxOf(name: string, input: Json): { sandbox?: CommandSandbox } {
+    if (toolKind(name) !== 'execute') return {};
+    return { sandbox: sandboxFor(this.host.policy().policy, { tool: name, input }) };
+  }
+
+  /** A human approved `callId` for the rest of the session, remembered as `label`: its run binds the files it runs. */
+  approvedForSession(callId: string, label: string): void {
+    this.approvalOf.set(callId, label);
+  }
+
+  /** The file hashes the approval a call runs under is bound to, for the activity to check. */
+  private boundScriptsOf(callId: string): { scripts?: ScriptHashes } {
+    const label = this.approvalOf.get(callId);
+    const approval = label === undefined ? undefined : this.host.policy().approvals.find((a) => describeApproval(a) === label);
+    const asked = this.askedScripts.get(callId);
+    this.askedScripts.delete(callId);
+    const scripts = approval?.scripts !== undefined ? bindScripts(approval.scripts, asked ?? {}) : asked;
+    return scripts !== undefined && Object.keys(scripts).length > 0 ? { scripts } : {};
+  }
+
+  /**
+   * Hashes the workspace files a command waiting for approval runs (runs before this patch
+   * did not). An approval given before the hashes arrive binds them all the same: they are
+   * what the files said when the human was asked.
+   */
+  hashAtAsk(callId: string, name: string, input: Json): void {
+    if (toolKind(name) !== 'execute' || scriptWordsOf(typeof input === 'object' && input !== null && !Array.isArray(input) ? input.command : undefined).length === 0 || !patched(SCRIPTS_AT_ASK)) return;
+    const hashing = proxyActivities<ToolActivities>(HASH_ACTIVITY_OPTIONS)
+      .hashCommandScripts({ workspace: this.config.workspace, input })
+      .then(
+        (hashes) => (this.askedScripts.set(callId, hashes), undefined),
+        () => undefined,
+      );
+    this.pendingHashes.set(callId, hashing);
+  }
+
+  /**
+   * After a call ran under a remembered approval: the files it ran bind the approval (what
+   * was there first stays bound), and a refusal because one changed drops the approval, so
+   * the same call asks a human again.
+   */
+  private settleApproval(callId: string, facts: ToolFacts | undefined): void {
+    const label = this.approvalOf.get(callId);
+    this.approvalOf.delete(callId);
+    if (label === undefined || this.host.updateApprovals === undefined) return;
+    const same = (a: SessionApproval) => describeApproval(a) === label;
+    if (facts?.kind === 'refused' && facts.reason === 'script_changed') this.host.updateApprovals((list) => list.filter((a) => !same(a)));
+    else if (facts?.kind === 'command' && facts.scripts !== undefined) {
+      const ran = facts.scripts;
+      this.host.updateApprovals((list) => list.map((a) => (same(a) ? { ...a, scripts: bindScripts(a.scripts, ran) } : a)));
+    }
+  }
+
+  run(turnId: string, callId: string, activityId: string, name: string, input: Json): void {
+    const source = `tool ${name} (${callId})`;
+    if (this.host.clientTools?.has(turnId, name)) {
+      this.host.emit({ kind: 'tool.client_requested', turnId, callId, toolName: name, arguments: input });
+      this.host.clientTools.run({ callId, name, input }, (event) => this.hooks.deliver(turnId, source, { type: 'tool', callId, event }));
+      return;
+    }
+    const tool = this.host.tools().find((t) => t.spec.name === name);
+    if (tool?.activityOptions === undefined) {
+      this.hooks.deliver(turnId, source, { type: 'tool', callId, event: { type: 'failed', error: `Unknown tool ${name}. Use one of the tools offered.` } });
+      return;
+    }
+    // A read-only tool stopped by a worker's shutdown runs again (on another worker) under a
+    // new activity id; the call keeps its id, so an interrupt still finds and cancels it.
+    const run = (rerun: number) => {
+      const options: ActivityOptions = {
+        ...tool.activityOptions,
+        ...routed(this.config.workspaceRoute ?? null),
+        activityId: rerun === 0 ? activityId : `${activityId}-rerun-${rerun}`,
+        // The result of a cancelled command must mean its process is gone.
+        cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+      };
+      const start = () =>
+        tool.mcp
+          ? proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace, callId })
+          : proxyActivities<ToolActivities>(options).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...this.sandboxOf(name, input), ...this.boundScriptsOf(callId) });
+      // An approval given before its files' hashes arrived waits for them: the run is checked against them all the same.
+      const hashing = this.pendingHashes.get(callId);
+      this.pendingHashes.delete(callId);
+      return hashing === undefined ? start() : hashing.then(start);
+    };
+    const attempt = (rerun: number): void => {
+      this.hooks.track(activityId, () => run(rerun)).then(
+        (result: ToolResult) => {
+          // The facts come from an activity: checked, and dropped when they do not parse.
+          const facts = parseToolFacts(result.facts);
+          this.settleApproval(callId, facts);
+          // A sandbox limit ends the call as `limit`, not as a plain error (runs from before
+          // this patch recorded it as failed, and replay keeps them so).
+          const limit = facts?.kind === 'command' && facts.limit !== undefined && patched(LIMIT_STATUS);
+          this.hooks.deliver(turnId, source, { type: 'tool', callId, event: toolResultEvent(result, facts, limit) });
+        },
+        (error: unknown) => {
+          if (isCancellation(error)) return;
+          // The workspace's host is gone: the call never started anywhere, and says so.
+          const gone = workspaceHostGone(error, this.config.workspaceRoute ?? null);
+          if (gone !== null) {
+            this.hooks.deliver(turnId, source, { type: 'tool', callId, event: { type: 'failed', error: gone } });
+            return;
+          }
+          if (stoppedByShutdown(error)) {
+            // A read-only tool runs again on another worker. Anything else may have done part
+            // of its work: it ends as worker_lost, like a crash, and the model decides (runs
+            // before this patch started every call again, commands included).
+            if ((tool.readOnly || !patched(SHUTDOWN_IS_WORKER_LOST)) && rerun < MAX_SHUTDOWN_RERUNS) {
+              attempt(rerun + 1);
+              return;
+            }
+            if (!tool.readOnly) {
+              this.hooks.deliver(turnId, source, { type: 'tool', callId, event: { type: 'failed', error: interruptedToolResult(name, 'worker_lost', 'its worker shut down').content } });
+              return;
+            }
+          }
+          this.hooks.deliver(turnId, source, { type: 'tool', callId, event: toolFailure(name, error) });
+        },
+      );
+    };
+    attempt(0);
+  }
+}
+
+/** A tool that is not read-only and was cut by a worker's shutdown ends as worker_lost instead of running again. */
+const SHUTDOWN_IS_WORKER_LOST = 'shutdown-tool-is-worker-lost';
+/** How the policy names a remembered approval that allowed a call (machines/policy.ts). */
+const SESSION_RULE = 'session: ';
+/** Commands waiting for approval have the files they run hashed (runs before it: not). */
+const SCRIPTS_AT_ASK = 'scripts-hashed-at-ask';
+const HASH_ACTIVITY_OPTIONS: ActivityOptions = { startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } };
+/** A command stopped at a sandbox limit ends as `limit` (runs before it: `failed`). */
+const LIMIT_STATUS = 'tool-limit-status';
+
+/** Deploys in a row could stop the same read-only call again; after this many it fails like any error. */
+const MAX_SHUTDOWN_RERUNS = 3;
