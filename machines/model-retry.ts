@@ -25,8 +25,12 @@ export interface RetryRule {
   readonly why: string;
 }
 
-/** Who retries: a turn's model call, or the goal's planner and critic (calls that must answer through a tool). */
-export type RetryCaller = 'turn' | 'answer';
+/**
+ * Who retries: a turn's model call in a session (someone is there to see the failure and
+ * send again), a turn of a goal's task agent (nobody is: a failed turn fails the task), or
+ * the goal's planner and critic (calls that must answer through a tool).
+ */
+export type RetryCaller = 'turn' | 'unattended_turn' | 'answer';
 
 const never = (why: string): RetryRule => ({ retries: 0, backoffMs: [], honoursRetryAfter: false, maxDelayMs: 0, compactFirst: false, why });
 
@@ -39,6 +43,16 @@ const TURN_BACKOFF_MS = [1_000, 2_000, 3_000];
  * enough: chaos seed 80023 draws 7 faults in a row at 30 %, and stopped a goal in CI twice.
  */
 const ANSWER_BACKOFF_MS = [1_000, 2_000, 3_000, 5_000, 10_000, 20_000, 30_000];
+
+/** Rows that wait out about three minutes of a failing API (the planner's, the critic's, a task agent's). */
+const patient = (why: string, maxDelayMs: number): RetryRule => ({
+  retries: 11,
+  backoffMs: ANSWER_BACKOFF_MS,
+  honoursRetryAfter: true,
+  maxDelayMs,
+  compactFirst: false,
+  why,
+});
 
 export const RETRY_TABLE: Readonly<Record<RetryCaller, Readonly<Record<ModelFailureClass, RetryRule>>>> = {
   turn: {
@@ -69,23 +83,26 @@ export const RETRY_TABLE: Readonly<Record<RetryCaller, Readonly<Record<ModelFail
     malformed: never('malformed output: the same request is never sent twice (max_tokens inside tool_use is handled as truncation, not here)'),
     fatal: never('400/401/402/403/404/413/422, a missing key, invalid input: the same request fails the same way'),
   },
+  // A task agent's turn: a failed turn fails the task, and two failed attempts block the
+  // goal until a human comes. At 30 % faults, chaos seed 80023's 7 faults in a row failed
+  // both attempts of one task in 4 tries each (1/2/3 s). It waits like the planner.
+  unattended_turn: {
+    overloaded: patient("a task agent's turn: nobody is there to send again, so it waits out about three minutes of an overloaded API", 300_000),
+    transient: patient('as overloaded: a lost worker or a failing network for up to about three minutes', 300_000),
+    context_window: {
+      retries: 1,
+      backoffMs: [0],
+      honoursRetryAfter: false,
+      maxDelayMs: 0,
+      compactFirst: true,
+      why: 'as a session turn: compact the conversation, then one more (smaller) request',
+    },
+    malformed: never('as a session turn: the same request is never sent twice'),
+    fatal: never('as a session turn: the same request fails the same way'),
+  },
   answer: {
-    overloaded: {
-      retries: 11,
-      backoffMs: ANSWER_BACKOFF_MS,
-      honoursRetryAfter: true,
-      maxDelayMs: Number.POSITIVE_INFINITY,
-      compactFirst: false,
-      why: 'the goal cannot go on without its planner or critic: it waits out about three minutes of an overloaded API',
-    },
-    transient: {
-      retries: 11,
-      backoffMs: ANSWER_BACKOFF_MS,
-      honoursRetryAfter: true,
-      maxDelayMs: Number.POSITIVE_INFINITY,
-      compactFirst: false,
-      why: 'as overloaded: a lost worker or a failing network for up to about three minutes',
-    },
+    overloaded: patient('the goal cannot go on without its planner or critic: it waits out about three minutes of an overloaded API', Number.POSITIVE_INFINITY),
+    transient: patient('as overloaded: a lost worker or a failing network for up to about three minutes', Number.POSITIVE_INFINITY),
     context_window: never("the planner's prompt does not shrink: there is no compaction here"),
     malformed: never('malformed output: the same request is never sent twice'),
     fatal: never('the same request fails the same way'),
@@ -95,6 +112,11 @@ export const RETRY_TABLE: Readonly<Record<RetryCaller, Readonly<Record<ModelFail
 
 /** Attempts of one turn call, escalations (a larger limit, a compaction) included: 1 + the table's retries. */
 export const MAX_CALL_ATTEMPTS = 1 + RETRY_TABLE.turn.transient.retries;
+
+/** The same for a caller's row. */
+export function maxCallAttempts(caller: RetryCaller): number {
+  return 1 + RETRY_TABLE[caller].transient.retries;
+}
 
 /**
  * Temporal's own retry of a model activity, for an attempt lost with its worker (heartbeat

@@ -43,6 +43,9 @@ import { code, escapeMarkdown } from './markdown';
 import { TurnRunner, type ToolEntry } from './turn-runner';
 import { workspaceRoute } from './workspace-host';
 
+/** A task agent's turns read the retry table's unattended row (machines/model-retry.ts). */
+const UNATTENDED_RETRIES_PATCH = 'agent-unattended-retries';
+
 export interface AgentInput {
   goalId: string;
   goal: string;
@@ -135,6 +138,8 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
       approvalTimeoutMs: input.approvalTimeoutMs,
       maxParallelTools: input.maxParallelTools,
       retryBackoffMs: input.retryBackoffMs,
+      // Agents started before this read the session's row: their histories replay as recorded.
+      unattended: () => patched(UNATTENDED_RETRIES_PATCH),
       modelActivity: input.modelActivity,
       thinking: input.thinking,
     },

@@ -28,6 +28,11 @@ export interface TurnRunnerConfig {
   approvalTimeoutMs: number | null;
   maxParallelTools: number;
   retryBackoffMs?: number[] | undefined;
+  /**
+   * Whether a turn's model calls read the retry table's unattended row (a goal's task
+   * agent: nobody is there to send again). Asked when each turn starts (a patch marker).
+   */
+  unattended?: (() => boolean) | undefined;
   /** Overrides of MODEL_ACTIVITY_OPTIONS (tests shorten retries). */
   modelActivity?: Partial<ActivityOptions> | undefined;
   /** Compact the conversation (summary of older turns) above this many estimated tokens. */

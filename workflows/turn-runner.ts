@@ -79,6 +79,7 @@ export class TurnRunner {
       approvalTimeoutMs: this.config.approvalTimeoutMs,
       maxParallelTools: this.config.maxParallelTools,
       ...(this.config.retryBackoffMs ? { retryBackoffMs: this.config.retryBackoffMs } : {}),
+      ...(this.config.unattended?.() === true ? { retryRow: 'unattended_turn' as const } : {}),
       maxTokens: effectiveMaxTokens(this.config),
       raisedMaxTokens: raisedMaxTokens(this.config),
     });

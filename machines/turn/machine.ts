@@ -9,7 +9,7 @@ import { addCallUsage, type CallUsage } from '../budget';
 import { assertNever, defineMachine, reject } from '../core';
 import { cancelActivity, cancelTimer, startTimer } from '../directives';
 import { emit } from '../events';
-import { MAX_CALL_ATTEMPTS, retryDecision } from '../model-retry';
+import { maxCallAttempts, retryDecision } from '../model-retry';
 import { isTerminalCall, toolCallMachine } from '../tool-call';
 import { retryTimerId, turnEventSchema, type TurnDirective, type TurnEvent } from './protocol';
 import { onModelResponse } from './response';
@@ -77,10 +77,11 @@ function reduce(state: TurnState, event: TurnEvent): Out {
       const spent: Common = event.usage !== undefined ? { ...c, usage: addCallUsage(c.usage, event.usage) } : c;
       const failureClass = event.failureClass ?? (event.retryable ? 'transient' : 'fatal');
       // Compaction is once a call (its own counter); every retry comes out of the call's attempts.
+      const row = c.config.retryRow ?? 'turn';
       const decision =
-        state.attempt >= MAX_CALL_ATTEMPTS
+        state.attempt >= maxCallAttempts(row)
           ? ({ retry: false, reason: 'attempts spent' } as const)
-          : retryDecision('turn', failureClass, failureClass === 'context_window' ? (state.compacted === true ? 2 : 1) : state.attempt, event.retryAfterMs, c.config.retryBackoffMs);
+          : retryDecision(row, failureClass, failureClass === 'context_window' ? (state.compacted === true ? 2 : 1) : state.attempt, event.retryAfterMs, c.config.retryBackoffMs);
       const exhaustion = turnExhaustion(spent.config.limits, spent.usage);
       if (decision.retry && exhaustion !== null) {
         return complete(spent, state.step, 'budget_exhausted', null, exhaustion, [append(note(`(Stopped: the budget is exhausted; the model call failed: ${event.message})`))]);

@@ -4,7 +4,7 @@
 import { addCallUsage } from '../budget';
 import type { ContentBlock } from '../conversation';
 import { emit } from '../events';
-import { MAX_CALL_ATTEMPTS } from '../model-retry';
+import { maxCallAttempts } from '../model-retry';
 import { createToolCall, toolCallMachine, type ToolCallEvent, type ToolCallState } from '../tool-call';
 import type { TurnEvent } from './protocol';
 import type { TurnState } from './state';
@@ -20,7 +20,7 @@ export function onModelResponse(state: Extract<TurnState, { status: 'calling_llm
   const spent: Common = { ...commonOf(state), usage: addCallUsage(state.usage, event.usage) };
   const exhaustion = turnExhaustion(spent.config.limits, spent.usage);
   const escalated = { raised: state.raised, compacted: state.compacted, continuation: state.continuation };
-  const attemptsLeft = state.attempt < MAX_CALL_ATTEMPTS;
+  const attemptsLeft = state.attempt < maxCallAttempts(state.config.retryRow ?? 'turn');
 
   // The request did not fit: compact and try once more; never the same request again.
   if (stopReason === 'model_context_window_exceeded') {

@@ -30,6 +30,8 @@ export const turnConfigSchema = z.strictObject({
   maxParallelTools: z.number().int().positive(),
   /** A shorter backoff than the retry table's (tests); absent: the table's row (machines/model-retry.ts). */
   retryBackoffMs: z.array(z.number().int().nonnegative()).optional(),
+  /** The retry table's row its model calls read (machines/model-retry.ts); absent: 'turn', a session's. */
+  retryRow: z.enum(['turn', 'unattended_turn']).optional(),
   /** The output limit of a call, and the larger one a call cut inside a tool_use is retried with once (null: no larger one). */
   maxTokens: z.number().int().positive().nullable().optional(),
   raisedMaxTokens: z.number().int().positive().nullable().optional(),
@@ -94,6 +96,7 @@ export interface NewTurn {
   readonly approvalTimeoutMs?: number | null;
   readonly maxParallelTools?: number;
   readonly retryBackoffMs?: readonly number[];
+  readonly retryRow?: 'turn' | 'unattended_turn';
   readonly maxTokens?: number | null;
   readonly raisedMaxTokens?: number | null;
 }
@@ -110,6 +113,7 @@ export function createTurn(init: NewTurn): TurnState {
       approvalTimeoutMs: init.approvalTimeoutMs ?? null,
       maxParallelTools: init.maxParallelTools ?? 4,
       ...(init.retryBackoffMs !== undefined ? { retryBackoffMs: [...init.retryBackoffMs] } : {}),
+      ...(init.retryRow !== undefined && init.retryRow !== 'turn' ? { retryRow: init.retryRow } : {}),
       ...(init.maxTokens !== undefined ? { maxTokens: init.maxTokens } : {}),
       ...(init.raisedMaxTokens !== undefined ? { raisedMaxTokens: init.raisedMaxTokens } : {}),
     },

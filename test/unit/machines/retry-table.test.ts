@@ -43,6 +43,16 @@ describe('the one retry table', () => {
     expect(createTurn({ turnId: 't' }).config).not.toHaveProperty('retryBackoffMs');
   });
 
+  it("a task agent's turn reads the unattended row: it waits out about three minutes, a session's turn does not", () => {
+    const agent = turnWaits(20, { turnId: 't', retryRow: 'unattended_turn' });
+    expect(agent).toEqual([1_000, 2_000, 3_000, 5_000, 10_000, 20_000, 30_000, 30_000, 30_000, 30_000, 30_000]);
+    expect(agent.reduce((a, b) => a + b, 0)).toBe(191_000);
+    // Seven failures in a row (chaos seed 80023 at 30 %) end a session's turn, not an agent's.
+    expect(turnWaits(7)).toHaveLength(3);
+    expect(turnWaits(7, { turnId: 't', retryRow: 'unattended_turn' })).toHaveLength(7);
+    expect(createTurn({ turnId: 't', retryRow: 'turn' }).config).not.toHaveProperty('retryRow');
+  });
+
   it("changing the turn's row changes the turn's retry timer", () => {
     table.turn.transient = { ...saved.turn, backoffMs: [9_000, 9_500, 9_900] };
     expect(turnWaits(4)).toEqual([9_000, 9_500, 9_900]);
