@@ -2,8 +2,9 @@
 // the worker is killed with SIGKILL and replaced, the Temporal server is killed and
 // restarted on the same database, and 30 % of model calls fail. It starts its own dev
 // server (the shared one must not be killed). A FIXED seed, printed: CI passes or fails the
-// same way every run. 80023 is the seed on which a cut connection during the critic's call
-// once stopped a goal (test/integration/advisor-faults.test.ts). New seeds are drawn by
+// same way every run. 80023 is the seed that stopped goals: its fault stream has 7 faults in
+// a row (requests 21-27), more than the critic's 8 rounds and a task agent's 4 tries over two
+// attempts could wait out; both now read the retry table's patient rows (about 3 minutes). New seeds are drawn by
 // `npm run chaos`, which prints the seed; KEEL_CHAOS_SEED replays one here.
 import { describe, expect, it } from 'vitest';
 import { runChaos } from '../chaos/chaos';
