@@ -34,6 +34,16 @@ export type RetryCaller = 'turn' | 'unattended_turn' | 'answer';
 
 const never = (why: string): RetryRule => ({ retries: 0, backoffMs: [], honoursRetryAfter: false, maxDelayMs: 0, compactFirst: false, why });
 
+/** A turn's request that did not fit: compacted, then sent once more (a different, smaller request). */
+const COMPACT_ONCE: RetryRule = {
+  retries: 1,
+  backoffMs: [0],
+  honoursRetryAfter: false,
+  maxDelayMs: 0,
+  compactFirst: true,
+  why: 'prompt too long / model_context_window_exceeded: compact the conversation, then one more (smaller) request',
+};
+
 /** Seed 001: at most three retries, 1 s / 2 s / 3 s apart, for the whole call. */
 const TURN_BACKOFF_MS = [1_000, 2_000, 3_000];
 /**
@@ -72,14 +82,7 @@ export const RETRY_TABLE: Readonly<Record<RetryCaller, Readonly<Record<ModelFail
       compactFirst: false,
       why: 'network errors, 5xx, 408/409, dropped or stalled streams, timeouts, a lost worker: the next try may succeed',
     },
-    context_window: {
-      retries: 1,
-      backoffMs: [0],
-      honoursRetryAfter: false,
-      maxDelayMs: 0,
-      compactFirst: true,
-      why: 'prompt too long / model_context_window_exceeded: compact the conversation, then one more (smaller) request',
-    },
+    context_window: COMPACT_ONCE,
     malformed: never('malformed output: the same request is never sent twice (max_tokens inside tool_use is handled as truncation, not here)'),
     fatal: never('400/401/402/403/404/413/422, a missing key, invalid input: the same request fails the same way'),
   },
@@ -89,14 +92,7 @@ export const RETRY_TABLE: Readonly<Record<RetryCaller, Readonly<Record<ModelFail
   unattended_turn: {
     overloaded: patient("a task agent's turn: nobody is there to send again, so it waits out about three minutes of an overloaded API", 300_000),
     transient: patient('as overloaded: a lost worker or a failing network for up to about three minutes', 300_000),
-    context_window: {
-      retries: 1,
-      backoffMs: [0],
-      honoursRetryAfter: false,
-      maxDelayMs: 0,
-      compactFirst: true,
-      why: 'as a session turn: compact the conversation, then one more (smaller) request',
-    },
+    context_window: COMPACT_ONCE,
     malformed: never('as a session turn: the same request is never sent twice'),
     fatal: never('as a session turn: the same request fails the same way'),
   },
