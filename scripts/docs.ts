@@ -18,7 +18,7 @@ interface Documented {
 }
 
 const MACHINES: readonly Documented[] = [
-  { ...sessionMachine, name: 'session', file: 'machines/session.ts', initial: 'initializing', summary: 'One conversation: one turn at a time, queued messages, pause, budgets, suspension, closing.' },
+  { ...sessionMachine, name: 'session', file: 'machines/session/', initial: 'initializing', summary: 'One conversation: one turn at a time, queued messages, pause, budgets, suspension, closing.' },
   { ...turnMachine, name: 'turn', file: 'machines/turn/', initial: 'idle', summary: 'One agent turn (ReAct): model calls, tool steps, retries, interrupt, steer, step and token limits.' },
   { ...toolCallMachine, name: 'tool-call', file: 'machines/tool-call.ts', initial: 'pending', summary: 'One tool call from tool_use to its single result: policy, approval, permit, progress.' },
   { ...goalMachine, name: 'autonomy', file: 'machines/autonomy.ts', initial: 'goal_received', summary: 'The autonomy loop: plan, approve, execute a task DAG with child agents, review.' },
