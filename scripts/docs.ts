@@ -18,10 +18,10 @@ interface Documented {
 }
 
 const MACHINES: readonly Documented[] = [
-  { ...sessionMachine, name: 'session', file: 'machines/session.ts', initial: 'initializing', summary: 'One conversation: one turn at a time, queued messages, pause, budgets, suspension, closing.' },
+  { ...sessionMachine, name: 'session', file: 'machines/session/', initial: 'initializing', summary: 'One conversation: one turn at a time, queued messages, pause, budgets, suspension, closing.' },
   { ...turnMachine, name: 'turn', file: 'machines/turn/', initial: 'idle', summary: 'One agent turn (ReAct): model calls, tool steps, retries, interrupt, steer, step and token limits.' },
   { ...toolCallMachine, name: 'tool-call', file: 'machines/tool-call.ts', initial: 'pending', summary: 'One tool call from tool_use to its single result: policy, approval, permit, progress.' },
-  { ...goalMachine, name: 'autonomy', file: 'machines/autonomy.ts', initial: 'goal_received', summary: 'The autonomy loop: plan, approve, execute a task DAG with child agents, review.' },
+  { ...goalMachine, name: 'autonomy', file: 'machines/autonomy/', initial: 'goal_received', summary: 'The autonomy loop: plan, approve, execute a task DAG with child agents, review.' },
   { ...streamMachine, name: 'stream', file: 'machines/stream.ts', initial: 'disconnected', summary: "The model's streaming connection. It runs inside the model activity, on the worker (activities/llm-connection.ts applies its events as the HTTP stream connects, receives bytes, completes or fails); its state is the `stream` field of the activity's heartbeat details, so `temporal workflow describe` shows it for a running call." },
 ];
 
