@@ -1,0 +1,57 @@
+// The JSON payloads of the session's and goal's signals and updates: the zod schemas they
+// must satisfy and the inputs they accept (re-exported by workflows/definitions.ts).
+import { z } from 'zod';
+import { clientToolsSchema, type ClientTool } from './client-tools';
+import type { BudgetPatch } from '../machines/index';
+
+const text = z.string().trim().min(1, 'text must not be empty');
+/** What a goal keeps in its state (feedback, a task's new instructions) travels in every
+ *  continue-as-new input, one payload under the server's 2 MB limit: bounded here. */
+export const GOAL_TEXT_MAX = 100_000;
+export const goalText = text.max(GOAL_TEXT_MAX, 'at most 100,000 characters (put longer material in a file in the workspace)');
+const optionalObject = <T extends z.ZodRawShape>(shape: T) => z.strictObject(shape).optional();
+
+export const userMessageSchema = z.union([
+  text.transform((t) => ({ text: t, messageId: undefined as string | undefined, clientTools: undefined as ClientTool[] | undefined })),
+  // clientTools: tools the sender runs itself, offered in this message's turn (workflows/client-tools.ts).
+  z.strictObject({ text, messageId: z.string().min(1).optional(), clientTools: clientToolsSchema.optional() }),
+]);
+export const approveSchema = z.strictObject({
+  callId: z.string().min(1),
+  scope: z.enum(['once', 'session']).optional(),
+  approver: z.string().min(1).optional(),
+  /** With scope `session`: a policy rule to remember instead of the exact call, e.g. `run_command(npm test*)`. */
+  rule: z.string().min(1).optional(),
+  /** Set by the worker's codec: true only when a Keel client signed the approver (worker/approver-proof.ts). */
+  proven: z.boolean().optional(),
+});
+export const denySchema = z.strictObject({ callId: z.string().min(1), reason: z.string().min(1).optional() });
+export const reasonSchema = optionalObject({ reason: z.string().min(1).optional() }).or(z.null().transform(() => undefined));
+export const steerSchema = z.union([text.transform((t) => ({ text: t })), z.strictObject({ text })]);
+export const answerSchema = z.union([z.string().transform((t) => ({ text: t })), z.strictObject({ text: z.string() })]);
+const limit = (schema: z.ZodType<number>) => schema.nullable().optional();
+/** Limits to raise (or remove with null): `{"outputTokens": 20000, "turns": 50}`. */
+export const raiseBudgetSchema = z.strictObject({
+  inputTokens: limit(z.number().int().nonnegative()),
+  outputTokens: limit(z.number().int().nonnegative()),
+  costUsd: limit(z.number().nonnegative()),
+  stepsPerTurn: limit(z.number().int().positive()),
+  turns: limit(z.number().int().positive()),
+  wallClockMs: limit(z.number().int().positive()),
+});
+export const noPayloadSchema = z.union([z.undefined(), z.null(), z.strictObject({})]);
+/** The argument of a control that names nothing: Keel's clients send `{}`, which encryption
+ *  authenticates (workflows/payloads.ts `parseBareControl`). */
+export type BareControlInput = Record<string, never>;
+export const transcriptQuerySchema = z
+  .strictObject({ from: z.number().int().nonnegative().optional(), limit: z.number().int().positive().max(500).optional() })
+  .optional();
+
+export type UserMessageInput = z.input<typeof userMessageSchema>;
+export type ApproveInput = z.input<typeof approveSchema>;
+export type DenyInput = z.input<typeof denySchema>;
+export type ReasonInput = z.input<typeof reasonSchema>;
+export type SteerInput = z.input<typeof steerSchema>;
+export type AnswerInput = z.input<typeof answerSchema>;
+export type RaiseBudgetInput = BudgetPatch;
+export type TranscriptQueryInput = z.input<typeof transcriptQuerySchema>;
