@@ -7,67 +7,25 @@ import { condition, continueAsNew, patched, setHandler, uuid4, workflowInfo } fr
 // Straight from the machines a session runs, not the barrel: the SDK evaluates a workflow's
 // modules anew for every workflow, and the goal's machines are no business of a session's.
 import type { SessionStats } from '../machines/index';
-import { createSession, exhaustionOf as sessionExhaustion, sessionEventFromTurn, sessionMachine, type SessionDirective, type SessionEvent, type SessionState } from '../machines/session';
+import { createSession, sessionEventFromTurn, sessionMachine, type SessionDirective, type SessionEvent, type SessionState } from '../machines/session';
 import { defaultPolicy, type PolicyConfig, type PolicyOrigin, type SessionApproval } from '../machines/policy';
-import {
-  answerSchema,
-  answerSignal,
-  answerUpdate,
-  clientToolResultUpdate,
-  closeSignal,
-  closeUpdate,
-  eventsQuery,
-  interruptSignal,
-  interruptUpdate,
-  pauseSignal,
-  pauseUpdate,
-  pendingApprovalsQuery,
-  raiseBudgetSchema,
-  raiseBudgetSignal,
-  raiseBudgetUpdate,
-  reasonSchema,
-  resetSignal,
-  resetUpdate,
-  restartSignal,
-  restartUpdate,
-  resumeSignal,
-  resumeUpdate,
-  SESSION_SIGNALS,
-  stateQuery,
-  steerSchema,
-  steerSignal,
-  steerUpdate,
-  stopSignal,
-  stopUpdate,
-  transcriptQuery,
-  transcriptQuerySchema,
-  usageQuery,
-  userMessageSchema,
-  userMessageSignal,
-  userMessageUpdate,
-  type ControlResult,
-  type LogEntry,
-  type PendingApproval,
-  type StateView,
-  type UsageView,
-} from './definitions';
-import { failureMessage, parseBareControl, parsePayload as parse, parseStartInput } from './payloads';
-import { previewValue } from './preview';
+import { SESSION_SIGNALS, userMessageSchema, userMessageSignal, userMessageUpdate, type ControlResult, type LogEntry } from './definitions';
+import { failureMessage, parsePayload as parse, parseStartInput } from './payloads';
 import { ConversationLog } from './runtime';
 import { sessionOptionsSchema } from './start-input';
-import { code, escapeMarkdown } from './markdown';
 import { TurnRunner, type ToolEntry } from './turn-runner';
 import { streamedUsageOf } from './turn-results';
 import { MachineHost, type Driven } from './host';
 import { modelEvents, streamedText } from './model-stream';
 import { sessionApprovalHandlers } from './session-approvals';
+import { sessionControls } from './session-controls';
+import { sessionQueries, sessionViews } from './session-views';
+import { clientToolResultHandler } from './client-tool-results';
 import { FinishedTurns } from './finished-turns';
 import { awaitTurnHandler } from './await-turn';
-import { transcriptPage } from './transcript';
 import { loadSetup } from './setup';
 import { handoverFits } from './handover-size';
-import { ClientTools, clientToolResultSchema } from './client-tools';
-import { isTerminalCall } from '../machines/tool-call';
+import { ClientTools } from './client-tools';
 import type { SessionCarry, SessionOptions, SessionResult } from './session-options';
 import { workspaceRoute } from './workspace-host';
 import { DEFAULT_MAX_PARALLEL_TOOLS, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, defaultStoreDir } from './defaults';
@@ -107,7 +65,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
     signals: SESSION_SIGNALS,
     carry,
     tap: (event) => finishedTurns.see(event),
-    view: () => ({ details: details(), status: session.state.status, pendingApprovals: pending().length }),
+    view: () => ({ details: views.details(), status: session.state.status, pendingApprovals: views.pending().length }),
   });
   const sessionId = host.workflowId;
   const turns = new TurnRunner(
@@ -228,33 +186,9 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
     );
   }
 
-  // ---- what people see ---------------------------------------------------------------------
-  function pending(): PendingApproval[] {
-    const turnId = turns.turnId;
-    if (turnId === null || session.state.turnId !== turnId || deferredTurn !== null) return [];
-    return turns.pendingApprovals().map((p) => ({ ...p, turnId }));
-  }
-  function details(): string {
-    const s = session.state;
-    const lines = [
-      `**${escapeMarkdown(s.status)}**${'reason' in s ? ` (${escapeMarkdown(s.reason)})` : ''} · ${s.turns} turns · ${s.queue.length} queued`,
-      `usage: ${s.usage.inputTokens} in / ${s.usage.outputTokens} out tokens, $${s.usage.costUsd.toFixed(4)}`,
-    ];
-    const waiting = pending();
-    if (waiting.length > 0) lines.push(`waiting for approval: ${waiting.map((p) => `${code(p.name)} (${code(p.callId)})`).join(', ')}`);
-    if (s.question) lines.push(`question: ${escapeMarkdown(s.question.question)}`);
-    return lines.join('\n\n');
-  }
-  const current = () => (turns.state && session.state.turnId === turns.turnId && deferredTurn === null ? turns.state : null);
-  const usageView = (): UsageView => ({
-    usage: session.state.usage,
-    limits: session.state.config.limits,
-    turns: session.state.turns,
-    toolCalls: session.state.toolCalls,
-    exhaustion: sessionExhaustion(session.state),
-    turnUsage: current()?.usage ?? null,
-    perTurn: finishedTurns.list().map((t) => ({ turnId: t.turnId, messageId: t.messageId, outcome: t.outcome, usage: t.usage })),
-  });
+  // ---- what people see (workflows/session-views.ts) ----------------------------------------------
+  const views = sessionViews({ session, turns, finishedTurns, deferred: () => deferredTurn !== null });
+  const { pending } = views;
 
   // ---- signals and updates -------------------------------------------------------------------
   const status = (): ControlResult => ({ status: session.state.status });
@@ -290,83 +224,15 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
     handingOver: () => handingOver,
   });
 
-  // A client tool call's result, from the client that declared the tool (workflows/client-tools.ts).
-  const clientCallOf = (callId: string): boolean => {
-    const s = turns.state;
-    const turnId = turns.turnId;
-    if (s === null || turnId === null || s.status !== 'executing_tools' || current() === null) return false;
-    return s.calls.some((c) => c.callId === callId && !isTerminalCall(c) && clientTools.has(turnId, c.name));
-  };
-  const clientResult = (raw: unknown) => {
-    const r = parse(clientToolResultSchema, raw, 'clientToolResult');
-    if (!clientTools.waits(r.callId) && !clientCallOf(r.callId)) {
-      const waiting = clientTools.calls().map((c) => c.callId);
-      throw new Error(`unknown call id ${r.callId}: ${waiting.length === 0 ? 'no client tool call is waiting' : `waiting for the client: ${waiting.join(', ')}`}`);
-    }
-    return r;
-  };
-  setHandler(
-    clientToolResultUpdate,
-    (raw) => {
-      const r = clientResult(raw);
-      host.post(() => {
-        if (!clientTools.result(r.callId, { output: r.output, isError: r.isError ?? false }, clientCallOf(r.callId))) {
-          host.rejected('update clientToolResult', { code: 'guard_failed', machine: 'turn', state: turns.state?.status ?? 'none', event: 'client_tool_result', message: `call ${r.callId} no longer waits` });
-        }
-      });
-      return status();
-    },
-    { validator: (raw) => void clientResult(raw) },
-  );
+  // A client tool call's result, from the client that declared the tool (workflows/client-tool-results.ts).
+  clientToolResultHandler({ turns, clientTools, current: views.current, post: host.post, rejected: host.rejected, status });
 
   sessionApprovalHandlers({ turns, pending, rejected: host.rejected, post: host.post, now: host.now, status, approvals: () => approvals, remember: (next) => (approvals = next) });
 
-  const reasonOf = (raw: unknown, name: string): { reason?: string } => {
-    const input = parse(reasonSchema, raw, name);
-    return input?.reason ? { reason: input.reason } : {};
-  };
-  session.control('interrupt', interruptSignal, interruptUpdate, (raw) => ({ type: 'interrupt', ...reasonOf(raw, 'interrupt') }), status);
-  session.control('pause', pauseSignal, pauseUpdate, (raw) => ({ type: 'pause', ...reasonOf(raw, 'pause') }), status);
-  session.control('close', closeSignal, closeUpdate, (raw) => ({ type: 'close', ...reasonOf(raw, 'close') }), status);
-  session.control('resume', resumeSignal, resumeUpdate, (raw) => (parseBareControl(raw, 'resume', options.authenticatedControls), { type: 'resume' }), status);
-  session.control('stop', stopSignal, stopUpdate, (raw) => (parseBareControl(raw, 'stop', options.authenticatedControls), { type: 'stop' }), status);
-  session.control('reset', resetSignal, resetUpdate, (raw) => (parseBareControl(raw, 'reset', options.authenticatedControls), { type: 'reset' }), status);
-  session.control('restart', restartSignal, restartUpdate, (raw) => (parseBareControl(raw, 'restart', options.authenticatedControls), { type: 'restart' }), status);
-  session.control('steer', steerSignal, steerUpdate, (raw) => ({ type: 'steer', text: parse(steerSchema, raw, 'steer').text }), status);
-  session.control('answer', answerSignal, answerUpdate, (raw) => ({ type: 'answer', text: parse(answerSchema, raw, 'answer').text }), status);
-  session.control(
-    'raiseBudget',
-    raiseBudgetSignal,
-    raiseBudgetUpdate,
-    (raw) => ({ type: 'raise_budget', limits: Object.fromEntries(Object.entries(parse(raiseBudgetSchema, raw, 'raiseBudget')).filter(([, v]) => v !== undefined)), at: host.now() }),
-    status,
-  );
+  sessionControls({ session, now: host.now, status, authenticatedControls: options.authenticatedControls });
 
   // ---- queries -------------------------------------------------------------------------------
-  setHandler(pendingApprovalsQuery, () => pending());
-  setHandler(usageQuery, () => usageView());
-  setHandler(transcriptQuery, (raw) => transcriptPage(conversation, host.stream, parse(transcriptQuerySchema, raw, 'transcript') ?? {}));
-  setHandler(eventsQuery, (raw) => host.events(parse(transcriptQuerySchema, raw, 'events') ?? {}));
-  setHandler(stateQuery, (): StateView => {
-    const s = session.state;
-    const turn = current();
-    return {
-      sessionId,
-      status: s.status,
-      reason: 'reason' in s ? s.reason : 'error' in s ? s.error : null,
-      session: previewValue(s),
-      turn: turn ? { turnId: turn.config.turnId, status: turn.status, step: turn.status === 'idle' ? null : turn.step } : null,
-      queueLength: s.queue.length,
-      pendingApprovals: pending(),
-      question: s.question,
-      ...(current() !== null && clientTools.calls().length > 0 ? { clientToolCalls: clientTools.calls() } : {}),
-      usage: usageView(),
-      run,
-      nextEventSeq: host.seq,
-      tools: tools.map((t) => t.spec.name),
-      policy: policy && policyOrigin ? { effective: policy, origin: policyOrigin } : null,
-    };
-  });
+  sessionQueries({ sessionId, run, session, host, conversation, clientTools, setup: () => ({ tools, policy, policyOrigin }) }, views);
 
   // ---- run -----------------------------------------------------------------------------------
   host.start('session', () => session.state.status, () => {
