@@ -7,57 +7,17 @@
 // points: once a new run is wanted, the directives that would start work (agents, planner,
 // critic) wait for the next run, and the goal hands over when nothing is running.
 import { CancellationScope, condition, continueAsNew, isCancellation, patched, setHandler, workflowInfo } from '@temporalio/workflow';
-import {
-  createGoal,
-  findExhaustion,
-  goalMachine,
-  type GoalDirective,
-  type GoalEvent,
-  type GoalReport,
-  type GoalState,
-  type LogEvent,
-} from '../machines/index';
+import { createGoal, goalMachine, type GoalDirective, type GoalEvent, type GoalReport, type GoalState, type LogEvent } from '../machines/index';
 import type { PolicyConfig, PolicyOrigin } from '../machines/policy';
-import {
-  agentReportSignal,
-  approvePlanSignal,
-  approvePlanUpdate,
-  approveSignal,
-  cancelSignal,
-  cancelUpdate,
-  denySignal,
-  GOAL_SIGNALS,
-  goalApproveUpdate,
-  goalDenyUpdate,
-  goalEventsQuery,
-  goalPendingApprovalsQuery,
-  goalStateQuery,
-  goalUsageQuery,
-  planQuery,
-  reasonSchema,
-  rejectPlanSchema,
-  rejectPlanSignal,
-  rejectPlanUpdate,
-  resolveTaskSchema,
-  resolveTaskSignal,
-  resolveTaskUpdate,
-  transcriptQuerySchema,
-  denySchema,
-  type GoalControlResult,
-  type GoalLogEntry,
-  type GoalRunnerEvent,
-  type GoalStateView,
-  type GoalUsageView,
-  } from './definitions';
-import { failureMessage, parseBareControl, parsePayload as parse, parseStartInput } from './payloads';
-import { validated } from './refusal';
-import { previewValue } from './preview';
+import { agentReportSignal, GOAL_SIGNALS, type GoalLogEntry, type GoalRunnerEvent } from './definitions';
+import { failureMessage, parseStartInput } from './payloads';
 import { goalOptionsSchema } from './start-input';
-import { code, escapeMarkdown } from './markdown';
 import type { ToolEntry } from './turn-runner';
 import { MachineHost, type Driven, type HostCarry } from './host';
 import { AgentPool, type AgentCarry } from './goal-agents';
 import { Advisors, ToolCaller } from './goal-model';
+import { goalControls } from './goal-controls';
+import { goalDetails, goalQueries } from './goal-views';
 import type { GoalOptions, GoalResult } from './goal-options';
 import { loadSetup } from './setup';
 import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL, defaultStoreDir } from './defaults';
@@ -113,7 +73,7 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
     idField: 'workflowId',
     signals: GOAL_SIGNALS.filter((n) => n !== 'agentReport'),
     carry,
-    view: () => ({ details: details(), status: goal.state.status, pendingApprovals: agents.pending().length }),
+    view: () => ({ details: goalDetails({ goal, agents }), status: goal.state.status, pendingApprovals: agents.pending().length }),
     afterReport: () => {
       if (!handingOver && ready && !goalMachine.isTerminal(goal.state) && wantsNewRun()) handingOver = patched(CONTINUE_PATCH);
     },
@@ -212,81 +172,11 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
     );
   }
 
-  // ---- what people see ------------------------------------------------------------------------
-  function details(): string {
-    const g = goal.state;
-    const waiting = agents.pending();
-    const u = g.usage;
-    const running = g.tasks.filter((t) => t.status === 'running').map((t) => t.id);
-    return [
-      `**${escapeMarkdown(g.status)}**${reasonOf(g) ? ` (${escapeMarkdown(reasonOf(g) ?? '')})` : ''} · plan v${g.planVersion} · ${g.tasks.filter((t) => t.status === 'succeeded').length}/${g.tasks.length} tasks done`,
-      running.length > 0 ? `running: ${running.map(code).join(', ')}` : '',
-      `usage: ${u.inputTokens} in / ${u.outputTokens} out tokens, $${u.costUsd.toFixed(4)}`,
-      waiting.length > 0 ? `waiting for approval: ${waiting.map((p) => `${code(p.name)} (${code(p.callId)}, task ${code(p.taskId)})`).join(', ')}` : '',
-    ]
-      .filter((l) => l !== '')
-      .join('\n\n');
-  }
-  const usageView = (): GoalUsageView => ({
-    usage: goal.state.usage,
-    limits: goal.state.config.limits,
-    agents: { ...agents.usage },
-    exhaustion: goal.state.status === 'stopped' ? goal.state.exhaustion : findExhaustion(goal.state.config.limits, { usage: goal.state.usage }),
-  });
-
   // ---- signals and updates ----------------------------------------------------------------------
-  const status = (): GoalControlResult => ({ status: goal.state.status });
-  goal.control('approvePlan', approvePlanSignal, approvePlanUpdate, (raw) => (parseBareControl(raw, 'approvePlan', options.authenticatedControls), { type: 'approve_plan' }), status);
-  goal.control('rejectPlan', rejectPlanSignal, rejectPlanUpdate, (raw) => ({ type: 'reject_plan', feedback: parse(rejectPlanSchema, raw, 'rejectPlan').feedback }), status);
-  goal.control(
-    'resolveTask',
-    resolveTaskSignal,
-    resolveTaskUpdate,
-    (raw) => {
-      const r = parse(resolveTaskSchema, raw, 'resolveTask');
-      return { type: 'resolve_task', taskId: r.taskId, action: r.action, ...(r.instructions !== undefined ? { instructions: r.instructions } : {}) };
-    },
-    status,
-  );
-  goal.control(
-    'cancel',
-    cancelSignal,
-    cancelUpdate,
-    (raw) => {
-      const r = parse(reasonSchema, raw, 'cancel');
-      return { type: 'cancel', ...(r?.reason ? { reason: r.reason } : {}) };
-    },
-    status,
-  );
+  goalControls({ goal, agents, rejected: host.rejected, authenticatedControls: options.authenticatedControls });
 
-  // approve / deny: the agent whose call it is gets the signal, once the validator found the
-  // answer acceptable (an update; a signal's refusal is recorded by the agent).
-  const parseDenial = (raw: unknown) => validated(() => parse(denySchema, raw, 'deny'));
-  const forward = async (kind: 'approve' | 'deny', raw: unknown) => ({ status: goal.state.status, ...(await agents.forward(kind, raw)) });
-  const forwardSignal = (kind: 'approve' | 'deny') => (raw: unknown) => {
-    forward(kind, raw).catch((error: unknown) => host.rejected(`signal ${kind}`, { code: 'guard_failed', machine: 'turn', state: goal.state.status, event: kind, message: failureMessage(error) }));
-  };
-  setHandler(approveSignal, forwardSignal('approve'));
-  setHandler(denySignal, forwardSignal('deny'));
-  setHandler(goalApproveUpdate, (raw) => forward('approve', raw), { validator: (raw) => agents.mustApprove(raw) });
-  setHandler(goalDenyUpdate, (raw) => forward('deny', raw), { validator: (raw) => void agents.findCall(parseDenial(raw).callId) });
-
-  // ---- queries ----------------------------------------------------------------------------------
-  setHandler(goalPendingApprovalsQuery, () => agents.pending());
-  setHandler(goalUsageQuery, () => usageView());
-  setHandler(planQuery, () => ({ planVersion: goal.state.planVersion, status: goal.state.status, tasks: goal.state.tasks, evidence: { ...agents.evidence } }));
-  setHandler(goalStateQuery, (): GoalStateView => ({
-    goalId,
-    status: goal.state.status,
-    reason: reasonOf(goal.state),
-    goal: previewValue(goal.state),
-    running: agents.running(),
-    pendingApprovals: agents.pending(),
-    usage: usageView(),
-    nextEventSeq: host.seq,
-    policy: policy && policyOrigin ? { effective: policy, origin: policyOrigin } : null,
-  }));
-  setHandler(goalEventsQuery, (raw) => host.events(parse(transcriptQuerySchema, raw, 'events') ?? {}));
+  // ---- queries (workflows/goal-views.ts) -----------------------------------------------------------
+  goalQueries({ goalId, goal, agents, host, setup: () => ({ policy, policyOrigin }) });
   // Registered here, after the queries: a report buffered before the first activation is delivered as soon as its handler is set.
   setHandler(agentReportSignal, (raw: unknown) => host.post(() => agents.report(raw)));
 
@@ -346,11 +236,4 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
     planVersion: goal.state.planVersion,
     runs: run,
   };
-}
-
-function reasonOf(goal: GoalState): string | null {
-  if (goal.status === 'stopped') return goal.reason;
-  if (goal.status === 'goal_met') return goal.summary;
-  if (goal.status === 'blocked') return `tasks failed: ${goal.taskIds.join(', ')}`;
-  return null;
 }
