@@ -45,7 +45,7 @@ export interface GoalCarry extends HostCarry {
 
 /** Goals that ran before continue-as-new existed replay as they ran. */
 const CONTINUE_PATCH = 'goal-continue-as-new';
-/** From this marker on, the critic's follow-up tasks wait for plan approval (machines/autonomy.ts). */
+/** From this marker on, the critic's follow-up tasks wait for plan approval (machines/autonomy/). */
 const FOLLOW_UP_APPROVAL_PATCH = 'goal-follow-ups-need-plan-approval';
 
 export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Promise<GoalResult> {

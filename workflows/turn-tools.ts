@@ -166,7 +166,7 @@ export class TurnTools {
 
 /** A tool that is not read-only and was cut by a worker's shutdown ends as worker_lost instead of running again. */
 const SHUTDOWN_IS_WORKER_LOST = 'shutdown-tool-is-worker-lost';
-/** How the policy names a remembered approval that allowed a call (machines/policy.ts). */
+/** How the policy names a remembered approval that allowed a call (machines/policy/). */
 const SESSION_RULE = 'session: ';
 /** Commands waiting for approval have the files they run hashed (runs before it: not). */
 const SCRIPTS_AT_ASK = 'scripts-hashed-at-ask';
