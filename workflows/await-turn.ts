@@ -5,6 +5,7 @@ import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow'
 import { awaitTurnSchema, awaitTurnUpdate, type AwaitTurnResult } from './definitions';
 import type { FinishedTurns } from './finished-turns';
 import { parsePayload as parse } from './payloads';
+import { refusal, validated } from './refusal';
 
 export interface AwaitTurnHost {
   status(): string;
@@ -30,8 +31,8 @@ export function awaitTurnHandler(turns: FinishedTurns, h: AwaitTurnHost): void {
     },
     {
       validator: (raw) => {
-        const { messageId } = parse(awaitTurnSchema, raw, 'awaitTurn');
-        if (!known(messageId)) throw new Error(`unknown message id ${messageId}: not queued, running or among the last ${turns.capacity} finished turns`);
+        const { messageId } = validated(() => parse(awaitTurnSchema, raw, 'awaitTurn'));
+        if (!known(messageId)) throw refusal('unknown_message', `unknown message id ${messageId}: not queued, running or among the last ${turns.capacity} finished turns`);
       },
     },
   );

@@ -6,6 +6,7 @@ import { isTerminalCall } from '../machines/tool-call';
 import { clientToolResultSchema, type ClientTools } from './client-tools';
 import { clientToolResultUpdate, type ControlResult } from './definitions';
 import { parsePayload as parse } from './payloads';
+import { refusal, validated } from './refusal';
 import type { TurnRunner } from './turn-runner';
 
 export interface ClientResultHost {
@@ -28,7 +29,7 @@ export function clientToolResultHandler({ turns, clientTools, current, post, rej
     const r = parse(clientToolResultSchema, raw, 'clientToolResult');
     if (!clientTools.waits(r.callId) && !clientCallOf(r.callId)) {
       const waiting = clientTools.calls().map((c) => c.callId);
-      throw new Error(`unknown call id ${r.callId}: ${waiting.length === 0 ? 'no client tool call is waiting' : `waiting for the client: ${waiting.join(', ')}`}`);
+      throw refusal('unknown_call', `unknown call id ${r.callId}: ${waiting.length === 0 ? 'no client tool call is waiting' : `waiting for the client: ${waiting.join(', ')}`}`);
     }
     return r;
   };
@@ -43,6 +44,6 @@ export function clientToolResultHandler({ turns, clientTools, current, post, rej
       });
       return status();
     },
-    { validator: (raw) => void clientResult(raw) },
+    { validator: (raw) => void validated(() => clientResult(raw)) },
   );
 }

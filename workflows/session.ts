@@ -11,6 +11,7 @@ import { createSession, sessionEventFromTurn, sessionMachine, type SessionDirect
 import { defaultPolicy, type PolicyConfig, type PolicyOrigin, type SessionApproval } from '../machines/policy';
 import { SESSION_SIGNALS, userMessageSchema, userMessageSignal, userMessageUpdate, type ControlResult, type LogEntry } from './definitions';
 import { failureMessage, parsePayload as parse, parseStartInput } from './payloads';
+import { validated } from './refusal';
 import { ConversationLog } from './runtime';
 import { sessionOptionsSchema } from './start-input';
 import { TurnRunner, type ToolEntry } from './turn-runner';
@@ -210,7 +211,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
     {
       validator: (raw) => {
         // No uuid4 here: validators do not run on replay.
-        const input = parse(userMessageSchema, raw, 'userMessage');
+        const input = validated(() => parse(userMessageSchema, raw, 'userMessage'));
         session.mustAccept({ type: 'user_message', messageId: input.messageId ?? 'validating', text: input.text });
       },
     },
