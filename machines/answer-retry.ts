@@ -15,10 +15,10 @@
 // Whatever happens, what a failed or unusable attempt was billed for is spent: each
 // decision returns it, and the workflow reports it to the goal's budget.
 import { addCallUsage, ZERO_USAGE, type CallUsage, type Usage } from './budget';
-import { RETRY_TABLE, retryDecision, type ModelFailureClass } from './model-retry';
+import { maxCallAttempts, retryDecision, type ModelFailureClass } from './model-retry';
 
 /** Rounds of model activity attempts before the planner or critic counts as failed (the table's retries + the first). */
-export const ANSWER_ROUNDS = 1 + RETRY_TABLE.answer.transient.retries;
+export const ANSWER_ROUNDS = maxCallAttempts('answer');
 
 export interface FailedRound {
   /** From the failure's details (the activity marks every failure non-retryable for Temporal itself). */

@@ -106,10 +106,7 @@ export const RETRY_TABLE: Readonly<Record<RetryCaller, Readonly<Record<ModelFail
 };
 
 
-/** Attempts of one turn call, escalations (a larger limit, a compaction) included: 1 + the table's retries. */
-export const MAX_CALL_ATTEMPTS = 1 + RETRY_TABLE.turn.transient.retries;
-
-/** The same for a caller's row. */
+/** Attempts of one call by `caller`, escalations (a larger limit, a compaction) included: 1 + the row's retries. */
 export function maxCallAttempts(caller: RetryCaller): number {
   return 1 + RETRY_TABLE[caller].transient.retries;
 }

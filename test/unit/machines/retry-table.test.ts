@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MODEL_ACTIVITY_OPTIONS, modelActivityOptions } from '../../../activities/llm-options';
 import { afterFailedRound, ANSWER_ROUNDS } from '../../../machines/answer-retry';
 import { createTurn, turnMachine, type TurnDirective, type TurnEvent, type TurnState } from '../../../machines/index';
-import { LOST_ATTEMPT_RETRY, MAX_CALL_ATTEMPTS, RETRY_TABLE, type RetryRule } from '../../../machines/model-retry';
+import { LOST_ATTEMPT_RETRY, maxCallAttempts, RETRY_TABLE, type RetryRule } from '../../../machines/model-retry';
 
 type Rows = Record<'turn' | 'answer', Record<'transient' | 'overloaded', RetryRule>>;
 const table = RETRY_TABLE as unknown as Rows;
@@ -63,7 +63,7 @@ describe('the one retry table', () => {
   it("a session's shorter backoff (tests) still applies, and cannot raise the table's retries", () => {
     expect(turnWaits(4, { turnId: 't', retryBackoffMs: [50, 50, 50, 50, 50] })).toEqual([50, 50, 50]);
     expect(turnWaits(4, { turnId: 't', retryBackoffMs: [50] })).toEqual([50]);
-    expect(MAX_CALL_ATTEMPTS).toBe(1 + RETRY_TABLE.turn.transient.retries);
+    expect(maxCallAttempts('turn')).toBe(1 + RETRY_TABLE.turn.transient.retries);
   });
 
   it("changing the planner's and critic's row changes their rounds", () => {
