@@ -48,7 +48,7 @@ export interface GoalOptions {
   maxParallelTools?: number;
   /** Shorter waits between a turn's model retries than the retry table's (tests): it can lower the retries, never raise them. Absent: the table's turn rows (machines/model-retry.ts). */
   retryBackoffMs?: number[];
-  /** Conversation store directory; default `<workspace>/.keel/store`. */
+  /** Conversation store directory; default `<workspace>/.keel/store` (the worker's KEEL_STORE_DIR wins). */
   storeDir?: string;
   /** Overrides of the model activity's options (tests shorten retries). */
   modelActivity?: Partial<ActivityOptions>;

@@ -4,6 +4,7 @@
 // already resolved — and gives options its own start schema accepts (they are the next run's
 // input). The machines started from resolved options are the ones started from the options
 // as given, so resolving changed no running behaviour.
+import fs from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createGoal } from '../../machines/autonomy';
@@ -172,6 +173,40 @@ describe('resolveGoalOptions', () => {
         expect(resolved).toEqual({ ...asGiven, state: { ...asGiven.state, config: { maxTasks: 50, ...asGiven.state.config } } });
       }),
     );
+  });
+});
+
+/** The defaults the option types' docstrings name, by option: `(default 4)`, `(default 60 s)`, `(default: forever)`… */
+function documentedDefaults(file: string): Record<string, unknown> {
+  const source = fs.readFileSync(new URL(`../../workflows/${file}`, import.meta.url), 'utf8');
+  const found: Record<string, unknown> = {};
+  for (const m of source.matchAll(/\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*\n\s*(\w+)\?:/g)) {
+    const said = /\bdefault:? ([^),;:]+)/.exec(m[1]!)?.[1]?.trim().replace(/\.$/, '');
+    if (said === undefined) continue;
+    const seconds = /^(\d+) s$/.exec(said);
+    found[m[2]!] = seconds
+      ? Number(seconds[1]) * 1000
+      : ['forever', 'null', 'only when suggested'].includes(said)
+        ? null
+        : said === 'true' || said === 'false'
+          ? said === 'true'
+          : /^\d+$/.test(said)
+            ? Number(said)
+            : said;
+  }
+  return found;
+}
+
+describe('the option types name the default their resolver applies', () => {
+  it.each([
+    ['session-options.ts', resolveSessionOptions({ workspace: '/w' }) as Record<string, unknown>],
+    ['goal-options.ts', resolveGoalOptions({ goal: 'g', workspace: '/w' }) as Record<string, unknown>],
+  ])('%s', (file, resolved) => {
+    const documented = documentedDefaults(file);
+    // Given, not defaulted; and the two a docstring says in words (`<workspace>/.keel/store`, no limits), which the tests above pin.
+    const defaulted = Object.keys(resolved).filter((k) => !['workspace', 'goal', 'storeDir', 'limits'].includes(k));
+    expect(defaulted.length).toBeGreaterThan(10);
+    for (const option of defaulted) expect([option, documented[option]]).toEqual([option, resolved[option]]);
   });
 });
 
