@@ -32,11 +32,15 @@ export interface FailedRound {
 
 export type RoundDecision = { readonly type: 'retry'; readonly round: number; readonly delayMs: number } | { readonly type: 'give_up' };
 
-/** After round `round` (1-based) failed: wait and call again, or give up. `spent` is null when nothing is known to be billed. */
-export function afterFailedRound(round: number, failure: FailedRound): { spent: Usage | null; next: RoundDecision } {
+/**
+ * After round `round` (1-based) failed: wait and call again, or give up. `spent` is null when
+ * nothing is known to be billed. `backoffOverride`: the goal's retryBackoffMs (tests), which
+ * can only shorten the row's waits (machines/model-retry.ts retryDecision).
+ */
+export function afterFailedRound(round: number, failure: FailedRound, backoffOverride?: readonly number[]): { spent: Usage | null; next: RoundDecision } {
   const spent = failure.usage !== undefined ? addCallUsage(ZERO_USAGE, failure.usage) : null;
   if (!failure.retryable) return { spent, next: { type: 'give_up' } };
-  const decision = retryDecision('answer', failure.failureClass ?? 'transient', round, failure.retryAfterMs);
+  const decision = retryDecision('answer', failure.failureClass ?? 'transient', round, failure.retryAfterMs, backoffOverride);
   if (!decision.retry) return { spent, next: { type: 'give_up' } };
   return { spent, next: { type: 'retry', round: round + 1, delayMs: decision.delayMs } };
 }

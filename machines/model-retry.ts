@@ -132,17 +132,22 @@ export function retryDecision(
   failureClass: ModelFailureClass,
   attempt: number,
   retryAfterMs: number | null | undefined,
-  /** A session's own backoff (tests shorten it); it can lower the retries, never raise them. */
+  /**
+   * A session's or goal's own backoff (tests shorten it): shorten-only — each wait is the
+   * shorter of the override's and the table's — and it can lower the retries (one per
+   * entry), never raise them.
+   */
   backoffOverride?: readonly number[],
 ): RetryDecision {
   const rule = RETRY_TABLE[caller][failureClass];
-  const backoffs = backoffOverride !== undefined && rule.retries > 0 && !rule.compactFirst ? backoffOverride : rule.backoffMs;
-  const retries = Math.min(rule.retries, rule.compactFirst || backoffOverride === undefined ? rule.retries : backoffs.length);
+  const overridden = backoffOverride !== undefined && rule.retries > 0 && !rule.compactFirst;
+  const retries = overridden ? Math.min(rule.retries, backoffOverride.length) : rule.retries;
   const retriesSoFar = attempt - 1;
   if (retriesSoFar >= retries) {
     return { retry: false, reason: retries === 0 ? `${failureClass} failures are not retried` : `${failureClass}: ${retries} retries spent` };
   }
-  const backoff = backoffs[retriesSoFar] ?? backoffs.at(-1) ?? 0;
+  const tableWait = rule.backoffMs[retriesSoFar] ?? rule.backoffMs.at(-1) ?? 0;
+  const backoff = overridden ? Math.min(tableWait, backoffOverride[retriesSoFar] ?? backoffOverride.at(-1) ?? 0) : tableWait;
   const asked = rule.honoursRetryAfter && typeof retryAfterMs === 'number' ? retryAfterMs : 0;
   if (asked > rule.maxDelayMs) return { retry: false, reason: `the API asked to wait ${Math.round(asked / 1000)} s, more than ${rule.maxDelayMs / 1000} s` };
   return { retry: true, delayMs: Math.max(backoff, asked), compact: rule.compactFirst };

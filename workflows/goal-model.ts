@@ -16,6 +16,8 @@ export interface ToolCallerConfig {
   model: string;
   maxTokens: number;
   modelActivity?: Partial<ActivityOptions> | undefined;
+  /** The goal's retryBackoffMs (tests): shorter waits between the planner's and critic's rounds, never more rounds. */
+  retryBackoffMs?: readonly number[] | undefined;
   /** Calls made by earlier runs (activity ids stay unique across continue-as-new). */
   calls?: number | undefined;
 }
@@ -70,7 +72,7 @@ export class ToolCaller {
           return await callModelAs(id)({ ...request, callId: id });
         } catch (error) {
           if (isCancellation(error)) throw error;
-          const decided = afterFailedRound(round, modelFailure(error));
+          const decided = afterFailedRound(round, modelFailure(error), this.config.retryBackoffMs);
           if (decided.spent !== null) failedSpend(decided.spent);
           if (decided.next.type === 'give_up') throw error;
           await sleep(decided.next.delayMs);

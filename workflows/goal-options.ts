@@ -46,7 +46,7 @@ export interface GoalOptions {
   approvalTimeoutMs?: number | null;
   /** Read-only tool calls of an agent's step run side by side up to this many (default 4). */
   maxParallelTools?: number;
-  /** Shorter waits between a turn's model retries than the retry table's (tests): it can lower the retries, never raise them. Absent: the table's turn rows (machines/model-retry.ts). */
+  /** Shorter waits between model retries than the retry table's (tests), for the agents' turns and the planner's and critic's rounds: each wait is the shorter of the two; one retry per entry, never more than the table's. Absent: the table's rows (machines/model-retry.ts). */
   retryBackoffMs?: number[];
   /** Conversation store directory; default `<workspace>/.keel/store` (the worker's KEEL_STORE_DIR wins). */
   storeDir?: string;

@@ -78,7 +78,7 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
     },
   });
   const goalId = host.workflowId;
-  const models = new ToolCaller({ model, maxTokens, modelActivity: options.modelActivity, calls: carry?.modelCalls });
+  const models = new ToolCaller({ model, maxTokens, modelActivity: options.modelActivity, retryBackoffMs: options.retryBackoffMs, calls: carry?.modelCalls });
   const advisors: Advisors = new Advisors(models, { goal: () => goal, post: host.post, rejected: host.rejected }, carry?.lastProposal ?? null);
   const agents: AgentPool = new AgentPool(
     {

@@ -18,6 +18,8 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { startStandin } from '../../standin/server';
 import { freePort, startDevServer, type DevServer } from '../../worker/dev-server';
 import { payloadConverterPath, workflowsPath } from '../../worker/worker';
+import { WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
+import { RETRY_TABLE } from '../../machines/model-retry';
 import { goalEventsQuery, stateQuery, transcriptQuery } from '../../workflows/definitions';
 import { goalWorkflow, type GoalResult } from '../../workflows/goal';
 import { sessionWorkflow } from '../../workflows/session';
@@ -35,6 +37,21 @@ export interface ChaosOptions {
   faultRate: number;
   seed: number;
   log?: (line: string) => void;
+  /**
+   * Shorter waits between the goals' model retries (GoalOptions.retryBackoffMs; the session's
+   * turns keep the table's 1/2/3 s): the
+   * retry table's waits can only be shortened this way, and the number of retries stays the
+   * table's when there is one entry per retry (patientWaits). Absent: the table's own waits.
+   */
+  retryBackoffMs?: number[];
+  /** A workflow bundle already built (the test run's global one); absent: bundled here. */
+  bundleFile?: string;
+}
+
+/** The patient rows' waits (planner, critic, task agents: 11 retries) divided by `divisor`, one per retry. */
+export function patientWaits(divisor: number): number[] {
+  const row = RETRY_TABLE.answer.transient;
+  return Array.from({ length: row.retries }, (_, i) => Math.round((row.backoffMs[i] ?? row.backoffMs.at(-1) ?? 0) / divisor));
 }
 
 export interface ChaosResult {
@@ -109,11 +126,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const between = (lo: number, hi: number) => lo + random() * (hi - lo);
   const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'keel-chaos-')));
   const dbFile = path.join(dir, 'temporal.db');
-  const bundleFile = path.join(dir, 'workflows.js');
-  const bundle = await bundleWorkflowCode({ workflowsPath, payloadConverterPath, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } });
-  await fs.writeFile(bundleFile, bundle.code);
+  const bundleFile = options.bundleFile ?? path.join(dir, 'workflows.js');
   const port = await freePort();
-  let server: DevServer = await startDevServer({ port, dbFile, readyTimeoutMs: 120_000 });
+  // The bundle (as the worker builds it: worker/workflow-bundle.ts) while the server starts.
+  const bundled = options.bundleFile
+    ? Promise.resolve()
+    : bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } }).then((b) => fs.writeFile(bundleFile, b.code));
+  let server: DevServer;
+  [server] = await Promise.all([startDevServer({ port, dbFile, readyTimeoutMs: 120_000 }), bundled]);
   const standin = await startStandin({ scenario });
   const proxy: FaultProxy = await startFaultProxy(standin.url, options.faultRate, options.seed);
   const connection = await Connection.connect({ address: server.address });
@@ -191,6 +211,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     }
   };
 
+  const retryWaits = options.retryBackoffMs ? { retryBackoffMs: options.retryBackoffMs } : {};
   const goals: { handle: WorkflowHandle<typeof goalWorkflow>; workspace: string }[] = [];
   const sessions: { handle: WorkflowHandle<typeof sessionWorkflow>; texts: string[] }[] = [];
   try {
@@ -202,7 +223,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       for (let i = 0; i < options.batch && goals.length < options.goals; i++) {
         const workspace = await fs.realpath(await fs.mkdtemp(path.join(dir, 'ws-')));
         const handle = await retrying(
-          () => client.workflow.start(goalWorkflow, { taskQueue, workflowId: `${taskQueue}-goal-${goals.length}`, args: [{ goal: 'append one line A to log.txt', workspace, policy: { mode: 'full-auto' }, autoApprove: true, headless: true }] }),
+          () => client.workflow.start(goalWorkflow, { taskQueue, workflowId: `${taskQueue}-goal-${goals.length}`, args: [{ goal: 'append one line A to log.txt', workspace, policy: { mode: 'full-auto' }, autoApprove: true, headless: true, ...retryWaits }] }),
           'start goal',
         );
         goals.push({ handle, workspace });

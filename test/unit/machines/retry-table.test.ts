@@ -22,6 +22,8 @@ function apply(state: TurnState, event: TurnEvent): { state: TurnState; directiv
   return r;
 }
 
+const ANSWER_WAITS = [1_000, 2_000, 3_000, 5_000, 10_000, 20_000, 30_000];
+
 const transientFailure: TurnEvent = { type: 'model_failed', message: 'ModelServerError: 500', retryable: true, failureClass: 'transient' };
 
 /** The durations of the retry timers a turn starts while its call fails `failures` times. */
@@ -64,6 +66,17 @@ describe('the one retry table', () => {
     expect(turnWaits(4, { turnId: 't', retryBackoffMs: [50, 50, 50, 50, 50] })).toEqual([50, 50, 50]);
     expect(turnWaits(4, { turnId: 't', retryBackoffMs: [50] })).toEqual([50]);
     expect(maxCallAttempts('turn')).toBe(1 + RETRY_TABLE.turn.transient.retries);
+  });
+
+  it('an override only shortens: a longer wait than the table\'s is the table\'s, and the patient rows keep their 11 retries when given 11 waits', () => {
+    expect(turnWaits(4, { turnId: 't', retryBackoffMs: [50, 60_000, 500] })).toEqual([50, 2_000, 500]);
+    const tenth = Array.from({ length: 11 }, (_, i) => (ANSWER_WAITS[i] ?? 30_000) / 10);
+    expect(turnWaits(20, { turnId: 't', retryRow: 'unattended_turn', retryBackoffMs: tenth })).toEqual(tenth);
+    const answer = (override: number[]) => Array.from({ length: ANSWER_ROUNDS }, (_, i) => afterFailedRound(i + 1, { retryable: true }, override).next).map((d) => (d.type === 'retry' ? d.delayMs : null));
+    expect(answer(tenth)).toEqual([...tenth, null]);
+    expect(answer([999_000])).toEqual([1_000, null, ...Array.from({ length: ANSWER_ROUNDS - 2 }, () => null)]);
+    // The API's retry-after still wins when longer.
+    expect(afterFailedRound(1, { retryable: true, retryAfterMs: 1_000 }, tenth).next).toEqual({ type: 'retry', round: 2, delayMs: 1_000 });
   });
 
   it("changing the planner's and critic's row changes their rounds", () => {
