@@ -2,7 +2,8 @@
 // Temporal workflow doing the same model and tool activities) on its own dev server, in
 // interleaved rounds. It fails only on a gross regression of a ratio to the floor measured
 // in the same round — never on a time, since CI machines are shared and loaded.
-import { describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { describe, expect, inject, it } from 'vitest';
 import { runBench } from '../../bench/suite/run';
 import { QUICK } from '../../bench/suite/scenarios';
 
@@ -21,6 +22,9 @@ describe('bench (short)', () => {
       variants: ['floor', 'keel'],
       rounds: 3,
       sizes: { ...QUICK, singleSteps: 4, singleTurns: 1, sessions: 4, turns: 1, steps: 3 },
+      // The keel worker polls on the test run's one bundle (test/setup/workflow-bundle.ts)
+      // instead of bundling the workflows again before the first round.
+      ...(inject('workflowBundleDir') ? { keelWorkflowBundle: path.join(inject('workflowBundleDir'), 'workflows.js') } : {}),
     });
     expect(run.notes).toEqual([]);
     for (const scenario of ['single', 'concurrent']) {

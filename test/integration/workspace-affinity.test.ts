@@ -125,10 +125,13 @@ describe('workspace affinity', () => {
     const common = { ANTHROPIC_BASE_URL: standin.url, KEEL_STORE_DIR: store };
     const workers: WorkerProcess[] = [];
     try {
-      const b = await startWorker(taskQueue, { ...common, KEEL_WORKSPACE_HOST: 'host-b' }, root);
-      workers.push(b);
-      let a = await startWorker(taskQueue, { ...common, KEEL_WORKSPACE_HOST: 'host-a' });
-      workers.push(a);
+      // Both hosts start at once (two worker processes starting are seconds each on a busy machine).
+      const startB = startWorker(taskQueue, { ...common, KEEL_WORKSPACE_HOST: 'host-b' }, root);
+      const startA = startWorker(taskQueue, { ...common, KEEL_WORKSPACE_HOST: 'host-a' });
+      // Both settled before anything can throw: the finally block stops whichever started.
+      for (const r of await Promise.allSettled([startB, startA])) if (r.status === 'fulfilled') workers.push(r.value);
+      const [b, firstA] = await Promise.all([startB, startA]);
+      let a = firstA;
       expect(a.output.join('')).toContain(`keel worker: workspaces: on this host's disk, served on task queue "${taskQueue}@host-a" (KEEL_WORKSPACE_HOST=host-a)`);
 
       const handle = await env.client.workflow.start(sessionWorkflow, {
