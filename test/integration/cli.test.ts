@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 describe('keel goal, status, ls, watch, approve, cancel', () => {
-  it('keel goal --json --auto-approve returns the report; the rest works on that goal and others', async () => {
+  it('keel goal --json --auto-approve returns the report; status, ls, a refusal, an unknown id, bad arguments', async () => {
     const g = await goalEnv(env, workflowBundle, await loadScenario(goalScenario), 'sk-ant-demo');
     await g.run(async () => {
       const cli = cliEnv(g.taskQueue);
@@ -70,7 +70,14 @@ describe('keel goal, status, ls, watch, approve, cancel', () => {
       expect(missing.code).toBe(4);
       expect(missing.stderr).toMatch(/no goal or session with id no-such-goal/);
       expect((await keel(['goal', 'x', '--mode', 'reckless'], cli)).code).toBe(2);
+    });
+  });
 
+  // Its own test (and worker): two more goals, one run to its end, after the one above.
+  it('a detached goal: plan approved with keel approve, followed with keel watch; keel cancel stops another', async () => {
+    const g = await goalEnv(env, workflowBundle, await loadScenario(goalScenario), 'sk-ant-demo');
+    await g.run(async () => {
+      const cli = cliEnv(g.taskQueue);
       // A detached goal: its plan approved with `keel approve`, followed with `keel watch`.
       const detached = await keel(['goal', 'Build slugify again', '--detach', '--json', '--mode', 'full-auto', '--workspace', g.workspace], cli);
       expect(detached.code, detached.stderr).toBe(0);
