@@ -7,6 +7,14 @@ import { LongFirstSequencer } from './test/setup/sequencer';
 // KEEL_TEST_WORKERS (or vitest's own --maxWorkers) changes it.
 const workers = Number(process.env.KEEL_TEST_WORKERS ?? 2);
 
+const integration = {
+  sequence: { groupOrder: 1 },
+  globalSetup: ['test/setup/temporal-server.ts', 'test/setup/workflow-bundle.ts'],
+  testTimeout: 120_000,
+  hookTimeout: 180_000,
+};
+const isolatedIntegration = ['test/integration/mcp-network.test.ts'];
+
 // `forks`, never `threads`: worker threads crash the Temporal native bridge.
 export default defineConfig({
   test: {
@@ -37,11 +45,18 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
-          sequence: { groupOrder: 1 },
-          globalSetup: ['test/setup/temporal-server.ts', 'test/setup/workflow-bundle.ts'],
-          testTimeout: 120_000,
-          hookTimeout: 180_000,
+          exclude: isolatedIntegration,
+          // Integration files share their fork's modules too: each file imported the SDK,
+          // the worker and the machines again (231 s of imports summed over a clean-clone
+          // run, on 2 cores). Every file makes its own task queue, worker and workspace.
+          isolate: false,
+          ...integration,
         },
+      },
+      {
+        extends: true,
+        // Files that replace a module (vi.mock) need a module cache of their own.
+        test: { name: 'integration-isolated', include: isolatedIntegration, ...integration },
       },
     ],
   },

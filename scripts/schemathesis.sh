@@ -9,15 +9,21 @@ version="4.32.5"
 venv="${root}/.keel/py"
 target="${root}/.keel/py-target/schemathesis-${version}"
 
+# One installer at a time: `npm test` starts the install in the background while the unit
+# tests run, and the schemathesis test may ask before it has finished.
+mkdir -p "${root}/.keel"
+exec 9>"${root}/.keel/schemathesis.lock"
+flock 9
+
 if "${venv}/bin/st" --version 2>/dev/null | grep -q "${version}"; then
-  exec "${venv}/bin/st" "$@"
+  exec "${venv}/bin/st" "$@" 9>&-
 fi
 if [ -d "${target}/schemathesis" ]; then
-  PYTHONPATH="${target}" exec python3 -m schemathesis.cli "$@"
+  PYTHONPATH="${target}" exec python3 -m schemathesis.cli "$@" 9>&-
 fi
 if python3 -m venv "${venv}" >/dev/null 2>&1 && "${venv}/bin/pip" install -q --disable-pip-version-check "schemathesis==${version}" >&2; then
-  exec "${venv}/bin/st" "$@"
+  exec "${venv}/bin/st" "$@" 9>&-
 fi
 rm -rf "${venv}"
 python3 -m pip install -q --disable-pip-version-check --target "${target}" "schemathesis==${version}" >&2
-PYTHONPATH="${target}" exec python3 -m schemathesis.cli "$@"
+PYTHONPATH="${target}" exec python3 -m schemathesis.cli "$@" 9>&-

@@ -41,7 +41,7 @@ import { ConversationLog } from './runtime';
 import { MachineHost } from './host';
 import { code, escapeMarkdown } from './markdown';
 import { TurnRunner, type ToolEntry } from './turn-runner';
-import { workspaceRoute } from './workspace-host';
+import { DEFAULT_WORKSPACE_HOST_WAIT_MS, workspaceRoute } from './workspace-host';
 
 /** A task agent's turns read the retry table's unattended row (machines/model-retry.ts). */
 const UNATTENDED_RETRIES_PATCH = 'agent-unattended-retries';
@@ -81,6 +81,14 @@ export interface AgentInput {
   earlierAttempts?: string | undefined;
 }
 
+/** An agent's input with its one default filled in (the goal resolved the rest: workflows/goal-options.ts). */
+export type ResolvedAgentInput = AgentInput & { workspaceHostWaitMs: number };
+
+/** The one place an agent's defaults are applied: only the wait for a workspace host, which a goal names only with a host. Pure and idempotent. */
+export function resolveAgentInput(input: AgentInput): ResolvedAgentInput {
+  return { ...input, workspaceHostWaitMs: input.workspaceHostWaitMs ?? DEFAULT_WORKSPACE_HOST_WAIT_MS };
+}
+
 export interface AgentResult {
   agentId: string;
   taskId: string;
@@ -94,8 +102,9 @@ export interface AgentResult {
   steps: number;
 }
 
-export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
-  parseStartInput(agentInputSchema, input, 'agent');
+export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
+  parseStartInput(agentInputSchema, raw, 'agent');
+  const input = resolveAgentInput(raw);
   const parent = workflowInfo().parent;
   const conversation = new ConversationLog();
   let approvals: SessionApproval[] = [];

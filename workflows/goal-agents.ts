@@ -9,8 +9,7 @@ import { commandEnding } from '../machines/evidence';
 import { approvalFrom, defaultPolicy, unknownCallMessage, type PolicyConfig } from '../machines/policy';
 import { agentWorkflow, type AgentInput, type AgentResult } from './agent';
 import { agentReportSchema, approveSchema, approveSignal, denySchema, denySignal, type GoalPendingApproval, type GoalRunnerEvent, type TaskEvidence } from './definitions';
-import type { GoalOptions } from './goal';
-import { DEFAULT_MAX_PARALLEL_TOOLS } from './defaults';
+import type { GoalOptions, ResolvedGoalOptions } from './goal-options';
 import { approverLabel, failureMessage, parsePayload as parse } from './payloads';
 import { refusal, validated } from './refusal';
 import { describeAttempts, type AttemptRecord } from './planning';
@@ -21,10 +20,8 @@ const AGENTS_CHECK_STORE_PATCH = 'agents-check-store-id';
 
 export interface AgentPoolHost {
   goalId: string;
-  options: GoalOptions;
-  storeDir: string;
-  model: string;
-  maxTokens: number;
+  /** The goal's options, resolved (workflows/goal-options.ts): every agent gets the same defaults. */
+  options: ResolvedGoalOptions;
   goal(): GoalState;
   setup(): { tools: ToolEntry[]; toolsRef: string | null; policy: PolicyConfig | null; storeId?: string | undefined };
   publish(event: GoalRunnerEvent): void;
@@ -107,22 +104,21 @@ export class AgentPool {
       instructions: d.instructions,
       role: d.role,
       workspace: options.workspace,
-      ...(options.workspaceHost !== undefined ? { workspaceHost: options.workspaceHost } : {}),
-      ...(options.workspaceHostWaitMs !== undefined ? { workspaceHostWaitMs: options.workspaceHostWaitMs } : {}),
-      storeDir: this.h.storeDir,
+      ...(options.workspaceHost !== undefined ? { workspaceHost: options.workspaceHost, workspaceHostWaitMs: options.workspaceHostWaitMs } : {}),
+      storeDir: options.storeDir,
       // Its model calls are checked against the goal's store, as a session's are (older goals' agents were not).
       ...(storeId !== undefined && patched(AGENTS_CHECK_STORE_PATCH) ? { storeId } : {}),
-      model: this.h.model,
-      maxTokens: this.h.maxTokens,
+      model: options.model,
+      maxTokens: options.maxTokens,
       // The definitions are in the store (toolsRef): the agent needs only names and options,
       // so each child's start event stays small.
       tools: toolsRef === null ? tools : tools.map((t) => ({ ...t, spec: { name: t.spec.name, description: '', input_schema: { type: 'object' } } })),
       toolsRef,
       policy: policy ?? defaultPolicy,
-      headless: options.headless ?? false,
-      limits: { ...remainingForTurn(goal.config.limits, goal.usage), maxSteps: options.maxStepsPerTask ?? 25 },
-      approvalTimeoutMs: options.approvalTimeoutMs ?? null,
-      maxParallelTools: options.maxParallelTools ?? DEFAULT_MAX_PARALLEL_TOOLS,
+      headless: options.headless,
+      limits: { ...remainingForTurn(goal.config.limits, goal.usage), maxSteps: options.maxStepsPerTask },
+      approvalTimeoutMs: options.approvalTimeoutMs,
+      maxParallelTools: options.maxParallelTools,
       retryBackoffMs: options.retryBackoffMs,
       modelActivity: options.modelActivity,
       thinking: thinkingFor(options, d.role),

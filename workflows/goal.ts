@@ -18,13 +18,12 @@ import { AgentPool, type AgentCarry } from './goal-agents';
 import { Advisors, ToolCaller } from './goal-model';
 import { goalControls } from './goal-controls';
 import { goalDetails, goalQueries } from './goal-views';
-import type { GoalOptions, GoalResult } from './goal-options';
+import { resolveGoalOptions, type GoalOptions, type GoalResult } from './goal-options';
 import { loadSetup } from './setup';
-import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL, defaultStoreDir } from './defaults';
 import { workspaceRoute } from './workspace-host';
 
 export { thinkingFor } from './goal-agents';
-export type { GoalOptions, GoalResult, GoalTaskReport } from './goal-options';
+export type { GoalOptions, GoalResult, GoalTaskReport, ResolvedGoalOptions } from './goal-options';
 
 /** What one run hands the next through continue-as-new (at a quiet point: no agent, planner or critic running). */
 export interface GoalCarry extends HostCarry {
@@ -48,11 +47,11 @@ const CONTINUE_PATCH = 'goal-continue-as-new';
 /** From this marker on, the critic's follow-up tasks wait for plan approval (machines/autonomy/). */
 const FOLLOW_UP_APPROVAL_PATCH = 'goal-follow-ups-need-plan-approval';
 
-export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Promise<GoalResult> {
-  parseStartInput(goalOptionsSchema, options, 'goal');
-  const storeDir = options.storeDir ?? defaultStoreDir(options.workspace);
-  const model = options.model ?? DEFAULT_MODEL;
-  const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promise<GoalResult> {
+  parseStartInput(goalOptionsSchema, input, 'goal');
+  // Every default filled in once: this run (its planner, critic and agents) uses these, and hands them to the next one.
+  const options = resolveGoalOptions(input);
+  const { storeDir, model, maxTokens } = options;
   let done: GoalReport | null = null;
   let tools: ToolEntry[] = carry?.tools ?? [];
   let toolsRef: string | null = carry?.toolsRef ?? null;
@@ -85,9 +84,6 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
     {
       goalId,
       options,
-      storeDir,
-      model,
-      maxTokens,
       goal: () => goal.state,
       setup: () => ({ tools, toolsRef, policy, storeId }),
       publish: host.publish,
@@ -104,21 +100,21 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
     : createGoal({
         goalId,
         goal: options.goal,
-        ...(options.autoApprove !== undefined ? { autoApprove: options.autoApprove } : {}),
-        ...(options.maxConcurrency !== undefined ? { maxConcurrency: options.maxConcurrency } : {}),
-        ...(options.maxTaskAttempts !== undefined ? { maxTaskAttempts: options.maxTaskAttempts } : {}),
-        ...(options.maxPlanAttempts !== undefined ? { maxPlanAttempts: options.maxPlanAttempts } : {}),
-        ...(options.maxReviewCycles !== undefined ? { maxReviewCycles: options.maxReviewCycles } : {}),
-        ...(options.maxTasks !== undefined ? { maxTasks: options.maxTasks } : {}),
-        planApprovalTimeoutMs: options.planApprovalTimeoutMs ?? null,
-        ...(options.limits !== undefined ? { limits: options.limits } : {}),
+        autoApprove: options.autoApprove,
+        maxConcurrency: options.maxConcurrency,
+        maxTaskAttempts: options.maxTaskAttempts,
+        maxPlanAttempts: options.maxPlanAttempts,
+        maxReviewCycles: options.maxReviewCycles,
+        maxTasks: options.maxTasks,
+        planApprovalTimeoutMs: options.planApprovalTimeoutMs,
+        limits: options.limits,
         // Goals recorded before follow-ups needed plan approval replay as they ran.
         ...(patched(FOLLOW_UP_APPROVAL_PATCH) ? { followUpsNeedApproval: true } : {}),
       });
   const goal: Driven<GoalState, GoalEvent, GoalDirective> = host.drive(goalMachine, created.state, execute);
 
   // When a new run is wanted, and when it may start (declared before any handler can run).
-  const wantsNewRun = () => MachineHost.wantsNewRun(options.continueAsNewWhenSuggested ?? true, options.continueAsNewAfterEvents);
+  const wantsNewRun = () => MachineHost.wantsNewRun(options.continueAsNewWhenSuggested, options.continueAsNewAfterEvents);
   const quiet = () => handingOver && agents.children.size === 0 && !models.busy;
 
   function execute(d: Exclude<GoalDirective, { type: 'emit_event' | 'start_timer' | 'cancel_timer' }>): void {
@@ -214,6 +210,7 @@ export async function goalWorkflow(options: GoalOptions, carry?: GoalCarry): Pro
       deferred,
       run,
     };
+    // The resolved options: the next run starts with the defaults this one used.
     return continueAsNew<typeof goalWorkflow>(options, next);
   }
   await CancellationScope.nonCancellable(async () => {

@@ -27,20 +27,21 @@ import { awaitTurnHandler } from './await-turn';
 import { loadSetup } from './setup';
 import { handoverFits } from './handover-size';
 import { ClientTools } from './client-tools';
-import type { SessionCarry, SessionOptions, SessionResult } from './session-options';
+import { resolveSessionOptions, type SessionCarry, type SessionOptions, type SessionResult } from './session-options';
 import { workspaceRoute } from './workspace-host';
-import { DEFAULT_MAX_PARALLEL_TOOLS, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, defaultStoreDir } from './defaults';
 
 type StartTurn = Extract<SessionDirective, { type: 'start_turn' }>;
 
-export type { SessionCarry, SessionOptions, SessionResult } from './session-options';
+export type { ResolvedSessionOptions, SessionCarry, SessionOptions, SessionResult } from './session-options';
 
 /** Running workflows that predate the hand-over started the next queued turn in the same run. */
 const HANDOVER_PATCH = 'session-queue-handover';
 
-export async function sessionWorkflow(options: SessionOptions, carry?: SessionCarry): Promise<SessionResult> {
-  parseStartInput(sessionOptionsSchema, options, 'session');
-  const storeDir = options.storeDir ?? defaultStoreDir(options.workspace);
+export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarry): Promise<SessionResult> {
+  parseStartInput(sessionOptionsSchema, input, 'session');
+  // Every default filled in once: this run uses these, and hands them to the next one.
+  const options = resolveSessionOptions(input);
+  const { storeDir } = options;
   // A workspace on one host's disk: everything that touches it runs there (workspace-host.ts).
   const route = workspaceRoute(workflowInfo().taskQueue, options.workspaceHost, options.workspaceHostWaitMs);
   const conversation = new ConversationLog(carry?.conversation);
@@ -74,11 +75,11 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       workspace: options.workspace,
       workspaceRoute: route,
       storeDir,
-      model: options.model ?? DEFAULT_MODEL,
-      maxTokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
+      model: options.model,
+      maxTokens: options.maxTokens,
       system: options.system,
-      approvalTimeoutMs: options.approvalTimeoutMs ?? null,
-      maxParallelTools: options.maxParallelTools ?? DEFAULT_MAX_PARALLEL_TOOLS,
+      approvalTimeoutMs: options.approvalTimeoutMs,
+      maxParallelTools: options.maxParallelTools,
       retryBackoffMs: options.retryBackoffMs,
       modelActivity: options.modelActivity,
       compactAboveTokens: options.compactAboveTokens,
@@ -94,7 +95,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
       tools: () => tools,
       toolsRef: () => toolsRef,
       storeId: () => storeId,
-      policy: () => ({ policy: policy ?? defaultPolicy, approvals, headless: options.headless ?? false }),
+      policy: () => ({ policy: policy ?? defaultPolicy, approvals, headless: options.headless }),
       updateApprovals: (update) => (approvals = update(approvals)),
       emit: host.publish,
       rejected: host.rejected,
@@ -114,7 +115,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   // ---- the session machine and its directives ----------------------------------------------
   const created = carry
     ? { state: sessionMachine.fromJSON(carry.session), directives: [] }
-    : createSession({ sessionId, at: host.now(), limits: options.limits, maxConsecutiveErrors: options.maxConsecutiveErrors, idleTimeoutMs: options.idleTimeoutMs ?? null });
+    : createSession({ sessionId, at: host.now(), limits: options.limits, maxConsecutiveErrors: options.maxConsecutiveErrors, idleTimeoutMs: options.idleTimeoutMs });
   const session: Driven<SessionState, SessionEvent, SessionDirective> = host.drive(sessionMachine, created.state, (d) => {
     switch (d.type) {
       case 'initialize':
@@ -143,8 +144,8 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
 
   // When a new run is wanted (declared before any handler: a buffered message may start a turn at once).
   const turnsAtStart = session.state.turns;
-  const limit = options.continueAsNewAfterTurns ?? null;
-  const onSuggestion = options.continueAsNewWhenSuggested ?? true;
+  const limit = options.continueAsNewAfterTurns;
+  const onSuggestion = options.continueAsNewWhenSuggested;
   const idle = () => !turns.busy && session.state.status !== 'initializing' && session.state.status !== 'closing';
   const quiet = () => idle() && (session.state.turnId === null || deferredTurn !== null);
   function wantsNewRun(): boolean {
@@ -174,7 +175,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
   }
 
   function initialize(): void {
-    loadSetup({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp ?? false }, route }).then(
+    loadSetup({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp }, route }).then(
       (r) =>
         host.post(() => {
           if (!r.ok) return session.record('initialize', { type: 'init_failed', error: r.error });
@@ -265,6 +266,7 @@ export async function sessionWorkflow(options: SessionOptions, carry?: SessionCa
           finishedTurns: finishedTurns.list(),
           ...(clientTools.carry() !== undefined ? { clientTools: clientTools.carry() } : {}),
         };
+        // The resolved options: the next run starts with the defaults this one used.
         return continueAsNew<typeof sessionWorkflow>(options, next);
       }
       handingOver = false;

@@ -13,7 +13,7 @@
 // workspaces: any worker, as before), and the commands a workflow emits are the same.
 import { ActivityFailure, TimeoutFailure, type ActivityOptions } from '@temporalio/workflow';
 
-/** How long a call waits for the workspace host by default. */
+/** How long a call waits for the workspace host by default (the options resolvers fill it in). */
 export const DEFAULT_WORKSPACE_HOST_WAIT_MS = 60_000;
 
 /** A host name as it appears in a task queue name (and in KEEL_WORKSPACE_HOST). */
@@ -31,9 +31,9 @@ export interface WorkspaceRoute {
 }
 
 /** The route of a run started with `workspaceHost`, or null for a shared workspace. */
-export function workspaceRoute(workflowTaskQueue: string, host: string | undefined, waitMs: number | undefined): WorkspaceRoute | null {
+export function workspaceRoute(workflowTaskQueue: string, host: string | undefined, waitMs: number): WorkspaceRoute | null {
   if (host === undefined) return null;
-  return { host, taskQueue: workspaceQueue(workflowTaskQueue, host), waitMs: waitMs ?? DEFAULT_WORKSPACE_HOST_WAIT_MS };
+  return { host, taskQueue: workspaceQueue(workflowTaskQueue, host), waitMs };
 }
 
 /** Activity options that send a call to the workspace host (none for a shared workspace). */

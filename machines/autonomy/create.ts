@@ -19,6 +19,16 @@ export interface NewGoal {
   readonly followUpsNeedApproval?: boolean;
 }
 
+/** What a goal's config holds when its creator names nothing (the goal workflow's options resolver reads these: workflows/goal-options.ts). */
+export const GOAL_DEFAULTS = {
+  autoApprove: false,
+  maxConcurrency: 2,
+  maxTaskAttempts: 2,
+  maxPlanAttempts: 3,
+  maxReviewCycles: 3,
+  planApprovalTimeoutMs: null,
+} as const satisfies Required<Pick<NewGoal, 'autoApprove' | 'maxConcurrency' | 'maxTaskAttempts' | 'maxPlanAttempts' | 'maxReviewCycles' | 'planApprovalTimeoutMs'>>;
+
 /** `[*] → goal_received`; apply `decompose` to start planning. */
 export function createGoal(init: NewGoal): { state: GoalState; directives: GoalDirective[] } {
   const limits: BudgetLimits = { ...NO_LIMITS, ...init.limits };
@@ -28,12 +38,12 @@ export function createGoal(init: NewGoal): { state: GoalState; directives: GoalD
     goalId: init.goalId,
     goal: init.goal,
     config: {
-      autoApprove: init.autoApprove ?? false,
-      maxConcurrency: init.maxConcurrency ?? 2,
-      maxTaskAttempts: init.maxTaskAttempts ?? 2,
-      maxPlanAttempts: init.maxPlanAttempts ?? 3,
-      maxReviewCycles: init.maxReviewCycles ?? 3,
-      planApprovalTimeoutMs: init.planApprovalTimeoutMs ?? null,
+      autoApprove: init.autoApprove ?? GOAL_DEFAULTS.autoApprove,
+      maxConcurrency: init.maxConcurrency ?? GOAL_DEFAULTS.maxConcurrency,
+      maxTaskAttempts: init.maxTaskAttempts ?? GOAL_DEFAULTS.maxTaskAttempts,
+      maxPlanAttempts: init.maxPlanAttempts ?? GOAL_DEFAULTS.maxPlanAttempts,
+      maxReviewCycles: init.maxReviewCycles ?? GOAL_DEFAULTS.maxReviewCycles,
+      planApprovalTimeoutMs: init.planApprovalTimeoutMs ?? GOAL_DEFAULTS.planApprovalTimeoutMs,
       limits,
       ...(init.maxTasks !== undefined ? { maxTasks: init.maxTasks } : {}),
       ...(init.followUpsNeedApproval !== undefined ? { followUpsNeedApproval: init.followUpsNeedApproval } : {}),

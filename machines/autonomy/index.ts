@@ -8,6 +8,6 @@
 // reduce.ts (one case per event), steps.ts (plan, dispatch, await approval, stop).
 export { goalConfigSchema, goalStateSchema, planOf, type GoalConfig, type GoalState, type GoalStatus, type Review } from './state';
 export { goalEventSchema, type GoalDirective, type GoalEvent, type GoalReport } from './protocol';
-export { createGoal, type NewGoal } from './create';
+export { createGoal, GOAL_DEFAULTS, type NewGoal } from './create';
 export { goalMachine } from './machine';
 export type { Task, TaskInput } from '../task-graph';

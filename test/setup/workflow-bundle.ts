@@ -9,6 +9,7 @@ import type { TestProject } from 'vitest/node';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { payloadConverterPath, workflowsPath } from '../../worker/worker';
 import { WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
+import { sharedOnce } from './shared-setup';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -30,14 +31,15 @@ function bundleKeelWorkflows() {
 }
 
 export default async function setup(project: TestProject) {
-  const started = Date.now();
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-test-bundle-'));
-  const bundle = await bundleKeelWorkflows();
-  await fs.writeFile(path.join(dir, 'workflows.js'), bundle.code);
-  await fs.writeFile(path.join(dir, 'workflows.js.map'), bundle.sourceMap);
-  console.log(`workflow bundle: built once for the run in ${Date.now() - started} ms`);
+  const { value: dir, teardown } = await sharedOnce('workflow bundle', async () => {
+    const started = Date.now();
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-test-bundle-'));
+    const bundle = await bundleKeelWorkflows();
+    await fs.writeFile(path.join(dir, 'workflows.js'), bundle.code);
+    await fs.writeFile(path.join(dir, 'workflows.js.map'), bundle.sourceMap);
+    console.log(`workflow bundle: built once for the run in ${Date.now() - started} ms`);
+    return { value: dir, stop: () => fs.rm(dir, { recursive: true, force: true }) };
+  });
   project.provide('workflowBundleDir', dir);
-  return async () => {
-    await fs.rm(dir, { recursive: true, force: true });
-  };
+  return teardown;
 }

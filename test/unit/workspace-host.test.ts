@@ -4,6 +4,7 @@
 import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { workspaceHostOf } from '../../worker/workspace-host';
+import { resolveSessionOptions } from '../../workflows/session-options';
 import { sessionOptionsSchema } from '../../workflows/start-input';
 import { routed, workspaceHostGone, workspaceQueue, workspaceRoute } from '../../workflows/workspace-host';
 
@@ -31,7 +32,8 @@ describe('workspace hosts', () => {
     expect(workspaceQueue('keel', 'build-1')).toBe('keel@build-1');
     expect(workspaceRoute('keel', undefined, 5000)).toBeNull();
     expect(routed(null)).toEqual({});
-    const route = workspaceRoute('keel', 'build-1', undefined)!;
+    // The wait a session resolves to when its options name none (workflows/session-options.ts).
+    const route = workspaceRoute('keel', 'build-1', resolveSessionOptions({ workspace: '/w', workspaceHost: 'build-1' }).workspaceHostWaitMs)!;
     expect(route).toEqual({ host: 'build-1', taskQueue: 'keel@build-1', waitMs: 60_000 });
     expect(routed(route)).toEqual({ taskQueue: 'keel@build-1', scheduleToStartTimeout: 60_000 });
   });
