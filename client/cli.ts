@@ -5,10 +5,10 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { chatCommand, type ChatOptions } from './cli/chat';
-import { codecServerCommand, type CodecServerCommandOptions, keygenCommand } from './cli/codec';
+import type { CodecServerCommandOptions } from './cli/codec';
 import { answerCommand, type AnswerOptions, controlCommand, type ControlOptions, type GoalCommandOptions, goalCommand, lsCommand, statusCommand, watchCommand } from './cli/commands';
 import { EXIT } from './cli/output';
-import { serveCommand, type ServeCommandOptions } from './cli/serve';
+import type { ServeCommandOptions } from './cli/serve';
 
 // `keel ls | head`: a closed pipe ends the command quietly.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -36,7 +36,8 @@ program
   .option('--port <n>', 'port (default 8280 or KEEL_SERVE_PORT)')
   .option('--host <addr>', 'address to listen on (default 127.0.0.1)')
   .option('--workspace <dir>', 'default workspace of goals and sessions started from the console')
-  .action((o: ServeCommandOptions) => serveCommand(o));
+  // Loaded when run: the API server, hono and esbuild are no part of the other commands' start.
+  .action(async (o: ServeCommandOptions) => (await import('./cli/serve')).serveCommand(o));
 
 program
   .command('worker')
@@ -138,13 +139,13 @@ program
   .option('--host <addr>', 'address to bind', '127.0.0.1')
   .option('--cors <origin...>', 'browser origins allowed (the Web UI); any other Origin is refused', ['http://localhost:8233', 'http://127.0.0.1:8233', 'http://localhost:8080'])
   .option('--allowed-host <name...>', 'Host names it answers besides its bind address (e.g. behind a proxy)')
-  .action((o: CodecServerCommandOptions) => codecServerCommand(o));
+  .action(async (o: CodecServerCommandOptions) => (await import('./cli/codec')).codecServerCommand(o));
 
 program
   .command('keygen')
   .description('print a new encryption key line for KEEL_ENCRYPTION_KEYS (put it first to rotate)')
   .option('--id <id>', 'key id (default: k<today>)')
-  .action((o: { id?: string }) => keygenCommand(o));
+  .action(async (o: { id?: string }) => (await import('./cli/codec')).keygenCommand(o));
 
 try {
   await program.parseAsync(process.argv);

@@ -16,6 +16,7 @@ import { sessionWorkflow, type SessionOptions } from '../workflows/session';
 import { DEFAULT_TASK_QUEUE } from '../workflows/defaults';
 import { describeIssues } from '../workflows/payloads';
 import { goalOptionsSchema, sessionOptionsSchema } from '../workflows/start-input';
+import { ClosableRetry } from './grpc-retry';
 import { ConnectionError, InvalidInputError, mapErrors } from './errors';
 import { GoalHandle } from './goal-handle';
 import { SessionHandle } from './session-handle';
@@ -94,6 +95,8 @@ export class KeelClient {
     private readonly connection: Connection | null,
     /** KEEL_WORKSPACE_HOST of this process: workspaces it resolves are on this host's disk (workflows/workspace-host.ts). */
     private readonly workspaceHost: string | null = null,
+    /** The connection's gRPC retry, stopped before the connection closes (client/grpc-retry.ts). */
+    private readonly retry: ClosableRetry | null = null,
   ) {}
 
   static async connect(options: KeelClientOptions = {}): Promise<KeelClient> {
@@ -105,8 +108,11 @@ export class KeelClient {
     const address = options.address ?? loaded.connectionOptions.address ?? 'localhost:7233';
     const namespace = options.namespace ?? loaded.namespace ?? 'default';
     let connection: Connection;
+    const connectionOptions = { ...loaded.connectionOptions, ...options.connectionOptions };
+    // The SDK's default retry, except that close() does not leave a retry to fire on a closed channel.
+    const retry = connectionOptions.interceptors ? null : new ClosableRetry();
     try {
-      connection = await Connection.connect({ ...loaded.connectionOptions, ...options.connectionOptions, address, connectTimeout: '5s' });
+      connection = await Connection.connect({ ...connectionOptions, ...(retry ? { interceptors: [retry.interceptor] } : {}), address, connectTimeout: '5s' });
     } catch (error) {
       throw new ConnectionError(address, { cause: error });
     }
@@ -114,7 +120,7 @@ export class KeelClient {
     // Carries the caller's trace context (when the application has OpenTelemetry set up)
     // into the workflow, so a trace runs client → workflow → activities.
     const interceptors = { workflow: [new OpenTelemetryWorkflowClientInterceptor()] };
-    return new KeelClient(new Client({ connection, namespace, interceptors, ...(dataConverter ? { dataConverter } : {}) }), taskQueue, address, connection, workspaceHost);
+    return new KeelClient(new Client({ connection, namespace, interceptors, ...(dataConverter ? { dataConverter } : {}) }), taskQueue, address, connection, workspaceHost, retry);
   }
 
   /** Starts a goal (or, with an id already in use, returns that goal). */
@@ -241,8 +247,12 @@ export class KeelClient {
     return codecs.some((c) => c instanceof EncryptionCodec) ? { authenticatedControls: true } : {};
   }
 
+  /** Closes the connection once no gRPC retry is waiting on its timer (a retry firing on a
+   *  closed channel throws in that timer, uncaught). Calls still retrying then fail to their callers. */
   async close(): Promise<void> {
-    await this.connection?.close();
+    if (!this.connection) return;
+    await this.retry?.quiesce();
+    await this.connection.close();
   }
 
   private async start(workflowId: string, operation: string, body: () => Promise<unknown>): Promise<void> {

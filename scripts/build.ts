@@ -4,25 +4,14 @@
 // with the same bundler the worker would run at every start, into dist/workflow-bundle.js.
 // `npm start` (and the Docker image) then runs `node dist/worker/main.js`: no tsx, no
 // webpack at start.
-import { existsSync, readFileSync } from 'node:fs';
 import { copyFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { build } from 'esbuild';
+import { esmSubpaths } from './esbuild-plugins';
 import { payloadConverterPath as SOURCE_PAYLOAD_CONVERTER, workflowsPath } from '../worker/worker';
 import { BUNDLE_FILE, ENCODED_FAILURES_BUNDLE_FILE, PAYLOAD_CONVERTER_FILE, WORKFLOW_INTERCEPTOR_MODULES } from '../worker/workflow-bundle';
-
-/** `pkg/sub/path` as Node's ESM loader must see it: with `.js` when the package has no exports map. */
-function esmSpecifier(spec: string): string {
-  if (spec.startsWith('node:')) return spec;
-  const parts = spec.split('/');
-  const name = spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
-  const dir = path.join(root, 'node_modules', name);
-  const manifest = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { exports?: unknown };
-  if (manifest.exports !== undefined || path.extname(spec) !== '') return spec;
-  return existsSync(path.join(root, 'node_modules', `${spec}.js`)) ? `${spec}.js` : spec;
-}
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // Another output directory may be given (tests build their own copy, under the project so
@@ -44,17 +33,7 @@ await build({
   // Tells worker/workflow-bundle.ts that the prebuilt bundle sits beside the compiled code.
   define: { __KEEL_COMPILED__: 'true' },
   logLevel: 'warning',
-  plugins: [
-    {
-      // Node's ESM loader needs the file name of a subpath that a package does not export
-      // by name (`picomatch/posix`, `@temporalio/common/lib/time`); tsx and bundlers resolve
-      // it without. Such imports get their `.js`.
-      name: 'esm-subpaths',
-      setup(b) {
-        b.onResolve({ filter: /^(@[^/]+\/)?[^./][^/]*\/.+/ }, ({ path: spec }) => ({ path: esmSpecifier(spec), external: true }));
-      },
-    },
-  ],
+  plugins: [esmSubpaths(root)],
 });
 const logger = { trace() {}, debug() {}, info() {}, warn: console.warn, error: console.error, log() {} };
 // One bundle, whether the worker traces or not (workflows/trace.ts: the workflow code must

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeelClient, type GoalResult, type ListEntry } from '../../client/index';
 import { loadScenario } from '../../standin/scenario';
 import { workflowsPath } from '../../worker/worker';
-import { cliEnv, keel, keelLive } from '../fixtures/client-cli';
+import { cliEnv, keel, keelBin, keelLive } from '../fixtures/client-cli';
 import { goalEnv, waitUntil } from '../fixtures/goal-harness';
 import { sessionEnv } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 describe('keel goal, status, ls, watch, approve, cancel', () => {
-  it('keel goal --json --auto-approve returns the report; the rest works on that goal and others', async () => {
+  it('keel goal --json --auto-approve returns the report; status, ls, a refusal, an unknown id, bad arguments', async () => {
     const g = await goalEnv(env, workflowBundle, await loadScenario(goalScenario), 'sk-ant-demo');
     await g.run(async () => {
       const cli = cliEnv(g.taskQueue);
@@ -65,11 +65,19 @@ describe('keel goal, status, ls, watch, approve, cancel', () => {
       const refused = await keel(['approve', id, 'toolu_nope', '--json'], cli);
       expect(refused.code).toBe(5);
       expect(refused.json<{ error: { reason: string } }>().error.reason).toBeTruthy();
-      const missing = await keel(['status', 'no-such-goal'], cli);
+      // Through client/bin/keel.js (tsx), the entry `npx keel` runs; the rest use the same CLI compiled once.
+      const missing = await keelBin(['status', 'no-such-goal'], cli);
       expect(missing.code).toBe(4);
       expect(missing.stderr).toMatch(/no goal or session with id no-such-goal/);
       expect((await keel(['goal', 'x', '--mode', 'reckless'], cli)).code).toBe(2);
+    });
+  });
 
+  // Its own test (and worker): two more goals, one run to its end, after the one above.
+  it('a detached goal: plan approved with keel approve, followed with keel watch; keel cancel stops another', async () => {
+    const g = await goalEnv(env, workflowBundle, await loadScenario(goalScenario), 'sk-ant-demo');
+    await g.run(async () => {
+      const cli = cliEnv(g.taskQueue);
       // A detached goal: its plan approved with `keel approve`, followed with `keel watch`.
       const detached = await keel(['goal', 'Build slugify again', '--detach', '--json', '--mode', 'full-auto', '--workspace', g.workspace], cli);
       expect(detached.code, detached.stderr).toBe(0);

@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const realBwrap = '/usr/bin/bwrap';
@@ -27,6 +27,9 @@ function startDemo(bwrapDir: string | null): DemoRun {
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', KEEL_DEMO_TEST_MARKER: marker };
   for (const k of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_NAMESPACE', 'KEEL_TASK_QUEUE']) delete env[k];
   if (bwrapDir) env.PATH = `${bwrapDir}:${env.PATH ?? ''}`;
+  // The run's workflow bundle (test/setup/workflow-bundle.ts), as `npm run build` would give
+  // it: the worker skips webpack (5–20 s of CPU a start). demo.test.ts's first run bundles from source.
+  env.KEEL_WORKFLOW_BUNDLE = path.join(inject('workflowBundleDir'), 'workflows.js');
   const began = Date.now();
   // As a user (and CI, and `timeout`) runs it: through npm, signals sent to npm.
   const child = spawn('npm', ['run', '--silent', 'demo'], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -36,6 +39,27 @@ function startDemo(bwrapDir: string | null): DemoRun {
   child.stderr.on('data', (d: Buffer) => (stdout += d.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal, ms: Date.now() - began })));
   return { child, marker, stdout: () => stdout, exited };
+}
+
+/** Resolves when the output matches (checked as it comes, no polling); fails on exit or after `ms`. */
+function waitForOutput(run: DemoRun, pattern: RegExp, ms: number): Promise<void> {
+  const streams = [run.child.stdout!, run.child.stderr!];
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (pattern.test(run.stdout())) finish(resolve);
+    };
+    const fail = () => finish(() => reject(new Error(`no ${pattern} in ${ms} ms:\n${run.stdout()}`)));
+    const timer = setTimeout(fail, ms);
+    const finish = (settle: () => void) => {
+      clearTimeout(timer);
+      for (const s of streams) s.off('data', check);
+      run.child.off('close', fail);
+      settle();
+    };
+    for (const s of streams) s.on('data', check);
+    run.child.once('close', fail);
+    check();
+  });
 }
 
 /** Processes whose environment carries the run's marker (root reads every /proc/<pid>/environ). */
@@ -63,13 +87,6 @@ async function expectNoneLeft(marker: string): Promise<void> {
   expect(left).toEqual([]);
 }
 
-async function waitForOutput(run: DemoRun, pattern: RegExp, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!pattern.test(run.stdout())) {
-    if (Date.now() > deadline || run.child.exitCode !== null) throw new Error(`no ${pattern} in ${ms} ms:\n${run.stdout()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** The demo's workspace, which it keeps for people to look at: the test removes it. */
 async function removeWorkspace(stdout: string) {

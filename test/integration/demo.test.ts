@@ -55,7 +55,9 @@ describe('npm run demo', () => {
   }, 180_000);
 
   it('uses TEMPORAL_ADDRESS when set (no Web UI link then)', async () => {
-    const run = await runDemo({ ...baseEnv(), TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), KEEL_TASK_QUEUE: uniqueTaskQueue('demo') });
+    // The run's prebuilt workflow bundle (as `npm run build` gives it): the first test bundles from source.
+    const bundle = path.join(inject('workflowBundleDir'), 'workflows.js');
+    const run = await runDemo({ ...baseEnv(), TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), KEEL_TASK_QUEUE: uniqueTaskQueue('demo'), KEEL_WORKFLOW_BUNDLE: bundle });
     await expectMet(run);
     expect(run.stdout).toMatch(new RegExp(`Temporal at ${inject('temporalAddress').replace(/\./g, '\\.')}`));
     expect(run.stdout).not.toMatch(/Web UI/);

@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../worker/dev-server';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -32,6 +32,10 @@ async function devEnv(marker: string, data: string): Promise<NodeJS.ProcessEnv> 
     KEEL_DEV_UI_PORT: String(await freePort()),
     KEEL_SERVE_PORT: '0',
     KEEL_TASK_QUEUE: `dev-test-${randomUUID()}`,
+    // The run's workflow bundle (test/setup/workflow-bundle.ts), as `npm run build` gives it:
+    // the dev worker skips webpack (5–20 s of CPU a start). The worker bundling from source is
+    // covered by demo.test.ts's first run.
+    KEEL_WORKFLOW_BUNDLE: path.join(inject('workflowBundleDir'), 'workflows.js'),
   };
 }
 
@@ -68,11 +72,25 @@ describe('npm run dev', () => {
       child.stderr.on('data', (d: Buffer) => (out += d.toString()));
       const exited = new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
       try {
-        const deadline = Date.now() + 150_000;
-        while (!/Ctrl-C stops the worker, the console and the server\./.test(out)) {
-          if (Date.now() > deadline || child.exitCode !== null) throw new Error(`npm run dev did not start:\n${out}`);
-          await new Promise((r) => setTimeout(r, 100));
-        }
+        // Its "ready" line, as it comes (no polling); or its exit, or 150 s.
+        await new Promise<void>((resolve, reject) => {
+          const check = () => {
+            if (/Ctrl-C stops the worker, the console and the server\./.test(out)) finish(resolve);
+          };
+          const fail = () => finish(() => reject(new Error(`npm run dev did not start:\n${out}`)));
+          const timer = setTimeout(fail, 150_000);
+          const finish = (settle: () => void) => {
+            clearTimeout(timer);
+            child.stdout.off('data', check);
+            child.stderr.off('data', check);
+            child.off('close', fail);
+            settle();
+          };
+          child.stdout.on('data', check);
+          child.stderr.on('data', check);
+          child.once('close', fail);
+          check();
+        });
         expect(out).toMatch(/workspace:\s+workspace \(the console's default\)/);
         child.kill(signal);
         expect(await exited, out).toBe(code);
