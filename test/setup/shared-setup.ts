@@ -5,7 +5,7 @@
 // Each project loads this module afresh, so the registry lives on the process's global object.
 type Started = Map<string, { value: Promise<unknown>; users: number; stop: () => Promise<void> }>;
 const registry = globalThis as typeof globalThis & { __keelSharedSetup?: Started };
-const started: Started = (registry.__keelSharedSetup ??= new Map());
+const started: Started = (registry.__keelSharedSetup ??= new Map() as Started);
 
 /** Starts `name` once (`start` returns the value and how to stop it); returns the value and this project's teardown. */
 export async function sharedOnce<T>(name: string, start: () => Promise<{ value: T; stop: () => Promise<void> }>): Promise<{ value: T; teardown: () => Promise<void> }> {
