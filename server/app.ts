@@ -179,8 +179,12 @@ export function toProblem(error: unknown): ProblemError {
     if (code === 9) return new ProblemError(409, 'rejected', 'the workflow has not run yet: is a Keel worker running on its task queue?', { reason: grpc.details || 'failed precondition' });
     if (code === 4) return new ProblemError(504, 'timeout', 'the workflow did not answer in time: is a Keel worker running on its task queue?');
     if (code === 14) return new ProblemError(503, 'unavailable', grpc.details || 'Temporal unavailable');
+    // 8 RESOURCE_EXHAUSTED: Temporal sheds load (a busy dev server refuses queries); try again later.
+    if (code === 8) return new ProblemError(503, 'unavailable', grpc.details || 'Temporal is busy: try again');
   }
-  console.error('keel serve: unexpected error:', error instanceof Error ? error.message : String(error));
+  // The gRPC status, when there is one, is what tells the operator which case this was.
+  const status = grpc !== null ? ` (gRPC ${String(grpc.code)}: ${grpc.details})` : '';
+  console.error(`keel serve: unexpected error: ${error instanceof Error ? error.message : String(error)}${status}`);
   return new ProblemError(500, 'internal', 'unexpected error (see the server log)');
 }
 

@@ -9,6 +9,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { inject } from 'vitest';
+import { ClosableRetry } from '../../client/grpc-retry';
 import { payloadConverterPath, workflowsPath as keelWorkflowsPath } from '../../worker/worker';
 import { WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
 
@@ -23,7 +24,10 @@ export interface TemporalTestEnv {
 export async function connectTestEnv(): Promise<TemporalTestEnv> {
   const address = inject('temporalAddress');
   const namespace = inject('temporalNamespace');
-  const connection = await Connection.connect({ address });
+  // The client's gRPC retry stops before the connection closes (client/grpc-retry.ts): a
+  // retry timer firing on the closed channel was an uncaught error in the test's fork.
+  const retry = new ClosableRetry();
+  const connection = await Connection.connect({ address, interceptors: [retry.interceptor] });
   const nativeConnection = await NativeConnection.connect({ address });
   return {
     address,
@@ -32,6 +36,7 @@ export async function connectTestEnv(): Promise<TemporalTestEnv> {
     nativeConnection,
     async close() {
       await nativeConnection.close();
+      await retry.quiesce();
       await connection.close();
     },
   };

@@ -1,8 +1,8 @@
 // What the API answers for each failure a client call can meet: a request no worker took in
 // time is a 504 naming the workflow (schemathesis found it as a 500 in CI, under load).
-import { WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { ServiceError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { NoAnswerError, toKeelError } from '../../client/errors';
 import { exitCodeOf } from '../../client/cli/common';
 import { EXIT } from '../../client/cli/output';
@@ -32,5 +32,19 @@ describe('problems of the API', () => {
     const plain = toKeelError(new WorkflowUpdateFailedError('failed', ApplicationFailure.create({ type: 'Error', message: 'x' })), 'goal-1', 'approve');
     expect(plain).toMatchObject({ code: undefined });
     expect(toProblem(plain).toProblem()).not.toHaveProperty('code');
+  });
+
+  it('a query Temporal refused as busy is a 503; any other gRPC status stays a 500 whose log line names the status', () => {
+    const grpc = (code: number, details: string) => Object.assign(new Error(`${code} ${details}`), { code, details, metadata: {} });
+    // The SDK wraps a failed query as ServiceError('Failed to query Workflow'), the gRPC error as its cause.
+    const busy = new ServiceError('Failed to query Workflow', { cause: grpc(8, 'namespace rate limit exceeded') });
+    expect(toProblem(busy)).toMatchObject({ status: 503 });
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      expect(toProblem(new ServiceError('Failed to query Workflow', { cause: grpc(13, 'query failed') })).status).toBe(500);
+      expect(logged).toHaveBeenCalledWith('keel serve: unexpected error: Failed to query Workflow (gRPC 13: query failed)');
+    } finally {
+      logged.mockRestore();
+    }
   });
 });
