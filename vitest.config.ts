@@ -9,7 +9,7 @@ const workers = Number(process.env.KEEL_TEST_WORKERS ?? 2);
 
 const integration = {
   sequence: { groupOrder: 1 },
-  globalSetup: ['test/setup/temporal-server.ts', 'test/setup/workflow-bundle.ts', 'test/fixtures/compiled-cli-setup.ts'],
+  globalSetup: ['test/setup/temporal-server.ts', 'test/setup/workflow-bundle.ts', 'test/setup/compiled-cli.ts'],
   testTimeout: 120_000,
   hookTimeout: 180_000,
 };

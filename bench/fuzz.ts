@@ -6,7 +6,8 @@ import { randomInt } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { ClosableConnection } from '../client/grpc-retry';
 import { NativeConnection } from '@temporalio/worker';
 import { runFuzz } from '../test/chaos/fuzz';
 import { startDevServer } from '../worker/dev-server';
@@ -15,7 +16,7 @@ const messages = Number(process.argv[2] ?? 10_000);
 const seed = process.argv[3] !== undefined ? Number(process.argv[3]) : randomInt(1, 1_000_000);
 const server = await startDevServer({ port: 0, readyTimeoutMs: 120_000 });
 const native = await NativeConnection.connect({ address: server.address });
-const connection = await Connection.connect({ address: server.address });
+const connection = await ClosableConnection.connect({ address: server.address });
 const client = new Client({ connection, namespace: server.namespace });
 try {
   console.log(`fuzz: ${messages} messages, seed ${seed}, Temporal ${server.version}`);

@@ -8,7 +8,8 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { ClosableConnection } from '../client/grpc-retry';
 import proto, { type temporal } from '@temporalio/proto';
 import { NativeConnection } from '@temporalio/worker';
 import { startStandin } from '../standin/server';
@@ -35,7 +36,7 @@ const workspace = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'kee
 const line = 'The quick brown fox jumps over the lazy dog; keel keeps history linear.\n';
 await fs.writeFile(path.join(workspace, 'big.txt'), line.repeat(Math.ceil(outputBytes / line.length)));
 const native = await NativeConnection.connect({ address: server.address });
-const connection = await Connection.connect({ address: server.address });
+const connection = await ClosableConnection.connect({ address: server.address });
 const client = new Client({ connection, namespace: server.namespace });
 const taskQueue = 'bench';
 const keel = await createKeelWorker({

@@ -6,7 +6,7 @@
 // shut down). Here close() first stops new retries (a call failing from then on fails with
 // its own error, to its caller), then waits for the retries already scheduled to fire (at
 // most one backoff, ≤ 6 s) on the still-open channel, and only then the channel closes.
-import { type ConnectionOptions, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { Connection, type ConnectionOptions, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 
 type Interceptor = NonNullable<ConnectionOptions['interceptors']>[number];
 
@@ -51,5 +51,26 @@ export class ClosableRetry {
       this.idle = null;
       idle();
     }
+  }
+}
+
+/**
+ * A Temporal `Connection` with the SDK's default retry, whose close() first waits for the
+ * retries already scheduled (ClosableRetry). What every Keel process that closes its own
+ * connection uses: the SDK client, the tests, the chaos harness and the benchmarks.
+ */
+export class ClosableConnection extends Connection {
+  private retry: ClosableRetry | null = null;
+
+  static override async connect(options?: ConnectionOptions): Promise<ClosableConnection> {
+    const retry = new ClosableRetry();
+    const connection = (await super.connect({ ...options, interceptors: [retry.interceptor] })) as ClosableConnection;
+    connection.retry = retry;
+    return connection;
+  }
+
+  override async close(): Promise<void> {
+    await this.retry?.quiesce();
+    await super.close();
   }
 }

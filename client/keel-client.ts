@@ -16,7 +16,7 @@ import { sessionWorkflow, type SessionOptions } from '../workflows/session';
 import { DEFAULT_TASK_QUEUE } from '../workflows/defaults';
 import { describeIssues } from '../workflows/payloads';
 import { goalOptionsSchema, sessionOptionsSchema } from '../workflows/start-input';
-import { ClosableRetry } from './grpc-retry';
+import { ClosableConnection } from './grpc-retry';
 import { ConnectionError, InvalidInputError, mapErrors } from './errors';
 import { GoalHandle } from './goal-handle';
 import { SessionHandle } from './session-handle';
@@ -95,8 +95,6 @@ export class KeelClient {
     private readonly connection: Connection | null,
     /** KEEL_WORKSPACE_HOST of this process: workspaces it resolves are on this host's disk (workflows/workspace-host.ts). */
     private readonly workspaceHost: string | null = null,
-    /** The connection's gRPC retry, stopped before the connection closes (client/grpc-retry.ts). */
-    private readonly retry: ClosableRetry | null = null,
   ) {}
 
   static async connect(options: KeelClientOptions = {}): Promise<KeelClient> {
@@ -108,11 +106,11 @@ export class KeelClient {
     const address = options.address ?? loaded.connectionOptions.address ?? 'localhost:7233';
     const namespace = options.namespace ?? loaded.namespace ?? 'default';
     let connection: Connection;
-    const connectionOptions = { ...loaded.connectionOptions, ...options.connectionOptions };
-    // The SDK's default retry, except that close() does not leave a retry to fire on a closed channel.
-    const retry = connectionOptions.interceptors ? null : new ClosableRetry();
+    const connectionOptions = { ...loaded.connectionOptions, ...options.connectionOptions, address, connectTimeout: '5s' };
     try {
-      connection = await Connection.connect({ ...connectionOptions, ...(retry ? { interceptors: [retry.interceptor] } : {}), address, connectTimeout: '5s' });
+      // The SDK's default retry, except that close() does not leave a retry to fire on a closed
+      // channel (client/grpc-retry.ts); a caller's own interceptors are taken as they are.
+      connection = connectionOptions.interceptors ? await Connection.connect(connectionOptions) : await ClosableConnection.connect(connectionOptions);
     } catch (error) {
       throw new ConnectionError(address, { cause: error });
     }
@@ -120,7 +118,7 @@ export class KeelClient {
     // Carries the caller's trace context (when the application has OpenTelemetry set up)
     // into the workflow, so a trace runs client → workflow → activities.
     const interceptors = { workflow: [new OpenTelemetryWorkflowClientInterceptor()] };
-    return new KeelClient(new Client({ connection, namespace, interceptors, ...(dataConverter ? { dataConverter } : {}) }), taskQueue, address, connection, workspaceHost, retry);
+    return new KeelClient(new Client({ connection, namespace, interceptors, ...(dataConverter ? { dataConverter } : {}) }), taskQueue, address, connection, workspaceHost);
   }
 
   /** Starts a goal (or, with an id already in use, returns that goal). */
@@ -247,12 +245,9 @@ export class KeelClient {
     return codecs.some((c) => c instanceof EncryptionCodec) ? { authenticatedControls: true } : {};
   }
 
-  /** Closes the connection once no gRPC retry is waiting on its timer (a retry firing on a
-   *  closed channel throws in that timer, uncaught). Calls still retrying then fail to their callers. */
+  /** Closes the connection this client made (a ClosableConnection waits for a scheduled gRPC retry first). */
   async close(): Promise<void> {
-    if (!this.connection) return;
-    await this.retry?.quiesce();
-    await this.connection.close();
+    await this.connection?.close();
   }
 
   private async start(workflowId: string, operation: string, body: () => Promise<unknown>): Promise<void> {

@@ -19,7 +19,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { writeHeapSnapshot } from 'node:v8';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { ClosableConnection } from '../../client/grpc-retry';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities/index';
 import { TOOL_WORKER_OPTIONS } from '../../activities/tools/index';
@@ -67,7 +68,7 @@ async function main(): Promise<void> {
   const standin = await startStandin({ scenario: benchScenario([1]) });
   const env = { ...process.env, ANTHROPIC_API_KEY: 'sk-ant-bench', ANTHROPIC_BASE_URL: standin.url };
   const nativeConnection = await NativeConnection.connect({ address: server.address });
-  const connection = await Connection.connect({ address: server.address });
+  const connection = await ClosableConnection.connect({ address: server.address });
   const client = new Client({ connection, namespace: server.namespace });
   const result: Record<string, unknown> = { when: new Date().toISOString(), parked, node: process.version };
   try {

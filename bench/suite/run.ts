@@ -4,7 +4,8 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { ClosableConnection } from '../../client/grpc-retry';
 import { startStandin } from '../../standin/server';
 import { startDevServer } from '../../worker/dev-server';
 import type { Phase } from './measure';
@@ -52,7 +53,7 @@ export async function runBench(options: BenchOptions): Promise<BenchRun> {
   await writeStepFiles(workspace, [1, sizes.singleSteps, sizes.steps]);
   const server = await startDevServer({ port: 0, dbFile: path.join(dir, 'temporal.db'), readyTimeoutMs: 180_000 });
   const standin = await startStandin({ scenario: benchScenario([1]) });
-  const connection = await Connection.connect({ address: server.address });
+  const connection = await ClosableConnection.connect({ address: server.address });
   const client = new Client({ connection, namespace: server.namespace });
   const workers = new Map<VariantName, VariantWorker>();
   const phases: Phase[] = [];

@@ -13,9 +13,9 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { Client, type WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { ClosableRetry } from '../../client/grpc-retry';
+import { ClosableConnection } from '../../client/grpc-retry';
 import { startStandin } from '../../standin/server';
 import { freePort, startDevServer, type DevServer } from '../../worker/dev-server';
 import { payloadConverterPath, workflowsPath } from '../../worker/worker';
@@ -137,8 +137,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   [server] = await Promise.all([startDevServer({ port, dbFile, readyTimeoutMs: 120_000 }), bundled]);
   const standin = await startStandin({ scenario });
   const proxy: FaultProxy = await startFaultProxy(standin.url, options.faultRate, options.seed);
-  const retry = new ClosableRetry();
-  const connection = await Connection.connect({ address: server.address, interceptors: [retry.interceptor] });
+  const connection = await ClosableConnection.connect({ address: server.address });
   const client = new Client({ connection, namespace: server.namespace });
   const taskQueue = `chaos-${options.seed}-${Date.now()}`;
   const result: ChaosResult = {
@@ -309,7 +308,6 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   } finally {
     await killWorker().catch(() => undefined);
     result.workerKills = Math.max(0, result.workerKills - 1); // the last one only stops the run
-    await retry.quiesce();
     await connection.close().catch(() => undefined);
     await proxy.close();
     await standin.close();

@@ -4,12 +4,12 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { Client, type WorkflowHandle } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { bundleWorkflowCode, NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { inject } from 'vitest';
-import { ClosableRetry } from '../../client/grpc-retry';
+import { ClosableConnection } from '../../client/grpc-retry';
 import { payloadConverterPath, workflowsPath as keelWorkflowsPath } from '../../worker/worker';
 import { WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
 
@@ -24,10 +24,9 @@ export interface TemporalTestEnv {
 export async function connectTestEnv(): Promise<TemporalTestEnv> {
   const address = inject('temporalAddress');
   const namespace = inject('temporalNamespace');
-  // The client's gRPC retry stops before the connection closes (client/grpc-retry.ts): a
-  // retry timer firing on the closed channel was an uncaught error in the test's fork.
-  const retry = new ClosableRetry();
-  const connection = await Connection.connect({ address, interceptors: [retry.interceptor] });
+  // Its gRPC retry stops before it closes (client/grpc-retry.ts): a retry timer firing on the
+  // closed channel was an uncaught error in the test's fork.
+  const connection = await ClosableConnection.connect({ address });
   const nativeConnection = await NativeConnection.connect({ address });
   return {
     address,
@@ -36,7 +35,6 @@ export async function connectTestEnv(): Promise<TemporalTestEnv> {
     nativeConnection,
     async close() {
       await nativeConnection.close();
-      await retry.quiesce();
       await connection.close();
     },
   };

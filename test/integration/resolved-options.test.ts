@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/index';
 import { workflowsPath } from '../../worker/worker';
 import { resolveSessionOptions, type SessionOptions } from '../../workflows/session-options';
-import { say, sessionEnv, waitUntil } from '../fixtures/session-harness';
+import { recordHistory, say, sessionEnv, waitUntil } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -54,6 +54,8 @@ describe('resolved options', () => {
       expect(second.input).toEqual(resolveSessionOptions(first.input));
       expect(second.input).toMatchObject({ model: 'claude-sonnet-4-6', maxTokens: 4096, storeDir: `${s.workspace}/.keel/store`, continueAsNewAfterTurns: 1 });
       expect(third.input).toEqual(second.input);
+      // A run started from resolved options, for the replay test (with KEEL_RECORD_HISTORIES=1).
+      await recordHistory(env.client.workflow.getHandle(session.id, third.continuedFrom!), 'resolved-options-run-2');
 
       // Run 1 asked the model with the defaults, and run 2 with the values it was handed.
       const asked = (words: string) => s.standin.requests.filter((r) => JSON.stringify(r.body).includes(words)).map((r) => r.body as { model: string; max_tokens: number });
