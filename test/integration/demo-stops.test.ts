@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { waitForOutput } from '../fixtures/process-output';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const realBwrap = '/usr/bin/bwrap';
@@ -41,25 +42,9 @@ function startDemo(bwrapDir: string | null): DemoRun {
   return { child, marker, stdout: () => stdout, exited };
 }
 
-/** Resolves when the output matches (checked as it comes, no polling); fails on exit or after `ms`. */
-function waitForOutput(run: DemoRun, pattern: RegExp, ms: number): Promise<void> {
-  const streams = [run.child.stdout!, run.child.stderr!];
-  return new Promise((resolve, reject) => {
-    const check = () => {
-      if (pattern.test(run.stdout())) finish(resolve);
-    };
-    const fail = () => finish(() => reject(new Error(`no ${pattern} in ${ms} ms:\n${run.stdout()}`)));
-    const timer = setTimeout(fail, ms);
-    const finish = (settle: () => void) => {
-      clearTimeout(timer);
-      for (const s of streams) s.off('data', check);
-      run.child.off('close', fail);
-      settle();
-    };
-    for (const s of streams) s.on('data', check);
-    run.child.once('close', fail);
-    check();
-  });
+/** Resolves when the demo's output matches (as it comes); fails on its exit or after `ms`. */
+function demoOutput(run: DemoRun, pattern: RegExp, ms: number): Promise<RegExpMatchArray> {
+  return waitForOutput(pattern, { child: run.child, text: () => run.stdout(), ended: run.exited, timeoutMs: ms, what: `no ${pattern} in ${ms} ms` });
 }
 
 /** Processes whose environment carries the run's marker (root reads every /proc/<pid>/environ). */
@@ -140,7 +125,7 @@ describe('npm run demo never hangs', () => {
   for (const [signal, code] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
     it(`${signal} while the goal runs stops everything it started (worker, stand-in, Temporal dev server)`, async () => {
       const run = startDemo(null);
-      await waitForOutput(run, /keel demo: goal goal-\S+ in /, 150_000);
+      await demoOutput(run, /keel demo: goal goal-\S+ in /, 150_000);
       const sentAt = Date.now();
       run.child.kill(signal);
       const exited = await run.exited;

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../worker/dev-server';
+import { waitForOutput } from '../fixtures/process-output';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -72,25 +73,7 @@ describe('npm run dev', () => {
       child.stderr.on('data', (d: Buffer) => (out += d.toString()));
       const exited = new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
       try {
-        // Its "ready" line, as it comes (no polling); or its exit, or 150 s.
-        await new Promise<void>((resolve, reject) => {
-          const check = () => {
-            if (/Ctrl-C stops the worker, the console and the server\./.test(out)) finish(resolve);
-          };
-          const fail = () => finish(() => reject(new Error(`npm run dev did not start:\n${out}`)));
-          const timer = setTimeout(fail, 150_000);
-          const finish = (settle: () => void) => {
-            clearTimeout(timer);
-            child.stdout.off('data', check);
-            child.stderr.off('data', check);
-            child.off('close', fail);
-            settle();
-          };
-          child.stdout.on('data', check);
-          child.stderr.on('data', check);
-          child.once('close', fail);
-          check();
-        });
+        await waitForOutput(/Ctrl-C stops the worker, the console and the server\./, { child, text: () => out, ended: exited, timeoutMs: 150_000, what: 'npm run dev did not start' });
         expect(out).toMatch(/workspace:\s+workspace \(the console's default\)/);
         child.kill(signal);
         expect(await exited, out).toBe(code);
