@@ -8,6 +8,7 @@ const LONG_FIRST = [
   'test/integration/server-schemathesis.test.ts',
   'test/integration/chaos.test.ts',
   'test/integration/demo-stops.test.ts',
+  'test/integration/server-stream-fuzz.test.ts',
   'test/integration/console-app.test.ts',
   'test/integration/bench.test.ts',
   'test/integration/fuzz.test.ts',
@@ -18,9 +19,6 @@ const LONG_FIRST = [
   'test/integration/sse-resume.test.ts',
   'test/integration/console.test.ts',
   'test/integration/escapes.test.ts',
-  // 13 s now, and its AG-UI requests wait on a worker for at most the API's 15 s: not beside
-  // the chaos and schemathesis files that start the run (a 504 there in a clean-clone run).
-  'test/integration/server-stream-fuzz.test.ts',
 ];
 
 function rank(spec: TestSpecification): number {
