@@ -81,7 +81,11 @@ const source = (file: string) => path.resolve(path.dirname(fileURLToPath(import.
  *
  * Only pure modules belong here: nothing that keeps per-workflow state at module level. The
  * SDK deep-freezes what they export, so their zod schemas are lazySchema stand-ins
- * (machines/lazy-schema.ts) and zod's own defaults are set first (machines/zod-setup.ts).
+ * (machines/lazy-schema.ts) and zod's own defaults are set first (machines/zod-setup.ts). A
+ * frozen RegExp that is global or sticky, or that zod checks with `.regex()`, throws when its
+ * lastIndex is reset: no such RegExp may be exported from these modules or their imports.
+ * That is why machines/policy/ (picomatch keeps /g RegExps in its exports) stays per
+ * workflow: it and machines/script-binding.ts are not here, and nothing here imports them.
  */
 export const PRELOADED_WORKFLOW_MODULES: readonly string[] = [
   'machines/zod-setup.ts',
@@ -90,7 +94,6 @@ export const PRELOADED_WORKFLOW_MODULES: readonly string[] = [
   'machines/conversation-repair.ts',
   'machines/evidence.ts',
   'machines/model-limits.ts',
-  'machines/script-binding.ts',
   'workflows/client-tools.ts',
   'workflows/control-schemas.ts',
   'workflows/definitions.ts',

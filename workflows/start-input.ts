@@ -5,7 +5,9 @@
 // compile-time check below keeps each schema and its interface in step.
 import { z } from 'zod';
 import { budgetLimitsSchema, turnLimitsSchema } from '../machines/budget';
-import { PolicyConfig } from '../machines/policy';
+// The policy's schema from its own module: machines/policy/index.ts brings the rule matching
+// (picomatch), which must not be among the preloaded modules (worker/workflow-bundle.ts).
+import { PolicyConfig } from '../machines/policy/config';
 import { GOAL_TEXT_MAX } from './definitions';
 import { WORKSPACE_HOST_PATTERN } from './workspace-host';
 import type { AgentInput } from './agent';
@@ -20,7 +22,7 @@ const absolutePath = (what: string) =>
     .refine((p) => p.startsWith('/'), `${what} must be an absolute path`);
 const positiveInt = lazySchema(() => z.number().int().positive());
 /** A host name as KEEL_WORKSPACE_HOST spells it (it becomes part of a task queue name). */
-const workspaceHost = lazySchema(() => z.string().regex(WORKSPACE_HOST_PATTERN, 'workspaceHost: letters, digits, ".", "_" and "-", at most 63, as the worker\'s KEEL_WORKSPACE_HOST'));
+const workspaceHost = lazySchema(() => z.string().regex(new RegExp(WORKSPACE_HOST_PATTERN), 'workspaceHost: letters, digits, ".", "_" and "-", at most 63, as the worker\'s KEEL_WORKSPACE_HOST'));
 const nonNegInt = lazySchema(() => z.number().int().nonnegative());
 const timeoutMs = lazySchema(() => positiveInt.nullable().optional());
 /** Activity option overrides (tests shorten retries); Temporal validates their values. */

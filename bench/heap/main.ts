@@ -29,6 +29,7 @@ import { startStandin } from '../../standin/server';
 import { startDevServer } from '../../worker/dev-server';
 import { keelTelemetrySink } from '../../worker/telemetry';
 import { payloadConverterPath, workflowsPath } from '../../worker/worker';
+import { PRELOADED_WORKFLOW_MODULES } from '../../worker/workflow-bundle';
 import { BENCH_MODEL, benchScenario, turnText, writeStepFiles } from '../suite/script';
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -80,6 +81,8 @@ async function main(): Promise<void> {
       namespace: server.namespace,
       taskQueue,
       workflowsPath,
+      // As createKeelWorker bundles from source: Keel's pure modules once per worker.
+      bundlerOptions: { preloadModules: [...PRELOADED_WORKFLOW_MODULES] },
       dataConverter: { payloadConverterPath },
       activities: keelActivities.activities,
       maxCachedWorkflows: parked + 50,

@@ -92,7 +92,7 @@ async function main(): Promise<void> {
   context.__TEMPORAL__.preloadModules?.();
   const bootMs = performance.now() - bootStart;
   const sharedModules = shared.size;
-  if (process.argv.includes("--list")) console.log([...shared.keys()].join("\n"));
+  if (process.argv.includes("--list")) console.log([...shared.keys()].filter((k) => !k.includes("@temporalio/common") && !k.includes("nexus-rpc")).join("\n"));
   const atBoot = new Map(self);
   self.clear();
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { payloadConverterPath, workflowsPath } from '../../worker/worker';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
+import { PRELOADED_WORKFLOW_MODULES, WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
 import { sharedOnce } from './shared-setup';
 
 declare module 'vitest' {
@@ -26,6 +26,8 @@ function bundleKeelWorkflows() {
     payloadConverterPath,
     // Keel's trace interceptors, as the worker bundles them (worker/workflow-bundle.ts).
     workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES],
+    // Keel's pure modules once per worker, as the worker bundles them.
+    preloadModules: [...PRELOADED_WORKFLOW_MODULES],
     logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: (message, meta) => console.error(message, meta) },
   });
 }
