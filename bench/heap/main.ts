@@ -9,9 +9,11 @@
 // 2. What the modules cost: the same parked count of a workflow that only waits for a
 //    signal, bundled four ways — importing nothing else (`bare`), what a session evaluates
 //    (`session`), Keel's machines and workflow schemas (`schemas`), all of Keel's workflows
-//    with the goal's modules (`all`). The SDK
-//    evaluates a workflow's modules anew for every workflow (each has its own module
-//    cache), so the difference is what Keel's module-level code costs each cached session.
+//    with the goal's modules (`all`) — each bundled as the worker bundles (Keel's pure
+//    modules preloaded once per worker: worker/workflow-bundle.ts). The SDK evaluates every
+//    other module anew for every workflow (each has its own module cache), so the
+//    difference is what Keel's module-level code costs each cached session.
+//    `npm run bench:heap:modules` says which modules that is.
 //
 // Writes bench/results/heap.{json,md}.
 import fs from 'node:fs/promises';
@@ -124,7 +126,7 @@ async function main(): Promise<void> {
     const modules: Record<string, number> = {};
     for (const name of ['bare', 'session', 'schemas', 'all'] as const) {
       const tq = `bench-heap-${name}`;
-      const w = await Worker.create({ connection: nativeConnection, namespace: server.namespace, taskQueue: tq, workflowsPath: path.join(here, `parked-${name}.ts`), dataConverter: { payloadConverterPath }, debugMode: true, maxCachedWorkflows: parked + 50 });
+      const w = await Worker.create({ connection: nativeConnection, namespace: server.namespace, taskQueue: tq, workflowsPath: path.join(here, `parked-${name}.ts`), bundlerOptions: { preloadModules: [...PRELOADED_WORKFLOW_MODULES] }, dataConverter: { payloadConverterPath }, debugMode: true, maxCachedWorkflows: parked + 50 });
       const run = w.run();
       const started = [await client.workflow.start('parkedWorkflow', { taskQueue: tq, workflowId: `heap-${name}-warm` })];
       while (w.getStatus().numCachedWorkflows < 1) await sleep(50);
