@@ -156,7 +156,7 @@ async function main(): Promise<void> {
   const md = [
     `# What a cached Keel session holds (\`npm run bench:heap -- ${parked}\`, ${result.when as string})`,
     '',
-    '| what is parked (all cached) | V8 heap per workflow |',
+    "| what is parked (all cached; bundled as the worker bundles, Keel's pure modules preloaded once per worker) | V8 heap per workflow |",
     '|---|---|',
     `| a Keel session after one 1-step turn | ${s.heapKiBPerSession} KiB (worker RSS ${s.rssKiBPerSession} KiB) |`,
     `| a workflow that only waits for a signal | ${m.bare} KiB |`,
