@@ -9,6 +9,7 @@ import { condition, continueAsNew, patched, setHandler, uuid4, workflowInfo } fr
 import type { SessionStats } from '../machines/index';
 import { createSession, sessionEventFromTurn, sessionMachine, type SessionDirective, type SessionEvent, type SessionState } from '../machines/session';
 import { defaultPolicy, type PolicyConfig, type PolicyOrigin, type SessionApproval } from '../machines/policy';
+import { sessionSearchStatus } from '../machines/search-status';
 import { SESSION_SIGNALS, userMessageSchema, userMessageSignal, userMessageUpdate, type ControlResult, type LogEntry } from './definitions';
 import { failureMessage, parsePayload as parse, parseStartInput } from './payloads';
 import { validated } from './refusal';
@@ -67,7 +68,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
     signals: SESSION_SIGNALS,
     carry,
     tap: (event) => finishedTurns.see(event),
-    view: () => ({ details: views.details(), status: session.state.status, pendingApprovals: views.pending().length }),
+    view: () => ({ details: views.details(), status: session.state.status, searchStatus: sessionSearchStatus(session.state.status), pendingApprovals: views.pending().length }),
   });
   const sessionId = host.workflowId;
   const turns = new TurnRunner(
