@@ -1,7 +1,7 @@
 // A session started or found by KeelClient: messages, approvals and controls (updates, so
 // a refusal comes back as UpdateRejectedError with the machine's reason), queries, stream.
 import { randomUUID } from 'node:crypto';
-import { type Client, WorkflowFailedError, type WorkflowHandle, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { type Client, WorkflowFailedError, type WorkflowHandle, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { FinishedTurn } from '../workflows/finished-turns';
@@ -114,10 +114,14 @@ export class SessionHandle {
     return this.turnOf(answer.messageId, options);
   }
 
-  private async sendMessage(text: string, messageId: string): Promise<SendMessageResult | 'unknown_update'> {
+  private async sendMessage(text: string, messageId: string, attempt = 1): Promise<SendMessageResult | 'unknown_update'> {
     try {
-      return await this.workflowHandle.executeUpdate(sendMessageUpdate, { args: [{ text, messageId }] });
+      // The update id is the message id: asked again, the server answers for the same update.
+      return await this.workflowHandle.executeUpdate(sendMessageUpdate, { args: [{ text, messageId }], updateId: messageId });
     } catch (error) {
+      // No answer in time (a busy server or worker): the same update again, which the server
+      // and the workflow both take once (same update id, same message id).
+      if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError && attempt < SEND_ATTEMPTS) return this.sendMessage(text, messageId, attempt + 1);
       if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
         if (error.cause.type === 'UnknownUpdate') return 'unknown_update';
         // Accepted, but the message will get no turn (the session closed or failed first).
@@ -240,6 +244,9 @@ export class SessionHandle {
 }
 
 /** A promise that rejects when the signal aborts (never, without one). */
+/** sendMessage calls that got no answer in time before send() says so (NoAnswerError). */
+const SEND_ATTEMPTS = 3;
+
 function outcomeOf(turn: FinishedTurn): TurnOutcome {
   return { messageId: turn.messageId, turnId: turn.turnId, outcome: turn.outcome, output: turn.output, usage: turn.usage };
 }

@@ -45,10 +45,22 @@ export function awaitTurnHandlers(turns: FinishedTurns, h: AwaitTurnHost): void 
   setHandler(
     sendMessageUpdate,
     async (raw): Promise<SendMessageResult> => {
-      const messageId = h.postMessage(raw);
+      // Idempotent by message id: a client that sends again after no answer in time (or
+      // to the next run, after a hand-over) waits for the turn instead of posting twice.
+      const again = messageIdOf(raw);
+      const messageId = again !== null && known(again) ? again : h.postMessage(raw);
       const answer = await turnOf(messageId);
       return answer.kind === 'moved' ? { kind: 'moved', messageId } : answer;
     },
-    { validator: (raw) => h.validateMessage(raw) },
+    {
+      validator: (raw) => {
+        const again = messageIdOf(raw);
+        if (again === null || !known(again)) h.validateMessage(raw);
+      },
+    },
   );
+}
+
+function messageIdOf(raw: unknown): string | null {
+  return typeof raw === 'object' && raw !== null && 'messageId' in raw && typeof raw.messageId === 'string' ? raw.messageId : null;
 }

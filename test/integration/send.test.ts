@@ -8,6 +8,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeelClient, UpdateRejectedError } from '../../client/index';
 import { workflowsPath } from '../../worker/worker';
+import { sendMessageUpdate } from '../../workflows/definitions';
 import { say, sessionEnv, waitUntil as waitFor } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
@@ -33,7 +34,7 @@ async function acceptedUpdates(handle: WorkflowHandle): Promise<string[]> {
 }
 
 describe('send(): one update per turn', () => {
-  it('three turns are three sendMessage updates; identical texts resolve with their own turns; a refused message posts nothing; paused, send() waits for resume', async () => {
+  it('three turns are three sendMessage updates; identical texts resolve with their own turns; one message id sent twice is one turn; a refused message posts nothing; paused, send() waits for resume', async () => {
     const s = await sessionEnv(env, workflowBundle, { rules: [{ match: { lastUserContains: 'hello' }, reply: say('Hi!') }, { match: {}, reply: say('Sure.') }] });
     await s.run(async () => {
       const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
@@ -45,10 +46,16 @@ describe('send(): one update per turn', () => {
       expect(new Set([first.messageId, a.messageId, b.messageId, a.turnId, b.turnId]).size).toBe(5);
       expect(await acceptedUpdates(session.workflowHandle)).toEqual(['sendMessage', 'sendMessage', 'sendMessage']);
 
+      // Sent twice with one message id (a client asking again after no answer in time): one
+      // turn, and both answers are that turn.
+      const twice = await Promise.all([1, 2].map(() => session.workflowHandle.executeUpdate(sendMessageUpdate, { args: [{ text: 'once', messageId: 'msg-once' }] })));
+      expect(twice.map((t) => t.kind === 'finished' && t.turnId)).toEqual([twice[0]!.kind === 'finished' && twice[0]!.turnId, twice[0]!.kind === 'finished' && twice[0]!.turnId]);
+      expect((await session.state()).session.turns).toBe(4);
+
       // A message the session refuses is refused by the update's validator: nothing posted.
       const refused = await session.send('').catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(UpdateRejectedError);
-      expect((await session.state()).session.turns).toBe(3);
+      expect((await session.state()).session.turns).toBe(4);
 
       // Paused, the message waits in the queue and send() with it; resumed, it resolves.
       await session.pause('lunch');
@@ -58,7 +65,7 @@ describe('send(): one update per turn', () => {
       expect([paused.status, resolved]).toEqual(['paused', false]);
       await session.resume();
       expect((await waiting).output).toBe('Hi!');
-      expect(await acceptedUpdates(session.workflowHandle)).toEqual(['sendMessage', 'sendMessage', 'sendMessage', 'pause', 'sendMessage', 'resume']);
+      expect(await acceptedUpdates(session.workflowHandle)).toEqual(['sendMessage', 'sendMessage', 'sendMessage', 'sendMessage', 'sendMessage', 'pause', 'sendMessage', 'resume']);
       await session.close();
     });
   });
