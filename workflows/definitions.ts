@@ -60,6 +60,9 @@ export type AwaitTurnInput = z.input<typeof awaitTurnSchema>;
 /** The turn that answered the message, or `moved`: the session is continuing as new, ask the next run. */
 export type AwaitTurnResult = ({ kind: 'finished' } & FinishedTurn) | { kind: 'moved' };
 export const awaitTurnUpdate = defineUpdate<AwaitTurnResult, [AwaitTurnInput]>('awaitTurn');
+/** `send`: the message posted and its turn awaited in one update; `moved` names the message to await in the next run. */
+export type SendMessageResult = ({ kind: 'finished' } & FinishedTurn) | { kind: 'moved'; messageId: string };
+export const sendMessageUpdate = defineUpdate<SendMessageResult, [UserMessageInput]>('sendMessage');
 
 // Updates: the same operations with an answer; validators reject with a specific reason.
 export const userMessageUpdate = defineUpdate<UserMessageResult, [UserMessageInput]>('userMessage');
