@@ -13,8 +13,8 @@
 import type { Client } from '@temporalio/client';
 import { streamReadQuery, type StreamReadInput, type StreamReadPage } from '../workflows/stream-read';
 
-/** A stream query nobody answered (dropped by the worker) frees the gate after this long. */
-export const STREAM_QUERY_DEADLINE_MS = 10_000;
+/** A stream query nobody answered (dropped by the worker) frees the gate after this long: the API's own bound on a request, as a replay of a long finished workflow on a busy worker may take most of it. */
+export const STREAM_QUERY_DEADLINE_MS = 15_000;
 
 export const ABORTED: unique symbol = Symbol('aborted');
 
