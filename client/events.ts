@@ -9,6 +9,7 @@ import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { ModelStreamEvent } from '../activities/llm-deltas';
 import { EVENTS_TOPIC, MODEL_TOPIC, type GoalLogEntry, type LogEntry } from '../workflows/definitions';
 import { streamReadQuery, type StreamReadPage } from '../workflows/stream-read';
+import { ABORTED, readStreamPage } from './stream-reads';
 
 export type { ModelStreamEvent };
 
@@ -42,11 +43,11 @@ const IDLE_POLL_MS = 500;
  * of them filled Temporal's limit of updates in flight per workflow, and every later update
  * (a message, an approval) waited out the API's bound and answered 504. A query parks
  * nothing and adds nothing to the history. Workers from before the query are followed by
- * the long poll as before.
+ * the long poll as before. All readers of one workflow in this process share its reads, one
+ * query at a time (client/stream-reads.ts).
  */
 export async function* followStream<E>(client: Client, workflowId: string, options: EventsOptions = {}): AsyncGenerator<StreamItem<E>> {
   const topics = options.topics ?? [EVENTS_TOPIC, MODEL_TOPIC];
-  const handle = client.workflow.getHandle(workflowId);
   const signal = options.signal;
   const busyMs = Math.max(options.pollCooldownMs ?? 50, 10);
   let from = options.from ?? 0;
@@ -56,7 +57,7 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
     if (signal?.aborted) return;
     let page: StreamReadPage | null = null;
     try {
-      const read = await unlessAborted(handle.query(streamReadQuery, { from, topics }), signal);
+      const read = await readStreamPage(client, workflowId, { from, topics }, signal);
       if (read === ABORTED) return;
       page = read;
     } catch (error) {
@@ -91,38 +92,6 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
     if (!(await pause(waitMs, signal))) return;
     waitMs = Math.min(waitMs * 2, IDLE_POLL_MS);
   }
-}
-
-const ABORTED: unique symbol = Symbol('aborted');
-
-/**
- * The promise's value, or ABORTED as soon as the signal aborts: a reader that stops does not
- * wait for a query a busy worker has not answered. The query's later failure is dropped
- * (nobody is left to hear it, and it must not be an unhandled rejection).
- */
-function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T | typeof ABORTED> {
-  if (!signal) return promise;
-  if (signal.aborted) {
-    promise.catch(() => undefined);
-    return Promise.resolve(ABORTED);
-  }
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      promise.catch(() => undefined);
-      resolve(ABORTED);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      },
-    );
-  });
 }
 
 /** Waits, or stops at once on abort (false). */

@@ -15,7 +15,7 @@ function hangingClient(): { client: Client; fail: () => void; polls: () => numbe
     },
     describe: () => Promise.resolve({ status: { name: 'RUNNING' } }),
   };
-  const client = { workflow: { getHandle: () => handle } } as unknown as Client;
+  const client = { workflow: { getHandle: () => handle }, connection: { withDeadline: <R>(_deadline: number, fn: () => Promise<R>) => fn(), withAbortSignal: <R>(_signal: AbortSignal, fn: () => Promise<R>) => fn() } } as unknown as Client;
   return { client, fail: () => waiting.splice(0).forEach((reject) => reject(new Error('connection dropped'))), polls: () => polls };
 }
 
