@@ -1,6 +1,8 @@
 // A session started or found by KeelClient: messages, approvals and controls (updates, so
 // a refusal comes back as UpdateRejectedError with the machine's reason), queries, stream.
-import { type Client, WorkflowFailedError, type WorkflowHandle, WorkflowUpdateFailedError } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import { type Client, WorkflowFailedError, type WorkflowHandle, WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { FinishedTurn } from '../workflows/finished-turns';
 import {
@@ -17,6 +19,7 @@ import {
   raiseBudgetUpdate,
   resetUpdate,
   resumeUpdate,
+  sendMessageUpdate,
   stateQuery,
   steerUpdate,
   stopUpdate,
@@ -30,6 +33,7 @@ import {
   type LogEntry,
   type PendingApproval,
   type RaiseBudgetInput,
+  type SendMessageResult,
   type StateView,
   type TranscriptPage,
   type UsageView,
@@ -37,7 +41,7 @@ import {
 } from '../workflows/definitions';
 import type { SessionResult, sessionWorkflow } from '../workflows/session';
 import type { ClientTool } from '../workflows/client-tools';
-import { mapErrors, WorkflowEndedError } from './errors';
+import { mapErrors, toKeelError, WorkflowEndedError } from './errors';
 import { followStream, type EventsOptions, type SessionStreamItem } from './events';
 
 /**
@@ -87,14 +91,51 @@ export class SessionHandle {
 
   /**
    * Sends a message and resolves when its turn has finished (after any approvals it waits
-   * for), with the outcome and the model's final text. It waits on the session's
-   * `awaitTurn` update for its own message id, so two identical messages each resolve with
-   * their own turn; a session continuing as new answers `moved`, and the wait goes on in
-   * the next run.
+   * for), with the outcome and the model's final text. One `sendMessage` update posts the
+   * message and answers with its own turn (by message id, so two identical messages each
+   * resolve with their own); a session continuing as new answers `moved`, and the wait goes
+   * on in the next run (`awaitTurn`). A worker older than `sendMessage` gets `userMessage`
+   * and `awaitTurn`, as before.
    */
   async send(text: string, options: { messageId?: string; signal?: AbortSignal } = {}): Promise<TurnOutcome> {
-    const sent = await this.post(text, options.messageId);
-    return this.turnOf(sent.messageId, options);
+    const messageId = options.messageId ?? `msg-${randomUUID()}`;
+    const aborted = abortPromise(options.signal);
+    let answer: SendMessageResult | 'unknown_update';
+    try {
+      answer = await Promise.race([this.sendMessage(text, messageId), aborted.promise]);
+    } finally {
+      aborted.dispose();
+    }
+    if (answer === 'unknown_update') {
+      const sent = await this.post(text, messageId);
+      return this.turnOf(sent.messageId, options);
+    }
+    if (answer.kind === 'finished') return outcomeOf(answer);
+    return this.turnOf(answer.messageId, options);
+  }
+
+  private async sendMessage(text: string, messageId: string, attempt = 1): Promise<SendMessageResult | 'unknown_update'> {
+    try {
+      // The update id is the message id: asked again, the server answers for the same update.
+      return await this.workflowHandle.executeUpdate(sendMessageUpdate, { args: [{ text, messageId }], updateId: messageId });
+    } catch (error) {
+      // No answer in time (a busy server or worker): the same update again, which the server
+      // and the workflow both take once (same update id, same message id).
+      if (error instanceof WorkflowUpdateRPCTimeoutOrCancelledError && attempt < SEND_ATTEMPTS) return this.sendMessage(text, messageId, attempt + 1);
+      if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
+        if (error.cause.type === 'UnknownUpdate') return 'unknown_update';
+        // Accepted, but the message will get no turn (the session closed or failed first).
+        if (error.cause.type === 'MessageDropped') throw new WorkflowEndedError(`session ${this.id}: no turn for message ${messageId}: ${error.cause.message}`, { cause: error });
+      }
+      if (error instanceof WorkflowNotFoundError) {
+        // The run closed while the update waited: a session running on in a new run has the
+        // message (handed over), or says it does not (awaitTurn's refusal).
+        const running = await this.workflowHandle.describe().then((d) => d.status.name === 'RUNNING', () => false);
+        if (running) return { kind: 'moved', messageId };
+      }
+      // A refusal (the validator's reason), no answer in time, no such session.
+      throw toKeelError(error, this.id, 'sendMessage');
+    }
   }
 
   /** Resolves when the turn of a message already sent (`post`) has finished. */
@@ -103,9 +144,7 @@ export class SessionHandle {
     try {
       for (;;) {
         const answer = await Promise.race([this.awaitTurn(messageId), aborted.promise]);
-        if (answer.kind === 'finished') {
-          return { messageId: answer.messageId, turnId: answer.turnId, outcome: answer.outcome, output: answer.output, usage: answer.usage };
-        }
+        if (answer.kind === 'finished') return outcomeOf(answer);
         // The run is handing over: ask the next one (a short pause, not a spin).
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
@@ -205,6 +244,13 @@ export class SessionHandle {
 }
 
 /** A promise that rejects when the signal aborts (never, without one). */
+/** sendMessage calls that got no answer in time before send() says so (NoAnswerError). */
+const SEND_ATTEMPTS = 3;
+
+function outcomeOf(turn: FinishedTurn): TurnOutcome {
+  return { messageId: turn.messageId, turnId: turn.turnId, outcome: turn.outcome, output: turn.output, usage: turn.usage };
+}
+
 function abortPromise(signal: AbortSignal | undefined): { promise: Promise<never>; dispose(): void } {
   if (!signal) return { promise: new Promise<never>(() => {}), dispose: () => {} };
   let onAbort = () => {};

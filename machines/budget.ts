@@ -3,15 +3,16 @@
 // "exhausted" means: used ≥ allowed (nothing left to spend).
 import { z } from 'zod';
 import { nonNeg, nonNegInt } from './core';
+import { lazySchema } from './lazy-schema';
 
-export const budgetLimitsSchema = z.strictObject({
+export const budgetLimitsSchema = lazySchema(() => z.strictObject({
   inputTokens: nonNegInt.nullable(),
   outputTokens: nonNegInt.nullable(),
   costUsd: nonNeg.nullable(),
   stepsPerTurn: z.number().int().positive().nullable(),
   turns: z.number().int().positive().nullable(),
   wallClockMs: z.number().int().positive().nullable(),
-});
+}));
 export type BudgetLimits = z.infer<typeof budgetLimitsSchema>;
 
 export const NO_LIMITS: BudgetLimits = {
@@ -23,7 +24,7 @@ export const NO_LIMITS: BudgetLimits = {
   wallClockMs: null,
 };
 
-export const usageSchema = z.strictObject({
+export const usageSchema = lazySchema(() => z.strictObject({
   inputTokens: nonNegInt,
   outputTokens: nonNegInt,
   costUsd: nonNeg,
@@ -31,19 +32,19 @@ export const usageSchema = z.strictObject({
   unpricedCalls: nonNegInt,
   /** Calls cut short (interrupted, dropped, worker lost) whose output tokens are estimated from the streamed text. */
   estimatedCalls: nonNegInt.optional(),
-});
+}));
 export type Usage = z.infer<typeof usageSchema>;
 
 export const ZERO_USAGE: Usage = { inputTokens: 0, outputTokens: 0, costUsd: 0, unpricedCalls: 0 };
 
 /** Usage as a model call reports it; a null cost means the price is unknown. */
-export const callUsageSchema = z.strictObject({
+export const callUsageSchema = lazySchema(() => z.strictObject({
   inputTokens: nonNegInt,
   outputTokens: nonNegInt,
   costUsd: nonNeg.nullable(),
   /** The figures are an estimate (the stream was cut before its closing usage). */
   estimated: z.boolean().optional(),
-});
+}));
 export type CallUsage = z.infer<typeof callUsageSchema>;
 
 export function addCallUsage(usage: Usage, call: CallUsage): Usage {
@@ -68,13 +69,13 @@ export function addUsage(a: Usage, b: Usage): Usage {
 
 export type LimitName = 'input_tokens' | 'output_tokens' | 'cost_usd' | 'steps_per_turn' | 'turns' | 'wall_clock';
 
-export const exhaustionSchema = z.strictObject({
+export const exhaustionSchema = lazySchema(() => z.strictObject({
   limit: z.enum(['input_tokens', 'output_tokens', 'cost_usd', 'steps_per_turn', 'turns', 'wall_clock']),
   allowed: nonNeg,
   used: nonNeg,
   /** How far past the limit: used − allowed (0 when it was hit exactly). */
   over: nonNeg,
-});
+}));
 export type Exhaustion = z.infer<typeof exhaustionSchema>;
 
 export interface Consumption {
@@ -105,12 +106,12 @@ export function findExhaustion(limits: BudgetLimits, used: Consumption): Exhaust
 }
 
 /** What a turn may still spend, given the session's limits and what it has used. */
-export const turnLimitsSchema = z.strictObject({
+export const turnLimitsSchema = lazySchema(() => z.strictObject({
   inputTokens: nonNegInt.nullable(),
   outputTokens: nonNegInt.nullable(),
   costUsd: nonNeg.nullable(),
   maxSteps: z.number().int().positive().nullable(),
-});
+}));
 export type TurnLimits = z.infer<typeof turnLimitsSchema>;
 
 export function remainingForTurn(limits: BudgetLimits, usage: Usage): TurnLimits {
@@ -124,7 +125,7 @@ export function remainingForTurn(limits: BudgetLimits, usage: Usage): TurnLimits
 }
 
 /** Limits with some raised; null in the patch means "remove this limit". */
-export const budgetPatchSchema = budgetLimitsSchema.partial();
+export const budgetPatchSchema = lazySchema(() => budgetLimitsSchema.partial());
 export type BudgetPatch = z.infer<typeof budgetPatchSchema>;
 
 export function applyPatch(limits: BudgetLimits, patch: BudgetPatch): BudgetLimits {

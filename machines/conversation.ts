@@ -3,8 +3,9 @@
 // API would refuse. Field names are the API's own, so no mapping is needed at the edge.
 import { z } from 'zod';
 import { jsonSchema } from './core';
+import { lazySchema } from './lazy-schema';
 
-export const contentBlockSchema = z.discriminatedUnion('type', [
+export const contentBlockSchema = lazySchema(() => z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('text'), text: z.string() }),
   z.strictObject({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().min(1), input: jsonSchema }),
   z.strictObject({
@@ -21,15 +22,15 @@ export const contentBlockSchema = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('server_tool_use'), id: z.string().min(1), name: z.string().min(1), input: jsonSchema }),
   z.looseObject({ type: z.literal('web_search_tool_result'), tool_use_id: z.string().min(1), content: jsonSchema }),
   z.looseObject({ type: z.literal('web_fetch_tool_result'), tool_use_id: z.string().min(1), content: jsonSchema }),
-]);
+]));
 export type ContentBlock = z.infer<typeof contentBlockSchema>;
 export type ToolUseBlock = Extract<ContentBlock, { type: 'tool_use' }>;
 export type ToolResultBlock = Extract<ContentBlock, { type: 'tool_result' }>;
 
-export const messageSchema = z.strictObject({
+export const messageSchema = lazySchema(() => z.strictObject({
   role: z.enum(['user', 'assistant']),
   content: z.array(contentBlockSchema),
-});
+}));
 export type Message = z.infer<typeof messageSchema>;
 
 /**

@@ -2,6 +2,7 @@
 // checked against it, typed rejections, observers and JSON round-tripping. The reducers
 // stay small because this file owns the bookkeeping they would otherwise repeat.
 import { z } from 'zod';
+import { lazySchema } from './lazy-schema';
 
 /** One row of a machine's transition table: `from --event--> to`, with a named guard when
  *  the same (from, event) pair can lead to several states. */
@@ -201,10 +202,10 @@ export function createCounters<St extends Status, Ev extends Typed, D>(from?: Tr
 
 /** JSON values: what tool inputs and event payloads may contain. */
 export type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
-export const jsonSchema: z.ZodType<Json> = z.json();
+export const jsonSchema: z.ZodType<Json> = lazySchema(() => z.json());
 
-export const nonNegInt = z.number().int().nonnegative();
-export const nonNeg = z.number().nonnegative().finite();
+export const nonNegInt = lazySchema(() => z.number().int().nonnegative());
+export const nonNeg = lazySchema(() => z.number().nonnegative().finite());
 
 /** Exhaustiveness check for `switch` statements over unions. */
 export function assertNever(value: never): never {

@@ -7,9 +7,10 @@
 // returns to the workflow, which is also what lets the usage of failed attempts be
 // counted. The README's "Model call retries" section shows this same table.
 import { z } from 'zod';
+import { lazySchema } from './lazy-schema';
 
 export const MODEL_FAILURE_CLASSES = ['overloaded', 'transient', 'context_window', 'malformed', 'fatal'] as const;
-export const modelFailureClassSchema = z.enum(MODEL_FAILURE_CLASSES);
+export const modelFailureClassSchema = lazySchema(() => z.enum(MODEL_FAILURE_CLASSES));
 export type ModelFailureClass = z.infer<typeof modelFailureClassSchema>;
 
 export interface RetryRule {

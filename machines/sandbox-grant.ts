@@ -2,18 +2,19 @@
 // network grant reaches (through Keel's proxy; never a private or loopback address, see
 // activities/tools/network-proxy.ts) and its resource limits (activities/tools/limits.ts).
 import { z } from 'zod';
+import { lazySchema } from './lazy-schema';
 
 /** A host name, or `*.example.org` for the name and every name under it; no IP literals, ports or schemes. */
-export const HostPattern = z
+export const HostPattern = lazySchema(() => z
   .string()
   .min(1)
   .max(253)
-  .regex(/^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/, 'a host name like "registry.npmjs.org" or "*.npmjs.org"');
+  .regex(/^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$/, 'a host name like "registry.npmjs.org" or "*.npmjs.org"'));
 
 /** Host names the network grant reaches; absent means any public host. */
-export const NetworkHosts = z.array(HostPattern).max(200);
+export const NetworkHosts = lazySchema(() => z.array(HostPattern).max(200));
 
-export const SandboxLimitsInput = z
+export const SandboxLimitsInput = lazySchema(() => z
   .object({
     memoryMiB: z.number().int().min(64).max(1024 * 1024).optional().describe('Data memory (heap and private writable mappings) of each process, MiB.'),
     processes: z.number().int().min(8).max(100_000).optional().describe('Processes and threads of the sandbox user.'),
@@ -21,7 +22,7 @@ export const SandboxLimitsInput = z
     fileMiB: z.number().int().min(1).max(1024 * 1024).optional().describe('Largest file a process may write, MiB.'),
     tmpMiB: z.number().int().min(1).max(1024 * 1024).optional().describe('Size of the sandbox /tmp (RAM-backed), MiB.'),
   })
-  .strict();
+  .strict());
 export type SandboxLimitsInput = z.infer<typeof SandboxLimitsInput>;
 
 /** The limits a sandboxed call gets when no policy names them (activities/tools/limits.ts applies them). */

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { assertNever, defineMachine, reject, type Step } from './core';
 import { emit, type EmitEvent } from './events';
+import { lazySchema } from './lazy-schema';
 
 export const DEFAULT_MAX_CONNECT_ATTEMPTS = 3;
 
@@ -13,18 +14,18 @@ const common = {
   totalBytes: z.number().int().nonnegative(),
 };
 
-export const streamStateSchema = z.discriminatedUnion('status', [
+export const streamStateSchema = lazySchema(() => z.discriminatedUnion('status', [
   z.strictObject({ status: z.literal('disconnected'), ...common, attempts: z.number().int().nonnegative() }),
   z.strictObject({ status: z.literal('connecting'), ...common, attempt: z.number().int().positive() }),
   z.strictObject({ status: z.literal('connected'), ...common, attempt: z.number().int().positive() }),
   z.strictObject({ status: z.literal('streaming'), ...common, attempt: z.number().int().positive(), bytes: z.number().int().nonnegative() }),
   z.strictObject({ status: z.literal('completed'), ...common, attempts: z.number().int().positive() }),
   z.strictObject({ status: z.literal('failed'), ...common, attempts: z.number().int().positive(), error: z.string() }),
-]);
+]));
 export type StreamState = z.infer<typeof streamStateSchema>;
 export type StreamStatus = StreamState['status'];
 
-export const streamEventSchema = z.discriminatedUnion('type', [
+export const streamEventSchema = lazySchema(() => z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('connect') }),
   z.strictObject({ type: z.literal('connected') }),
   z.strictObject({ type: z.literal('start_streaming') }),
@@ -33,7 +34,7 @@ export const streamEventSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('error'), message: z.string() }),
   z.strictObject({ type: z.literal('disconnect') }),
   z.strictObject({ type: z.literal('reconnect') }),
-]);
+]));
 export type StreamEvent = z.infer<typeof streamEventSchema>;
 
 export type StreamDirective = EmitEvent;

@@ -2,8 +2,9 @@
 // apart from the loop's states, because the goal workflow also validates a model's plan
 // before feeding it in (and sends the errors back to the model).
 import { z } from 'zod';
+import { lazySchema } from './lazy-schema';
 
-export const taskInputSchema = z.strictObject({
+export const taskInputSchema = lazySchema(() => z.strictObject({
   id: z.string().min(1).max(64),
   title: z.string().min(1),
   instructions: z.string(),
@@ -12,10 +13,10 @@ export const taskInputSchema = z.strictObject({
   priority: z.number().int().optional(),
   /** The child agent's role (default `worker`). */
   role: z.string().optional(),
-});
+}));
 export type TaskInput = z.infer<typeof taskInputSchema>;
 
-export const taskSchema = z.strictObject({
+export const taskSchema = lazySchema(() => z.strictObject({
   id: z.string().min(1),
   title: z.string(),
   instructions: z.string(),
@@ -30,7 +31,7 @@ export const taskSchema = z.strictObject({
   evidence: z.array(z.string()),
   /** The child agent of the current or last attempt. */
   agentId: z.string().nullable(),
-});
+}));
 export type Task = z.infer<typeof taskSchema>;
 
 export const MAX_PLAN_TASKS = 50;

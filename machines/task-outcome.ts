@@ -11,13 +11,14 @@
 //   attempt, never a wrong "succeeded".
 import { z } from 'zod';
 import type { TurnEnd } from './turn/outcome';
+import { lazySchema } from './lazy-schema';
 
 export const FINISH_TASK = 'finish_task';
 
-export const finishTaskSchema = z.strictObject({
+export const finishTaskSchema = lazySchema(() => z.strictObject({
   status: z.enum(['succeeded', 'failed']).describe('succeeded: the task is done and checked; failed: it cannot be done (say why in the summary).'),
   summary: z.string().min(1).max(20_000).describe('What you did and how you checked it; for failed, why the task cannot be done.'),
-});
+}));
 export type FinishTask = z.infer<typeof finishTaskSchema>;
 
 export const FINISH_TASK_DESCRIPTION =

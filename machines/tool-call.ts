@@ -7,13 +7,14 @@ import { assertNever, defineMachine, jsonSchema, reject, type Json, type Step } 
 import { cancelActivity, cancelTimer, startTimer, type CancelActivity, type CancelTimer, type StartTimer } from './directives';
 import { emit, type EmitEvent, type ToolResultStatus } from './events';
 import { toolFactsSchema, type ToolFacts } from './tool-result';
+import { lazySchema, once } from './lazy-schema';
 
-const resultSchema = z.strictObject({ content: z.string(), isError: z.boolean(), facts: toolFactsSchema.optional() });
+const resultSchema = lazySchema(() => z.strictObject({ content: z.string(), isError: z.boolean(), facts: toolFactsSchema.optional() }));
 /** How a call ended, as the model will read it in the tool_result block. Not a tool's own
  *  output (machines/tool-result.ts ToolResult, which the runner translates into events). */
 export type CallResult = z.infer<typeof resultSchema>;
 
-const common = {
+const common = once(() => ({
   callId: z.string().min(1),
   name: z.string().min(1),
   input: jsonSchema,
@@ -23,26 +24,26 @@ const common = {
    *  `finish` is the task agent's finish_task: recorded by the turn, it ends the turn. */
   kind: z.enum(['tool', 'ask', 'finish']),
   approvalTimeoutMs: z.number().int().positive().nullable(),
-};
+}));
 
-export const toolCallStateSchema = z.discriminatedUnion('status', [
-  z.strictObject({ status: z.literal('pending'), ...common }),
-  z.strictObject({ status: z.literal('awaiting_approval'), ...common, reason: z.string().nullable(), timerId: z.string().nullable() }),
-  z.strictObject({ status: z.literal('queued'), ...common, approvedBy: z.string() }),
-  z.strictObject({ status: z.literal('running'), ...common, activityId: z.string() }),
-  z.strictObject({ status: z.literal('succeeded'), ...common, result: resultSchema }),
-  z.strictObject({ status: z.literal('failed'), ...common, result: resultSchema }),
-  z.strictObject({ status: z.literal('timed_out'), ...common, result: resultSchema }),
+export const toolCallStateSchema = lazySchema(() => z.discriminatedUnion('status', [
+  z.strictObject({ status: z.literal('pending'), ...common() }),
+  z.strictObject({ status: z.literal('awaiting_approval'), ...common(), reason: z.string().nullable(), timerId: z.string().nullable() }),
+  z.strictObject({ status: z.literal('queued'), ...common(), approvedBy: z.string() }),
+  z.strictObject({ status: z.literal('running'), ...common(), activityId: z.string() }),
+  z.strictObject({ status: z.literal('succeeded'), ...common(), result: resultSchema }),
+  z.strictObject({ status: z.literal('failed'), ...common(), result: resultSchema }),
+  z.strictObject({ status: z.literal('timed_out'), ...common(), result: resultSchema }),
   /** Stopped by a sandbox limit (memory, processes, CPU time, file size, /tmp): `result.facts.limit` says which. */
-  z.strictObject({ status: z.literal('limit'), ...common, result: resultSchema }),
-  z.strictObject({ status: z.literal('cancelled'), ...common, result: resultSchema }),
-  z.strictObject({ status: z.literal('denied'), ...common, result: resultSchema, by: z.enum(['policy', 'human']) }),
-]);
+  z.strictObject({ status: z.literal('limit'), ...common(), result: resultSchema }),
+  z.strictObject({ status: z.literal('cancelled'), ...common(), result: resultSchema }),
+  z.strictObject({ status: z.literal('denied'), ...common(), result: resultSchema, by: z.enum(['policy', 'human']) }),
+]));
 export type ToolCallState = z.infer<typeof toolCallStateSchema>;
 export type ToolCallStatus = ToolCallState['status'];
 export type TerminalToolCall = Extract<ToolCallState, { result: CallResult }>;
 
-export const toolCallEventSchema = z.discriminatedUnion('type', [
+export const toolCallEventSchema = lazySchema(() => z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('policy_decided'), decision: z.enum(['allow', 'ask', 'deny']), reason: z.string().optional() }),
   z.strictObject({ type: z.literal('approved'), approver: z.string().optional(), scope: z.enum(['once', 'session']).optional() }),
   z.strictObject({ type: z.literal('denied'), reason: z.string().optional() }),
@@ -54,7 +55,7 @@ export const toolCallEventSchema = z.discriminatedUnion('type', [
   /** The sandbox ended the command at one of its limits; the facts name it. */
   z.strictObject({ type: z.literal('limit_hit'), message: z.string(), facts: toolFactsSchema.optional() }),
   z.strictObject({ type: z.literal('cancel'), reason: z.string().optional() }),
-]);
+]));
 export type ToolCallEvent = z.infer<typeof toolCallEventSchema>;
 
 export type ToolCallDirective =

@@ -3,9 +3,10 @@
 // here with is_error; only infrastructure faults fail the activity.
 import { z } from 'zod';
 import { scriptHashesSchema } from './script-hashes';
+import { lazySchema } from './lazy-schema';
 
 /** The sandbox limits a command can hit (activities/tools/limits.ts). */
-export const limitKindSchema = z.enum(['memory', 'processes', 'cpu', 'file-size', 'tmp-space']);
+export const limitKindSchema = lazySchema(() => z.enum(['memory', 'processes', 'cpu', 'file-size', 'tmp-space']));
 export type LimitKind = z.infer<typeof limitKindSchema>;
 
 /**
@@ -13,7 +14,7 @@ export type LimitKind = z.infer<typeof limitKindSchema>;
  * (machines/evidence.ts) from these fields and never parses the text back. One variant
  * per kind of fact; a tool without facts (list_dir, glob, MCP tools) sends none.
  */
-export const toolFactsSchema = z.discriminatedUnion('kind', [
+export const toolFactsSchema = lazySchema(() => z.discriminatedUnion('kind', [
   /** run_command: what ran and how it ended (exitCode null: killed, timed out, never started). */
   z.strictObject({
     kind: z.literal('command'),
@@ -34,7 +35,7 @@ export const toolFactsSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('read'), bytes: z.number().int().nonnegative(), files: z.number().int().nonnegative() }),
   /** The worker refused to run the call at all: no sandbox, or a file it runs changed after its approval. Says why, so a failed task can. */
   z.strictObject({ kind: z.literal('refused'), reason: z.enum(['sandbox_unavailable', 'script_changed']) }),
-]);
+]));
 export type ToolFacts = z.infer<typeof toolFactsSchema>;
 
 /** Facts from an activity's result, checked (it is input from outside): invalid facts are dropped, never trusted. */

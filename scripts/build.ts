@@ -11,7 +11,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { build } from 'esbuild';
 import { esmSubpaths } from './esbuild-plugins';
 import { payloadConverterPath as SOURCE_PAYLOAD_CONVERTER, workflowsPath } from '../worker/worker';
-import { BUNDLE_FILE, ENCODED_FAILURES_BUNDLE_FILE, PAYLOAD_CONVERTER_FILE, WORKFLOW_INTERCEPTOR_MODULES } from '../worker/workflow-bundle';
+import { BUNDLE_FILE, ENCODED_FAILURES_BUNDLE_FILE, PAYLOAD_CONVERTER_FILE, PRELOADED_WORKFLOW_MODULES, WORKFLOW_INTERCEPTOR_MODULES } from '../worker/workflow-bundle';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // Another output directory may be given (tests build their own copy, under the project so
@@ -51,7 +51,7 @@ await build({
   packages: 'external',
   logLevel: 'warning',
 });
-const bundleOptions = { workflowsPath, payloadConverterPath: SOURCE_PAYLOAD_CONVERTER, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], logger };
+const bundleOptions = { workflowsPath, payloadConverterPath: SOURCE_PAYLOAD_CONVERTER, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], preloadModules: [...PRELOADED_WORKFLOW_MODULES], logger };
 const { code } = await bundleWorkflowCode(bundleOptions);
 await writeFile(path.join(dist, BUNDLE_FILE), code);
 // The same code whose failures are encoded, for workers with encryption keys (a bundle carries its failure converter).

@@ -11,7 +11,7 @@ import { probeStore, StoreProbeError } from './store-probe';
 import { workspaceHostLine, workspaceHostOf } from './workspace-host';
 import { workspaceQueue } from '../workflows/workspace-host';
 import { keelTelemetrySink, type Telemetry } from './telemetry';
-import { compiledPayloadConverter, prebuiltWorkflowBundle, WORKFLOW_INTERCEPTOR_MODULES } from './workflow-bundle';
+import { compiledPayloadConverter, prebuiltWorkflowBundle, PRELOADED_WORKFLOW_MODULES, WORKFLOW_INTERCEPTOR_MODULES } from './workflow-bundle';
 
 export const workflowsPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/index.ts');
 /** Decoding never throws in workflow code (an undecodable signal would wedge it): see the module. */
@@ -84,6 +84,8 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
         activity: telemetry?.workerOptions.interceptors?.activity ?? [],
         ...(options.workflowBundle || prebuilt ? {} : { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }),
       },
+      // Bundled from source: Keel's pure modules evaluated once per worker thread, not per workflow.
+      ...(options.workflowBundle || prebuilt ? {} : { bundlerOptions: { preloadModules: [...PRELOADED_WORKFLOW_MODULES] } }),
       activities,
       dataConverter,
       maxCachedWorkflows: cached,

@@ -69,3 +69,35 @@ export function compiledPayloadConverter(): string | null {
   if (typeof __KEEL_COMPILED__ === 'undefined') return null;
   return path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', PAYLOAD_CONVERTER_FILE);
 }
+
+const source = (file: string) => path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', file);
+
+/**
+ * Modules every bundle Keel builds evaluates once per worker thread, shared by all its
+ * workflows (the SDK's `preloadModules`; reuseV8Context, the default, is what shares them).
+ * Without this the SDK evaluates every module anew for each workflow it creates or replays:
+ * Keel's machines, schemas and zod cost each cached session ≈ 1 MiB of heap and its start
+ * the time to build them (docs/performance.md, "Schemas and tables once per worker").
+ *
+ * Only pure modules belong here: nothing that keeps per-workflow state at module level. The
+ * SDK deep-freezes what they export, so their zod schemas are lazySchema stand-ins
+ * (machines/lazy-schema.ts) and zod's own defaults are set first (machines/zod-setup.ts). A
+ * frozen RegExp that is global or sticky, or that zod checks with `.regex()`, throws when its
+ * lastIndex is reset: no such RegExp may be exported from these modules or their imports.
+ * That is why machines/policy/ (picomatch keeps /g RegExps in its exports) stays per
+ * workflow: it and machines/script-binding.ts are not here, and nothing here imports them.
+ */
+export const PRELOADED_WORKFLOW_MODULES: readonly string[] = [
+  'machines/zod-setup.ts',
+  'machines/index.ts',
+  'machines/answer-retry.ts',
+  'machines/conversation-repair.ts',
+  'machines/evidence.ts',
+  'machines/model-limits.ts',
+  'workflows/client-tools.ts',
+  'workflows/control-schemas.ts',
+  'workflows/definitions.ts',
+  'workflows/goal-definitions.ts',
+  'workflows/planning.ts',
+  'workflows/start-input.ts',
+].map(source);

@@ -34,6 +34,7 @@ import {
 } from './definitions';
 import { EMPTY_EVIDENCE, foldEvidence, type EvidenceState } from '../machines/evidence';
 import { decideTaskOutcome, FINISH_TASK } from '../machines/task-outcome';
+import { agentSearchStatus } from '../machines/search-status';
 import { approverLabel, parsePayload, parseStartInput } from './payloads';
 import { agentSystem, taskPrompt } from './planning';
 import { agentInputSchema } from './start-input';
@@ -127,7 +128,7 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
       const details =
         `**${escapeMarkdown(status)}** · task ${code(input.taskId)}, attempt ${input.attempt}\n\nusage: ${usage.inputTokens} in / ${usage.outputTokens} out tokens` +
         (waiting.length > 0 ? `\n\nwaiting for approval: ${waiting.map((p) => `${code(p.name)} (${code(p.callId)})`).join(', ')}` : '');
-      return { details, status, pendingApprovals: waiting.length };
+      return { details, status, searchStatus: turns.state ? agentSearchStatus(turns.state.status) : 'idle', pendingApprovals: waiting.length };
     },
     afterReport: () => reportToGoal(),
   });

@@ -1,8 +1,12 @@
-// The session's `awaitTurn` update: `send` waits here for its own message's turn, by id.
-// It completes when that turn has finished; answers `moved` when the run is handing over
-// (the client asks the next run); fails when the message will get no turn.
+// How a client waits for its own message's turn, by message id:
+// - `sendMessage` posts the message and answers when its turn has finished: one update per
+//   turn (`SessionHandle.send`);
+// - `awaitTurn` waits for the turn of a message already posted (`turnOf`, and `send` after
+//   a handover).
+// Both complete when that turn has finished; answer `moved` when the run is handing over
+// (the client asks the next run); fail when the message will get no turn.
 import { ApplicationFailure, condition, setHandler } from '@temporalio/workflow';
-import { awaitTurnSchema, awaitTurnUpdate, type AwaitTurnResult } from './definitions';
+import { awaitTurnSchema, awaitTurnUpdate, sendMessageUpdate, type AwaitTurnResult, type SendMessageResult } from './definitions';
 import type { FinishedTurns } from './finished-turns';
 import { parsePayload as parse } from './payloads';
 import { refusal, validated } from './refusal';
@@ -15,25 +19,48 @@ export interface AwaitTurnHost {
   turnId(): string | null;
   ended(): boolean;
   handingOver(): boolean;
+  /** `userMessage`'s validator: throws the refusal a message would get. */
+  validateMessage(raw: unknown): void;
+  /** Posts a message as `userMessage` does; its id. */
+  postMessage(raw: unknown): string;
 }
 
-export function awaitTurnHandler(turns: FinishedTurns, h: AwaitTurnHost): void {
+export function awaitTurnHandlers(turns: FinishedTurns, h: AwaitTurnHost): void {
   const known = (messageId: string) => turns.has(messageId) || h.queued().includes(messageId) || turns.running(h.turnId()) === messageId;
+  const turnOf = async (messageId: string): Promise<AwaitTurnResult> => {
+    await condition(() => turns.has(messageId) || h.ended() || h.handingOver() || !known(messageId));
+    const turn = turns.get(messageId);
+    if (turn) return { kind: 'finished', ...turn };
+    if (h.handingOver() && !h.ended()) return { kind: 'moved' };
+    throw ApplicationFailure.create({ type: 'MessageDropped', nonRetryable: true, message: `message ${messageId} will get no turn: the session is ${h.status()}` });
+  };
+
+  setHandler(awaitTurnUpdate, async (raw) => turnOf(parse(awaitTurnSchema, raw, 'awaitTurn').messageId), {
+    validator: (raw) => {
+      const { messageId } = validated(() => parse(awaitTurnSchema, raw, 'awaitTurn'));
+      if (!known(messageId)) throw refusal('unknown_message', `unknown message id ${messageId}: not queued, running or among the last ${turns.capacity} finished turns`);
+    },
+  });
+
   setHandler(
-    awaitTurnUpdate,
-    async (raw): Promise<AwaitTurnResult> => {
-      const { messageId } = parse(awaitTurnSchema, raw, 'awaitTurn');
-      await condition(() => turns.has(messageId) || h.ended() || h.handingOver() || !known(messageId));
-      const turn = turns.get(messageId);
-      if (turn) return { kind: 'finished', ...turn };
-      if (h.handingOver() && !h.ended()) return { kind: 'moved' };
-      throw ApplicationFailure.create({ type: 'MessageDropped', nonRetryable: true, message: `message ${messageId} will get no turn: the session is ${h.status()}` });
+    sendMessageUpdate,
+    async (raw): Promise<SendMessageResult> => {
+      // Idempotent by message id: a client that sends again after no answer in time (or
+      // to the next run, after a hand-over) waits for the turn instead of posting twice.
+      const again = messageIdOf(raw);
+      const messageId = again !== null && known(again) ? again : h.postMessage(raw);
+      const answer = await turnOf(messageId);
+      return answer.kind === 'moved' ? { kind: 'moved', messageId } : answer;
     },
     {
       validator: (raw) => {
-        const { messageId } = validated(() => parse(awaitTurnSchema, raw, 'awaitTurn'));
-        if (!known(messageId)) throw refusal('unknown_message', `unknown message id ${messageId}: not queued, running or among the last ${turns.capacity} finished turns`);
+        const again = messageIdOf(raw);
+        if (again === null || !known(again)) h.validateMessage(raw);
       },
     },
   );
+}
+
+function messageIdOf(raw: unknown): string | null {
+  return typeof raw === 'object' && raw !== null && 'messageId' in raw && typeof raw.messageId === 'string' ? raw.messageId : null;
 }

@@ -7,25 +7,26 @@
 // were recorded.
 import { z } from 'zod';
 import type { Json, TurnEvent } from '../machines/index';
+import { lazySchema } from '../machines/lazy-schema';
 
 /** Anthropic's tool-name rule; a JSON Schema object as the input, like every tool's. */
-export const clientToolSchema = z.strictObject({
+export const clientToolSchema = lazySchema(() => z.strictObject({
   name: z.string().regex(/^[a-zA-Z0-9_-]{1,128}$/, 'a tool name is 1-128 letters, digits, _ or -'),
   description: z.string().max(4096),
   inputSchema: z.looseObject({ type: z.literal('object') }),
-});
+}));
 export type ClientTool = z.output<typeof clientToolSchema>;
-export const clientToolsSchema = z
+export const clientToolsSchema = lazySchema(() => z
   .array(clientToolSchema)
   .max(64)
   .refine((tools) => new Set(tools.map((t) => t.name)).size === tools.length, { message: 'client tool names must be unique' })
-  .refine((tools) => JSON.stringify(tools).length <= 64 * 1024, { message: 'client tools must fit in 64 KiB' });
+  .refine((tools) => JSON.stringify(tools).length <= 64 * 1024, { message: 'client tools must fit in 64 KiB' }));
 
-export const clientToolResultSchema = z.strictObject({
+export const clientToolResultSchema = lazySchema(() => z.strictObject({
   callId: z.string().min(1).max(256),
   output: z.string().max(256 * 1024),
   isError: z.boolean().optional(),
-});
+}));
 export type ClientToolResultInput = z.input<typeof clientToolResultSchema>;
 
 /** A client tool call waiting for its result. */

@@ -3,20 +3,21 @@
 import { z } from 'zod';
 import { clientToolsSchema, type ClientTool } from './client-tools';
 import type { BudgetPatch } from '../machines/index';
+import { lazySchema } from '../machines/lazy-schema';
 
-const text = z.string().trim().min(1, 'text must not be empty');
+const text = lazySchema(() => z.string().trim().min(1, 'text must not be empty'));
 /** What a goal keeps in its state (feedback, a task's new instructions) travels in every
  *  continue-as-new input, one payload under the server's 2 MB limit: bounded here. */
 export const GOAL_TEXT_MAX = 100_000;
-export const goalText = text.max(GOAL_TEXT_MAX, 'at most 100,000 characters (put longer material in a file in the workspace)');
+export const goalText = lazySchema(() => text.max(GOAL_TEXT_MAX, 'at most 100,000 characters (put longer material in a file in the workspace)'));
 const optionalObject = <T extends z.ZodRawShape>(shape: T) => z.strictObject(shape).optional();
 
-export const userMessageSchema = z.union([
+export const userMessageSchema = lazySchema(() => z.union([
   text.transform((t) => ({ text: t, messageId: undefined as string | undefined, clientTools: undefined as ClientTool[] | undefined })),
   // clientTools: tools the sender runs itself, offered in this message's turn (workflows/client-tools.ts).
   z.strictObject({ text, messageId: z.string().min(1).optional(), clientTools: clientToolsSchema.optional() }),
-]);
-export const approveSchema = z.strictObject({
+]));
+export const approveSchema = lazySchema(() => z.strictObject({
   callId: z.string().min(1),
   scope: z.enum(['once', 'session']).optional(),
   approver: z.string().min(1).optional(),
@@ -24,28 +25,28 @@ export const approveSchema = z.strictObject({
   rule: z.string().min(1).optional(),
   /** Set by the worker's codec: true only when a Keel client signed the approver (worker/approver-proof.ts). */
   proven: z.boolean().optional(),
-});
-export const denySchema = z.strictObject({ callId: z.string().min(1), reason: z.string().min(1).optional() });
-export const reasonSchema = optionalObject({ reason: z.string().min(1).optional() }).or(z.null().transform(() => undefined));
-export const steerSchema = z.union([text.transform((t) => ({ text: t })), z.strictObject({ text })]);
-export const answerSchema = z.union([z.string().transform((t) => ({ text: t })), z.strictObject({ text: z.string() })]);
+}));
+export const denySchema = lazySchema(() => z.strictObject({ callId: z.string().min(1), reason: z.string().min(1).optional() }));
+export const reasonSchema = lazySchema(() => optionalObject({ reason: z.string().min(1).optional() }).or(z.null().transform(() => undefined)));
+export const steerSchema = lazySchema(() => z.union([text.transform((t) => ({ text: t })), z.strictObject({ text })]));
+export const answerSchema = lazySchema(() => z.union([z.string().transform((t) => ({ text: t })), z.strictObject({ text: z.string() })]));
 const limit = (schema: z.ZodType<number>) => schema.nullable().optional();
 /** Limits to raise (or remove with null): `{"outputTokens": 20000, "turns": 50}`. */
-export const raiseBudgetSchema = z.strictObject({
+export const raiseBudgetSchema = lazySchema(() => z.strictObject({
   inputTokens: limit(z.number().int().nonnegative()),
   outputTokens: limit(z.number().int().nonnegative()),
   costUsd: limit(z.number().nonnegative()),
   stepsPerTurn: limit(z.number().int().positive()),
   turns: limit(z.number().int().positive()),
   wallClockMs: limit(z.number().int().positive()),
-});
-export const noPayloadSchema = z.union([z.undefined(), z.null(), z.strictObject({})]);
+}));
+export const noPayloadSchema = lazySchema(() => z.union([z.undefined(), z.null(), z.strictObject({})]));
 /** The argument of a control that names nothing: Keel's clients send `{}`, which encryption
  *  authenticates (workflows/payloads.ts `parseBareControl`). */
 export type BareControlInput = Record<string, never>;
-export const transcriptQuerySchema = z
+export const transcriptQuerySchema = lazySchema(() => z
   .strictObject({ from: z.number().int().nonnegative().optional(), limit: z.number().int().positive().max(500).optional() })
-  .optional();
+  .optional());
 
 export type UserMessageInput = z.input<typeof userMessageSchema>;
 export type ApproveInput = z.input<typeof approveSchema>;

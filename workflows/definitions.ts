@@ -11,6 +11,7 @@ import type { FinishedTurn } from './finished-turns';
 import type { BudgetLimits, Json, Message, SessionState, SessionStats, TransitionCounts, TurnState, Usage } from '../machines/index';
 import type { AnswerInput, ApproveInput, DenyInput, RaiseBudgetInput, ReasonInput, SteerInput, TranscriptQueryInput, UserMessageInput } from './control-schemas';
 import type { LogEntry } from './log-entries';
+import { lazySchema } from '../machines/lazy-schema';
 
 export * from './control-schemas';
 export * from './log-entries';
@@ -54,11 +55,14 @@ export interface ApprovalResult extends ControlResult {
 }
 
 /** `send`'s wait for its own message's turn, by message id (one update, not a stream follow). */
-export const awaitTurnSchema = z.strictObject({ messageId: z.string().min(1).max(500) });
+export const awaitTurnSchema = lazySchema(() => z.strictObject({ messageId: z.string().min(1).max(500) }));
 export type AwaitTurnInput = z.input<typeof awaitTurnSchema>;
 /** The turn that answered the message, or `moved`: the session is continuing as new, ask the next run. */
 export type AwaitTurnResult = ({ kind: 'finished' } & FinishedTurn) | { kind: 'moved' };
 export const awaitTurnUpdate = defineUpdate<AwaitTurnResult, [AwaitTurnInput]>('awaitTurn');
+/** `send`: the message posted and its turn awaited in one update; `moved` names the message to await in the next run. */
+export type SendMessageResult = ({ kind: 'finished' } & FinishedTurn) | { kind: 'moved'; messageId: string };
+export const sendMessageUpdate = defineUpdate<SendMessageResult, [UserMessageInput]>('sendMessage');
 
 // Updates: the same operations with an answer; validators reject with a specific reason.
 export const userMessageUpdate = defineUpdate<UserMessageResult, [UserMessageInput]>('userMessage');

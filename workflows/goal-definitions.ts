@@ -8,17 +8,18 @@ import type { BudgetLimits, GoalState, Task, Usage } from '../machines/index';
 import { goalText, noPayloadSchema, reasonSchema, type ApproveInput, type DenyInput, type ReasonInput, type TranscriptQueryInput } from './control-schemas';
 import type { GoalLogEntry } from './log-entries';
 import type { PendingApproval, PolicyView } from './definitions';
+import { lazySchema } from '../machines/lazy-schema';
 
 // ---- goals (workflows/goal.ts) and their task agents (workflows/agent.ts) --------------
 // The same names as the session where the operation is the same (`approve`, `deny`,
 // `state`, `pendingApprovals`, `usage`, `events`); payloads are typed by hand as easily.
 
-export const approvePlanSchema = noPayloadSchema;
-export const rejectPlanSchema = z.union([goalText.transform((t) => ({ feedback: t })), z.strictObject({ feedback: goalText })]);
-export const resolveTaskSchema = z
+export const approvePlanSchema = lazySchema(() => noPayloadSchema);
+export const rejectPlanSchema = lazySchema(() => z.union([goalText.transform((t) => ({ feedback: t })), z.strictObject({ feedback: goalText })]));
+export const resolveTaskSchema = lazySchema(() => z
   .strictObject({ taskId: z.string().min(1), action: z.enum(['retry', 'skip', 'edit']), instructions: goalText.optional() })
-  .refine((v) => v.action !== 'edit' || v.instructions !== undefined, { message: 'edit needs instructions', path: ['instructions'] });
-export const cancelSchema = reasonSchema;
+  .refine((v) => v.action !== 'edit' || v.instructions !== undefined, { message: 'edit needs instructions', path: ['instructions'] }));
+export const cancelSchema = lazySchema(() => reasonSchema);
 
 export type RejectPlanInput = z.input<typeof rejectPlanSchema>;
 export type ResolveTaskInput = z.input<typeof resolveTaskSchema>;
@@ -46,29 +47,29 @@ export interface GoalPendingApproval extends PendingApproval {
 }
 
 /** Evidence of one task attempt. */
-export const taskEvidenceSchema = z.strictObject({
+export const taskEvidenceSchema = lazySchema(() => z.strictObject({
   filesChanged: z.array(z.string()).max(10_000),
   commands: z
     .array(z.strictObject({ command: z.string(), exitCode: z.number().int().nullable(), status: z.string(), refused: z.string().max(200).optional(), limit: limitKindSchema.optional() }))
     .max(10_000),
   summary: z.string().nullable(),
-});
+}));
 export type TaskEvidence = z.infer<typeof taskEvidenceSchema>;
 
-const pendingApprovalSchema = z.strictObject({
+const pendingApprovalSchema = lazySchema(() => z.strictObject({
   callId: z.string().min(1),
   name: z.string().min(1),
   input: z.json(),
   reason: z.string().nullable(),
   turnId: z.string().min(1),
-});
+}));
 
 /**
  * What a task agent tells its goal (signal `agentReport`): cumulative usage, its waiting
  * calls and the evidence so far. `token` is the secret the goal gave this agent at start
  * (see workflows/goal.ts, "reports"): a report without it is recorded and ignored.
  */
-export const agentReportSchema = z.strictObject({
+export const agentReportSchema = lazySchema(() => z.strictObject({
   agentId: z.string().min(1),
   taskId: z.string().min(1),
   attempt: z.number().int().positive(),
@@ -76,7 +77,7 @@ export const agentReportSchema = z.strictObject({
   usage: usageSchema,
   pendingApprovals: z.array(pendingApprovalSchema).max(1_000),
   evidence: taskEvidenceSchema.optional(),
-});
+}));
 export type AgentReport = z.infer<typeof agentReportSchema>;
 export const agentReportSignal = defineSignal<[AgentReport]>('agentReport');
 /** Every signal name a goal takes (agentReport from its own agents only). */

@@ -11,6 +11,7 @@ import {
   condition,
   type defineUpdate,
   log,
+  patched,
   setCurrentDetails,
   setDefaultSignalHandler,
   setDefaultUpdateHandler,
@@ -42,9 +43,15 @@ export type CommonDirective =
 /** What people see of a workflow: its details (markdown) and two search attributes. */
 export interface HostView {
   details: string;
+  /** The machine's state (what runs written before RESTING_STATUS_PATCH put in KeelStatus). */
   status: string;
+  /** KeelStatus: where the workflow rests, not each step of a turn (machines/search-status.ts). */
+  searchStatus: string;
   pendingApprovals: number;
 }
+
+/** KeelStatus shows resting states only: no upsert per turn or per step. */
+export const RESTING_STATUS_PATCH = 'keel-resting-search-status';
 
 /** What one run hands the next: the event log, timers and counters. */
 export interface HostCarry {
@@ -87,12 +94,16 @@ export class MachineHost<Entry extends { seq: number }, Event extends { kind: st
   private readonly topic;
   private readonly counters = new Map<string, ReturnType<typeof createCounters>>();
   private reported = '';
+  private readonly resting: boolean;
 
   constructor(private readonly options: HostOptions<Event>) {
     this.stream = new WorkflowStream(options.carry?.stream);
     this.topic = this.stream.topic<Entry>(EVENTS_TOPIC);
     registerStreamRead(this.stream);
     this.seq = options.carry?.nextSeq ?? 0;
+    // Asked once, in the run's first activation: a run recorded before the patch keeps
+    // writing the machine's state, so its history replays.
+    this.resting = patched(RESTING_STATUS_PATCH);
     this.queue = new SerialQueue(() => this.report());
     for (const [machine, counts] of Object.entries(options.carry?.metrics ?? {})) this.counters.set(machine, createCounters(counts));
     setHandler(metricsQuery, () => this.metrics());
@@ -144,11 +155,12 @@ export class MachineHost<Entry extends { seq: number }, Event extends { kind: st
   report(): void {
     const view = this.options.view();
     setCurrentDetails(view.details);
-    const key = `${view.status}|${view.pendingApprovals}`;
+    const status = this.resting ? view.searchStatus : view.status;
+    const key = `${status}|${view.pendingApprovals}`;
     if (key !== this.reported) {
       this.reported = key;
       upsertSearchAttributes([
-        { key: KeelStatus, value: view.status },
+        { key: KeelStatus, value: status },
         { key: KeelPendingApprovals, value: view.pendingApprovals },
       ]);
     }

@@ -8,8 +8,9 @@ import { commandEnding } from '../machines/evidence';
 import type { GoalState, Task, TaskInput } from '../machines/index';
 import type { LimitKind } from '../machines/tool-result';
 import { FINISH_TASK, FINISH_TASK_DESCRIPTION, finishTaskSchema } from '../machines/task-outcome';
+import { lazySchema, once } from '../machines/lazy-schema';
 
-const taskShape = {
+const taskShape = once(() => ({
   id: z.string().min(1).max(64).describe('Short unique id, e.g. "write-tests". Dependencies refer to it.'),
   title: z.string().min(1).describe('One line: what the task achieves.'),
   instructions: z.string().min(1).describe('Everything the agent doing this task needs to know; it sees nothing else.'),
@@ -17,23 +18,33 @@ const taskShape = {
   priority: z.number().int().optional().describe('Among tasks ready at once, higher starts first (default 0).'),
   role: z.string().optional().describe('The kind of agent, e.g. "coder", "tester" (default "worker").'),
   acceptance: z.string().optional().describe('How to check the task is done, e.g. "npm test exits 0".'),
-};
-export const plannedTaskSchema = z.object(taskShape);
+}));
+export const plannedTaskSchema = lazySchema(() => z.object(taskShape()));
 export type PlannedTask = z.infer<typeof plannedTaskSchema>;
 
-export const submitPlanSchema = z.object({
+export const submitPlanSchema = lazySchema(() => z.object({
   tasks: z.array(plannedTaskSchema).min(1).describe('The tasks, as a dependency graph (no cycles).'),
-});
-export const submitReviewSchema = z.object({
+}));
+export const submitReviewSchema = lazySchema(() => z.object({
   verdict: z.enum(['pass', 'follow_up', 'replan']).describe('pass: the goal is met; follow_up: add the tasks below; replan: the approach is wrong, plan again.'),
   findings: z.string().min(1).describe('What you checked and what you found; for pass, a summary of what was done.'),
   tasks: z.array(plannedTaskSchema).optional().describe('For follow_up: new tasks (new ids; they may depend on finished tasks).'),
-});
+}));
 
-function toolSpec(name: string, description: string, schema: z.ZodType): { name: string; description: string; input_schema: Record<string, unknown> } {
-  const input_schema = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
-  delete input_schema.$schema;
-  return { name, description, input_schema };
+/** The JSON schema is made when first read (serialised into a model call), not when the module loads. */
+function toolSpec(name: string, description: string, schema: z.ZodType): { name: string; description: string; readonly input_schema: Record<string, unknown> } {
+  const inputSchema = once(() => {
+    const json = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
+    delete json.$schema;
+    return json;
+  });
+  return {
+    name,
+    description,
+    get input_schema() {
+      return inputSchema();
+    },
+  };
 }
 
 export const SUBMIT_PLAN = 'submit_plan';

@@ -9,6 +9,7 @@ import { condition, continueAsNew, patched, setHandler, uuid4, workflowInfo } fr
 import type { SessionStats } from '../machines/index';
 import { createSession, sessionEventFromTurn, sessionMachine, type SessionDirective, type SessionEvent, type SessionState } from '../machines/session';
 import { defaultPolicy, type PolicyConfig, type PolicyOrigin, type SessionApproval } from '../machines/policy';
+import { sessionSearchStatus } from '../machines/search-status';
 import { SESSION_SIGNALS, userMessageSchema, userMessageSignal, userMessageUpdate, type ControlResult, type LogEntry } from './definitions';
 import { failureMessage, parsePayload as parse, parseStartInput } from './payloads';
 import { validated } from './refusal';
@@ -23,7 +24,7 @@ import { sessionControls } from './session-controls';
 import { sessionQueries, sessionViews } from './session-views';
 import { clientToolResultHandler } from './client-tool-results';
 import { FinishedTurns } from './finished-turns';
-import { awaitTurnHandler } from './await-turn';
+import { awaitTurnHandlers } from './await-turn';
 import { loadSetup } from './setup';
 import { handoverFits } from './handover-size';
 import { ClientTools } from './client-tools';
@@ -67,7 +68,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
     signals: SESSION_SIGNALS,
     carry,
     tap: (event) => finishedTurns.see(event),
-    view: () => ({ details: views.details(), status: session.state.status, pendingApprovals: views.pending().length }),
+    view: () => ({ details: views.details(), status: session.state.status, searchStatus: sessionSearchStatus(session.state.status), pendingApprovals: views.pending().length }),
   });
   const sessionId = host.workflowId;
   const turns = new TurnRunner(
@@ -201,29 +202,27 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
     return { type: 'user_message', messageId, text: input.text };
   };
   setHandler(userMessageSignal, (raw) => session.signalled('userMessage', () => userMessageEvent(raw)));
-  setHandler(
-    userMessageUpdate,
-    (raw) => {
-      const event = userMessageEvent(raw);
-      const wasActive = session.state.status === 'active';
-      session.post('update userMessage', event);
-      return { status: session.state.status, messageId: event.messageId, queued: !wasActive, queueLength: session.state.queue.length };
-    },
-    {
-      validator: (raw) => {
-        // No uuid4 here: validators do not run on replay.
-        const input = validated(() => parse(userMessageSchema, raw, 'userMessage'));
-        session.mustAccept({ type: 'user_message', messageId: input.messageId ?? 'validating', text: input.text });
-      },
-    },
-  );
-  // `send` waits here for its own message's turn (by id), instead of following the stream.
-  awaitTurnHandler(finishedTurns, {
+  const validateMessage = (raw: unknown): void => {
+    // No uuid4 here: validators do not run on replay.
+    const input = validated(() => parse(userMessageSchema, raw, 'userMessage'));
+    session.mustAccept({ type: 'user_message', messageId: input.messageId ?? 'validating', text: input.text });
+  };
+  const postMessage = (raw: unknown, via: string) => {
+    const event = userMessageEvent(raw);
+    const wasActive = session.state.status === 'active';
+    session.post(via, event);
+    return { status: session.state.status, messageId: event.messageId, queued: !wasActive, queueLength: session.state.queue.length };
+  };
+  setHandler(userMessageUpdate, (raw) => postMessage(raw, 'update userMessage'), { validator: validateMessage });
+  // `send` posts and waits for its own message's turn (by id) in one update; `turnOf` waits by id.
+  awaitTurnHandlers(finishedTurns, {
     status: () => session.state.status,
     queued: () => session.state.queue.map((m) => m.messageId),
     turnId: () => session.state.turnId,
     ended: () => done !== null,
     handingOver: () => handingOver,
+    validateMessage,
+    postMessage: (raw) => postMessage(raw, 'update sendMessage').messageId,
   });
 
   // A client tool call's result, from the client that declared the tool (workflows/client-tool-results.ts).

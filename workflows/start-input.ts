@@ -5,33 +5,36 @@
 // compile-time check below keeps each schema and its interface in step.
 import { z } from 'zod';
 import { budgetLimitsSchema, turnLimitsSchema } from '../machines/budget';
-import { PolicyConfig } from '../machines/policy';
+// The policy's schema from its own module: machines/policy/index.ts brings the rule matching
+// (picomatch), which must not be among the preloaded modules (worker/workflow-bundle.ts).
+import { PolicyConfig } from '../machines/policy/config';
 import { GOAL_TEXT_MAX } from './definitions';
 import { WORKSPACE_HOST_PATTERN } from './workspace-host';
 import type { AgentInput } from './agent';
 import type { GoalOptions } from './goal';
 import type { SessionOptions } from './session';
+import { lazySchema } from '../machines/lazy-schema';
 
 const absolutePath = (what: string) =>
   z
     .string()
     .min(1, `${what} must not be empty`)
     .refine((p) => p.startsWith('/'), `${what} must be an absolute path`);
-const positiveInt = z.number().int().positive();
+const positiveInt = lazySchema(() => z.number().int().positive());
 /** A host name as KEEL_WORKSPACE_HOST spells it (it becomes part of a task queue name). */
-const workspaceHost = z.string().regex(WORKSPACE_HOST_PATTERN, 'workspaceHost: letters, digits, ".", "_" and "-", at most 63, as the worker\'s KEEL_WORKSPACE_HOST');
-const nonNegInt = z.number().int().nonnegative();
-const timeoutMs = positiveInt.nullable().optional();
+const workspaceHost = lazySchema(() => z.string().regex(new RegExp(WORKSPACE_HOST_PATTERN), 'workspaceHost: letters, digits, ".", "_" and "-", at most 63, as the worker\'s KEEL_WORKSPACE_HOST'));
+const nonNegInt = lazySchema(() => z.number().int().nonnegative());
+const timeoutMs = lazySchema(() => positiveInt.nullable().optional());
 /** Activity option overrides (tests shorten retries); Temporal validates their values. */
-const activityOverrides = z.record(z.string(), z.unknown()).optional();
-const backoff = z.array(nonNegInt).max(20).optional();
+const activityOverrides = lazySchema(() => z.record(z.string(), z.unknown()).optional());
+const backoff = lazySchema(() => z.array(nonNegInt).max(20).optional());
 /** Extended thinking: the API's minimum budget is 1,024 tokens. */
-const thinkingBudget = z.number().int().min(1024, 'budgetTokens must be at least 1024 (the Messages API minimum)');
-const thinking = z.strictObject({ budgetTokens: thinkingBudget });
+const thinkingBudget = lazySchema(() => z.number().int().min(1024, 'budgetTokens must be at least 1024 (the Messages API minimum)'));
+const thinking = lazySchema(() => z.strictObject({ budgetTokens: thinkingBudget }));
 /** A session's thinking: a budget (and, with `interleaved`, thinking between tool calls too), or `adaptive` (the model decides). */
-const sessionThinking = z.union([z.strictObject({ budgetTokens: thinkingBudget, interleaved: z.boolean().optional() }), z.strictObject({ adaptive: z.literal(true) })]);
+const sessionThinking = lazySchema(() => z.union([z.strictObject({ budgetTokens: thinkingBudget, interleaved: z.boolean().optional() }), z.strictObject({ adaptive: z.literal(true) })]));
 
-export const sessionOptionsSchema = z.strictObject({
+export const sessionOptionsSchema = lazySchema(() => z.strictObject({
   workspace: absolutePath('workspace'),
   workspaceHost: workspaceHost.optional(),
   workspaceHostWaitMs: positiveInt.optional(),
@@ -59,9 +62,9 @@ export const sessionOptionsSchema = z.strictObject({
    *  (resume, stop, reset, restart, approvePlan) must then carry its empty argument, which the
    *  encryption authenticates; one sent with no payload at all proves nothing and is refused. */
   authenticatedControls: z.boolean().optional(),
-});
+}));
 
-export const goalOptionsSchema = z.strictObject({
+export const goalOptionsSchema = lazySchema(() => z.strictObject({
   goal: z.string().trim().min(1, 'goal must not be empty').max(GOAL_TEXT_MAX, 'at most 100,000 characters (put a long specification in a file in the workspace)'),
   workspace: absolutePath('workspace'),
   workspaceHost: workspaceHost.optional(),
@@ -91,17 +94,17 @@ export const goalOptionsSchema = z.strictObject({
    *  (resume, stop, reset, restart, approvePlan) must then carry its empty argument, which the
    *  encryption authenticates; one sent with no payload at all proves nothing and is refused. */
   authenticatedControls: z.boolean().optional(),
-});
+}));
 
-const toolEntrySchema = z.object({
+const toolEntrySchema = lazySchema(() => z.object({
   spec: z.object({ name: z.string().min(1), description: z.string(), input_schema: z.record(z.string(), z.unknown()) }),
   readOnly: z.boolean(),
   activityOptions: z.record(z.string(), z.unknown()).optional(),
   mcp: z.boolean().optional(),
-});
+}));
 
 /** A task agent is started by its goal only; the same checks keep a hand-started one honest. */
-export const agentInputSchema = z.strictObject({
+export const agentInputSchema = lazySchema(() => z.strictObject({
   goalId: z.string().min(1),
   goal: z.string().min(1),
   taskId: z.string().min(1),
@@ -129,7 +132,7 @@ export const agentInputSchema = z.strictObject({
   reportToken: z.string().min(1).optional(),
   earlierAttempts: z.string().optional(),
   thinking: thinking.optional(),
-});
+}));
 
 // Compile-time: every option the interfaces name is in the schema and the other way round.
 type Keys<T> = keyof T & string;

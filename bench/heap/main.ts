@@ -9,9 +9,11 @@
 // 2. What the modules cost: the same parked count of a workflow that only waits for a
 //    signal, bundled four ways — importing nothing else (`bare`), what a session evaluates
 //    (`session`), Keel's machines and workflow schemas (`schemas`), all of Keel's workflows
-//    with the goal's modules (`all`). The SDK
-//    evaluates a workflow's modules anew for every workflow (each has its own module
-//    cache), so the difference is what Keel's module-level code costs each cached session.
+//    with the goal's modules (`all`) — each bundled as the worker bundles (Keel's pure
+//    modules preloaded once per worker: worker/workflow-bundle.ts). The SDK evaluates every
+//    other module anew for every workflow (each has its own module cache), so the
+//    difference is what Keel's module-level code costs each cached session.
+//    `npm run bench:heap:modules` says which modules that is.
 //
 // Writes bench/results/heap.{json,md}.
 import fs from 'node:fs/promises';
@@ -29,6 +31,7 @@ import { startStandin } from '../../standin/server';
 import { startDevServer } from '../../worker/dev-server';
 import { keelTelemetrySink } from '../../worker/telemetry';
 import { payloadConverterPath, workflowsPath } from '../../worker/worker';
+import { PRELOADED_WORKFLOW_MODULES } from '../../worker/workflow-bundle';
 import { BENCH_MODEL, benchScenario, turnText, writeStepFiles } from '../suite/script';
 
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -80,6 +83,8 @@ async function main(): Promise<void> {
       namespace: server.namespace,
       taskQueue,
       workflowsPath,
+      // As createKeelWorker bundles from source: Keel's pure modules once per worker.
+      bundlerOptions: { preloadModules: [...PRELOADED_WORKFLOW_MODULES] },
       dataConverter: { payloadConverterPath },
       activities: keelActivities.activities,
       maxCachedWorkflows: parked + 50,
@@ -121,7 +126,7 @@ async function main(): Promise<void> {
     const modules: Record<string, number> = {};
     for (const name of ['bare', 'session', 'schemas', 'all'] as const) {
       const tq = `bench-heap-${name}`;
-      const w = await Worker.create({ connection: nativeConnection, namespace: server.namespace, taskQueue: tq, workflowsPath: path.join(here, `parked-${name}.ts`), dataConverter: { payloadConverterPath }, debugMode: true, maxCachedWorkflows: parked + 50 });
+      const w = await Worker.create({ connection: nativeConnection, namespace: server.namespace, taskQueue: tq, workflowsPath: path.join(here, `parked-${name}.ts`), bundlerOptions: { preloadModules: [...PRELOADED_WORKFLOW_MODULES] }, dataConverter: { payloadConverterPath }, debugMode: true, maxCachedWorkflows: parked + 50 });
       const run = w.run();
       const started = [await client.workflow.start('parkedWorkflow', { taskQueue: tq, workflowId: `heap-${name}-warm` })];
       while (w.getStatus().numCachedWorkflows < 1) await sleep(50);
@@ -151,7 +156,7 @@ async function main(): Promise<void> {
   const md = [
     `# What a cached Keel session holds (\`npm run bench:heap -- ${parked}\`, ${result.when as string})`,
     '',
-    '| what is parked (all cached) | V8 heap per workflow |',
+    "| what is parked (all cached; bundled as the worker bundles, Keel's pure modules preloaded once per worker) | V8 heap per workflow |",
     '|---|---|',
     `| a Keel session after one 1-step turn | ${s.heapKiBPerSession} KiB (worker RSS ${s.rssKiBPerSession} KiB) |`,
     `| a workflow that only waits for a signal | ${m.bare} KiB |`,

@@ -7,10 +7,11 @@ import { type CancelTimer, type StartTimer } from '../directives';
 import { type EmitEvent } from '../events';
 import { taskInputSchema, type Task } from '../task-graph';
 import { type GoalState, type Review } from './state';
+import { lazySchema } from '../lazy-schema';
 
-const tasksInput = z.array(taskInputSchema);
+const tasksInput = lazySchema(() => z.array(taskInputSchema));
 
-export const goalEventSchema = z.discriminatedUnion('type', [
+export const goalEventSchema = lazySchema(() => z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('decompose') }),
   z.strictObject({ type: z.literal('plan_proposed'), tasks: tasksInput, usage: callUsageSchema.optional() }),
   z.strictObject({ type: z.literal('model_failed'), error: z.string() }),
@@ -40,7 +41,7 @@ export const goalEventSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('usage_reported'), usage: usageSchema }),
   z.strictObject({ type: z.literal('cancel'), reason: z.string().optional() }),
   z.strictObject({ type: z.literal('timer_fired'), timerId: z.string() }),
-]);
+]));
 export type GoalEvent = z.infer<typeof goalEventSchema>;
 
 export interface GoalReport {

@@ -3,11 +3,12 @@
 import { z } from 'zod';
 import { budgetLimitsSchema, exhaustionSchema, usageSchema } from '../budget';
 import { taskSchema, type Task } from '../task-graph';
+import { lazySchema } from '../lazy-schema';
 
-const reviewSchema = z.strictObject({ cycle: z.number().int().positive(), verdict: z.enum(['pass', 'follow_up', 'replan']), findings: z.string() });
+const reviewSchema = lazySchema(() => z.strictObject({ cycle: z.number().int().positive(), verdict: z.enum(['pass', 'follow_up', 'replan']), findings: z.string() }));
 export type Review = z.infer<typeof reviewSchema>;
 
-export const goalConfigSchema = z.strictObject({
+export const goalConfigSchema = lazySchema(() => z.strictObject({
   autoApprove: z.boolean(),
   /** Child agents running at once. */
   maxConcurrency: z.number().int().positive(),
@@ -23,7 +24,7 @@ export const goalConfigSchema = z.strictObject({
   /** The critic's follow-up tasks wait for plan approval like a plan (unless autoApprove).
    *  Absent in goals started before this rule: they keep running follow-ups at once. */
   followUpsNeedApproval: z.boolean().optional(),
-});
+}));
 export type GoalConfig = z.infer<typeof goalConfigSchema>;
 
 const common = {
@@ -44,7 +45,7 @@ const common = {
   attemptsUsed: z.record(z.string(), z.number().int().nonnegative()),
 };
 
-export const goalStateSchema = z.discriminatedUnion('status', [
+export const goalStateSchema = lazySchema(() => z.discriminatedUnion('status', [
   z.strictObject({ status: z.literal('goal_received'), ...common }),
   z.strictObject({ status: z.literal('planning'), ...common }),
   z.strictObject({ status: z.literal('awaiting_plan_approval'), ...common }),
@@ -53,7 +54,7 @@ export const goalStateSchema = z.discriminatedUnion('status', [
   z.strictObject({ status: z.literal('blocked'), ...common, taskIds: z.array(z.string()) }),
   z.strictObject({ status: z.literal('goal_met'), ...common, summary: z.string() }),
   z.strictObject({ status: z.literal('stopped'), ...common, reason: z.string(), exhaustion: exhaustionSchema.nullable() }),
-]);
+]));
 export type GoalState = z.infer<typeof goalStateSchema>;
 export type GoalStatus = GoalState['status'];
 export type Common = Omit<Extract<GoalState, { status: 'planning' }>, 'status'>;

@@ -2,9 +2,10 @@
 // person can act on.
 import { z } from 'zod';
 import { NetworkHosts, SandboxLimitsInput } from '../sandbox-grant';
+import { lazySchema } from '../lazy-schema';
 
 export const policyModes = ['read-only', 'ask', 'auto-edit', 'full-auto'] as const;
-export const PolicyMode = z.enum(policyModes);
+export const PolicyMode = lazySchema(() => z.enum(policyModes));
 export type PolicyMode = z.infer<typeof PolicyMode>;
 
 export const RULE_SYNTAX = /^([A-Za-z0-9_*.-]+)(?:\((.*)\))?$/s;
@@ -14,7 +15,7 @@ export const RULE_SYNTAX = /^([A-Za-z0-9_*.-]+)(?:\((.*)\))?$/s;
  * (`mcp__github__*`). The pattern is a command prefix for `run_command`
  * (`npm test*`) and a workspace-relative glob for tools that take a path (`src/**`).
  */
-export const PolicyRule = z
+export const PolicyRule = lazySchema(() => z
   .string()
   .trim()
   .min(1, 'a rule cannot be empty')
@@ -30,9 +31,9 @@ export const PolicyRule = z
     if (match[2] !== undefined && match[2].trim() === '') {
       ctx.addIssue({ code: 'custom', message: `rule ${JSON.stringify(rule)} has empty parentheses; drop them to match every call` });
     }
-  });
+  }));
 
-export const HeadlessAsk = z.enum(['deny', 'allow']);
+export const HeadlessAsk = lazySchema(() => z.enum(['deny', 'allow']));
 
 /**
  * How `run_command` is confined. `workspace-write`: the workspace is writable, system
@@ -41,11 +42,11 @@ export const HeadlessAsk = z.enum(['deny', 'allow']);
  * sandbox at all — the command has every right of the worker's user.
  */
 export const sandboxLevels = ['workspace-write', 'read-only', 'off'] as const;
-export const SandboxLevel = z.enum(sandboxLevels);
+export const SandboxLevel = lazySchema(() => z.enum(sandboxLevels));
 export type SandboxLevel = z.infer<typeof SandboxLevel>;
 
 /** Sandbox settings for the commands a rule matches, over the policy's own. */
-export const SandboxRule = z
+export const SandboxRule = lazySchema(() => z
   .object({
     rule: PolicyRule,
     sandbox: SandboxLevel.optional(),
@@ -54,10 +55,10 @@ export const SandboxRule = z
     hosts: NetworkHosts.optional(),
     limits: SandboxLimitsInput.optional(),
   })
-  .strict();
+  .strict());
 export type SandboxRule = z.infer<typeof SandboxRule>;
 
-export const PolicyConfig = z
+export const PolicyConfig = lazySchema(() => z
   .object({
     mode: PolicyMode.default('ask'),
     allow: z.array(PolicyRule).default([]),
@@ -76,7 +77,7 @@ export const PolicyConfig = z
     /** Per-command exceptions, first match wins: `{"rule": "run_command(npm install*)", "network": true}`. */
     sandboxRules: z.array(SandboxRule).default([]),
   })
-  .strict();
+  .strict());
 export type PolicyConfig = z.infer<typeof PolicyConfig>;
 export type PolicyConfigInput = z.input<typeof PolicyConfig>;
 

@@ -6,12 +6,13 @@ import { PolicyRule } from './config';
 import type { PolicyRequest } from './evaluate';
 import { ruleCovers } from './matching';
 import { isRecord } from './util';
+import { lazySchema } from '../lazy-schema';
 
-export const ApprovalScope = z.enum(['once', 'session']);
+export const ApprovalScope = lazySchema(() => z.enum(['once', 'session']));
 export type ApprovalScope = z.infer<typeof ApprovalScope>;
 
 /** One call exactly as the human saw it: the tool and its input in canonical JSON. */
-export const ExactCall = z.object({ tool: z.string().min(1), input: z.string() }).strict();
+export const ExactCall = lazySchema(() => z.object({ tool: z.string().min(1), input: z.string() }).strict());
 export type ExactCall = z.infer<typeof ExactCall>;
 
 const approvalMeta = {
@@ -25,11 +26,11 @@ const approvalMeta = {
  * human saw (the same tool with the same input runs again without asking); a rule
  * (`run_command(npm test*)`) only when the human wrote or accepted one.
  */
-export const SessionApproval = z.union([
+export const SessionApproval = lazySchema(() => z.union([
   // `scripts`: the workspace files the approved calls ran, by content hash; a call whose file changed is not covered.
   z.object({ call: ExactCall, ...approvalMeta, scripts: scriptHashesSchema.optional() }).strict(),
   z.object({ rule: PolicyRule, ...approvalMeta, scripts: scriptHashesSchema.optional() }).strict(),
-]);
+]));
 export type SessionApproval = z.infer<typeof SessionApproval>;
 
 /** How an approval reads in results, events and prompts. */

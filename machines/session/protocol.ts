@@ -5,8 +5,9 @@ import { budgetPatchSchema, type TurnLimits } from '../budget';
 import { type CancelTimer, type StartTimer } from '../directives';
 import { type EmitEvent, type SessionStats } from '../events';
 import { turnResultSchema, type TurnDirective, type TurnEvent } from '../turn';
+import { lazySchema } from '../lazy-schema';
 
-export const sessionEventSchema = z.discriminatedUnion('type', [
+export const sessionEventSchema = lazySchema(() => z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('initialized') }),
   z.strictObject({ type: z.literal('init_failed'), error: z.string() }),
   z.strictObject({ type: z.literal('user_message'), messageId: z.string().min(1), text: z.string().min(1) }),
@@ -24,7 +25,7 @@ export const sessionEventSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('close'), reason: z.string().optional() }),
   z.strictObject({ type: z.literal('cleanup_done') }),
   z.strictObject({ type: z.literal('timer_fired'), timerId: z.string() }),
-]);
+]));
 export type SessionEvent = z.infer<typeof sessionEventSchema>;
 export type { SessionStats };
 

@@ -7,14 +7,15 @@ import { startTimer } from '../directives';
 import { emit } from '../events';
 import { toolStatsSchema, ZERO_TOOL_STATS } from '../turn';
 import { type SessionDirective } from './protocol';
+import { lazySchema, once } from '../lazy-schema';
 
 export const DEFAULT_MAX_CONSECUTIVE_ERRORS = 3;
 /** The pause reason of a session stopped before its tools were loaded (initialization still pending). */
 export const STOPPED_INITIALIZING = 'stopped while initializing';
 
-const queuedSchema = z.strictObject({ messageId: z.string(), text: z.string() });
+const queuedSchema = lazySchema(() => z.strictObject({ messageId: z.string(), text: z.string() }));
 
-const common = {
+const common = once(() => ({
   sessionId: z.string().min(1),
   config: z.strictObject({
     limits: budgetLimitsSchema,
@@ -38,24 +39,24 @@ const common = {
   clockExpired: z.boolean(),
   /** The running turn's question to the human (the ask tool), until it is answered. */
   question: z.strictObject({ callId: z.string(), question: z.string() }).nullable(),
-};
+}));
 
-export const sessionStateSchema = z.discriminatedUnion('status', [
-  z.strictObject({ status: z.literal('initializing'), ...common }),
-  z.strictObject({ status: z.literal('active'), ...common }),
-  z.strictObject({ status: z.literal('processing'), ...common }),
-  z.strictObject({ status: z.literal('awaiting_input'), ...common }),
-  z.strictObject({ status: z.literal('paused'), ...common, reason: z.string() }),
+export const sessionStateSchema = lazySchema(() => z.discriminatedUnion('status', [
+  z.strictObject({ status: z.literal('initializing'), ...common() }),
+  z.strictObject({ status: z.literal('active'), ...common() }),
+  z.strictObject({ status: z.literal('processing'), ...common() }),
+  z.strictObject({ status: z.literal('awaiting_input'), ...common() }),
+  z.strictObject({ status: z.literal('paused'), ...common(), reason: z.string() }),
   z.strictObject({
     status: z.literal('suspended'),
-    ...common,
+    ...common(),
     reason: z.enum(['budget', 'error_threshold']),
     exhaustion: exhaustionSchema.nullable(),
   }),
-  z.strictObject({ status: z.literal('closing'), ...common, reason: z.string() }),
-  z.strictObject({ status: z.literal('closed'), ...common, reason: z.string() }),
-  z.strictObject({ status: z.literal('failed'), ...common, error: z.string() }),
-]);
+  z.strictObject({ status: z.literal('closing'), ...common(), reason: z.string() }),
+  z.strictObject({ status: z.literal('closed'), ...common(), reason: z.string() }),
+  z.strictObject({ status: z.literal('failed'), ...common(), error: z.string() }),
+]));
 export type SessionState = z.infer<typeof sessionStateSchema>;
 export type SessionStatus = SessionState['status'];
 

@@ -8,8 +8,9 @@ import { finishTaskSchema } from '../task-outcome';
 import { toolCallEventSchema, type ToolCallDirective } from '../tool-call';
 import { TURN_OUTCOMES } from './outcome';
 import { refusalSchema, toolStatsSchema } from './state';
+import { lazySchema } from '../lazy-schema';
 
-export const turnEventSchema = z.discriminatedUnion('type', [
+export const turnEventSchema = lazySchema(() => z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('start'), text: z.string().min(1) }),
   z.strictObject({
     type: z.literal('model_response'),
@@ -42,10 +43,10 @@ export const turnEventSchema = z.discriminatedUnion('type', [
     /** What the interrupted call had been billed for (input, and output estimated from the streamed text). */
     partialUsage: callUsageSchema.optional(),
   }),
-]);
+]));
 export type TurnEvent = z.infer<typeof turnEventSchema>;
 
-export const turnResultSchema = z.strictObject({
+export const turnResultSchema = lazySchema(() => z.strictObject({
   turnId: z.string(),
   outcome: z.enum(TURN_OUTCOMES),
   steps: z.number().int().nonnegative(),
@@ -62,7 +63,7 @@ export const turnResultSchema = z.strictObject({
   stopReason: z.string().nullable().optional(),
   /** The valid finish_task call that ended the turn (task agents only). */
   finish: finishTaskSchema.optional(),
-});
+}));
 export type TurnResult = z.infer<typeof turnResultSchema>;
 
 export type TurnDirective =

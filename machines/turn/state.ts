@@ -4,8 +4,9 @@ import { exhaustionSchema, turnLimitsSchema, usageSchema, ZERO_USAGE, type TurnL
 import type { ToolResultStatus } from '../events';
 import { toolCallStateSchema } from '../tool-call';
 import { COMPLETE_REASONS } from './outcome';
+import { lazySchema, once } from '../lazy-schema';
 
-export const toolStatsSchema = z.strictObject({
+export const toolStatsSchema = lazySchema(() => z.strictObject({
   success: z.number().int().nonnegative(),
   error: z.number().int().nonnegative(),
   timeout: z.number().int().nonnegative(),
@@ -13,11 +14,11 @@ export const toolStatsSchema = z.strictObject({
   limit: z.number().int().nonnegative().default(0),
   cancelled: z.number().int().nonnegative(),
   denied: z.number().int().nonnegative(),
-});
+}));
 export type ToolStats = Record<ToolResultStatus, number>;
 export const ZERO_TOOL_STATS: ToolStats = { success: 0, error: 0, timeout: 0, limit: 0, cancelled: 0, denied: 0 };
 
-export const turnConfigSchema = z.strictObject({
+export const turnConfigSchema = lazySchema(() => z.strictObject({
   turnId: z.string().min(1),
   limits: turnLimitsSchema,
   /** Tools that only read: they may run in parallel within a step. */
@@ -35,10 +36,10 @@ export const turnConfigSchema = z.strictObject({
   /** The output limit of a call, and the larger one a call cut inside a tool_use is retried with once (null: no larger one). */
   maxTokens: z.number().int().positive().nullable().optional(),
   raisedMaxTokens: z.number().int().positive().nullable().optional(),
-});
+}));
 export type TurnConfig = z.infer<typeof turnConfigSchema>;
 
-const common = {
+const common = once(() => ({
   config: turnConfigSchema,
   usage: usageSchema,
   /** Steer texts waiting for the next safe boundary. */
@@ -46,44 +47,44 @@ const common = {
   toolStats: toolStatsSchema,
   /** Text of the model's latest answer: the turn's final output when it ends. */
   text: z.string().nullable(),
-};
-const step = z.number().int().nonnegative();
+}));
+const step = lazySchema(() => z.number().int().nonnegative());
 /** What this step already did once (each at most once a step): a larger limit, a compaction. */
-const escalation = {
+const escalation = once(() => ({
   raised: z.boolean().optional(),
   compacted: z.boolean().optional(),
   /** The call continues a paused answer (pause_turn): retries must send it the same way. */
   continuation: z.boolean().optional(),
-};
-export const refusalSchema = z.strictObject({ category: z.string().nullable(), explanation: z.string().nullable() });
+}));
+export const refusalSchema = lazySchema(() => z.strictObject({ category: z.string().nullable(), explanation: z.string().nullable() }));
 
-export const turnStateSchema = z.discriminatedUnion('status', [
-  z.strictObject({ status: z.literal('idle'), ...common }),
-  z.strictObject({ status: z.literal('calling_llm'), ...common, step, attempt: z.number().int().positive(), activityId: z.string(), ...escalation }),
+export const turnStateSchema = lazySchema(() => z.discriminatedUnion('status', [
+  z.strictObject({ status: z.literal('idle'), ...common() }),
+  z.strictObject({ status: z.literal('calling_llm'), ...common(), step, attempt: z.number().int().positive(), activityId: z.string(), ...escalation() }),
   z.strictObject({
     status: z.literal('retry_wait'),
-    ...common,
+    ...common(),
     step,
     attempt: z.number().int().positive(),
     timerId: z.string(),
     error: z.string(),
-    ...escalation,
+    ...escalation(),
     /** The retry compacts first (context window). */
     compact: z.boolean().optional(),
   }),
-  z.strictObject({ status: z.literal('executing_tools'), ...common, step, calls: z.array(toolCallStateSchema).min(1) }),
+  z.strictObject({ status: z.literal('executing_tools'), ...common(), step, calls: z.array(toolCallStateSchema).min(1) }),
   z.strictObject({
     status: z.literal('completed'),
-    ...common,
+    ...common(),
     step,
     reason: z.enum(COMPLETE_REASONS),
     stopReason: z.string().nullable(),
     exhaustion: exhaustionSchema.nullable(),
     refusal: refusalSchema.nullable().optional(),
   }),
-  z.strictObject({ status: z.literal('interrupted'), ...common, step, reason: z.string() }),
-  z.strictObject({ status: z.literal('failed'), ...common, step, error: z.string() }),
-]);
+  z.strictObject({ status: z.literal('interrupted'), ...common(), step, reason: z.string() }),
+  z.strictObject({ status: z.literal('failed'), ...common(), step, error: z.string() }),
+]));
 export type TurnState = z.infer<typeof turnStateSchema>;
 export type TurnStatus = TurnState['status'];
 

@@ -11,7 +11,7 @@ import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { inject } from 'vitest';
 import { ClosableConnection } from '../../client/grpc-retry';
 import { payloadConverterPath, workflowsPath as keelWorkflowsPath } from '../../worker/worker';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
+import { PRELOADED_WORKFLOW_MODULES, WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
 
 export interface TemporalTestEnv {
   address: string;
@@ -55,7 +55,7 @@ export async function bundle(workflowsPath: string): Promise<WorkflowBundleWithS
     return { code: await readFile(file, 'utf8'), sourceMap: await readFile(`${file}.map`, 'utf8') };
   }
   // The same payload converter and interceptors as the worker's (workflows/payload-converter.ts, workflows/trace-interceptors.ts).
-  return bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], logger: silentLogger });
+  return bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], preloadModules: [...PRELOADED_WORKFLOW_MODULES], logger: silentLogger });
 }
 
 /**

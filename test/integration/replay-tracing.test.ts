@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandin, type Standin } from '../../standin/server';
 import { startTelemetry, type Telemetry } from '../../worker/telemetry';
 import { payloadConverterPath } from '../../worker/worker';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
+import { PRELOADED_WORKFLOW_MODULES, WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
 import { createKeelWorker } from '../../worker/worker';
 import {
   approvePlanUpdate,
@@ -60,7 +60,7 @@ const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
 function workflowCodeFor(telemetry: Telemetry): Promise<WorkflowBundleWithSourceMap> {
   const modules = [...WORKFLOW_INTERCEPTOR_MODULES, ...(telemetry.workerOptions.interceptors?.workflowModules ?? [])];
   const key = JSON.stringify(modules);
-  if (!bundles.has(key)) bundles.set(key, bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: modules, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } }));
+  if (!bundles.has(key)) bundles.set(key, bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: modules, preloadModules: [...PRELOADED_WORKFLOW_MODULES], logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } }));
   return bundles.get(key)!;
 }
 

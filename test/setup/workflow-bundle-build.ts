@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { payloadConverterPath, workflowsPath } from '../../worker/worker';
-import { WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
+import { PRELOADED_WORKFLOW_MODULES, WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
 
 const dir = process.argv[2];
 if (!dir) throw new Error('usage: workflow-bundle-build.ts <dir>');
@@ -18,6 +18,8 @@ try {
     payloadConverterPath,
     // Keel's trace interceptors, as the worker bundles them (worker/workflow-bundle.ts).
     workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES],
+    // Keel's pure modules once per worker, as the worker bundles them.
+    preloadModules: [...PRELOADED_WORKFLOW_MODULES],
     logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: (message, meta) => console.error(message, meta) },
   });
   await fs.writeFile(path.join(dir, 'workflows.js.map'), bundle.sourceMap);

@@ -1,0 +1,104 @@
+// KeelStatus shows where a workflow rests (machines/search-status.ts): a session's turns
+// and an agent's steps write no search attributes of their own, so history does not grow
+// by two upserts a turn; approvals still show at once, and a run recorded before the
+// change (test/histories) replays with its old upserts (replay.test.ts).
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { WorkflowHandle } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { workflowsPath } from '../../worker/worker';
+import { approveUpdate, closeUpdate, userMessageUpdate } from '../../workflows/definitions';
+import { critic, goalEnv, plan, planner, recordGoalHistory, review, task, writesFile } from '../fixtures/goal-harness';
+import { recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
+import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+
+let env: TemporalTestEnv;
+let workflowBundle: WorkflowBundleWithSourceMap;
+
+beforeAll(async () => {
+  env = await connectTestEnv();
+  workflowBundle = await bundle(workflowsPath);
+});
+
+afterAll(async () => {
+  await env?.close();
+});
+
+/** The KeelStatus / KeelPendingApprovals values each upsert in a run's history wrote, in order. */
+async function upserts(handle: WorkflowHandle): Promise<string[]> {
+  const { events } = await handle.fetchHistory();
+  return (events ?? []).flatMap((e) => {
+    const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+    if (!fields) return [];
+    return [
+      Object.keys(fields)
+        .sort()
+        .map((k) => `${k}=${Buffer.from(fields[k]!.data ?? new Uint8Array()).toString()}`)
+        .join(' '),
+    ];
+  });
+}
+
+describe('KeelStatus: resting states only', () => {
+  it('a session writes no search attribute for its turns; an approval shows and clears; the status says active while a turn runs', async () => {
+    const s = await sessionEnv(env, workflowBundle, {
+      rules: [
+        { match: { lastUserContains: 'write it', hasToolResults: false }, reply: use('write_file', { path: 'a.txt', content: 'one' }, 'toolu_write_1') },
+        { match: { lastUserContains: 'read it', hasToolResults: false }, reply: use('read_file', { path: 'a.txt' }, 'toolu_read_1', 'Reading.') },
+        { match: { hasToolResults: true }, reply: say('Done.') },
+        { match: {}, reply: say('Hello.') },
+      ],
+    });
+    await s.run(async () => {
+      const run = await s.start({ policy: { mode: 'ask' } });
+      await run.waitForState((v) => v.status === 'active');
+      const atStart = await waitUntil(() => upserts(run.handle), (u) => u.some((x) => x.includes('KeelStatus="active"')), 10_000, 'KeelStatus=active');
+
+      // Three turns without approvals (one with a read-only tool call): no upsert at all.
+      for (const text of ['hi', 'read it', 'hi again']) {
+        await run.handle.executeUpdate(userMessageUpdate, { args: [text] });
+        await run.waitForState((v) => v.status === 'active' && v.turn?.status !== 'calling_llm' && v.queueLength === 0 && v.session.turns >= 1);
+      }
+      await run.waitForState((v) => v.session.turns === 3 && v.status === 'active');
+      expect(await upserts(run.handle)).toEqual(atStart);
+
+      // A turn waiting for approval: the state query says processing, KeelStatus stays active and
+      // KeelPendingApprovals is 1 — what `keel list --waiting` and the Web UI filter on.
+      await run.handle.executeUpdate(userMessageUpdate, { args: ['write it'] });
+      const waiting = await run.waitForState((v) => v.pendingApprovals.length === 1);
+      expect(waiting.status).toBe('processing');
+      const described = await waitUntil(() => run.handle.describe(), (d) => d.searchAttributes.KeelPendingApprovals?.[0] === 1, 10_000, 'KeelPendingApprovals=1');
+      expect(described.searchAttributes.KeelStatus).toEqual(['active']);
+      await run.handle.executeUpdate(approveUpdate, { args: [{ callId: 'toolu_write_1' }] });
+      await run.waitForState((v) => v.session.turns === 4 && v.status === 'active');
+      const after = await upserts(run.handle);
+      expect(after.slice(atStart.length)).toEqual(['KeelPendingApprovals=1 KeelStatus="active"', 'KeelPendingApprovals=0 KeelStatus="active"']);
+
+      await run.handle.executeUpdate(closeUpdate, { args: [{ reason: 'done' }] });
+      await run.handle.result();
+      expect((await upserts(run.handle)).slice(after.length)).toEqual(['KeelPendingApprovals=0 KeelStatus="closed"']);
+      await recordHistory(run.handle, 'resting-search-status');
+    });
+  });
+
+  it("a task agent writes working once for all its steps, then how it ended; the goal's phases are still written", async () => {
+    const g = await goalEnv(env, workflowBundle, {
+      rules: [
+        { match: planner(), reply: plan([task('greet', 'Write the greeting', 'Create hello.txt containing "hello".')]) },
+        ...writesFile('greet', 'hello.txt', 'hello\n'),
+        { match: critic(), reply: review('pass', 'hello.txt says hello.') },
+      ],
+    });
+    await g.run(async () => {
+      const run = await g.start({ goal: 'Greet the world in hello.txt', autoApprove: true });
+      expect((await run.handle.result()).verdict).toBe('goal_met');
+      const agentHandle = env.client.workflow.getHandle(`${run.handle.workflowId}/task-greet/1`);
+      const statuses = (await upserts(agentHandle)).filter((u) => u.includes('KeelStatus'));
+      // Two model calls and a tool call (three turn states), one status while it worked.
+      expect(statuses).toEqual(['KeelPendingApprovals=0 KeelStatus="working"', 'KeelPendingApprovals=0 KeelStatus="completed"']);
+      const goalStatuses = (await upserts(run.handle)).filter((u) => u.includes('KeelStatus')).map((u) => u.replace(/.*KeelStatus=/, ''));
+      expect(goalStatuses).toContain('"executing"');
+      expect(goalStatuses.at(-1)).toBe('"goal_met"');
+      await recordGoalHistory(agentHandle, 'resting-search-status-agent');
+    });
+  });
+});
