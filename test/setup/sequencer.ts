@@ -15,6 +15,8 @@ const LONG_FIRST = [
   'test/integration/demo-stops.test.ts',
   'test/integration/server-stream-fuzz.test.ts',
   'test/integration/console-app.test.ts',
+  // 60 s since main's merge of 2026-11-27 (5.6 s before): it started last and was the run's tail.
+  'test/integration/session-evicted.test.ts',
   'test/integration/bench.test.ts',
   'test/integration/fuzz.test.ts',
   'test/integration/session-long.test.ts',
