@@ -7,8 +7,14 @@ import { LongFirstSequencer } from './test/setup/sequencer';
 // KEEL_TEST_WORKERS (or vitest's own --maxWorkers) changes it.
 const workers = Number(process.env.KEEL_TEST_WORKERS ?? 2);
 
+// One group for all three projects: a file of any project starts as soon as a fork is free
+// (test/setup/sequencer.ts puts the unit files first, then the longest integration files).
+// Two groups made the integration files wait for the last unit file: one fork idle while the
+// other finished the property tests, then both forks started again.
+const group = { groupOrder: 0 };
+
 const integration = {
-  sequence: { groupOrder: 1 },
+  sequence: group,
   globalSetup: ['test/setup/temporal-server.ts', 'test/setup/workflow-bundle.ts', 'test/setup/compiled-cli.ts'],
   testTimeout: 120_000,
   hookTimeout: 180_000,
@@ -30,14 +36,14 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
-          // Five seconds was too tight for the property and process tests on 2 busy cores.
-          maxWorkers: Math.min(workers, 2),
+          // Projects of one group need the same number of workers.
+          maxWorkers: workers,
           // Unit files share their fork's module cache: importing the machines, zod schemas
           // and the SDK again for each of 60 files was most of test:unit's time.
           isolate: false,
+          // Five seconds was too tight for the property and process tests on 2 busy cores.
           testTimeout: 20_000,
-          // Different worker counts need their own group: the unit files run first.
-          sequence: { groupOrder: 0 },
+          sequence: group,
         },
       },
       {

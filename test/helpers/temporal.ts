@@ -1,7 +1,7 @@
 // What integration tests share: a connection to the run's dev server, a fresh task
 // queue per test, and the workflow code bundled once per run (test/setup/workflow-bundle.ts).
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, type WorkflowHandle } from '@temporalio/client';
@@ -50,12 +50,31 @@ export function uniqueTaskQueue(prefix = 'test'): string {
  * files are bundled here. Quiet, since webpack's report is noise here.
  */
 export async function bundle(workflowsPath: string): Promise<WorkflowBundleWithSourceMap> {
-  if (path.resolve(workflowsPath) === path.resolve(keelWorkflowsPath)) {
-    const dir = inject('workflowBundleDir');
-    if (dir) return { code: await readFile(path.join(dir, 'workflows.js'), 'utf8'), sourceMap: await readFile(path.join(dir, 'workflows.js.map'), 'utf8') };
+  if (path.resolve(workflowsPath) === path.resolve(keelWorkflowsPath) && inject('workflowBundleDir')) {
+    const file = await keelWorkflowBundleFile();
+    return { code: await readFile(file, 'utf8'), sourceMap: await readFile(`${file}.map`, 'utf8') };
   }
   // The same payload converter and interceptors as the worker's (workflows/payload-converter.ts, workflows/trace-interceptors.ts).
   return bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], preloadModules: [...PRELOADED_WORKFLOW_MODULES], logger: silentLogger });
+}
+
+/**
+ * The path of the run's one bundle of Keel's workflows (`workflows.js`, its map beside it),
+ * once it is there: test/setup/workflow-bundle.ts builds it in a child process while the
+ * first test files run. Fails with the bundler's error if bundling failed.
+ */
+export async function keelWorkflowBundleFile(timeoutMs = 150_000): Promise<string> {
+  const dir = inject('workflowBundleDir');
+  const file = path.join(dir, 'workflows.js');
+  const exists = (f: string) => access(f).then(() => true, () => false);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await exists(file)) return file;
+    const error = await readFile(path.join(dir, 'error.txt'), 'utf8').catch(() => null);
+    if (error !== null) throw new Error(error);
+    if (Date.now() > deadline) throw new Error(`the run's workflow bundle (${file}) did not appear in ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 const silentLogger = {

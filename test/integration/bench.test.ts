@@ -2,10 +2,10 @@
 // Temporal workflow doing the same model and tool activities) on its own dev server, in
 // interleaved rounds. It fails only on a gross regression of a ratio to the floor measured
 // in the same round — never on a time, since CI machines are shared and loaded.
-import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { runBench } from '../../bench/suite/run';
 import { QUICK } from '../../bench/suite/scenarios';
+import { keelWorkflowBundleFile } from '../helpers/temporal';
 
 /**
  * Measured on 2026-11-23 (bench/results/bench.md): Keel's worker+server CPU per step is
@@ -24,7 +24,7 @@ describe('bench (short)', () => {
       sizes: { ...QUICK, singleSteps: 4, singleTurns: 1, sessions: 4, turns: 1, steps: 3 },
       // The keel worker polls on the test run's one bundle (test/setup/workflow-bundle.ts)
       // instead of bundling the workflows again before the first round.
-      ...(inject('workflowBundleDir') ? { keelWorkflowBundle: path.join(inject('workflowBundleDir'), 'workflows.js') } : {}),
+      ...(inject('workflowBundleDir') ? { keelWorkflowBundle: await keelWorkflowBundleFile() } : {}),
     });
     expect(run.notes).toEqual([]);
     for (const scenario of ['single', 'concurrent']) {

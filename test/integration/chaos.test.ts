@@ -12,9 +12,9 @@
 // API's retry-after of 1 s is still honoured). With the table's own waits this file took
 // 110-139 s, mostly timers; `npm run chaos` runs with the table's waits.
 // The workflows come from the test run's one bundle (test/setup/workflow-bundle.ts).
-import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { patientWaits, runChaos } from '../chaos/chaos';
+import { keelWorkflowBundleFile } from '../helpers/temporal';
 
 describe('chaos (short)', () => {
   it('every goal completes, no message is lost, every tool call has one result, no side effect repeats', async () => {
@@ -22,7 +22,6 @@ describe('chaos (short)', () => {
     console.log(`chaos (short): seed ${seed} (KEEL_CHAOS_SEED=${seed} replays it)`);
     // The run's log (with each failed goal's model calls, round by round) is the failure's message.
     const lines: string[] = [];
-    const bundleDir = inject('workflowBundleDir');
     const result = await runChaos({
       goals: 3,
       batch: 3,
@@ -31,7 +30,7 @@ describe('chaos (short)', () => {
       faultRate: 0.3,
       seed,
       retryBackoffMs: patientWaits(10),
-      ...(bundleDir ? { bundleFile: path.join(bundleDir, 'workflows.js') } : {}),
+      ...(inject('workflowBundleDir') ? { bundleFile: await keelWorkflowBundleFile() } : {}),
       log: (line) => lines.push(line),
     });
     expect({ seed, failures: result.goalFailures, lost: result.messagesLost, calls: result.toolCallsWithoutExactlyOneResult, repeated: result.repeatedSideEffects }, lines.join('\n')).toEqual({

@@ -148,6 +148,10 @@ describe('keel console: identity, typing, sign-in, stream resume, accessibility'
         await page.goto(`${server!.url}/#/new`);
         await page.getByRole('heading', { name: 'New goal' }).waitFor();
         expect(await axeViolations(page)).toEqual([]);
+        // Before the run's worker stops: `keel serve` stopped after it waits out the requests
+        // its pages left open to a workflow nobody polls any more (~20-30 s per test).
+        await context.close();
+        await server?.stop();
       });
     } finally {
       await context.close();

@@ -140,6 +140,10 @@ describe('keel console in headless Chromium', () => {
         expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(381);
         await shot(page, 'goal-narrow');
         expect(cookies).toEqual([]);
+        // Before the run's worker stops: `keel serve` stopped after it waits out the requests
+        // its pages left open to a workflow nobody polls any more (~20-30 s per test).
+        await context.close();
+        await server.stop();
       });
     } finally {
       await context.close();
@@ -184,6 +188,11 @@ describe('keel console in headless Chromium', () => {
         await other.goto(`${server.url}/#token=keel_not_the_token_000000000000`);
         await expect.poll(() => other.getByRole('alert').textContent(), { timeout: 30_000 }).toContain('not accepted');
         await shot(other, 'refused');
+        // Before the run's worker stops: `keel serve` stopped after it waits out the requests
+        // its pages left open to a workflow nobody polls any more (~20-30 s per test).
+        await context.close();
+        await stranger.close();
+        await server.stop();
       });
     } finally {
       await context.close();

@@ -8,12 +8,15 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitForOutput } from '../fixtures/process-output';
+import { keelWorkflowBundleFile } from '../helpers/temporal';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const realBwrap = '/usr/bin/bwrap';
 let shims: string;
+/** The run's workflow bundle (test/setup/workflow-bundle.ts), once built. */
+let bundleFile: string;
 
 interface DemoRun {
   child: ChildProcess;
@@ -30,7 +33,7 @@ function startDemo(bwrapDir: string | null): DemoRun {
   if (bwrapDir) env.PATH = `${bwrapDir}:${env.PATH ?? ''}`;
   // The run's workflow bundle (test/setup/workflow-bundle.ts), as `npm run build` would give
   // it: the worker skips webpack (5–20 s of CPU a start). demo.test.ts's first run bundles from source.
-  env.KEEL_WORKFLOW_BUNDLE = path.join(inject('workflowBundleDir'), 'workflows.js');
+  env.KEEL_WORKFLOW_BUNDLE = bundleFile;
   const began = Date.now();
   // As a user (and CI, and `timeout`) runs it: through npm, signals sent to npm.
   const child = spawn('npm', ['run', '--silent', 'demo'], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -80,6 +83,7 @@ async function removeWorkspace(stdout: string) {
 }
 
 beforeAll(async () => {
+  bundleFile = await keelWorkflowBundleFile();
   shims = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-bwrap-shims-'));
   // No bubblewrap that works: user namespaces forbidden, as under Docker's default seccomp profile.
   await fs.mkdir(path.join(shims, 'broken'));

@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
-import { uniqueTaskQueue } from '../helpers/temporal';
+import { keelWorkflowBundleFile, uniqueTaskQueue } from '../helpers/temporal';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -56,7 +56,7 @@ describe('npm run demo', () => {
 
   it('uses TEMPORAL_ADDRESS when set (no Web UI link then)', async () => {
     // The run's prebuilt workflow bundle (as `npm run build` gives it): the first test bundles from source.
-    const bundle = path.join(inject('workflowBundleDir'), 'workflows.js');
+    const bundle = await keelWorkflowBundleFile();
     const run = await runDemo({ ...baseEnv(), TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), KEEL_TASK_QUEUE: uniqueTaskQueue('demo'), KEEL_WORKFLOW_BUNDLE: bundle });
     await expectMet(run);
     expect(run.stdout).toMatch(new RegExp(`Temporal at ${inject('temporalAddress').replace(/\./g, '\\.')}`));

@@ -8,9 +8,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { freePort } from '../../worker/dev-server';
 import { waitForOutput } from '../fixtures/process-output';
+import { keelWorkflowBundleFile } from '../helpers/temporal';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -36,7 +37,7 @@ async function devEnv(marker: string, data: string): Promise<NodeJS.ProcessEnv> 
     // The run's workflow bundle (test/setup/workflow-bundle.ts), as `npm run build` gives it:
     // the dev worker skips webpack (5–20 s of CPU a start). The worker bundling from source is
     // covered by demo.test.ts's first run.
-    KEEL_WORKFLOW_BUNDLE: path.join(inject('workflowBundleDir'), 'workflows.js'),
+    KEEL_WORKFLOW_BUNDLE: await keelWorkflowBundleFile(),
   };
 }
 
