@@ -10,13 +10,15 @@ import type { InboxItem } from './schemas';
 const PER_WORKFLOW_MS = 3_000;
 
 export async function readInbox(keel: KeelClient): Promise<InboxItem[]> {
-  const [waiting, busySessions] = await Promise.all([
+  const [waiting, asking, paused] = await Promise.all([
     keel.list({ waitingForApproval: true, limit: 200 }),
-    // A question does not count as a pending approval; the session is `processing` meanwhile.
-    keel.list({ kind: 'session', status: 'processing', limit: 200 }),
+    // A question does not count as a pending approval: the session is `awaiting_input`
+    // meanwhile, or `paused` if it was paused with the question open.
+    keel.list({ kind: 'session', status: 'awaiting_input', limit: 200 }),
+    keel.list({ kind: 'session', status: 'paused', limit: 200 }),
   ]);
   const seen = new Set<string>();
-  const entries = [...waiting, ...busySessions].filter((e) => (seen.has(e.id) ? false : (seen.add(e.id), true)));
+  const entries = [...waiting, ...asking, ...paused].filter((e) => (seen.has(e.id) ? false : (seen.add(e.id), true)));
   // One workflow whose worker is down must not hold up the whole inbox.
   const per = await Promise.all(
     entries.map((e) => keel.client.connection.withDeadline(Date.now() + PER_WORKFLOW_MS, () => itemsOf(keel, e.id, e.kind, e.workspace)).catch(() => [] as InboxItem[])),

@@ -49,13 +49,14 @@ export function uniqueTaskQueue(prefix = 'test'): string {
  * (worker/worker.ts's workflowsPath) come from the run's one bundle (global setup); other
  * files are bundled here. Quiet, since webpack's report is noise here.
  */
-export async function bundle(workflowsPath: string): Promise<WorkflowBundleWithSourceMap> {
+/** `preload: false`: nothing shared between workflows (a fixture that changes a preloaded module's table, which is frozen when shared). */
+export async function bundle(workflowsPath: string, options: { preload?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
   if (path.resolve(workflowsPath) === path.resolve(keelWorkflowsPath) && inject('workflowBundleDir')) {
     const file = await keelWorkflowBundleFile();
     return { code: await readFile(file, 'utf8'), sourceMap: await readFile(`${file}.map`, 'utf8') };
   }
   // The same payload converter and interceptors as the worker's (workflows/payload-converter.ts, workflows/trace-interceptors.ts).
-  return bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], preloadModules: [...PRELOADED_WORKFLOW_MODULES], logger: silentLogger });
+  return bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], preloadModules: options.preload === false ? [] : [...PRELOADED_WORKFLOW_MODULES], logger: silentLogger });
 }
 
 /**

@@ -164,7 +164,7 @@ describe('keel chat and the session commands', () => {
       expect(waiting.code, waiting.stderr).toBe(0);
       expect(waiting.json<ListEntry[]>().find((e) => e.id === session.id)).toMatchObject({ kind: 'session', pendingApprovals: 1, workspace: s.workspace });
       const table = await keel(['ls', '--waiting'], cli);
-      expect(table.stdout).toMatch(new RegExp(`${session.id}\\s+session\\s+processing\\s+1`));
+      expect(table.stdout).toMatch(new RegExp(`${session.id}\\s+session\\s+active\\s+1`));
 
       const approved = await keel(['approve', session.id], cli, 'y\n');
       expect(approved.code, approved.stderr).toBe(0);

@@ -5,6 +5,8 @@
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeelClient } from '../../client/index';
+import { readInbox } from '../../server/inbox';
 import { workflowsPath } from '../../worker/worker';
 import { approveUpdate, closeUpdate, userMessageUpdate } from '../../workflows/definitions';
 import { critic, goalEnv, plan, planner, recordGoalHistory, review, task, writesFile } from '../fixtures/goal-harness';
@@ -77,6 +79,25 @@ describe('KeelStatus: resting states only', () => {
       await run.handle.result();
       expect((await upserts(run.handle)).slice(after.length)).toEqual(['KeelPendingApprovals=0 KeelStatus="closed"']);
       await recordHistory(run.handle, 'resting-search-status');
+    });
+  });
+
+  it("a session's question is in the inbox: KeelStatus awaiting_input, which the inbox lists", async () => {
+    const s = await sessionEnv(env, workflowBundle, {
+      rules: [
+        { match: { lastUserContains: 'pick a colour', hasToolResults: false }, reply: use('ask_user', { question: 'Which colour?' }, 'toolu_ask') },
+        { match: { hasToolResults: true }, reply: say('Blue it is.') },
+      ],
+    });
+    await s.run(async () => {
+      const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
+      const session = await keel.startSession({ workspace: s.workspace });
+      await session.post('pick a colour');
+      await waitUntil(() => session.state(), (v) => v.question !== null, 30_000, 'question');
+      const items = await waitUntil(() => readInbox(keel), (xs) => xs.some((i) => i.workflowId === session.id), 30_000, 'question in the inbox');
+      expect(items.filter((i) => i.workflowId === session.id)).toEqual([{ type: 'question', workflowId: session.id, callId: 'toolu_ask', question: 'Which colour?' }]);
+      expect((await session.workflowHandle.describe()).searchAttributes.KeelStatus).toEqual(['awaiting_input']);
+      await session.close();
     });
   });
 
