@@ -48,3 +48,23 @@ it('an older worker that drops the message: send() says the turn will not come',
   const { session } = olderWorker(true);
   await expect(session.send('hello', { messageId: 'm-1' })).rejects.toThrow(WorkflowEndedError);
 });
+
+it('an update the workflow task did not take (the server rejects it unseen) is sent again with the same ids, once taken', async () => {
+  const calls: { name: string; args: unknown[]; updateId?: string }[] = [];
+  const handle = {
+    async executeUpdate(def: { name: string }, options: { args: unknown[]; updateId?: string }) {
+      calls.push({ name: def.name, args: options.args, updateId: options.updateId });
+      const { messageId } = options.args[0] as { messageId: string };
+      if (calls.length === 1) {
+        throw new WorkflowUpdateFailedError('update failed', ApplicationFailure.create({ message: "Workflow Update is rejected because it wasn't processed by worker. Probably, Workflow Update is not supported by the worker." }));
+      }
+      return { kind: 'finished', messageId, turnId: 's/turn-1', outcome: 'completed', output: 'Hi!', usage: null };
+    },
+  };
+  const session = new SessionHandle({ workflow: { getHandle: () => handle } } as unknown as Client, 's');
+  expect(await session.send('hello', { messageId: 'm-1' })).toMatchObject({ output: 'Hi!' });
+  expect(calls.map((c) => [c.name, c.updateId, (c.args[0] as { messageId: string }).messageId])).toEqual([
+    ['sendMessage', 'm-1', 'm-1'],
+    ['sendMessage', 'm-1', 'm-1'],
+  ]);
+});
