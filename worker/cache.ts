@@ -1,17 +1,17 @@
 // How many workflows a worker keeps cached (sticky), so its memory stays bounded. A cached
 // session answers a message at once; an evicted one is replayed from its history first
 // (slower, but nothing is lost). The SDK's default sizes the cache from the V8 heap limit
-// alone (≈ 600 workflows per GiB of heap), which for Keel sessions overcommits memory several
-// times over: each cached Keel session holds ≈ 2.15 MiB of V8 heap (`npm run bench:heap`),
-// ≈ 3.5 MiB of worker RSS (bench `parked`). Almost all of it is Keel's module-level zod
-// schemas and machine tables, which the SDK evaluates anew for every workflow (each has its
-// own module cache). So a memory budget is turned into a count with that estimate, and the
-// default is a budget, not the SDK's count.
+// alone (≈ 600 workflows per GiB of heap), which says nothing of what a workflow holds. A
+// cached Keel session holds ≈ 220 KiB of V8 heap (`npm run bench:heap`) and ≈ 370 KiB of
+// worker RSS (bench `parked`, 2,000 sessions all cached), since Keel's schemas and machine
+// tables are evaluated once per worker (worker/workflow-bundle.ts PRELOADED_WORKFLOW_MODULES);
+// it was 2.15 MiB / 3.5 MiB when every workflow evaluated them. So a memory budget is turned
+// into a count with that estimate, and the default is a budget, not the SDK's count.
 import { getHeapStatistics } from 'node:v8';
 import { keelEnv } from './env';
 
-/** Worker RSS one cached Keel session costs, measured (bench `parked`, 200 sessions, 3,574 KiB). */
-export const CACHED_SESSION_BYTES = 3.5 * 1024 * 1024;
+/** Worker RSS one cached Keel session costs, rounded up from what was measured (bench `parked`, 2,000 sessions cached: 366 KiB each). */
+export const CACHED_SESSION_BYTES = 512 * 1024;
 
 /**
  * The default budget: 1 GiB, or a third of the V8 heap limit when that is smaller

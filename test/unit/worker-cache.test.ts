@@ -10,21 +10,21 @@ describe('the worker cache size (KEEL_WORKFLOW_CACHE, createKeelWorker({ workflo
     expect(workflowCacheFromEnv({ KEEL_WORKFLOW_CACHE: '800 mb' })).toEqual({ memoryBytes: 800 * 1024 ** 2 });
   });
 
-  it('defaults to a 1 GiB budget (292 sessions), or a third of a smaller heap', () => {
-    expect(maxCachedWorkflows(defaultCacheBudget(4 * 1024 ** 3))).toBe(292);
+  it('defaults to a 1 GiB budget (2,048 sessions), or a third of a smaller heap', () => {
+    expect(maxCachedWorkflows(defaultCacheBudget(4 * 1024 ** 3))).toBe(2048);
     // --max-old-space-size=512: the cache never takes more than a third of the heap.
-    expect(maxCachedWorkflows(defaultCacheBudget(512 * 1024 ** 2))).toBe(48);
-    // The SDK's own default for a 4 GiB heap would have been ≈ 2,400 workflows, ≈ 8 GiB of Keel sessions.
-    expect(maxCachedWorkflows(defaultCacheBudget())).toBeLessThanOrEqual(292);
+    expect(maxCachedWorkflows(defaultCacheBudget(512 * 1024 ** 2))).toBe(341);
+    // Never more than the 1 GiB budget allows, whatever this process's heap limit.
+    expect(maxCachedWorkflows(defaultCacheBudget())).toBeLessThanOrEqual(2048);
   });
 
   it('turns a memory budget into a count at the measured cost of a cached session', () => {
     expect(maxCachedWorkflows({ memoryBytes: 2 * 1024 ** 3 })).toBe(Math.floor((2 * 1024 ** 3) / CACHED_SESSION_BYTES));
-    expect(maxCachedWorkflows({ memoryBytes: 2 * 1024 ** 3 })).toBe(585);
+    expect(maxCachedWorkflows({ memoryBytes: 2 * 1024 ** 3 })).toBe(4096);
     expect(maxCachedWorkflows({ memoryBytes: 100 * 1024 ** 2 }, 1024 ** 2)).toBe(100);
     expect(maxCachedWorkflows({ maxCachedWorkflows: 0 })).toBe(0);
     // The SDK takes 0 or at least 2.
-    expect(maxCachedWorkflows({ memoryBytes: 4 * 1024 ** 2 })).toBe(2);
+    expect(maxCachedWorkflows({ memoryBytes: 600 * 1024 })).toBe(2);
     expect(maxCachedWorkflows({ memoryBytes: 1024 })).toBe(0);
   });
 
