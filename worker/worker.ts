@@ -30,7 +30,7 @@ export interface KeelWorkerOptions {
   telemetry?: Telemetry;
   /**
    * How many workflows stay cached: a count, or a memory budget turned into a count at
-   * ≈ 3.5 MiB per session (worker/cache.ts). Default: KEEL_WORKFLOW_CACHE, else a budget of
+   * 512 KiB per session (worker/cache.ts). Default: KEEL_WORKFLOW_CACHE, else a budget of
    * 1 GiB (or a third of the V8 heap limit, if smaller).
    */
   workflowCache?: WorkflowCacheSize;
