@@ -19,6 +19,8 @@ export interface AwaitTurnHost {
   turnId(): string | null;
   ended(): boolean;
   handingOver(): boolean;
+  /** The message id a message payload names, if any; throws the refusal a malformed payload gets. */
+  messageIdOf(raw: unknown): string | null;
   /** `userMessage`'s validator: throws the refusal a message would get. */
   validateMessage(raw: unknown): void;
   /** Posts a message as `userMessage` does; its id. */
@@ -47,20 +49,17 @@ export function awaitTurnHandlers(turns: FinishedTurns, h: AwaitTurnHost): void 
     async (raw): Promise<SendMessageResult> => {
       // Idempotent by message id: a client that sends again after no answer in time (or
       // to the next run, after a hand-over) waits for the turn instead of posting twice.
-      const again = messageIdOf(raw);
+      const again = h.messageIdOf(raw);
       const messageId = again !== null && known(again) ? again : h.postMessage(raw);
       const answer = await turnOf(messageId);
       return answer.kind === 'moved' ? { kind: 'moved', messageId } : answer;
     },
     {
+      // The payload is always checked; the session's rules only for a message it does not have yet.
       validator: (raw) => {
-        const again = messageIdOf(raw);
+        const again = h.messageIdOf(raw);
         if (again === null || !known(again)) h.validateMessage(raw);
       },
     },
   );
-}
-
-function messageIdOf(raw: unknown): string | null {
-  return typeof raw === 'object' && raw !== null && 'messageId' in raw && typeof raw.messageId === 'string' ? raw.messageId : null;
 }

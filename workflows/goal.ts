@@ -72,7 +72,7 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
     idField: 'workflowId',
     signals: GOAL_SIGNALS.filter((n) => n !== 'agentReport'),
     carry,
-    view: () => ({ details: goalDetails({ goal, agents }), status: goal.state.status, searchStatus: goal.state.status, pendingApprovals: agents.pending().length }),
+    view: () => ({ details: goalDetails({ goal, agents }), status: goal.state.status, pendingApprovals: agents.pending().length }),
     afterReport: () => {
       if (!handingOver && ready && !goalMachine.isTerminal(goal.state) && wantsNewRun()) handingOver = patched(CONTINUE_PATCH);
     },

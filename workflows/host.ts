@@ -45,8 +45,8 @@ export interface HostView {
   details: string;
   /** The machine's state (what runs written before RESTING_STATUS_PATCH put in KeelStatus). */
   status: string;
-  /** KeelStatus: where the workflow rests, not each step of a turn (machines/search-status.ts). */
-  searchStatus: string;
+  /** KeelStatus: where the workflow rests, not each step of a turn (machines/search-status.ts); `status` when every state is one. */
+  searchStatus?: string;
   pendingApprovals: number;
 }
 
@@ -155,7 +155,7 @@ export class MachineHost<Entry extends { seq: number }, Event extends { kind: st
   report(): void {
     const view = this.options.view();
     setCurrentDetails(view.details);
-    const status = this.resting ? view.searchStatus : view.status;
+    const status = this.resting ? (view.searchStatus ?? view.status) : view.status;
     const key = `${status}|${view.pendingApprovals}`;
     if (key !== this.reported) {
       this.reported = key;

@@ -202,9 +202,10 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
     return { type: 'user_message', messageId, text: input.text };
   };
   setHandler(userMessageSignal, (raw) => session.signalled('userMessage', () => userMessageEvent(raw)));
-  const validateMessage = (raw: unknown): void => {
+  const messageInput = (raw: unknown, name: string) => validated(() => parse(userMessageSchema, raw, name));
+  const validateMessage = (raw: unknown, name = 'userMessage'): void => {
     // No uuid4 here: validators do not run on replay.
-    const input = validated(() => parse(userMessageSchema, raw, 'userMessage'));
+    const input = messageInput(raw, name);
     session.mustAccept({ type: 'user_message', messageId: input.messageId ?? 'validating', text: input.text });
   };
   const postMessage = (raw: unknown, via: string) => {
@@ -213,7 +214,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
     session.post(via, event);
     return { status: session.state.status, messageId: event.messageId, queued: !wasActive, queueLength: session.state.queue.length };
   };
-  setHandler(userMessageUpdate, (raw) => postMessage(raw, 'update userMessage'), { validator: validateMessage });
+  setHandler(userMessageUpdate, (raw) => postMessage(raw, 'update userMessage'), { validator: (raw) => validateMessage(raw) });
   // `send` posts and waits for its own message's turn (by id) in one update; `turnOf` waits by id.
   awaitTurnHandlers(finishedTurns, {
     status: () => session.state.status,
@@ -221,7 +222,8 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
     turnId: () => session.state.turnId,
     ended: () => done !== null,
     handingOver: () => handingOver,
-    validateMessage,
+    messageIdOf: (raw) => messageInput(raw, 'sendMessage').messageId ?? null,
+    validateMessage: (raw) => validateMessage(raw, 'sendMessage'),
     postMessage: (raw) => postMessage(raw, 'update sendMessage').messageId,
   });
 

@@ -4,7 +4,7 @@
 // refused message is refused with the machine's reason; a worker that has no
 // `sendMessage` gets `userMessage` + `awaitTurn` as before.
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import type { WorkflowHandle } from '@temporalio/client';
+import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeelClient, UpdateRejectedError } from '../../client/index';
 import { workflowsPath } from '../../worker/worker';
@@ -51,6 +51,10 @@ describe('send(): one update per turn', () => {
       const twice = await Promise.all([1, 2].map(() => session.workflowHandle.executeUpdate(sendMessageUpdate, { args: [{ text: 'once', messageId: 'msg-once' }] })));
       expect(twice.map((t) => t.kind === 'finished' && t.turnId)).toEqual([twice[0]!.kind === 'finished' && twice[0]!.turnId, twice[0]!.kind === 'finished' && twice[0]!.turnId]);
       expect((await session.state()).session.turns).toBe(4);
+      // A malformed payload is refused even when it names a message the session has.
+      const malformed = await session.workflowHandle.executeUpdate(sendMessageUpdate, { args: [{ text: 42, messageId: 'msg-once' } as never] }).catch((e: unknown) => e);
+      expect(malformed).toBeInstanceOf(WorkflowUpdateFailedError);
+      expect(String((malformed as WorkflowUpdateFailedError).cause?.message)).toMatch(/sendMessage/);
 
       // A message the session refuses is refused by the update's validator: nothing posted.
       const refused = await session.send('').catch((e: unknown) => e);
