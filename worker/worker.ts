@@ -34,6 +34,12 @@ export interface KeelWorkerOptions {
    * 1 GiB (or a third of the V8 heap limit, if smaller).
    */
   workflowCache?: WorkflowCacheSize;
+  /**
+   * How long a workflow task waits on this worker's own (sticky) queue before any worker may
+   * take it: what a worker killed mid-turn costs its sessions before another picks them up.
+   * Default Temporal's 10 s; the tests that kill workers use 1 s.
+   */
+  stickyQueueTimeout?: WorkerOptions['stickyQueueScheduleToStartTimeout'];
 }
 
 export interface KeelWorker {
@@ -89,6 +95,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
       activities,
       dataConverter,
       maxCachedWorkflows: cached,
+      ...(options.stickyQueueTimeout === undefined ? {} : { stickyQueueScheduleToStartTimeout: options.stickyQueueTimeout }),
       // Cancellation reaches an activity only with a heartbeat response; a short throttle
       // lets an interrupt stop a command or a model stream within a second.
       ...TOOL_WORKER_OPTIONS,

@@ -47,6 +47,14 @@ export interface ChaosOptions {
   retryBackoffMs?: number[];
   /** A workflow bundle already built (the test run's global one); absent: bundled here. */
   bundleFile?: string;
+  /** The worker process: `[node, test/chaos/worker.ts compiled]` (the test run's); absent: worker.ts under tsx. */
+  workerCommand?: readonly string[];
+  /**
+   * How long the worker's sticky queue holds a workflow task (its `stickyQueueTimeout`):
+   * each kill costs the goals this long before another worker takes their tasks. Absent:
+   * Temporal's 10 s, as a real fleet would run.
+   */
+  stickyQueueTimeoutMs?: number;
 }
 
 /** The patient rows' waits (planner, critic, task agents: 11 retries) divided by `divisor`, one per retry. */
@@ -165,7 +173,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const startWorker = async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, TEMPORAL_ADDRESS: server.address, KEEL_TASK_QUEUE: taskQueue, KEEL_CHAOS_BUNDLE: bundleFile, ANTHROPIC_API_KEY: 'sk-ant-chaos', ANTHROPIC_BASE_URL: proxy.url };
     delete env.KEEL_STORE_DIR;
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'test/chaos/worker.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    if (options.stickyQueueTimeoutMs !== undefined) env.KEEL_CHAOS_STICKY_QUEUE_MS = String(options.stickyQueueTimeoutMs);
+    const [command, ...args] = options.workerCommand ?? [process.execPath, '--import', 'tsx', path.join(root, 'test/chaos/worker.ts')];
+    const child = spawn(command!, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`the worker did not start: ${output.slice(-2000)}`)), 90_000);

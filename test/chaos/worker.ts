@@ -1,6 +1,7 @@
 // A Keel worker process for the chaos suite: the real worker (worker/worker.ts) on a
 // prebuilt workflow bundle (KEEL_CHAOS_BUNDLE), so a worker restarted after kill -9 polls
 // within seconds instead of bundling again. The default store: no KEEL_STORE_DIR.
+// KEEL_CHAOS_STICKY_QUEUE_MS: its sticky queue's timeout (ChaosOptions.stickyQueueTimeoutMs).
 import { NativeConnection } from '@temporalio/worker';
 import { createKeelWorker } from '../../worker/worker';
 
@@ -11,6 +12,7 @@ const keel = await createKeelWorker({
   namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
   taskQueue: process.env.KEEL_TASK_QUEUE!,
   workflowBundle: { codePath: process.env.KEEL_CHAOS_BUNDLE! },
+  ...(process.env.KEEL_CHAOS_STICKY_QUEUE_MS ? { stickyQueueTimeout: Number(process.env.KEEL_CHAOS_STICKY_QUEUE_MS) } : {}),
 });
 console.log('chaos worker: polling');
 await keel.run();

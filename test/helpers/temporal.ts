@@ -1,4 +1,4 @@
-// What integration tests share: a connection to the run's dev server, a fresh task
+// What integration tests share: a connection to the fork's dev server, a fresh task
 // queue per test, and the workflow code bundled once per run (test/setup/workflow-bundle.ts).
 import { randomUUID } from 'node:crypto';
 import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
@@ -21,8 +21,15 @@ export interface TemporalTestEnv {
   close(): Promise<void>;
 }
 
+/** This fork's dev server (test/setup/temporal-server.ts starts one per fork). */
+export function testTemporalAddress(): string {
+  const addresses = inject('temporalAddresses');
+  const fork = Math.max(1, Number(process.env.VITEST_POOL_ID ?? 1) || 1);
+  return addresses[(fork - 1) % addresses.length]!;
+}
+
 export async function connectTestEnv(): Promise<TemporalTestEnv> {
-  const address = inject('temporalAddress');
+  const address = testTemporalAddress();
   const namespace = inject('temporalNamespace');
   // Its gRPC retry stops before it closes (client/grpc-retry.ts): a retry timer firing on the
   // closed channel was an uncaught error in the test's fork.

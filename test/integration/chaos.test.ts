@@ -14,6 +14,7 @@
 // The workflows come from the test run's one bundle (test/setup/workflow-bundle.ts).
 import { describe, expect, inject, it } from 'vitest';
 import { patientWaits, runChaos } from '../chaos/chaos';
+import { compiledWorker } from '../fixtures/compiled-cli';
 import { keelWorkflowBundleFile } from '../helpers/temporal';
 
 describe('chaos (short)', () => {
@@ -31,6 +32,10 @@ describe('chaos (short)', () => {
       seed,
       retryBackoffMs: patientWaits(10),
       ...(inject('workflowBundleDir') ? { bundleFile: await keelWorkflowBundleFile() } : {}),
+      // The worker compiled once for the run, its sticky queue timing out after 1 s: each
+      // kill cost 10 s of waiting for the dead worker's queue, and each start 2 s of tsx.
+      workerCommand: await compiledWorker('chaos-worker'),
+      stickyQueueTimeoutMs: 1_000,
       log: (line) => lines.push(line),
     });
     expect({ seed, failures: result.goalFailures, lost: result.messagesLost, calls: result.toolCallsWithoutExactlyOneResult, repeated: result.repeatedSideEffects }, lines.join('\n')).toEqual({

@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it } from 'vitest';
-import { keelWorkflowBundleFile, uniqueTaskQueue } from '../helpers/temporal';
+import { keelWorkflowBundleFile, testTemporalAddress, uniqueTaskQueue } from '../helpers/temporal';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -57,9 +57,9 @@ describe('npm run demo', () => {
   it('uses TEMPORAL_ADDRESS when set (no Web UI link then)', async () => {
     // The run's prebuilt workflow bundle (as `npm run build` gives it): the first test bundles from source.
     const bundle = await keelWorkflowBundleFile();
-    const run = await runDemo({ ...baseEnv(), TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), KEEL_TASK_QUEUE: uniqueTaskQueue('demo'), KEEL_WORKFLOW_BUNDLE: bundle });
+    const run = await runDemo({ ...baseEnv(), TEMPORAL_ADDRESS: testTemporalAddress(), TEMPORAL_NAMESPACE: inject('temporalNamespace'), KEEL_TASK_QUEUE: uniqueTaskQueue('demo'), KEEL_WORKFLOW_BUNDLE: bundle });
     await expectMet(run);
-    expect(run.stdout).toMatch(new RegExp(`Temporal at ${inject('temporalAddress').replace(/\./g, '\\.')}`));
+    expect(run.stdout).toMatch(new RegExp(`Temporal at ${testTemporalAddress().replace(/\./g, '\\.')}`));
     expect(run.stdout).not.toMatch(/Web UI/);
   }, 180_000);
 });

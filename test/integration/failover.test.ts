@@ -22,6 +22,10 @@ import { critic, FAST_MODEL, KEY, makeWorkspace, plan, planner, review, task, wa
 import { say, use } from '../fixtures/session-harness';
 import { startPostgres, type TestPostgres } from '../helpers/postgres';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { compiledWorker } from '../fixtures/compiled-cli';
+
+// The worker process, compiled once for the run (tsx transpiled it again at every start).
+const sessionWorker = await compiledWorker('session-worker');
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const SESSIONS = Number(process.env.KEEL_FAILOVER_SESSIONS ?? 3);
@@ -59,7 +63,7 @@ interface WorkerProcess {
 }
 
 function startWorker(taskQueue: string, extra: NodeJS.ProcessEnv): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, '../fixtures/session-worker.ts'), env.address, taskQueue, codePath], {
+  const child = spawn(sessionWorker[0], [sessionWorker[1], env.address, taskQueue, codePath], {
     cwd: path.join(here, '../..'),
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ANTHROPIC_API_KEY: KEY, ...extra },

@@ -13,6 +13,10 @@ import { workflowsPath } from '../../worker/worker';
 import { goalWorkflow } from '../../workflows/goal';
 import { agent, finish, attachGoal, critic, FAST_MODEL, KEY, makeWorkspace, plan, planner, recordGoalHistory, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { compiledWorker } from '../fixtures/compiled-cli';
+
+// The worker process, compiled once for the run (tsx transpiled it again at every start).
+const sessionWorker = await compiledWorker('session-worker');
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -35,7 +39,7 @@ afterAll(async () => {
 });
 
 function startWorker(taskQueue: string, standinUrl: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, '../fixtures/session-worker.ts'), env.address, taskQueue, codePath], {
+  const child = spawn(sessionWorker[0], [sessionWorker[1], env.address, taskQueue, codePath], {
     cwd: path.join(here, '../..'),
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: standinUrl },
@@ -69,8 +73,9 @@ describe('goal durability', () => {
       await env.client.workflow.start(goalWorkflow, {
         taskQueue,
         workflowId,
-        args: [{ goal: 'one, then two', workspace, autoApprove: true, policy: { mode: 'full-auto' }, modelActivity: FAST_MODEL }],
+        args: [{ goal: 'one, then two', workspace, autoApprove: true, policy: { mode: 'full-auto' }, modelActivity: { ...FAST_MODEL, heartbeatTimeout: '3 seconds' } }],
       });
+      // The lost call is found after heartbeatTimeout: 3 s here, not the default 10 s of waiting.
       const run = attachGoal(env, workflowId);
       await waitUntil(async () => standin.requests.filter((r) => JSON.stringify(r.body).includes('task [two]')).length, (n) => n > 0, 30_000, 'task two to call the model');
       // The call is running on this worker (Temporal says so), not merely sent.

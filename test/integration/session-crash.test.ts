@@ -18,7 +18,11 @@ import { eventsQuery, userMessageSignal, userMessageUpdate } from '../../workflo
 import { sessionWorkflow } from '../../workflows/session';
 import { attachRun, KEY, makeWorkspace, recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { compiledWorker } from '../fixtures/compiled-cli';
 import { hostPidWith, isAlive } from '../unit/tools/context';
+
+// The worker process, compiled once for the run (tsx transpiled it again at every start).
+const sessionWorker = await compiledWorker('session-worker');
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const run = promisify(execFile);
@@ -42,7 +46,7 @@ afterAll(async () => {
 });
 
 function startWorker(taskQueue: string, standinUrl: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, '../fixtures/session-worker.ts'), env.address, taskQueue, codePath], {
+  const child = spawn(sessionWorker[0], [sessionWorker[1], env.address, taskQueue, codePath], {
     cwd: path.join(here, '../..'),
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: standinUrl },

@@ -18,7 +18,11 @@ import { TOOL_STREAM_TOPIC, type ToolProgressEvent } from '../../activities/tool
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { compiledWorker } from '../fixtures/compiled-cli';
 import { isAlive, waitFor } from '../unit/tools/context';
+
+// The worker process, compiled once for the run (tsx transpiled it again at every start).
+const toolsWorker = await compiledWorker('tools-worker');
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const workflowsPath = path.join(here, '../fixtures/tools-workflow.ts');
@@ -175,7 +179,7 @@ describe('tool activities on a real worker', () => {
     const dir = await fs.mkdtemp(path.join(workspace, 'lost-'));
     // Workflows run here; the activity runs in a worker process of its own that is killed.
     const workflowWorker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle });
-    const activityWorker = spawn(process.execPath, ['--import', 'tsx', path.join(here, '../fixtures/tools-worker.ts'), env.address, taskQueue], {
+    const activityWorker = spawn(toolsWorker[0], [toolsWorker[1], env.address, taskQueue], {
       cwd: path.join(here, '../..'),
       stdio: ['ignore', 'pipe', 'inherit'],
     });
@@ -259,7 +263,7 @@ describe('tool activities on a real worker', () => {
     const dir = await fs.mkdtemp(path.join(workspace, 'lost-sandboxed-'));
     const marker = '3004.417';
     const workflowWorker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle });
-    const activityWorker = spawn(process.execPath, ['--import', 'tsx', path.join(here, '../fixtures/tools-worker.ts'), env.address, taskQueue], {
+    const activityWorker = spawn(toolsWorker[0], [toolsWorker[1], env.address, taskQueue], {
       cwd: path.join(here, '../..'),
       stdio: ['ignore', 'pipe', 'inherit'],
     });

@@ -17,6 +17,10 @@ import { workflowsPath } from '../../worker/worker';
 import { goalWorkflow } from '../../workflows/goal';
 import { agent, finish, attachGoal, critic, FAST_MODEL, KEY, makeWorkspace, plan, planner, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { compiledWorker } from '../fixtures/compiled-cli';
+
+// The worker process, compiled once for the run (tsx transpiled it again at every start).
+const sessionWorker = await compiledWorker('session-worker');
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -44,7 +48,7 @@ interface WorkerProcess {
 }
 
 function startWorker(taskQueue: string, standinUrl: string): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, '../fixtures/session-worker.ts'), env.address, taskQueue, codePath], {
+  const child = spawn(sessionWorker[0], [sessionWorker[1], env.address, taskQueue, codePath], {
     cwd: path.join(here, '../..'),
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: standinUrl },

@@ -24,6 +24,10 @@ import { sessionWorkflow } from '../../workflows/session';
 import { critic, FAST_MODEL, plan, planner, review, task, writesFile } from '../fixtures/goal-harness';
 import { KEY, say, waitUntil } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { compiledWorker } from '../fixtures/compiled-cli';
+
+// The worker process, compiled once for the run (tsx transpiled it again at every start).
+const sessionWorker = await compiledWorker('session-worker');
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const WAIT_MS = 3_000;
@@ -52,7 +56,7 @@ interface WorkerProcess {
 
 /** A worker process; with `hide`, in its own mount namespace where that directory is an empty tmpfs (another machine's view). */
 function startWorker(taskQueue: string, extra: NodeJS.ProcessEnv, hide?: string): Promise<WorkerProcess> {
-  const node = [process.execPath, '--import', 'tsx', path.join(here, '../fixtures/session-worker.ts'), env.address, taskQueue, codePath];
+  const node = [...sessionWorker, env.address, taskQueue, codePath];
   const [command, ...args] = hide === undefined ? node : ['unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c', 'mount -t tmpfs keel-other-host "$0" && exec "$@"', hide, ...node];
   const child = spawn(command!, args, { cwd: path.join(here, '../..'), stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ANTHROPIC_API_KEY: KEY, ...extra } });
   const output: string[] = [];

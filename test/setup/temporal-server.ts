@@ -1,13 +1,19 @@
-// Global setup of the integration project: one real `temporal server start-dev` for
-// the whole run, on a free port, headless, in memory, with Keel's search attributes.
-// If it cannot start, every integration test fails with the reason — none is skipped.
+// Global setup of the integration project: real `temporal server start-dev`s for the whole
+// run, on free ports, headless, in memory, with Keel's search attributes. One per test fork
+// (KEEL_TEST_WORKERS, default 2; KEEL_TEST_SERVERS overrides): the dev server keeps its
+// in-memory database behind one SQLite connection, so every write of every test queues on
+// it. With one server for two forks the run used ~155 % of 2 cores, and a third fork made
+// each test 50 % slower for 4 % more CPU. Each fork talks to its own
+// (test/helpers/temporal.ts `testTemporalAddress()`, by VITEST_POOL_ID).
+// If one cannot start, every integration test fails with the reason — none is skipped.
 import type { TestProject } from 'vitest/node';
 import { resolveTemporalCli, startDevServer } from '../../worker/dev-server';
 import { sharedOnce } from './shared-setup';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    temporalAddress: string;
+    /** One dev server per test fork; a fork uses `temporalAddresses[(VITEST_POOL_ID - 1) % length]`. */
+    temporalAddresses: string[];
     temporalNamespace: string;
     temporalVersion: string;
     temporalTestServerPath: string;
@@ -15,20 +21,31 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  const count = Math.max(1, Number(process.env.KEEL_TEST_SERVERS ?? process.env.KEEL_TEST_WORKERS ?? 2) || 1);
   const { value, teardown } = await sharedOnce('temporal dev server', async () => {
     const started = Date.now();
-    const server = await startDevServer({
-      port: 0,
-      readyTimeoutMs: Number(process.env.KEEL_TEST_SERVER_TIMEOUT_MS ?? 120_000),
-      onLog: process.env.KEEL_TEST_SERVER_LOGS ? (line) => console.error(`[temporal] ${line}`) : undefined,
-    });
-    console.log(`temporal dev server: ${server.version} on ${server.address}, ready in ${Date.now() - started} ms`);
+    const results = await Promise.allSettled(
+      Array.from({ length: count }, () =>
+        startDevServer({
+          port: 0,
+          readyTimeoutMs: Number(process.env.KEEL_TEST_SERVER_TIMEOUT_MS ?? 120_000),
+          onLog: process.env.KEEL_TEST_SERVER_LOGS ? (line) => console.error(`[temporal] ${line}`) : undefined,
+        }),
+      ),
+    );
+    const servers = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) {
+      await Promise.all(servers.map((s) => s.stop()));
+      throw failed.reason;
+    }
+    console.log(`temporal dev servers: ${count} × ${servers[0]!.version} on ${servers.map((s) => s.address).join(', ')}, ready in ${Date.now() - started} ms`);
     const testServerPath = await resolveTemporalCli('test-server-path');
-    return { value: { server, testServerPath }, stop: () => server.stop() };
+    return { value: { servers, testServerPath }, stop: async () => void (await Promise.all(servers.map((s) => s.stop()))) };
   });
-  project.provide('temporalAddress', value.server.address);
-  project.provide('temporalNamespace', value.server.namespace);
-  project.provide('temporalVersion', value.server.version);
+  project.provide('temporalAddresses', value.servers.map((s) => s.address));
+  project.provide('temporalNamespace', value.servers[0]!.namespace);
+  project.provide('temporalVersion', value.servers[0]!.version);
   project.provide('temporalTestServerPath', value.testServerPath);
   return teardown;
 }
