@@ -39,7 +39,7 @@ export interface KeelWorkerOptions {
    * take it: what a worker killed mid-turn costs its sessions before another picks them up.
    * Default Temporal's 10 s; the tests that kill workers use 1 s.
    */
-  stickyQueueTimeout?: WorkerOptions['stickyQueueScheduleToStartTimeout'];
+  stickyQueueTimeoutMs?: number;
 }
 
 export interface KeelWorker {
@@ -95,7 +95,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
       activities,
       dataConverter,
       maxCachedWorkflows: cached,
-      ...(options.stickyQueueTimeout === undefined ? {} : { stickyQueueScheduleToStartTimeout: options.stickyQueueTimeout }),
+      ...(options.stickyQueueTimeoutMs === undefined ? {} : { stickyQueueScheduleToStartTimeout: options.stickyQueueTimeoutMs }),
       // Cancellation reaches an activity only with a heartbeat response; a short throttle
       // lets an interrupt stop a command or a model stream within a second.
       ...TOOL_WORKER_OPTIONS,

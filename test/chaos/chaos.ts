@@ -50,7 +50,7 @@ export interface ChaosOptions {
   /** The worker process: `[node, test/chaos/worker.ts compiled]` (the test run's); absent: worker.ts under tsx. */
   workerCommand?: readonly string[];
   /**
-   * How long the worker's sticky queue holds a workflow task (its `stickyQueueTimeout`):
+   * How long the worker's sticky queue holds a workflow task (its `stickyQueueTimeoutMs`):
    * each kill costs the goals this long before another worker takes their tasks. Absent:
    * Temporal's 10 s, as a real fleet would run.
    */

@@ -12,7 +12,7 @@ const keel = await createKeelWorker({
   namespace: process.env.TEMPORAL_NAMESPACE ?? 'default',
   taskQueue: process.env.KEEL_TASK_QUEUE!,
   workflowBundle: { codePath: process.env.KEEL_CHAOS_BUNDLE! },
-  ...(process.env.KEEL_CHAOS_STICKY_QUEUE_MS ? { stickyQueueTimeout: Number(process.env.KEEL_CHAOS_STICKY_QUEUE_MS) } : {}),
+  ...(process.env.KEEL_CHAOS_STICKY_QUEUE_MS ? { stickyQueueTimeoutMs: Number(process.env.KEEL_CHAOS_STICKY_QUEUE_MS) } : {}),
 });
 console.log('chaos worker: polling');
 await keel.run();
