@@ -54,7 +54,11 @@ describe('a parked session after its worker is replaced', () => {
       w = await worker({ maxCachedWorkflows: 5 });
       expect(w.worker.options.maxCachedWorkflows).toBe(5);
       running = w.run();
+      // How long each send() took is printed: alone it is ~0.3 s; in a full run on 2 busy
+      // cores this file has taken 12-57 s, and the next person needs to see which send waited.
+      let sent = Date.now();
       const second = await session.send('second');
+      console.log(`session-evicted: send() on the replaced worker resolved in ${Date.now() - sent} ms`);
       expect(second).toMatchObject({ outcome: 'completed', output: 'two' });
       const cached = () => Promise.resolve(w.worker.getStatus().numCachedWorkflows);
       expect(await cached()).toBe(1);
@@ -73,7 +77,9 @@ describe('a parked session after its worker is replaced', () => {
       expect(w.worker.options.maxCachedWorkflows).toBe(0);
       running = w.run();
       try {
+        sent = Date.now();
         expect((await session.send('third')).output).toBe('three');
+        console.log(`session-evicted: send() with the cache off resolved in ${Date.now() - sent} ms`);
         const transcript = await session.transcript();
         const texts = JSON.stringify(transcript);
         for (const t of ['first', 'one', 'second', 'two', 'third', 'three']) expect(texts).toContain(t);
