@@ -127,6 +127,15 @@ export function markdown(title: string, meta: Record<string, string>, summary: R
         `| ${LABELS[r.variant]} | ${mmm(r.figures.workerCpuPerStep, 1)} | ${mmm(r.ratios.workerCpuPerStep)} | ${mmm(r.figures.totalCpuPerStep, 1)} | ${mmm(r.ratios.totalCpuPerStep)} | ${mmm(r.figures.stepsPerSecond)} | ${mmm(r.ratios.stepsPerSecond)} | ${mmm(r.figures.eventsPerStep, 1)} | ${mmm(r.loadAverage1m, 1)} |`,
       );
     }
+    // Issue 31's store target: PostgreSQL's store within 1.1× of the local store's CPU per step.
+    const local = rows.find((r) => r.variant === 'keel');
+    const pg = rows.find((r) => r.variant === 'keel-pg');
+    if (local?.figures.totalCpuPerStep.n && pg?.figures.totalCpuPerStep.n) {
+      lines.push(
+        '',
+        `keel-pg ÷ keel, median worker+server CPU per step: **${fmt(pg.figures.totalCpuPerStep.median / local.figures.totalCpuPerStep.median)}** (worker alone ${fmt(pg.figures.workerCpuPerStep.median / local.figures.workerCpuPerStep.median)}; PostgreSQL's own CPU is not counted).`,
+      );
+    }
     const extras = [...new Set(rows.flatMap((r) => Object.keys(r.extra)))];
     if (extras.length) {
       lines.push('', `| variant | ${extras.join(' | ')} |`, `|---|${extras.map(() => '---').join('|')}|`);
@@ -142,7 +151,7 @@ export function markdown(title: string, meta: Record<string, string>, summary: R
   return lines.join('\n');
 }
 
-const COLORS: Record<VariantName, string> = { floor: '#888888', keel: '#1f6feb', 'ai-sdk': '#d29922', 'ai-sdk-stream': '#bf8700', 'openai-agents': '#2da44e' };
+const COLORS: Record<VariantName, string> = { floor: '#888888', keel: '#1f6feb', 'keel-pg': '#8250df', 'ai-sdk': '#d29922', 'ai-sdk-stream': '#bf8700', 'openai-agents': '#2da44e' };
 
 /** Bars of the median ratio to the floor per figure and variant, with min–max whiskers. */
 export function svgChart(title: string, rows: readonly VariantSummary[]): string {

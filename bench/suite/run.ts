@@ -13,7 +13,8 @@ import { loadAverage } from './proc';
 import { summarise, type VariantSummary } from './report';
 import { runScenario, SCENARIO_VARIANTS, type Context, type ScenarioName, type Sizes } from './scenarios';
 import { benchScenario, writeStepFiles } from './script';
-import { LABELS, unavailable, VariantWorker, type VariantName } from './variants';
+import { startPostgres, type TestPostgres } from '../../test/helpers/postgres';
+import { isKeel, LABELS, unavailable, VariantWorker, type VariantName } from './variants';
 
 export interface BenchOptions {
   scenarios: readonly ScenarioName[];
@@ -57,6 +58,9 @@ export async function runBench(options: BenchOptions): Promise<BenchRun> {
   const client = new Client({ connection, namespace: server.namespace });
   const workers = new Map<VariantName, VariantWorker>();
   const phases: Phase[] = [];
+  // keel-pg's store: a PostgreSQL cluster of the run's own (test/helpers/postgres.ts: fsync off,
+  // as the bench measures CPU per step, not the disk).
+  let postgres: TestPostgres | null = null;
   const started = new Date();
   // A client call left behind by an abandoned stream follower (an aborted
   // SessionHandle.events() whose poll later fails) must not end the run: it is noted.
@@ -69,7 +73,11 @@ export async function runBench(options: BenchOptions): Promise<BenchRun> {
   try {
     await Promise.all(
       variants.map(async (v) => {
-        const extraEnv: Record<string, string> = v === 'keel' && options.keelWorkflowBundle ? { KEEL_WORKFLOW_BUNDLE: options.keelWorkflowBundle } : {};
+        const extraEnv: Record<string, string> = isKeel(v) && options.keelWorkflowBundle ? { KEEL_WORKFLOW_BUNDLE: options.keelWorkflowBundle } : {};
+        if (v === 'keel-pg') {
+          postgres = await startPostgres();
+          extraEnv.KEEL_STORE_URL = await postgres.createDatabase('keel_bench');
+        }
         const worker = new VariantWorker(v, { address: server.address, namespace: server.namespace, anthropicUrl: standin.url, openaiUrl: standin.url }, extraEnv);
         try {
           await worker.start();
@@ -126,6 +134,7 @@ export async function runBench(options: BenchOptions): Promise<BenchRun> {
     await connection.close();
     await standin.close();
     await server.stop();
+    await (postgres as TestPostgres | null)?.stop();
     await fs.rm(dir, { recursive: true, force: true });
     await fs.rm(workspace, { recursive: true, force: true });
   }

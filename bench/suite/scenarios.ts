@@ -8,7 +8,7 @@ import { type BilledRequest, bestPlacement, mainPlacement, replay, sessionCost, 
 import { BENCH_MODEL, benchScenario, costScenario, costTurnText, goalCostScenario, turnText, writeCostFiles, writeGoalFiles } from './script';
 import { KeelClient } from '../../client/keel-client';
 import { percentile } from './stats';
-import { checkFinal, startSession, type BenchSession, type VariantName, type VariantWorker } from './variants';
+import { checkFinal, isKeel, startSession, type BenchSession, type VariantName, type VariantWorker } from './variants';
 
 export const SCENARIOS = ['single', 'concurrent', 'parked', 'long', 'stream', 'cost'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
@@ -40,8 +40,8 @@ export const QUICK: Sizes = { singleSteps: 5, singleTurns: 2, sessions: 10, turn
 
 /** Which variants each scenario compares (the others have nothing to say there). */
 export const SCENARIO_VARIANTS: Record<ScenarioName, readonly VariantName[]> = {
-  single: ['floor', 'keel', 'ai-sdk', 'ai-sdk-stream', 'openai-agents'],
-  concurrent: ['floor', 'keel', 'ai-sdk', 'ai-sdk-stream', 'openai-agents'],
+  single: ['floor', 'keel', 'keel-pg', 'ai-sdk', 'ai-sdk-stream', 'openai-agents'],
+  concurrent: ['floor', 'keel', 'keel-pg', 'ai-sdk', 'ai-sdk-stream', 'openai-agents'],
   parked: ['floor', 'keel'],
   long: ['floor', 'keel'],
   stream: ['keel'],
@@ -188,7 +188,7 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
     case 'long': {
       ctx.standin.setScenario(benchScenario([1]));
       const calls = ctx.standin.requests.length;
-      const keelOptions = variant === 'keel' && s.longCanEvery !== null ? { continueAsNewAfterTurns: s.longCanEvery } : {};
+      const keelOptions = isKeel(variant) && s.longCanEvery !== null ? { continueAsNewAfterTurns: s.longCanEvery } : {};
       const before = snapshot(pids);
       const session = await startSession(ctx.client, worker, newId(variant, name), ctx.workspace, keelOptions);
       const latencies: number[] = [];

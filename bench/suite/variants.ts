@@ -10,16 +10,21 @@ import type { Client } from '@temporalio/client';
 import { builtinTools, modelToolSpec } from '../../activities/tools/definitions';
 import { KeelClient } from '../../client/keel-client';
 import type { SessionHandle } from '../../client/session-handle';
+import { postgresBinDir } from '../../test/helpers/postgres';
 import { BENCH_MODEL, FINAL_TEXT } from './script';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-export const VARIANTS = ['floor', 'keel', 'ai-sdk', 'ai-sdk-stream', 'openai-agents'] as const;
+export const VARIANTS = ['floor', 'keel', 'keel-pg', 'ai-sdk', 'ai-sdk-stream', 'openai-agents'] as const;
 export type VariantName = (typeof VARIANTS)[number];
+
+/** Keel's variants: the same worker and client, with the local conversation store or PostgreSQL's. */
+export const isKeel = (name: VariantName): name is 'keel' | 'keel-pg' => name === 'keel' || name === 'keel-pg';
 
 export const LABELS: Record<VariantName, string> = {
   floor: 'floor: bare Temporal workflow, same activities',
   keel: 'Keel, SessionHandle.send() (streaming on)',
+  'keel-pg': 'Keel as `keel`, its conversation store in PostgreSQL (KEEL_STORE_URL)',
   'ai-sdk': '@temporalio/ai-sdk generateText',
   'ai-sdk-stream': '@temporalio/ai-sdk streamText + streamingTopic',
   'openai-agents': '@temporalio/openai-agents TemporalOpenAIRunner',
@@ -39,6 +44,7 @@ const peersInstalled = () =>
 const SPECS: Record<VariantName, WorkerSpec> = {
   floor: { file: 'bench/floor/worker.ts', workflowType: 'floorSession' },
   keel: { file: 'worker/main.ts', workflowType: 'sessionWorkflow' },
+  'keel-pg': { file: 'worker/main.ts', workflowType: 'sessionWorkflow', unavailable: () => (postgresBinDir() === null ? 'PostgreSQL is not installed (Debian package postgresql)' : null) },
   'ai-sdk': { file: 'bench/peers/ai-sdk-worker.ts', workflowType: 'aiSdkSession', unavailable: peersInstalled },
   'ai-sdk-stream': { file: 'bench/peers/ai-sdk-worker.ts', workflowType: 'aiSdkStreamSession', unavailable: peersInstalled },
   'openai-agents': { file: 'bench/peers/openai-agents-worker.ts', workflowType: 'openAiAgentsSession', unavailable: peersInstalled },
@@ -148,7 +154,7 @@ export interface BenchSession {
 }
 
 export async function startSession(client: Client, worker: VariantWorker, id: string, workspace: string, keelOptions: Record<string, unknown> = {}): Promise<BenchSession> {
-  if (worker.name === 'keel') {
+  if (isKeel(worker.name)) {
     const keel = await KeelClient.connect({ client, taskQueue: worker.taskQueue });
     const handle = await keel.startSession({ id, workspace, model: BENCH_MODEL, ...keelOptions });
     return {
