@@ -74,18 +74,19 @@ export async function runBench(options: BenchOptions): Promise<BenchRun> {
     await Promise.all(
       variants.map(async (v) => {
         const extraEnv: Record<string, string> = isKeel(v) && options.keelWorkflowBundle ? { KEEL_WORKFLOW_BUNDLE: options.keelWorkflowBundle } : {};
-        if (v === 'keel-pg') {
-          postgres = await startPostgres();
-          extraEnv.KEEL_STORE_URL = await postgres.createDatabase('keel_bench');
-        }
         const worker = new VariantWorker(v, { address: server.address, namespace: server.namespace, anthropicUrl: standin.url, openaiUrl: standin.url }, extraEnv);
         try {
+          // A PostgreSQL that will not start leaves keel-pg out, with the reason, like a peer's worker.
+          if (v === 'keel-pg') {
+            postgres = await startPostgres();
+            extraEnv.KEEL_STORE_URL = await postgres.createDatabase('keel_bench');
+          }
           await worker.start();
           workers.set(v, worker);
           log(`${v} worker polling (pid ${worker.pid})`);
         } catch (error) {
           if (v === 'floor' || v === 'keel') throw error;
-          notes.push(`${LABELS[v]} did not run: its worker failed to start: ${(error as Error).message.split('\n').slice(0, 6).join(' ')}`);
+          notes.push(`${LABELS[v]} did not run: ${v === 'keel-pg' && !extraEnv.KEEL_STORE_URL ? 'its PostgreSQL failed to start' : 'its worker failed to start'}: ${(error as Error).message.split('\n').slice(0, 6).join(' ')}`);
         }
       }),
     );
@@ -134,6 +135,7 @@ export async function runBench(options: BenchOptions): Promise<BenchRun> {
     await connection.close();
     await standin.close();
     await server.stop();
+    // (Assigned in a callback above, which TypeScript's narrowing does not see.)
     await (postgres as TestPostgres | null)?.stop();
     await fs.rm(dir, { recursive: true, force: true });
     await fs.rm(workspace, { recursive: true, force: true });
