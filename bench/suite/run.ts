@@ -74,13 +74,13 @@ export async function runBench(options: BenchOptions): Promise<BenchRun> {
     await Promise.all(
       variants.map(async (v) => {
         const extraEnv: Record<string, string> = isKeel(v) && options.keelWorkflowBundle ? { KEEL_WORKFLOW_BUNDLE: options.keelWorkflowBundle } : {};
-        const worker = new VariantWorker(v, { address: server.address, namespace: server.namespace, anthropicUrl: standin.url, openaiUrl: standin.url }, extraEnv);
         try {
           // A PostgreSQL that will not start leaves keel-pg out, with the reason, like a peer's worker.
           if (v === 'keel-pg') {
             postgres = await startPostgres();
             extraEnv.KEEL_STORE_URL = await postgres.createDatabase('keel_bench');
           }
+          const worker = new VariantWorker(v, { address: server.address, namespace: server.namespace, anthropicUrl: standin.url, openaiUrl: standin.url }, extraEnv);
           await worker.start();
           workers.set(v, worker);
           log(`${v} worker polling (pid ${worker.pid})`);

@@ -1,8 +1,8 @@
 // Global setup of the integration project: real `temporal server start-dev`s for the whole
 // run, on free ports, headless, in memory, with Keel's search attributes. One per test fork
-// (KEEL_TEST_WORKERS, default 2; KEEL_TEST_SERVERS overrides): the dev server keeps its
-// in-memory database behind one SQLite connection, so every write of every test queues on
-// it. With one server for two forks the run used ~155 % of 2 cores, and a third fork made
+// (the project's maxWorkers; KEEL_TEST_SERVERS overrides): the dev server keeps its in-memory
+// database behind one SQLite connection (temporalio/temporal's sqlite plugin opens one unless
+// configured), so every write of every test queues on it. With one server for two forks the run used ~155 % of 2 cores, and a third fork made
 // each test 50 % slower for 4 % more CPU. Each fork talks to its own
 // (test/helpers/temporal.ts `testTemporalAddress()`, by VITEST_POOL_ID).
 // If one cannot start, every integration test fails with the reason — none is skipped.
@@ -21,7 +21,8 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
-  const count = Math.max(1, Number(process.env.KEEL_TEST_SERVERS ?? process.env.KEEL_TEST_WORKERS ?? 2) || 1);
+  // As many as the project has forks (vitest.config.ts, KEEL_TEST_WORKERS or --maxWorkers).
+  const count = Math.max(1, Number(process.env.KEEL_TEST_SERVERS ?? project.globalConfig.maxWorkers) || 1);
   const { value, teardown } = await sharedOnce('temporal dev server', async () => {
     const started = Date.now();
     const results = await Promise.allSettled(
