@@ -74,7 +74,7 @@ export async function freePort(): Promise<number> {
  * matching hosts, and a dev server has one. With four, a message sent right after a worker
  * restart waited 10 s on the stopped worker's sticky queue, then up to 47 s more on the normal
  * one (test/integration/session-evicted.test.ts: 8.6-58 s in 16 of 30 runs); with one, no task
- * waited on the stopped worker's queue in 10 runs (4 still took ~8.6 s, not explained yet).
+ * waited on the stopped worker's queue in 20 runs (8 still waited until ~8.7 s after the stop).
  * Only for a database this setting created (in memory, or a new file, marked beside it): in
  * a file made with four partitions, tasks queued in the other three would never be read.
  */
