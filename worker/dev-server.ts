@@ -1,7 +1,6 @@
 // Starts the official Temporal CLI's dev server (`temporal server start-dev`) as a child
 // process and waits until it really answers. Used by `npm run dev` and the test harness.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import fs from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +21,17 @@ export interface DevServerOptions {
   namespace?: string;
   /** How long to wait for the server to answer. Two busy cores need far more than 5 s. */
   readyTimeoutMs?: number;
+  /**
+   * Partitions per task queue (the server's default is four). The tests use one: they replace
+   * a worker inside the same process (test/integration/session-evicted.test.ts), and with four
+   * the first message after that waited 10 s on the stopped worker's sticky queue, then up to
+   * 47 s more on the normal one (8.6-58 s in 16 of 30 runs); with one, no task waited on the
+   * stopped worker's queue in 20 runs (8 still waited until ~8.7 s after the stop). A restart
+   * of the worker *process* showed neither, with one partition or four (bench/restart-wait.ts).
+   * Only for a new or in-memory database: lowering the partitions of one that has tasks
+   * queued in the others strands them.
+   */
+  taskQueuePartitions?: number;
   /** Where the server's own log lines go; discarded when omitted. */
   onLog?: (line: string) => void;
 }
@@ -69,25 +79,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/**
- * One partition per task queue, not the server's default four: partitions spread a queue over
- * matching hosts, and a dev server has one. With four, a message sent right after a worker
- * restart waited 10 s on the stopped worker's sticky queue, then up to 47 s more on the normal
- * one (test/integration/session-evicted.test.ts: 8.6-58 s in 16 of 30 runs); with one, no task
- * waited on the stopped worker's queue in 20 runs (8 still waited until ~8.7 s after the stop).
- * Only for a database this setting created (in memory, or a new file, marked beside it): in
- * a file made with four partitions, tasks queued in the other three would never be read.
- */
-export async function onePartitionFlags(dbFile: string | undefined): Promise<string[]> {
-  const flags = ['matching.numTaskqueueReadPartitions=1', 'matching.numTaskqueueWritePartitions=1'].flatMap((value) => ['--dynamic-config-value', value]);
-  if (dbFile === undefined) return flags;
-  const marker = `${dbFile}.one-partition`;
-  const exists = (file: string) => fs.stat(file).then(() => true, () => false);
-  if (await exists(marker)) return flags;
-  if (await exists(dbFile)) return [];
-  await fs.mkdir(path.dirname(dbFile), { recursive: true });
-  await fs.writeFile(marker, 'This Temporal database was created with one partition per task queue (worker/dev-server.ts).\n');
-  return flags;
+function partitionFlags(partitions: number): string[] {
+  return [`matching.numTaskqueueReadPartitions=${partitions}`, `matching.numTaskqueueWritePartitions=${partitions}`].flatMap((value) => ['--dynamic-config-value', value]);
 }
 
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
@@ -108,7 +101,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     '--log-level',
     'warn',
     ...searchAttributeFlags(),
-    ...(await onePartitionFlags(options.dbFile)),
+    ...(options.taskQueuePartitions === undefined ? [] : partitionFlags(options.taskQueuePartitions)),
   ];
   if (options.dbFile) args.push('--db-filename', options.dbFile);
   if (options.uiPort === undefined) args.push('--headless');

@@ -8,8 +8,9 @@
 // process's is when it exits (worker/main.ts). No workflow task after the restart may time
 // out waiting for the stopped worker: with the dev server's default four partitions per task
 // queue, the first send() after the restart waited 8.6-58 s in 16 of 30 runs (a task timed
-// out on the stopped worker's sticky queue, then sat on the normal one); Keel's dev servers
-// now use one (worker/dev-server.ts).
+// out on the stopped worker's sticky queue, then sat on the normal one); the test servers use
+// one (test/setup/temporal-server.ts). A worker process restarted showed no wait either way
+// (bench/restart-wait.ts): it is replacing a worker inside one process that does.
 import fs from 'node:fs/promises';
 import { NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';

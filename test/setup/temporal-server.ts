@@ -29,6 +29,8 @@ export default async function setup(project: TestProject) {
       Array.from({ length: count }, () =>
         startDevServer({
           port: 0,
+          // Tests replace workers inside their own process; see the option for why one.
+          taskQueuePartitions: 1,
           readyTimeoutMs: Number(process.env.KEEL_TEST_SERVER_TIMEOUT_MS ?? 120_000),
           onLog: process.env.KEEL_TEST_SERVER_LOGS ? (line) => console.error(`[temporal] ${line}`) : undefined,
         }),
