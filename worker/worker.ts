@@ -46,7 +46,13 @@ export interface KeelWorker {
   worker: Worker;
   /** With KEEL_WORKSPACE_HOST: the activity worker of this host's workspaces (worker/workspace-host.ts). */
   hostWorker: Worker | null;
-  /** Runs until shutdown (SIGINT/SIGTERM or worker.shutdown()), then releases MCP servers. */
+  /**
+   * Runs until shutdown (SIGINT/SIGTERM or worker.shutdown()), then releases MCP servers.
+   * Restart by restarting the process: a new worker made inside the same process after this
+   * one stopped waited up to ~9 s for the sessions' next tasks (up to 58 s on a server with
+   * four partitions per task queue; test/integration/session-evicted.test.ts), while a new
+   * process took 0.4-0.7 s (bench/restart-wait.ts).
+   */
   run(): Promise<void>;
 }
 
