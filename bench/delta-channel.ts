@@ -16,21 +16,13 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { ClosableConnection } from '../client/grpc-retry';
 import { startDevServer } from '../worker/dev-server';
 import { createActivities } from './delta-channel/activities';
+import { cpuMs } from './suite/proc';
+import { percentile } from './suite/stats';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const deltas = Number(process.argv[2] ?? 200);
 const intervalMs = Number(process.argv[3] ?? 50);
 const readEveryMs = Number(process.argv[4] ?? 25);
-
-const clockTicks = 100;
-async function cpuMs(pid: number): Promise<number> {
-  const fields = (await fs.readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
-}
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
-};
 
 const server = await startDevServer({ port: 0, readyTimeoutMs: 120_000 });
 const serverPid = server.process.pid!;
@@ -52,7 +44,7 @@ const results: Record<string, unknown> = {};
 await worker.runUntil(async () => {
   for (const mode of ['signal', 'heartbeat'] as const) {
     const workflowId = `probe-${mode}-${Date.now()}`;
-    const cpuBefore = await cpuMs(serverPid);
+    const cpuBefore = cpuMs(serverPid);
     const started = Date.now();
     const handle = await client.workflow.start('deltaProbe', { taskQueue, workflowId, args: [mode, deltas, intervalMs] });
     const latencies: number[] = [];
@@ -79,7 +71,7 @@ await worker.runUntil(async () => {
     }
     const received = (await result) as number;
     const wallMs = Date.now() - started;
-    const serverCpuMs = (await cpuMs(serverPid)) - cpuBefore;
+    const serverCpuMs = (cpuMs(serverPid)) - cpuBefore;
     const events = (await handle.fetchHistory()).events?.length ?? 0;
     const row = {
       mode,
@@ -91,7 +83,7 @@ await worker.runUntil(async () => {
       historyEvents: events,
       eventsPerDelta: +(events / deltas).toFixed(2),
       ...(mode === 'heartbeat'
-        ? { reads, readEveryMs, deltasSeen: latencies.length, latencyP50Ms: quantile(latencies, 0.5), latencyP95Ms: quantile(latencies, 0.95) }
+        ? { reads, readEveryMs, deltasSeen: latencies.length, latencyP50Ms: percentile(latencies, 50), latencyP95Ms: percentile(latencies, 95) }
         : { signalsReceived: received }),
     };
     results[mode] = row;
@@ -100,10 +92,10 @@ await worker.runUntil(async () => {
   // What a reader alone costs the server: DescribeWorkflowExecution on a closed workflow, many times.
   const idleId = `probe-idle-${Date.now()}`;
   await client.workflow.execute('deltaProbe', { taskQueue, workflowId: idleId, args: ['heartbeat', 1, 1] });
-  const before = await cpuMs(serverPid);
+  const before = cpuMs(serverPid);
   const n = 1000;
   for (let i = 0; i < n; i += 1) await client.workflowService.describeWorkflowExecution({ namespace: server.namespace, execution: { workflowId: idleId } });
-  const perRead = ((await cpuMs(serverPid)) - before) / n;
+  const perRead = ((cpuMs(serverPid)) - before) / n;
   results.describe = { calls: n, serverCpuMsPerCall: +perRead.toFixed(3) };
   console.log(JSON.stringify(results.describe));
   // The heartbeat channel's own cost: the run's server CPU less its reads at that price.

@@ -15,23 +15,20 @@ import proto from '@temporalio/proto';
 import { KeelClient } from '../client/index';
 import { ClosableConnection } from '../client/grpc-retry';
 import { startStandin } from '../standin/server';
+import { waitForOutput } from '../test/fixtures/process-output';
 import { startDevServer } from '../worker/dev-server';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const restarts = Number(process.argv[2] ?? 6);
 const { EventType } = proto.temporal.api.enums.v1;
 
-function startWorker(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+async function startWorker(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'worker/main.ts')], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (out.includes('keel worker: polling')) resolve(child);
-    });
-    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.on('exit', (code) => reject(new Error(`worker exited (${code}) before polling:\n${out}`)));
-  });
+  let out = '';
+  for (const stream of [child.stdout, child.stderr]) stream.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const ended = new Promise((resolve) => child.once('close', resolve));
+  await waitForOutput(/keel worker: polling/, { child, text: () => out, ended, timeoutMs: 120_000, what: 'the worker did not start polling' });
+  return child;
 }
 const stop = (child: ChildProcess) =>
   new Promise<void>((resolve) => {
@@ -52,7 +49,7 @@ for (const partitions of [1, 4] as const) {
   const connection = await ClosableConnection.connect({ address: server.address });
   const client = new Client({ connection, namespace: server.namespace });
   const taskQueue = `restart-${partitions}`;
-  const env = { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace, KEEL_TASK_QUEUE: taskQueue, ANTHROPIC_API_KEY: 'sk-ant-standin', ANTHROPIC_BASE_URL: standin.url, OTEL_SDK_DISABLED: 'true' };
+  const env = { ...process.env, TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: server.namespace, KEEL_TASK_QUEUE: taskQueue, ANTHROPIC_API_KEY: 'sk-ant-standin', ANTHROPIC_BASE_URL: standin.url };
   const keel = await KeelClient.connect({ client, taskQueue });
   let worker = await startWorker(env);
   const session = await keel.startSession({ workspace, policy: { mode: 'full-auto' } });

@@ -6,11 +6,9 @@
 // cache off every task replays and send() still resolves.
 // Each worker has its own connection, closed once the worker has stopped, as a worker
 // process's is when it exits (worker/main.ts). No workflow task after the restart may time
-// out waiting for the stopped worker: with the dev server's default four partitions per task
-// queue, the first send() after the restart waited 8.6-58 s in 16 of 30 runs (a task timed
-// out on the stopped worker's sticky queue, then sat on the normal one); the test servers use
-// one (test/setup/temporal-server.ts). A worker process restarted showed no wait either way
-// (bench/restart-wait.ts): it is replacing a worker inside one process that does.
+// out waiting for the stopped worker: with the server's default four partitions per task
+// queue about half the runs did (the figures: worker/dev-server.ts `taskQueuePartitions`);
+// the test servers use one.
 import fs from 'node:fs/promises';
 import { NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';

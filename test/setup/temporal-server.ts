@@ -1,11 +1,13 @@
 // Global setup of the integration project: real `temporal server start-dev`s for the whole
-// run, on free ports, headless, in memory, with Keel's search attributes. One per test fork
-// (the project's maxWorkers; KEEL_TEST_SERVERS overrides): the dev server keeps its in-memory
-// database behind one SQLite connection (temporalio/temporal's sqlite plugin opens one unless
-// configured), so every write of every test queues on it. With one server for two forks the run used ~155 % of 2 cores, and a third fork made
-// each test 50 % slower for 4 % more CPU. Each fork talks to its own
-// (test/helpers/temporal.ts `testTemporalAddress()`, by VITEST_POOL_ID).
-// If one cannot start, every integration test fails with the reason — none is skipped.
+// run, on free ports, headless, in memory, with Keel's search attributes, and one partition
+// per task queue (worker/dev-server.ts `taskQueuePartitions` says why). One server per test
+// fork (the project's maxWorkers; KEEL_TEST_SERVERS overrides): the dev server keeps its
+// in-memory database behind one SQLite connection (temporalio/temporal's sqlite plugin opens
+// one unless configured), so every write of every test queues on it. With one server for
+// two forks the run used ~155 % of 2 cores, and a third fork made each test 50 % slower for
+// 4 % more CPU. Each fork talks to its own (test/helpers/temporal.ts `testTemporalAddress()`,
+// by VITEST_POOL_ID). If one cannot start, every integration test fails with the reason —
+// none is skipped.
 import type { TestProject } from 'vitest/node';
 import { resolveTemporalCli, startDevServer } from '../../worker/dev-server';
 import { sharedOnce } from './shared-setup';
@@ -29,7 +31,6 @@ export default async function setup(project: TestProject) {
       Array.from({ length: count }, () =>
         startDevServer({
           port: 0,
-          // Tests replace workers inside their own process; see the option for why one.
           taskQueuePartitions: 1,
           readyTimeoutMs: Number(process.env.KEEL_TEST_SERVER_TIMEOUT_MS ?? 120_000),
           onLog: process.env.KEEL_TEST_SERVER_LOGS ? (line) => console.error(`[temporal] ${line}`) : undefined,
