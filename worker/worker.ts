@@ -17,6 +17,16 @@ export const workflowsPath = path.resolve(path.dirname(fileURLToPath(import.meta
 /** Decoding never throws in workflow code (an undecodable signal would wedge it): see the module. */
 export const payloadConverterPath = compiledPayloadConverter() ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/payload-converter.ts');
 
+/**
+ * Worker options that run a worker's workflows on the calling thread (KeelWorkerOptions
+ * `workflowsOnCallingThread`): the SDK's debugMode. Its deadlock detector is off there unless
+ * the timeout is given, so it is given: the SDK's default outside debugMode. A workflow stuck
+ * in a loop would otherwise block the calling thread for good (test/integration/smoke.test.ts
+ * proves it fails its task instead). The SDK reads `isolateExecutionTimeout` but does not
+ * declare it in WorkerOptions yet, hence the type.
+ */
+export const WORKFLOWS_ON_CALLING_THREAD: Pick<WorkerOptions, 'debugMode'> & { isolateExecutionTimeout: string } = { debugMode: true, isolateExecutionTimeout: '5s' };
+
 export interface KeelWorkerOptions {
   connection: NativeConnection;
   namespace: string;
@@ -40,6 +50,15 @@ export interface KeelWorkerOptions {
    * Default Temporal's 10 s; the tests that kill workers use 1 s.
    */
   stickyQueueTimeoutMs?: number;
+  /**
+   * Runs the workflows on the calling thread, not on a worker thread of their own (the SDK's
+   * debugMode, with its 5 s deadlock detector kept). For a process that makes many short-lived
+   * workers, like a test fork: starting the thread cost ~0.55 s of CPU per worker (Node, the
+   * SDK and tsx loaded again in it, the bundle compiled again), while on the calling thread
+   * V8 compiles the bundle once per process and a worker costs ~0.1 s. Default false: a
+   * long-lived worker keeps workflow activations off the thread its activities run on.
+   */
+  workflowsOnCallingThread?: boolean;
 }
 
 export interface KeelWorker {
@@ -101,6 +120,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
       activities,
       dataConverter,
       maxCachedWorkflows: cached,
+      ...(options.workflowsOnCallingThread ? WORKFLOWS_ON_CALLING_THREAD : {}),
       ...(options.stickyQueueTimeoutMs === undefined ? {} : { stickyQueueScheduleToStartTimeout: options.stickyQueueTimeoutMs }),
       // Cancellation reaches an activity only with a heartbeat response; a short throttle
       // lets an interrupt stop a command or a model stream within a second.

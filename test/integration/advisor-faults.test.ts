@@ -74,7 +74,7 @@ describe('planner and critic calls', () => {
     const proxy = await cuttingProxy(standin.url, { submit_plan: 1, submit_review: 2 });
     const workspace = await makeWorkspace('keel-advisor-faults-');
     const taskQueue = uniqueTaskQueue('advisor-faults');
-    const keel = await createKeelWorker({ connection: env.nativeConnection, namespace: env.namespace, taskQueue, workflowBundle, env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: proxy.url }, log: () => {} });
+    const keel = await createKeelWorker({ connection: env.nativeConnection, namespace: env.namespace, taskQueue, workflowBundle, workflowsOnCallingThread: true, env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: proxy.url }, log: () => {} });
     const running = keel.run();
     try {
       // No test override of the activity options: the goal runs with the defaults, as in chaos.

@@ -128,7 +128,7 @@ describe('a session survives any message', () => {
 describe('start input is validated', () => {
   it('bad start input fails the workflow at once, not retried, naming the field; the SDK refuses it before starting', async () => {
     const taskQueue = uniqueTaskQueue('start');
-    const keel = await createKeelWorker({ connection: env.nativeConnection, namespace: env.namespace, taskQueue, workflowBundle, env: { ANTHROPIC_API_KEY: KEY } });
+    const keel = await createKeelWorker({ connection: env.nativeConnection, namespace: env.namespace, taskQueue, workflowBundle, workflowsOnCallingThread: true, env: { ANTHROPIC_API_KEY: KEY } });
     const running = keel.run();
     try {
       const cases: [string, unknown, RegExp][] = [
@@ -255,7 +255,7 @@ describe('the conversation store does not depend on one worker process', () => {
     const standin = await startStandin({ scenario: chat });
     const taskQueue = uniqueTaskQueue('store');
     const workspaces = [await makeWorkspace('keel-ws-a-'), await makeWorkspace('keel-ws-b-')];
-    const start = () => createKeelWorker({ connection: env.nativeConnection, namespace: env.namespace, taskQueue, workflowBundle, env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: standin.url } });
+    const start = () => createKeelWorker({ connection: env.nativeConnection, namespace: env.namespace, taskQueue, workflowBundle, workflowsOnCallingThread: true, env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: standin.url } });
     const handles: WorkflowHandle<typeof sessionWorkflow>[] = [];
     try {
       let keel = await start();

@@ -130,6 +130,7 @@ async function record(mode: Mode): Promise<{ workflowId: string; history: Histor
     namespace: env.namespace,
     taskQueue,
     workflowBundle: bundle,
+    workflowsOnCallingThread: true,
     env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: standin.url },
     telemetry,
     log: () => {},

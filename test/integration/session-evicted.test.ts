@@ -43,6 +43,7 @@ describe('a parked session after its worker is replaced', () => {
         namespace: env.namespace,
         taskQueue,
         workflowBundle,
+        workflowsOnCallingThread: true,
         env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: standin.url },
         log: () => {},
         ...(workflowCache ? { workflowCache } : {}),

@@ -4,11 +4,11 @@ import { fileURLToPath } from 'node:url';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import * as activities from '../fixtures/smoke-activities';
-import { addItem, finish, items, limitQuery, setLimit, sleeper, smokeWorkflow } from '../fixtures/smoke-workflow';
-import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { addItem, finish, items, limitQuery, setLimit, sleeper, smokeWorkflow, spinner } from '../fixtures/smoke-workflow';
+import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue, WORKFLOWS_ON_CALLING_THREAD } from '../helpers/temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const workflowsPath = path.join(here, '../fixtures/smoke-workflow.ts');
@@ -29,7 +29,7 @@ describe('smoke: a real worker against a real temporal server start-dev', () => 
   it('runs signals, queries, a validated update and a retried activity', async () => {
     console.log(`server under test: ${inject('temporalVersion')} at ${env.address}`);
     const taskQueue = uniqueTaskQueue('smoke');
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, activities });
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, activities, ...WORKFLOWS_ON_CALLING_THREAD });
 
     await worker.runUntil(async () => {
       const handle = await env.client.workflow.start(smokeWorkflow, {
@@ -66,13 +66,41 @@ describe('smoke: a real worker against a real temporal server start-dev', () => 
     });
   });
 
+  it('fails the task of a workflow that never yields, with the workflows on the test fork\'s thread', async () => {
+    // The tests' workers run workflows on the fork's own thread (WORKFLOWS_ON_CALLING_THREAD):
+    // without the deadlock detector, a workflow stuck in a loop would block the fork for good.
+    // The SDK reads the detector's timeout without declaring it; 1 s here instead of the
+    // constant's 5 s, since each attempt blocks this fork for that long.
+    expect(WORKFLOWS_ON_CALLING_THREAD.isolateExecutionTimeout).toBe('5s');
+    const taskQueue = uniqueTaskQueue('spinner');
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, activities, ...WORKFLOWS_ON_CALLING_THREAD, isolateExecutionTimeout: '1s' } as WorkerOptions);
+    const started = Date.now();
+    const failure = await worker.runUntil(async () => {
+      const handle = await env.client.workflow.start(spinner, { taskQueue, workflowId: `spinner-${taskQueue}` });
+      try {
+        for (;;) {
+          const history = await handle.fetchHistory();
+          const failed = history.events?.find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes;
+          if (failed) return failed.failure?.message ?? '';
+          if (Date.now() - started > 30_000) throw new Error('no workflow task failed in 30 s');
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      } finally {
+        await handle.terminate('spinner checked');
+      }
+    });
+    expect(failure).toMatch(/Script execution timed out after 1000ms/);
+    // Failed by the detector, not after the 10 s task timeout.
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   it('skips time on the time-skipping test server (installed from PyPI)', async () => {
     const testEnv = await TestWorkflowEnvironment.createTimeSkipping({
       server: { executable: { type: 'existing-path', path: inject('temporalTestServerPath') } },
     });
     try {
       const taskQueue = uniqueTaskQueue('sleeper');
-      const worker = await Worker.create({ connection: testEnv.nativeConnection, taskQueue, workflowBundle, activities });
+      const worker = await Worker.create({ connection: testEnv.nativeConnection, taskQueue, workflowBundle, activities, ...WORKFLOWS_ON_CALLING_THREAD });
       const wallStart = Date.now();
       const result = await worker.runUntil(
         testEnv.client.workflow.execute(sleeper, { taskQueue, workflowId: `sleeper-${taskQueue}`, args: [30] }),

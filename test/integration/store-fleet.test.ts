@@ -37,7 +37,7 @@ describe('a fleet that does not share its conversation store', () => {
     const [dirA, dirB] = [path.join(root, 'host-a'), path.join(root, 'host-b')];
     const lines: string[] = [];
     const start = (extra: NodeJS.ProcessEnv) =>
-      createKeelWorker({ connection: env.nativeConnection, namespace: env.namespace, taskQueue, workflowBundle, env: { ANTHROPIC_API_KEY: 'unused', ...extra }, log: (l) => lines.push(l) });
+      createKeelWorker({ connection: env.nativeConnection, namespace: env.namespace, taskQueue, workflowBundle, workflowsOnCallingThread: true, env: { ANTHROPIC_API_KEY: 'unused', ...extra }, log: (l) => lines.push(l) });
     const first = await start({ KEEL_STORE_DIR: dirA });
     expect(lines.at(-1)).toMatch(new RegExp(`^keel worker: conversation store: local ${dirA} \\(id [0-9a-f-]{36}, marked by this worker: the first of its fleet\\)$`));
     const idA = (await storeIdentity(dirA)).id;
@@ -83,7 +83,7 @@ describe('a fleet that does not share its conversation store', () => {
     const [wrong, right] = [path.join(root, 'stale-wrong'), path.join(root, 'stale-right')];
     const lines: string[] = [];
     const start = (dir: string) =>
-      createKeelWorker({ connection: env.nativeConnection, namespace: env.namespace, taskQueue, workflowBundle, env: { ANTHROPIC_API_KEY: 'unused', KEEL_STORE_DIR: dir }, log: (l) => lines.push(l) });
+      createKeelWorker({ connection: env.nativeConnection, namespace: env.namespace, taskQueue, workflowBundle, workflowsOnCallingThread: true, env: { ANTHROPIC_API_KEY: 'unused', KEEL_STORE_DIR: dir }, log: (l) => lines.push(l) });
     const first = await start(wrong);
     const idWrong = (await storeIdentity(wrong)).id;
     const running = first.run();

@@ -17,7 +17,7 @@ import { cancelTool, policyWorkflow, releaseTool, runToolWorkflow, streamedToolW
 import { TOOL_STREAM_TOPIC, type ToolProgressEvent } from '../../activities/tools/progress';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue, WORKFLOWS_ON_CALLING_THREAD } from '../helpers/temporal';
 import { compiledWorker } from '../fixtures/compiled-cli';
 import { isAlive, waitFor } from '../unit/tools/context';
 
@@ -53,6 +53,7 @@ async function newWorker(taskQueue: string): Promise<Worker> {
     connection: env.nativeConnection,
     taskQueue,
     workflowBundle,
+    ...WORKFLOWS_ON_CALLING_THREAD,
     activities: createToolActivities(),
     ...TOOL_WORKER_OPTIONS,
   });
@@ -178,7 +179,7 @@ describe('tool activities on a real worker', () => {
     const taskQueue = uniqueTaskQueue('tools-lost');
     const dir = await fs.mkdtemp(path.join(workspace, 'lost-'));
     // Workflows run here; the activity runs in a worker process of its own that is killed.
-    const workflowWorker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle });
+    const workflowWorker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, ...WORKFLOWS_ON_CALLING_THREAD });
     const activityWorker = spawn(toolsWorker[0], [toolsWorker[1], env.address, taskQueue], {
       cwd: path.join(here, '../..'),
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -239,7 +240,7 @@ describe('tool activities on a real worker', () => {
 
   it('evaluates the approval policy inside workflow code', async () => {
     const taskQueue = uniqueTaskQueue('tools-policy');
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle });
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, ...WORKFLOWS_ON_CALLING_THREAD });
     const verdicts = await worker.runUntil(async () => {
       const evaluate = (command: string, headless: boolean) =>
         env.client.workflow.execute(policyWorkflow, {
@@ -262,7 +263,7 @@ describe('tool activities on a real worker', () => {
     const taskQueue = uniqueTaskQueue('tools-lost-sandboxed');
     const dir = await fs.mkdtemp(path.join(workspace, 'lost-sandboxed-'));
     const marker = '3004.417';
-    const workflowWorker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle });
+    const workflowWorker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, ...WORKFLOWS_ON_CALLING_THREAD });
     const activityWorker = spawn(toolsWorker[0], [toolsWorker[1], env.address, taskQueue], {
       cwd: path.join(here, '../..'),
       stdio: ['ignore', 'pipe', 'inherit'],
