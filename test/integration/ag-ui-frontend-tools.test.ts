@@ -39,7 +39,7 @@ type Finished = { type: string; outcome: { type: string }; result: { outcome: st
 
 describe('AG-UI frontend tools', () => {
   it('a tool the client declares is called by the model, run by the client, and its result carries the same turn on', async () => {
-    const s = await sessionEnv(env, workflowBundle, await loadScenario(path.join(root, 'test/fixtures/scenarios/frontend-tools.yaml')), { ANTHROPIC_API_KEY: 'sk-ant-demo' });
+    const s = await sessionEnv(env, workflowBundle, await loadScenario(path.join(root, 'test/fixtures/scenarios/frontend-tools.yaml')), { ANTHROPIC_API_KEY: 'sk-ant-demo' }, { ownWorkflowThread: true });
     const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
     const server = await startServer({ keel, port: 0, workspace: s.workspace, env: { KEEL_API_TOKEN: TEST_TOKEN, KEEL_API_APPROVER: 'ag-ui user' } });
     let id = '';

@@ -55,7 +55,7 @@ const focusedKey = (page: Page) => page.evaluate<string | null>(`document.active
 
 describe('keel console: identity, typing, sign-in, stream resume, accessibility', () => {
   it('keeps focus and typed text on the focused card as items arrive, acts on that card only, and keeps typing on a session page', async () => {
-    const s = await sessionEnv(env, workflowBundle, await loadScenario(path.join(root, 'test/fixtures/scenarios/session-demo.yaml')), { ANTHROPIC_API_KEY: 'sk-ant-demo' });
+    const s = await sessionEnv(env, workflowBundle, await loadScenario(path.join(root, 'test/fixtures/scenarios/session-demo.yaml')), { ANTHROPIC_API_KEY: 'sk-ant-demo' }, { ownWorkflowThread: true });
     let server: ServeProcess | null = await startServe({ taskQueue: s.taskQueue, workspace: s.workspace });
     const context = await browser.newContext({ viewport: { width: 1100, height: 900 }, bypassCSP: true });
     try {
@@ -161,7 +161,7 @@ describe('keel console: identity, typing, sign-in, stream resume, accessibility'
   }, 240_000);
 
   it('keeps the token for the origin: deep links in a new tab, after the token form, sign-out, the one-time login link, and the stream resumed across the close', async () => {
-    const s = await sessionEnv(env, workflowBundle, await loadScenario(path.join(root, 'test/fixtures/scenarios/session-demo.yaml')), { ANTHROPIC_API_KEY: 'sk-ant-demo' });
+    const s = await sessionEnv(env, workflowBundle, await loadScenario(path.join(root, 'test/fixtures/scenarios/session-demo.yaml')), { ANTHROPIC_API_KEY: 'sk-ant-demo' }, { ownWorkflowThread: true });
     let server = await startServe({ taskQueue: s.taskQueue, workspace: s.workspace });
     const contexts: BrowserContext[] = [];
     const newContext = async () => {
@@ -224,7 +224,10 @@ describe('keel console: identity, typing, sign-in, stream resume, accessibility'
         server = await startServe({ taskQueue: s.taskQueue, workspace: s.workspace, port: Number(port) });
         await expect.poll(() => tab2.locator('#events').textContent(), { timeout: 30_000 }).toContain('session.closed');
         const kinds = await tab2.locator('#events li strong').allTextContents();
-        const all = (await (await authed(server.url)(`/api/sessions/${id}`)).json()) as { state: { nextEventSeq: number } };
+        const answer = await authed(server.url)(`/api/sessions/${id}`);
+        const body = await answer.text();
+        expect(answer.status, body).toBe(200);
+        const all = JSON.parse(body) as { state: { nextEventSeq: number } };
         // Every event once, in order, none lost across the restart.
         expect(kinds).toHaveLength(all.state.nextEventSeq);
         // The model's text is still there after the end.

@@ -51,7 +51,7 @@ async function terminateAll(ids: string[]) {
 
 describe('keel console in headless Chromium', () => {
   it('starts a goal from the page, approves the plan and the tool calls from the inbox by keyboard, and shows "Goal met"', async () => {
-    const g = await goalEnv(env, workflowBundle, await loadScenario(path.join(root, 'client/demo/goal-demo.yaml')), 'sk-ant-demo');
+    const g = await goalEnv(env, workflowBundle, await loadScenario(path.join(root, 'client/demo/goal-demo.yaml')), 'sk-ant-demo', { ownWorkflowThread: true });
     const server: ServeProcess = await startServe({ taskQueue: g.taskQueue, workspace: g.workspace });
     const ids: string[] = [];
     const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, bypassCSP: true });
@@ -153,7 +153,7 @@ describe('keel console in headless Chromium', () => {
   }, 300_000);
 
   it('drives a session from its page (message, inline approval, streamed reply) and refuses a browser without the token', async () => {
-    const s = await sessionEnv(env, workflowBundle, await loadScenario(path.join(root, 'test/fixtures/scenarios/session-demo.yaml')), { ANTHROPIC_API_KEY: 'sk-ant-demo' });
+    const s = await sessionEnv(env, workflowBundle, await loadScenario(path.join(root, 'test/fixtures/scenarios/session-demo.yaml')), { ANTHROPIC_API_KEY: 'sk-ant-demo' }, { ownWorkflowThread: true });
     const server = await startServe({ taskQueue: s.taskQueue, workspace: s.workspace });
     const ids: string[] = [];
     const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });

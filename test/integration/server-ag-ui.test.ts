@@ -33,7 +33,7 @@ afterAll(async () => {
 
 describe('AG-UI', () => {
   it('an @ag-ui/client HttpAgent runs a turn through an approval interrupt and resume, reloads the thread from snapshots, and runs are matched by message id', async () => {
-    const s = await sessionEnv(env, workflowBundle, await loadScenario(path.join(root, 'test/fixtures/scenarios/session-demo.yaml')), { ANTHROPIC_API_KEY: 'sk-ant-demo' });
+    const s = await sessionEnv(env, workflowBundle, await loadScenario(path.join(root, 'test/fixtures/scenarios/session-demo.yaml')), { ANTHROPIC_API_KEY: 'sk-ant-demo' }, { ownWorkflowThread: true });
     const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
     const server = await startServer({ keel, port: 0, workspace: s.workspace, env: { KEEL_API_TOKEN: TEST_TOKEN, KEEL_API_APPROVER: 'ag-ui user' } });
     let id = '';

@@ -32,7 +32,7 @@ type Problem = { type: string; title: string; status: number; detail: string; er
 
 describe('keel serve: HTTP API', () => {
   it('drives a goal over HTTP; an approval on a fresh request after the API restarted reaches the agent', async () => {
-    const g = await goalEnv(env, workflowBundle, await loadScenario(demoScenario), 'sk-ant-demo');
+    const g = await goalEnv(env, workflowBundle, await loadScenario(demoScenario), 'sk-ant-demo', { ownWorkflowThread: true });
     let server = await startServe({ taskQueue: g.taskQueue, workspace: g.workspace });
     const started: string[] = [];
     try {

@@ -40,7 +40,7 @@ async function openAndDrop(url: string): Promise<number> {
 
 describe('dropped stream readers', () => {
   it('twelve readers of a quiet session go away, and the next message is taken at once (no 504)', async () => {
-    const s = await sessionEnv(env, workflowBundle, { name: 'ok', apiKeys: [KEY], rules: [{ name: 'ok', match: {}, reply: { content: [{ type: 'text', text: 'ok' }] } }] });
+    const s = await sessionEnv(env, workflowBundle, { name: 'ok', apiKeys: [KEY], rules: [{ name: 'ok', match: {}, reply: { content: [{ type: 'text', text: 'ok' }] } }] }, {}, { ownWorkflowThread: true });
     const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
     const server = await startServer({ keel, port: 0, workspace: s.workspace, env: { KEEL_API_TOKEN: TEST_TOKEN, KEEL_API_APPROVER: 'dropped' } });
     let id = '';

@@ -27,7 +27,7 @@ let s: SessionEnv;
 
 beforeAll(async () => {
   env = await connectTestEnv();
-  s = await sessionEnv(env, await bundle(workflowsPath), { name: 'ok', apiKeys: [KEY], rules: [{ name: 'ok', match: {}, reply: { content: [{ type: 'text', text: 'ok' }] } }] });
+  s = await sessionEnv(env, await bundle(workflowsPath), { name: 'ok', apiKeys: [KEY], rules: [{ name: 'ok', match: {}, reply: { content: [{ type: 'text', text: 'ok' }] } }] }, {}, { ownWorkflowThread: true });
   const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
   server = await startServer({ keel, port: 0, workspace: s.workspace, env: { KEEL_API_TOKEN: TEST_TOKEN, KEEL_API_APPROVER: 'schemathesis' } });
 });

@@ -173,7 +173,7 @@ const body = fc.oneof(
 
 describe('streaming operations, fuzzed with a bounded read', () => {
   it(`events and ag-ui answer ${RUNS} generated requests each within the document, with no server error`, async () => {
-    const s: SessionEnv = await sessionEnv(env, workflowBundle, { name: 'ok', apiKeys: [KEY], rules: [{ name: 'ok', match: {}, reply: { content: [{ type: 'text', text: 'ok' }] } }] });
+    const s: SessionEnv = await sessionEnv(env, workflowBundle, { name: 'ok', apiKeys: [KEY], rules: [{ name: 'ok', match: {}, reply: { content: [{ type: 'text', text: 'ok' }] } }] }, {}, { ownWorkflowThread: true });
     const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
     const server: RunningServer = await startServer({ keel, port: 0, workspace: s.workspace, env: { KEEL_API_TOKEN: TEST_TOKEN, KEEL_API_APPROVER: 'stream fuzz' } });
     const started: string[] = [];

@@ -40,7 +40,7 @@ describe('SSE resume across the end of a workflow', () => {
     const story = demo.rules.filter((r) => r.reply?.delayMs === 200);
     expect(story).toHaveLength(1);
     story[0]!.reply!.delayMs = 20;
-    const s = await sessionEnv(env, workflowBundle, demo, { ANTHROPIC_API_KEY: 'sk-ant-demo' });
+    const s = await sessionEnv(env, workflowBundle, demo, { ANTHROPIC_API_KEY: 'sk-ant-demo' }, { ownWorkflowThread: true });
     const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
     const server = await startServer({ keel, port: 0, workspace: s.workspace, env: { KEEL_API_TOKEN: TEST_TOKEN } });
     let id = '';

@@ -83,7 +83,7 @@ async function timed<T>(body: () => Promise<T>): Promise<{ value: T; ms: number 
 
 describe('many readers of one stream', () => {
   it('share one read at a time per workflow; when they go away nothing is left running, and the sessions answer at once', async () => {
-    const s = await sessionEnv(env, workflowBundle, { name: 'ok', apiKeys: [KEY], rules: [{ name: 'ok', match: {}, reply: { content: [{ type: 'text', text: 'ok' }] } }] });
+    const s = await sessionEnv(env, workflowBundle, { name: 'ok', apiKeys: [KEY], rules: [{ name: 'ok', match: {}, reply: { content: [{ type: 'text', text: 'ok' }] } }] }, {}, { ownWorkflowThread: true });
     const counter = new QueryCounter();
     const connection = await Connection.connect({ address: env.address, interceptors: [counter.interceptor] });
     const client = new Client({ connection, namespace: env.namespace });
