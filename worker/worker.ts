@@ -53,9 +53,9 @@ export interface KeelWorkerOptions {
   /**
    * Runs the workflows on the calling thread, not on a worker thread of their own (the SDK's
    * debugMode, with its 5 s deadlock detector kept). For a process that makes many short-lived
-   * workers, like a test fork: starting the thread cost ~0.55 s of CPU per worker (Node, the
-   * SDK and tsx loaded again in it, the bundle compiled again), while on the calling thread
-   * V8 compiles the bundle once per process and a worker costs ~0.1 s. Default false: a
+   * workers, like a test fork: a worker with a thread cost 0.76 s of CPU (p50; the thread loads
+   * Node, the SDK and tsx again and compiles the bundle again), one on the calling thread
+   * 0.10 s, since V8 compiles the bundle once per process (bench/worker-create.ts). Default false: a
    * long-lived worker keeps workflow activations off the thread its activities run on.
    */
   workflowsOnCallingThread?: boolean;
