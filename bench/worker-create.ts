@@ -11,8 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { startDevServer } from '../worker/dev-server';
-import { createKeelWorker, payloadConverterPath, workflowsPath } from '../worker/worker';
-import { PRELOADED_WORKFLOW_MODULES, WORKFLOW_INTERCEPTOR_MODULES } from '../worker/workflow-bundle';
+import { createKeelWorker, KEEL_BUNDLE_OPTIONS } from '../worker/worker';
 import { percentile } from './suite/stats';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -51,13 +50,7 @@ async function once(connection: NativeConnection, workflowBundle: WorkflowBundle
 const server = await startDevServer({ port: 0 });
 try {
   const connection = await NativeConnection.connect({ address: server.address });
-  const workflowBundle = await bundleWorkflowCode({
-    workflowsPath,
-    payloadConverterPath,
-    workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES],
-    preloadModules: [...PRELOADED_WORKFLOW_MODULES],
-    logger: quiet,
-  });
+  const workflowBundle = await bundleWorkflowCode({ ...KEEL_BUNDLE_OPTIONS, logger: quiet });
   const samples: Sample[] = [];
   // Alternating, so that a machine's drift falls on both; the first of each is its warm-up.
   for (let i = 0; i < 2 * (count + 1); i++) samples.push(await once(connection, workflowBundle, i % 2 === 0 ? 'own thread' : 'calling thread', i));

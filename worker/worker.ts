@@ -18,6 +18,18 @@ export const workflowsPath = path.resolve(path.dirname(fileURLToPath(import.meta
 export const payloadConverterPath = compiledPayloadConverter() ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/payload-converter.ts');
 
 /**
+ * What Keel's workflows are bundled with, wherever a bundle is built from source outside
+ * the worker (the tests' one bundle, chaos, the benches): the worker's own payload
+ * converter, trace interceptors and preloaded modules, so every bundle is the worker's.
+ */
+export const KEEL_BUNDLE_OPTIONS = {
+  workflowsPath,
+  payloadConverterPath,
+  workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES],
+  preloadModules: [...PRELOADED_WORKFLOW_MODULES],
+};
+
+/**
  * Worker options that run a worker's workflows on the calling thread (KeelWorkerOptions
  * `workflowsOnCallingThread`): the SDK's debugMode. Its deadlock detector is off there unless
  * the timeout is given, so it is given: the SDK's default outside debugMode. A workflow stuck

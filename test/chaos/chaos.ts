@@ -18,8 +18,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { ClosableConnection } from '../../client/grpc-retry';
 import { startStandin } from '../../standin/server';
 import { freePort, startDevServer, type DevServer } from '../../worker/dev-server';
-import { payloadConverterPath, workflowsPath } from '../../worker/worker';
-import { PRELOADED_WORKFLOW_MODULES, WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
+import { KEEL_BUNDLE_OPTIONS } from '../../worker/worker';
 import { RETRY_TABLE } from '../../machines/model-retry';
 import { goalEventsQuery, stateQuery, transcriptQuery } from '../../workflows/definitions';
 import { goalWorkflow, type GoalResult } from '../../workflows/goal';
@@ -140,7 +139,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   // The bundle (as the worker builds it: worker/workflow-bundle.ts) while the server starts.
   const bundled = options.bundleFile
     ? Promise.resolve()
-    : bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], preloadModules: [...PRELOADED_WORKFLOW_MODULES], logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } }).then((b) => fs.writeFile(bundleFile, b.code));
+    : bundleWorkflowCode({ ...KEEL_BUNDLE_OPTIONS, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } }).then((b) => fs.writeFile(bundleFile, b.code));
   let server: DevServer;
   [server] = await Promise.all([startDevServer({ port, dbFile, readyTimeoutMs: 120_000 }), bundled]);
   const standin = await startStandin({ scenario });

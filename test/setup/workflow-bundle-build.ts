@@ -5,8 +5,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { payloadConverterPath, workflowsPath } from '../../worker/worker';
-import { PRELOADED_WORKFLOW_MODULES, WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
+import { KEEL_BUNDLE_OPTIONS } from '../../worker/worker';
 
 const dir = process.argv[2];
 if (!dir) throw new Error('usage: workflow-bundle-build.ts <dir>');
@@ -14,12 +13,7 @@ const quiet = () => {};
 try {
   // The same options test/helpers/temporal.ts `bundle()` uses: one bundle serves both.
   const bundle = await bundleWorkflowCode({
-    workflowsPath,
-    payloadConverterPath,
-    // Keel's trace interceptors, as the worker bundles them (worker/workflow-bundle.ts).
-    workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES],
-    // Keel's pure modules once per worker, as the worker bundles them.
-    preloadModules: [...PRELOADED_WORKFLOW_MODULES],
+    ...KEEL_BUNDLE_OPTIONS,
     logger: { log: quiet, trace: quiet, debug: quiet, info: quiet, warn: quiet, error: (message, meta) => console.error(message, meta) },
   });
   await fs.writeFile(path.join(dir, 'workflows.js.map'), bundle.sourceMap);
