@@ -17,7 +17,7 @@ import { probeSandbox } from '../activities/tools/sandbox';
 import { startStandin } from '../standin/server';
 import { loadScenario } from '../standin/scenario';
 import { loadWorkerConfig } from '../worker/config';
-import { type DevServer, freePort, startDevServer } from '../worker/dev-server';
+import { type DevServer, startDevServer } from '../worker/dev-server';
 import { createKeelWorker } from '../worker/worker';
 import { followGoal, reportLines } from './cli/goal-view';
 import { EXIT, LineReader, Output } from './cli/output';
@@ -90,7 +90,7 @@ async function main(): Promise<number> {
   let server: DevServer | null = null;
   if (!process.env.TEMPORAL_ADDRESS) {
     log('keel demo: starting an embedded Temporal dev server (in memory)…');
-    server = await startDevServer({ port: 0, uiPort: await freePort() });
+    server = await startDevServer({ port: 0, uiPort: 0 });
     const started = server;
     cleanup.push(() => started.stop());
     config.connection.address = server.address;

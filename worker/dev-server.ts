@@ -16,7 +16,7 @@ export interface DevServerOptions {
   port: number;
   /** SQLite file for persistent state; in-memory when omitted. */
   dbFile?: string;
-  /** Web UI port; the UI is disabled when omitted. */
+  /** Web UI port (0 picks a free one); the UI is disabled when omitted. */
   uiPort?: number;
   namespace?: string;
   /** How long to wait for the server to answer. Two busy cores need far more than 5 s. */
@@ -83,11 +83,33 @@ function partitionFlags(partitions: number): string[] {
   return [`matching.numTaskqueueReadPartitions=${partitions}`, `matching.numTaskqueueWritePartitions=${partitions}`].flatMap((value) => ['--dynamic-config-value', value]);
 }
 
+/** How often a server on ports we picked is started again when another process took one first. */
+const PORT_CLASH_ATTEMPTS = 3;
+
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const cli = await resolveTemporalCli();
   const version = (await promisify(execFile)(cli, ['--version'])).stdout.trim();
+  // A port found free is only free until someone binds it: another process can take it before
+  // the server does (tests start servers, workers and exporters side by side). The server then
+  // exits with "address already in use", and ports we picked are picked again.
+  const picked = options.port === 0 || options.uiPort === 0;
+  for (let attempt = 1; ; attempt++) {
+    const port = options.port === 0 ? await freePort() : options.port;
+    const uiPort = options.uiPort === 0 ? await freePort() : options.uiPort;
+    try {
+      return await startOnce(cli, version, { ...options, port, uiPort });
+    } catch (error) {
+      if (!(error instanceof PortClash) || !picked || attempt >= PORT_CLASH_ATTEMPTS) throw error;
+    }
+  }
+}
+
+/** The server exited because a port it was given was already taken. */
+class PortClash extends Error {}
+
+async function startOnce(cli: string, version: string, options: DevServerOptions): Promise<DevServer> {
   const namespace = options.namespace ?? 'default';
-  const port = options.port === 0 ? await freePort() : options.port;
+  const port = options.port;
   const address = `127.0.0.1:${port}`;
   const args = [
     'server',
@@ -141,9 +163,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   let lastError: unknown;
   for (;;) {
     if (child.exitCode !== null) {
-      throw new Error(
-        `temporal server start-dev exited with code ${child.exitCode} before answering on ${address}:\n${recent.join('\n')}`,
-      );
+      const message = `temporal server start-dev exited with code ${child.exitCode} before answering on ${address}:\n${recent.join('\n')}`;
+      throw /address already in use/i.test(recent.join('\n')) ? new PortClash(message) : new Error(message);
     }
     try {
       const connection = await Connection.connect({ address, connectTimeout: 2_000 });

@@ -17,7 +17,7 @@ import { Client, type WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { ClosableConnection } from '../../client/grpc-retry';
 import { startStandin } from '../../standin/server';
-import { freePort, startDevServer, type DevServer } from '../../worker/dev-server';
+import { startDevServer, type DevServer } from '../../worker/dev-server';
 import { KEEL_BUNDLE_OPTIONS } from '../../worker/worker';
 import { RETRY_TABLE } from '../../machines/model-retry';
 import { goalEventsQuery, stateQuery, transcriptQuery } from '../../workflows/definitions';
@@ -135,13 +135,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'keel-chaos-')));
   const dbFile = path.join(dir, 'temporal.db');
   const bundleFile = options.bundleFile ?? path.join(dir, 'workflows.js');
-  const port = await freePort();
   // The bundle (as the worker builds it: worker/workflow-bundle.ts) while the server starts.
   const bundled = options.bundleFile
     ? Promise.resolve()
     : bundleWorkflowCode({ ...KEEL_BUNDLE_OPTIONS, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } }).then((b) => fs.writeFile(bundleFile, b.code));
   let server: DevServer;
-  [server] = await Promise.all([startDevServer({ port, dbFile, readyTimeoutMs: 120_000 }), bundled]);
+  [server] = await Promise.all([startDevServer({ port: 0, dbFile, readyTimeoutMs: 120_000 }), bundled]);
+  // A restarted server comes back on the same port: the workers reconnect to the address they have.
+  const port = Number(server.address.slice(server.address.lastIndexOf(':') + 1));
   const standin = await startStandin({ scenario });
   const proxy: FaultProxy = await startFaultProxy(standin.url, options.faultRate, options.seed);
   const connection = await ClosableConnection.connect({ address: server.address });

@@ -9,7 +9,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../worker/dev-server';
 import { waitForOutput } from '../fixtures/process-output';
 import { keelWorkflowBundleFile } from '../helpers/temporal';
 
@@ -30,8 +29,9 @@ async function devEnv(marker: string, data: string): Promise<NodeJS.ProcessEnv> 
     ...process.env,
     KEEL_DEV_TEST_MARKER: marker,
     KEEL_DEV_DATA: data,
-    KEEL_DEV_PORT: String(await freePort()),
-    KEEL_DEV_UI_PORT: String(await freePort()),
+    // 0: the dev server's ports are picked (and picked again if another process takes one first).
+    KEEL_DEV_PORT: '0',
+    KEEL_DEV_UI_PORT: '0',
     KEEL_SERVE_PORT: '0',
     KEEL_TASK_QUEUE: `dev-test-${randomUUID()}`,
     // The run's workflow bundle (test/setup/workflow-bundle.ts), as `npm run build` gives it:

@@ -16,6 +16,7 @@ import { Client } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandin } from '../../standin/server';
+import { freePort } from '../../worker/dev-server';
 import { approveSignal, goalApproveUpdate, goalStateQuery, pendingApprovalsQuery, transcriptQuery, userMessageSignal } from '../../workflows/definitions';
 import { goalWorkflow } from '../../workflows/goal';
 import { sessionWorkflow } from '../../workflows/session';
@@ -72,14 +73,6 @@ const spans: OtlpSpan[] = [];
 /** The session test's turn (its spans are not the goal's). */
 let sessionTrace = '';
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 beforeAll(async () => {
   env = await connectTestEnv();
   build = await buildCompiledWorker();
@@ -112,19 +105,28 @@ beforeAll(async () => {
     },
   });
   taskQueue = uniqueTaskQueue('otel');
-  metricsPort = await freePort();
-  worker = await build.start({
-    TEMPORAL_ADDRESS: env.address,
-    KEEL_TASK_QUEUE: taskQueue,
-    ANTHROPIC_API_KEY: 'sk-ant-test-otel-1',
-    ANTHROPIC_BASE_URL: standin.url,
-    OTEL_SERVICE_NAME: 'keel-test-worker',
-    OTEL_TRACES_EXPORTER: 'otlp',
-    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
-    OTEL_METRICS_EXPORTER: 'prometheus',
-    OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1',
-    OTEL_EXPORTER_PROMETHEUS_PORT: String(metricsPort),
-  });
+  // The metrics port is found free here and bound by the worker: another test file's process
+  // can take it in between (CI saw "Address already in use"), so a clash starts it again.
+  for (let attempt = 1; ; attempt++) {
+    metricsPort = await freePort();
+    try {
+      worker = await build.start({
+        TEMPORAL_ADDRESS: env.address,
+        KEEL_TASK_QUEUE: taskQueue,
+        ANTHROPIC_API_KEY: 'sk-ant-test-otel-1',
+        ANTHROPIC_BASE_URL: standin.url,
+        OTEL_SERVICE_NAME: 'keel-test-worker',
+        OTEL_TRACES_EXPORTER: 'otlp',
+        OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
+        OTEL_METRICS_EXPORTER: 'prometheus',
+        OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1',
+        OTEL_EXPORTER_PROMETHEUS_PORT: String(metricsPort),
+      });
+      break;
+    } catch (error) {
+      if (attempt >= 3 || !/Address already in use/i.test(String(error))) throw error;
+    }
+  }
   // The caller's side: an application with its own tracer (as KeelClient sets up the interceptor).
   local = new InMemorySpanExporter();
   const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(local)] });
