@@ -25,7 +25,6 @@ beforeAll(async () => {
   build = await buildCompiledWorker();
 }, 180_000);
 afterAll(async () => {
-  await build?.remove();
   await env?.close();
 });
 

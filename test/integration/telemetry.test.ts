@@ -138,7 +138,6 @@ beforeAll(async () => {
 afterAll(async () => {
   worker?.child.kill('SIGKILL');
   await standin?.close();
-  await build?.remove();
   receiver?.close();
   await env?.close();
 });
@@ -160,8 +159,7 @@ describe('telemetry', () => {
     expect(log).toContain(`metrics on http://127.0.0.1:${metricsPort}/metrics`);
     expect(log).toContain('tracing to OTLP');
     expect(log).not.toMatch(/Ignoring/);
-    const dist = (await fs.readdir(path.join(root, '.keel'))).find((d) => d === `dist-test-${process.pid}`)!;
-    const files = await fs.readdir(path.join(root, '.keel', dist));
+    const files = await fs.readdir(build.dir);
     // The second file is the same code with the encoding failure converter, for workers with encryption keys.
     expect(files.filter((f) => f.startsWith('workflow-bundle') && f.endsWith('.js')).sort()).toEqual(['workflow-bundle.encoded-failures.js', 'workflow-bundle.js']);
   });
