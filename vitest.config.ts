@@ -3,7 +3,9 @@ import { LongFirstSequencer } from './test/setup/sequencer';
 
 // Test files run two at a time (vitest's default on 2 cores is one: cores - 1). Four at a
 // time was measured no faster on 2 cores (the suite is CPU-bound: Temporal, workers, bwrap,
-// the stand-in, schemathesis) and pushed the longest tests past their timeouts.
+// the stand-in, schemathesis) and pushed the longest tests past their timeouts; three was
+// 4-8 % slower in two paired runs of `npm test`, for 17 % more CPU, and failed a timing-bound
+// test in each.
 // KEEL_TEST_WORKERS (or vitest's own --maxWorkers) changes it.
 const workers = Number(process.env.KEEL_TEST_WORKERS ?? 2);
 
