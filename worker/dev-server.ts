@@ -83,7 +83,7 @@ function partitionFlags(partitions: number): string[] {
   return [`matching.numTaskqueueReadPartitions=${partitions}`, `matching.numTaskqueueWritePartitions=${partitions}`].flatMap((value) => ['--dynamic-config-value', value]);
 }
 
-/** How often a server on ports we picked is started again when another process took one first. */
+/** How often a server is started again when another process took one of its ports first. */
 const PORT_CLASH_ATTEMPTS = 3;
 
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
@@ -92,20 +92,32 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   // A port found free is only free until someone binds it: another process can take it before
   // the server does (tests start servers, workers and exporters side by side). The server then
   // exits with "address already in use", and ports we picked are picked again.
-  const picked = options.port === 0 || options.uiPort === 0;
+  // The server picks its HTTP port and its history, matching and worker services' ports the
+  // same way (temporalio/cli internal/devserver MustGetFreePort), so a clash on one of those
+  // is retried whatever the caller asked; a clash on a port the caller fixed is not.
+  const fixed = [options.port, options.uiPort].filter((p): p is number => p !== undefined && p !== 0);
   for (let attempt = 1; ; attempt++) {
     const port = options.port === 0 ? await freePort() : options.port;
     const uiPort = options.uiPort === 0 ? await freePort() : options.uiPort;
     try {
       return await startOnce(cli, version, { ...options, port, uiPort });
     } catch (error) {
-      if (!(error instanceof PortClash) || !picked || attempt >= PORT_CLASH_ATTEMPTS) throw error;
+      const retry = error instanceof PortClash && !fixed.some((p) => error.line.includes(`:${p}:`)) && attempt < PORT_CLASH_ATTEMPTS;
+      if (!retry) throw error;
     }
   }
 }
 
-/** The server exited because a port it was given was already taken. */
-class PortClash extends Error {}
+/** The server exited because a port it was to listen on was already taken. */
+class PortClash extends Error {
+  constructor(
+    message: string,
+    /** The server's line that says so ("listen tcp 127.0.0.1:N: bind: address already in use"). */
+    readonly line: string,
+  ) {
+    super(message);
+  }
+}
 
 async function startOnce(cli: string, version: string, options: DevServerOptions): Promise<DevServer> {
   const namespace = options.namespace ?? 'default';
@@ -138,14 +150,25 @@ async function startOnce(cli: string, version: string, options: DevServerOptions
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   const recent: string[] = [];
+  // A panic's reason is its first line and the stack follows it: the last 40 lines lost the
+  // reason of a clash on an internal port (CI: exit 2, only the stack shown).
+  const first: string[] = [];
+  let dropped = 0;
+  let clash: string | null = null;
   const onLine = (chunk: Buffer) => {
     for (const line of chunk.toString('utf8').split('\n')) {
       if (!line.trim()) continue;
-      recent.push(line);
-      if (recent.length > 40) recent.shift();
+      if (first.length < 10) first.push(line);
+      else recent.push(line);
+      if (recent.length > 40) {
+        recent.shift();
+        dropped++;
+      }
+      if (clash === null && /address already in use/i.test(line)) clash = line;
       options.onLog?.(line);
     }
   };
+  const output = () => [...first, ...(dropped > 0 ? [`… (${dropped} lines)`] : []), ...recent].join('\n');
   child.stdout?.on('data', onLine);
   child.stderr?.on('data', onLine);
 
@@ -163,8 +186,8 @@ async function startOnce(cli: string, version: string, options: DevServerOptions
   let lastError: unknown;
   for (;;) {
     if (child.exitCode !== null) {
-      const message = `temporal server start-dev exited with code ${child.exitCode} before answering on ${address}:\n${recent.join('\n')}`;
-      throw /address already in use/i.test(recent.join('\n')) ? new PortClash(message) : new Error(message);
+      const message = `temporal server start-dev exited with code ${child.exitCode} before answering on ${address}:\n${output()}`;
+      throw clash !== null ? new PortClash(message, clash) : new Error(message);
     }
     try {
       const connection = await Connection.connect({ address, connectTimeout: 2_000 });
@@ -180,7 +203,7 @@ async function startOnce(cli: string, version: string, options: DevServerOptions
     if (Date.now() > deadline) {
       await stop();
       throw new Error(
-        `temporal server start-dev did not answer on ${address} within ${options.readyTimeoutMs ?? 90_000} ms: ${String(lastError)}\n${recent.join('\n')}`,
+        `temporal server start-dev did not answer on ${address} within ${options.readyTimeoutMs ?? 90_000} ms: ${String(lastError)}\n${output()}`,
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
