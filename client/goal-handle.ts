@@ -24,6 +24,7 @@ import {
 import type { GoalResult, goalWorkflow } from '../workflows/goal';
 import { mapErrors, WorkflowEndedError } from './errors';
 import { followStream, type EventsOptions, type GoalStreamItem } from './events';
+import { queryOnce } from './closed-run-answers';
 
 export class GoalHandle {
   readonly workflowHandle: WorkflowHandle<typeof goalWorkflow>;
@@ -46,7 +47,7 @@ export class GoalHandle {
 
   /** The event log by query (works after the goal ended too). */
   log(from = 0, limit = 500): Promise<{ firstAvailable: number; entries: GoalLogEntry[] }> {
-    return this.call('events', () => this.workflowHandle.query(goalEventsQuery, { from, limit }));
+    return this.call('events', () => queryOnce(this.client, this.id, goalEventsQuery, { from, limit }));
   }
 
   approvePlan(): Promise<GoalControlResult> {
@@ -76,19 +77,19 @@ export class GoalHandle {
   }
 
   state(): Promise<GoalStateView> {
-    return this.call('state', () => this.workflowHandle.query(goalStateQuery));
+    return this.call('state', () => queryOnce(this.client, this.id, goalStateQuery));
   }
 
   plan(): Promise<PlanView> {
-    return this.call('plan', () => this.workflowHandle.query(planQuery));
+    return this.call('plan', () => queryOnce(this.client, this.id, planQuery));
   }
 
   usage(): Promise<GoalUsageView> {
-    return this.call('usage', () => this.workflowHandle.query(goalUsageQuery));
+    return this.call('usage', () => queryOnce(this.client, this.id, goalUsageQuery));
   }
 
   pendingApprovals(): Promise<GoalPendingApproval[]> {
-    return this.call('pendingApprovals', () => this.workflowHandle.query(goalPendingApprovalsQuery));
+    return this.call('pendingApprovals', () => queryOnce(this.client, this.id, goalPendingApprovalsQuery));
   }
 
   /** Waits for the goal to end: the report (verdict `goal_met` or `stopped`). */

@@ -43,6 +43,7 @@ import type { SessionResult, sessionWorkflow } from '../workflows/session';
 import type { ClientTool } from '../workflows/client-tools';
 import { mapErrors, toKeelError, WorkflowEndedError } from './errors';
 import { followStream, type EventsOptions, type SessionStreamItem } from './events';
+import { queryOnce } from './closed-run-answers';
 
 /**
  * How a turn ended, as `send` reports it: the session's record of the turn, whose
@@ -70,7 +71,7 @@ export class SessionHandle {
   }
 
   log(from = 0, limit = 500): Promise<{ firstAvailable: number; entries: LogEntry[] }> {
-    return this.call('events', () => this.workflowHandle.query(eventsQuery, { from, limit }));
+    return this.call('events', () => queryOnce(this.client, this.id, eventsQuery, { from, limit }));
   }
 
   /** The stream's next offset: follow from here to see only what happens from now on. */
@@ -216,19 +217,19 @@ export class SessionHandle {
   }
 
   state(): Promise<StateView> {
-    return this.call('state', () => this.workflowHandle.query(stateQuery));
+    return this.call('state', () => queryOnce(this.client, this.id, stateQuery));
   }
 
   usage(): Promise<UsageView> {
-    return this.call('usage', () => this.workflowHandle.query(usageQuery));
+    return this.call('usage', () => queryOnce(this.client, this.id, usageQuery));
   }
 
   pendingApprovals(): Promise<PendingApproval[]> {
-    return this.call('pendingApprovals', () => this.workflowHandle.query(pendingApprovalsQuery));
+    return this.call('pendingApprovals', () => queryOnce(this.client, this.id, pendingApprovalsQuery));
   }
 
   transcript(from = 0, limit = 100): Promise<TranscriptPage> {
-    return this.call('transcript', () => this.workflowHandle.query(transcriptQuery, { from, limit }));
+    return this.call('transcript', () => queryOnce(this.client, this.id, transcriptQuery, { from, limit }));
   }
 
   /** Waits for the session to close. */
