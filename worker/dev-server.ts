@@ -79,12 +79,27 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** How often a server is started when another process keeps taking one of its ports first. */
+const PORT_CLASH_ATTEMPTS = 3;
+
+/**
+ * Starts something on a port found free here, and again on another (PORT_CLASH_ATTEMPTS in
+ * all) when `clashed` says the start failed because another process took the port first:
+ * a port found free is free only until someone binds it.
+ */
+export async function startOnFreePort<T>(start: (port: number) => Promise<T>, clashed: (error: unknown) => boolean | Promise<boolean>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start(await freePort());
+    } catch (error) {
+      if (attempt >= PORT_CLASH_ATTEMPTS || !(await clashed(error))) throw error;
+    }
+  }
+}
+
 function partitionFlags(partitions: number): string[] {
   return [`matching.numTaskqueueReadPartitions=${partitions}`, `matching.numTaskqueueWritePartitions=${partitions}`].flatMap((value) => ['--dynamic-config-value', value]);
 }
-
-/** How often a server is started again when another process took one of its ports first. */
-const PORT_CLASH_ATTEMPTS = 3;
 
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const cli = await resolveTemporalCli();

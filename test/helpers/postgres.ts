@@ -10,7 +10,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { freePort } from '../../worker/dev-server';
+import { startOnFreePort } from '../../worker/dev-server';
 
 const run = promisify(execFile);
 
@@ -57,21 +57,18 @@ export async function startPostgres(): Promise<TestPostgres> {
   } catch (error) {
     throw new Error(`initdb failed (is the Debian package postgresql installed? binaries looked for in ${bin ?? 'PATH'}): ${(error as Error).message}`, { cause: error });
   }
-  // A port found free is free only until someone binds it; another test file's process can
-  // take it before postgres does, and then postgres starts again on another.
-  let port = 0;
-  for (let attempt = 1; ; attempt++) {
-    port = await freePort();
-    const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
-    try {
-      await as(tool('pg_ctl'), ['-D', data, '-l', path.join(dir, 'server.log'), '-o', options, '-w', '-t', '60', 'start']);
-      break;
-    } catch (error) {
-      const log = await fs.readFile(path.join(dir, 'server.log'), 'utf8').catch(() => '');
-      if (attempt >= 3 || !/Address already in use/i.test(log)) throw error;
-      await fs.rm(path.join(dir, 'server.log'), { force: true });
-    }
-  }
+  // Another test file's process can take the port before postgres binds it: then it starts on another.
+  const log = path.join(dir, 'server.log');
+  const port = await startOnFreePort(
+    async (port) => {
+      // pg_ctl appends: a clash already logged must not be read again for a later failure.
+      await fs.rm(log, { force: true });
+      const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+      await as(tool('pg_ctl'), ['-D', data, '-l', log, '-o', options, '-w', '-t', '60', 'start']);
+      return port;
+    },
+    async () => /Address already in use/i.test(await fs.readFile(log, 'utf8').catch(() => '')),
+  );
   const url = (database: string) => `postgres://keel@127.0.0.1:${port}/${database}`;
   const sql = async (database: string, statement: string) => (await run('psql', ['-X', '-q', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-d', url(database), '-c', statement])).stdout.trim();
   return {

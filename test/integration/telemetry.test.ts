@@ -16,7 +16,7 @@ import { Client } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandin } from '../../standin/server';
-import { freePort } from '../../worker/dev-server';
+import { startOnFreePort } from '../../worker/dev-server';
 import { approveSignal, goalApproveUpdate, goalStateQuery, pendingApprovalsQuery, transcriptQuery, userMessageSignal } from '../../workflows/definitions';
 import { goalWorkflow } from '../../workflows/goal';
 import { sessionWorkflow } from '../../workflows/session';
@@ -105,12 +105,12 @@ beforeAll(async () => {
     },
   });
   taskQueue = uniqueTaskQueue('otel');
-  // The metrics port is found free here and bound by the worker: another test file's process
-  // can take it in between (CI saw "Address already in use"), so a clash starts it again.
-  for (let attempt = 1; ; attempt++) {
-    metricsPort = await freePort();
-    try {
-      worker = await build.start({
+  // The worker binds the metrics port found free here; another test file's process can take
+  // it in between (CI saw "Address already in use"): then the worker starts on another.
+  worker = await startOnFreePort(
+    (port) => {
+      metricsPort = port;
+      return build.start({
         TEMPORAL_ADDRESS: env.address,
         KEEL_TASK_QUEUE: taskQueue,
         ANTHROPIC_API_KEY: 'sk-ant-test-otel-1',
@@ -122,11 +122,9 @@ beforeAll(async () => {
         OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1',
         OTEL_EXPORTER_PROMETHEUS_PORT: String(metricsPort),
       });
-      break;
-    } catch (error) {
-      if (attempt >= 3 || !/Address already in use/i.test(String(error))) throw error;
-    }
-  }
+    },
+    (error) => /Address already in use/i.test(String(error)),
+  );
   // The caller's side: an application with its own tracer (as KeelClient sets up the interceptor).
   local = new InMemorySpanExporter();
   const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(local)] });
