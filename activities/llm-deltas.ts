@@ -1,12 +1,15 @@
 // Live model output for people watching: text and thinking deltas go to the calling
 // workflow's stream (@temporalio/workflow-streams) on their own topic. Every signal is
-// a workflow task and four history events, so they are spent where a watcher sees them:
-// the first deltas of a call go out ~25 ms after they arrive (a watcher sees text start at
-// once), later ones merged per block every ~150 ms (a long answer costs a few signals a
-// second, not one per token). The start and retry markers wait for the next send instead of
-// forcing their own: a short reply is one signal (start, text, stop) instead of two. An
-// interrupt still sees the start marker: the activity drains its buffer before it
-// acknowledges the cancel, and the turn waits for that (WAIT_CANCELLATION_COMPLETED).
+// a workflow task and four history events, so they are spent only where a watcher sees text
+// sooner than the call's result would bring it: the first deltas of a call go out ~25 ms
+// after they arrive (a watcher sees text start at once), later ones merged per block every
+// ~150 ms (a long answer costs a few signals a second, not one per token). What is still held
+// when the message ends is not signalled at all: it is the call's `streamTail`, returned with
+// the result, and the workflow appends it to the same topic in the task that takes the result.
+// A reply that streams in under ~25 ms (most tool-call steps) costs no signal; its watcher
+// sees it when the workflow does. The start and retry markers wait for the next send, or go
+// alone after the interval (an interrupt before any text still sees what input was billed).
+// A cancel drops the held deltas: nobody should see more of an attempt after its interrupt.
 
 /** The workflow-stream topic model output travels on. */
 export const MODEL_STREAM_TOPIC = 'model';
@@ -34,8 +37,10 @@ export interface TopicPublisher {
 }
 
 export class DeltaPublisher {
-  private pending: Array<{ index: number; block: 'text' | 'thinking'; text: string }> = [];
+  /** Markers (retry, start) and merged deltas not sent yet, in order. */
+  private held: ModelStreamEvent[] = [];
   private timer: NodeJS.Timeout | undefined;
+  private dueAt = Infinity;
   private sentDeltas = false;
 
   constructor(
@@ -46,46 +51,65 @@ export class DeltaPublisher {
   ) {}
 
   retry(): void {
-    this.send({ kind: 'retry', ...this.call }, false);
+    this.hold({ kind: 'retry', ...this.call }, this.intervalMs);
   }
 
   start(requestId: string | null, model: string, billed: { inputTokens: number; inputCostUsd: number | null; outputUsdPerToken: number | null }): void {
-    this.send({ kind: 'start', ...this.call, requestId, model, ...billed }, false);
+    this.hold({ kind: 'start', ...this.call, requestId, model, ...billed }, this.intervalMs);
   }
 
   delta(index: number, block: 'text' | 'thinking', text: string): void {
     if (text.length === 0) return;
-    const last = this.pending.at(-1);
-    if (last && last.index === index && last.block === block) last.text += text;
-    else this.pending.push({ index, block, text });
-    this.timer ??= setTimeout(() => this.flushDeltas(), this.sentDeltas ? this.intervalMs : this.firstDeltaMs);
+    const last = this.held.at(-1);
+    if (last?.kind === 'delta' && last.index === index && last.block === block) last.text += text;
+    else this.held.push({ kind: 'delta', ...this.call, index, block, text });
+    this.arm(this.sentDeltas ? this.intervalMs : this.firstDeltaMs);
   }
 
-  stop(stopReason: string | null): void {
-    this.send({ kind: 'stop', ...this.call, stopReason }, true);
+  /**
+   * The message is whole: what is still held, and the stop marker, for the result to carry
+   * (nothing is sent). Deltas sent before travel ahead of it: the activity delivers them before
+   * it completes.
+   */
+  stop(stopReason: string | null): ModelStreamEvent[] {
+    this.disarm();
+    const tail = [...this.held, { kind: 'stop' as const, ...this.call, stopReason }];
+    this.held = [];
+    return tail;
   }
 
-  /** Sends what is merged so far. */
-  flushDeltas(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length > 0) this.sentDeltas = true;
-    batch.forEach((delta, position) =>
-      this.topic.publish({ kind: 'delta', ...this.call, ...delta }, { forceFlush: position === batch.length - 1 }),
-    );
+  /** Sends what is held (the call failed, or its interval is up). */
+  flush(): void {
+    this.disarm();
+    const batch = this.held;
+    this.held = [];
+    if (batch.some((event) => event.kind === 'delta')) this.sentDeltas = true;
+    batch.forEach((event, position) => this.topic.publish(event, { forceFlush: position === batch.length - 1 }));
   }
 
-  /** Drops what was not sent yet: after a cancel nobody should see more of this attempt. */
+  /** After a cancel: the held deltas are dropped, the markers still go (they say what was billed). */
   discard(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.pending = [];
+    this.held = this.held.filter((event) => event.kind !== 'delta');
+    this.flush();
   }
 
-  private send(event: ModelStreamEvent, forceFlush: boolean): void {
-    this.flushDeltas();
-    this.topic.publish(event, { forceFlush });
+  private hold(event: ModelStreamEvent, withinMs: number): void {
+    this.held.push(event);
+    this.arm(withinMs);
+  }
+
+  /** Sends within `ms` at the latest (an earlier send stays). */
+  private arm(ms: number): void {
+    const due = Date.now() + ms;
+    if (this.timer !== undefined && this.dueAt <= due) return;
+    clearTimeout(this.timer);
+    this.dueAt = due;
+    this.timer = setTimeout(() => this.flush(), ms);
+  }
+
+  private disarm(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.dueAt = Infinity;
   }
 }

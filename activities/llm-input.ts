@@ -9,6 +9,7 @@ import type { Compaction } from './conversation-compaction';
 import { appendSegment, checkStoreIdentity, readConversation, storeFor, storeKeys, type StoreKeys } from './conversation-store';
 import type { ObjectStore } from './store/interface';
 import type { CutToolUse } from './llm-accumulate';
+import type { ModelStreamEvent } from './llm-deltas';
 import type { SpentUsage } from './llm-errors';
 import type { ModelCost } from './llm-pricing';
 
@@ -84,6 +85,11 @@ export interface ModelCallResult {
   cutToolUse?: CutToolUse;
   /** What an earlier attempt lost with its worker had been billed for (from its last heartbeat; estimated). */
   lostAttemptUsage?: SpentUsage;
+  /**
+   * The live stream's end not signalled to the workflow (activities/llm-deltas.ts): the caller
+   * appends it to its `model` topic when it takes this result. Absent when the call did not stream.
+   */
+  streamTail?: ModelStreamEvent[];
 }
 
 const block = z.looseObject({ type: z.string() });

@@ -214,7 +214,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
     const { message, cut } = accumulator.result();
     progress.completed();
     heartbeat();
-    deltas?.stop(message.stop_reason);
+    const streamTail = deltas?.stop(message.stop_reason);
     return {
       message,
       stopReason: message.stop_reason,
@@ -227,6 +227,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
       ...(compaction !== undefined ? { compaction } : {}),
       ...(cut !== null ? { cutToolUse: cut } : {}),
       ...(lost !== null ? { lostAttemptUsage: lost } : {}),
+      ...(streamTail !== undefined ? { streamTail } : {}),
     };
   } catch (error) {
     // The error's class only: heartbeat details are readable by anyone who can describe the workflow.
@@ -256,10 +257,11 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
   } finally {
     clearInterval(ticker);
     clearTimeout(idleTimer);
-    deltas?.flushDeltas();
+    // A failed call sends what it held (a completed one returned it as its tail; a cancelled one discarded its deltas).
+    deltas?.flush();
     if (streamClient) {
-      // Delivers what is buffered before the activity completes, so consumers see the
-      // last deltas and the stop marker before the workflow sees the result.
+      // Delivers what was sent before the activity completes, so the workflow's stream has
+      // it ahead of the result (and of the tail the result carries).
       const dispose = streamClient[Symbol.asyncDispose];
       try {
         await dispose.call(streamClient);

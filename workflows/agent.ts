@@ -41,6 +41,7 @@ import { agentInputSchema } from './start-input';
 import { ConversationLog } from './runtime';
 import { MachineHost } from './host';
 import { code, escapeMarkdown } from './markdown';
+import { appendStreamTail } from './model-stream';
 import { TurnRunner, type ToolEntry } from './turn-runner';
 import { DEFAULT_WORKSPACE_HOST_WAIT_MS, workspaceRoute } from './workspace-host';
 
@@ -165,6 +166,7 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
       updateApprovals: (update) => (approvals = update(approvals)),
       emit: publish,
       rejected,
+      streamTail: (tail) => appendStreamTail(host.stream, tail),
       streamedText: () => '',
       finished: (r) => {
         result = r;

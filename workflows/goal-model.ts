@@ -20,6 +20,8 @@ export interface ToolCallerConfig {
   retryBackoffMs?: readonly number[] | undefined;
   /** Calls made by earlier runs (activity ids stay unique across continue-as-new). */
   calls?: number | undefined;
+  /** The end of a call's stream that came with its result (appended to the goal's `model` topic). */
+  streamTail?: (tail: ModelCallResult['streamTail']) => void;
 }
 
 export class ToolCaller {
@@ -82,7 +84,10 @@ export class ToolCaller {
     });
     const forget = () => this.scopes.delete(activityId);
     call.then(forget, forget);
-    return call.then((result) => ({ input: toolInput(result, name), usage: callUsage(result) }));
+    return call.then((result) => {
+      this.config.streamTail?.(result.streamTail);
+      return { input: toolInput(result, name), usage: callUsage(result) };
+    });
   }
 }
 

@@ -16,6 +16,7 @@ import type { ToolEntry } from './turn-runner';
 import { MachineHost, type Driven, type HostCarry } from './host';
 import { AgentPool, type AgentCarry } from './goal-agents';
 import { Advisors, ToolCaller } from './goal-model';
+import { appendStreamTail } from './model-stream';
 import { goalControls } from './goal-controls';
 import { goalDetails, goalQueries } from './goal-views';
 import { resolveGoalOptions, type GoalOptions, type GoalResult } from './goal-options';
@@ -78,7 +79,7 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
     },
   });
   const goalId = host.workflowId;
-  const models = new ToolCaller({ model, maxTokens, modelActivity: options.modelActivity, retryBackoffMs: options.retryBackoffMs, calls: carry?.modelCalls });
+  const models = new ToolCaller({ model, maxTokens, modelActivity: options.modelActivity, retryBackoffMs: options.retryBackoffMs, calls: carry?.modelCalls, streamTail: (tail) => appendStreamTail(host.stream, tail) });
   const advisors: Advisors = new Advisors(models, { goal: () => goal, post: host.post, rejected: host.rejected }, carry?.lastProposal ?? null);
   const agents: AgentPool = new AgentPool(
     {

@@ -1,10 +1,21 @@
-// What the model streamed for a call, read back from the workflow's own stream (the model
-// activity publishes its deltas on the `model` topic): the text and usage an interrupted
-// call had produced so far.
+// The workflow's `model` topic: what the model streamed for a call, read back (the text and
+// usage an interrupted call had produced so far), and the end of a call's stream that came
+// with its result instead of a signal (activities/llm-deltas.ts), appended.
 import { defaultPayloadConverter } from '@temporalio/workflow';
 import { decodePayloadWire, type WorkflowStream } from '@temporalio/workflow-streams/workflow';
 import type { ModelStreamEvent } from '../activities/llm';
 import { MODEL_TOPIC } from './definitions';
+
+/**
+ * Appends the end of a call's stream that its result carried, after what the activity signalled.
+ * Stream items are workflow state, not commands: replay is unchanged, and results recorded before
+ * the tail existed carry none.
+ */
+export function appendStreamTail(stream: WorkflowStream, tail: readonly ModelStreamEvent[] | undefined): void {
+  if (!Array.isArray(tail) || tail.length === 0) return;
+  const topic = stream.topic<ModelStreamEvent>(MODEL_TOPIC);
+  for (const event of tail) topic.publish(event);
+}
 
 /** Text the model streamed for one call (its latest attempt). */
 export function streamedText(stream: WorkflowStream, activityId: string): string {

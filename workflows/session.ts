@@ -18,7 +18,7 @@ import { sessionOptionsSchema } from './start-input';
 import { TurnRunner, type ToolEntry } from './turn-runner';
 import { streamedUsageOf } from './turn-results';
 import { MachineHost, type Driven } from './host';
-import { modelEvents, streamedText } from './model-stream';
+import { appendStreamTail, modelEvents, streamedText } from './model-stream';
 import { sessionApprovalHandlers } from './session-approvals';
 import { sessionControls } from './session-controls';
 import { sessionQueries, sessionViews } from './session-views';
@@ -100,6 +100,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
       updateApprovals: (update) => (approvals = update(approvals)),
       emit: host.publish,
       rejected: host.rejected,
+      streamTail: (tail) => appendStreamTail(host.stream, tail),
       streamedText: (activityId) => streamedText(host.stream, activityId),
       streamedUsage: (activityId) => streamedUsageOf(modelEvents(host.stream), activityId),
       finished: (result) =>

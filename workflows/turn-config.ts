@@ -1,7 +1,7 @@
 // What a turn runner is configured with and what it needs of its host (the session, or a
 // goal's agent), and the output limits a call sends.
 import type { ActivityOptions } from '@temporalio/workflow';
-import type { ModelCallInput } from '../activities/llm';
+import type { ModelCallInput, ModelCallResult } from '../activities/llm';
 import type { SetupTool } from '../activities/setup';
 import type { CallUsage, LogEvent, TransitionError } from '../machines/index';
 import type { Observer } from '../machines/core';
@@ -86,6 +86,8 @@ export interface TurnHost {
   emit(event: LogEvent | CompactedEvent | RepairedEvent): void;
   /** An event the turn refused (a late activity result, a stale timer): recorded, not lost. */
   rejected(source: string, error: TransitionError): void;
+  /** The end of a call's stream that came with its result (appended to the `model` topic). */
+  streamTail?(tail: ModelCallResult['streamTail']): void;
   /** Text the model had streamed for a call so far (kept when it is interrupted). */
   streamedText(activityId: string): string;
   /** What a call had been billed for so far, from its stream (counted when it is interrupted); null when unknown. */

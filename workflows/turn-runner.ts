@@ -248,6 +248,7 @@ export class TurnRunner {
     }).then(
       (result) => {
         this.host.queue.post(() => {
+          this.host.streamTail?.(result.streamTail);
           this.host.conversation.stored(result.conversationHead ?? head, append.length);
           const u = result.usage;
           this.lastInput = { head: result.conversationHead ?? head, tokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0) };

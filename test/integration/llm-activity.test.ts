@@ -54,6 +54,12 @@ async function historyText(handle: { fetchHistory(): Promise<unknown> }): Promis
   return JSON.stringify(await handle.fetchHistory());
 }
 
+/** Signals the activity sent to the workflow's stream. */
+async function streamSignals(handle: { fetchHistory(): Promise<{ events?: Array<{ workflowExecutionSignaledEventAttributes?: { signalName?: string | null } | null }> | null }> }): Promise<number> {
+  const history = await handle.fetchHistory();
+  return (history.events ?? []).filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === '__temporal_workflow_stream_publish').length;
+}
+
 describe('model activity against the stand-in', () => {
   it('returns a text answer with thinking intact, and streams the deltas to a subscriber in order', async () => {
     const answer = 'Durable execution means the program survives the machine it runs on. '.repeat(4);
@@ -106,6 +112,8 @@ describe('model activity against the stand-in', () => {
       expect(events.findLastIndex((event) => event.kind === 'delta' && event.block === 'thinking')).toBeLessThan(firstText);
       // Deltas are merged: far fewer stream entries than the 40-odd SSE deltas sent.
       expect(events.length).toBeLessThan(20);
+      // A reply that streams for ~0.3 s is watched live: some of it came by signal, before the result.
+      expect(await streamSignals(run.handle)).toBeGreaterThan(0);
 
       // What went over the wire: Bearer auth, cache breakpoints on the system prompt (it
       // closes the tools + system prefix), the last tool and the conversation's last block.
@@ -120,6 +128,24 @@ describe('model activity against the stand-in', () => {
       const body = sent.body as { messages: { content: object[] }[] };
       expect(body.messages.at(-1)!.content.at(-1)).toMatchObject({ cache_control: { type: 'ephemeral' } });
       expect(await historyText(run.handle)).not.toContain(KEY);
+    });
+  });
+
+  it('a reply that ends within the first send window costs no signal: its stream comes with the result, whole and in order', async () => {
+    standin.setScenario({
+      name: 'quick',
+      rules: [{ match: { lastUserContains: 'quick' }, reply: { content: [{ type: 'text', text: 'Reading the next file now.' }], chunkSize: 4 } }],
+    });
+    await withModelWorker(env, workflowBundle, config(), async (start) => {
+      const run = await start({ call: call('a quick one') });
+      const outcome = await run.outcome();
+      expect(outcome.status).toBe('completed');
+      if (outcome.status !== 'completed') return;
+      expect(run.subscriber.events.map((event) => event.kind)).toEqual(['start', 'delta', 'stop']);
+      expect(textOf(run.subscriber.events)).toBe('Reading the next file now.');
+      expect(outcome.result.streamTail?.map((event) => event.kind)).toEqual(['start', 'delta', 'stop']);
+      // No signal, so no workflow task for it: four history events fewer for this call.
+      expect(await streamSignals(run.handle)).toBe(0);
     });
   });
 
