@@ -7,9 +7,14 @@
 import type { SessionStatus } from './session/index';
 import type { TurnStatus } from './turn/index';
 
-/** A session's KeelStatus: a running turn is part of being active (the session takes messages). */
-export function sessionSearchStatus(status: SessionStatus): Exclude<SessionStatus, 'processing'> {
-  return status === 'processing' ? 'active' : status;
+/**
+ * A session's KeelStatus: a running turn is part of being active (the session takes messages).
+ * With `initializingIsActive` so is loading its setup (it takes messages then too, and queues
+ * them): a session started as `active` writes nothing until it needs someone or closes. Runs
+ * recorded before it wrote `initializing` first, and keep doing so.
+ */
+export function sessionSearchStatus(status: SessionStatus, initializingIsActive = false): Exclude<SessionStatus, 'processing'> {
+  return status === 'processing' || (initializingIsActive && status === 'initializing') ? 'active' : status;
 }
 
 export type AgentSearchStatus = 'idle' | 'working' | 'completed' | 'interrupted' | 'failed';

@@ -9,7 +9,6 @@ import {
   condition,
   getExternalWorkflowHandle,
   isCancellation,
-  patched,
   setHandler,
   workflowInfo,
   type ActivityOptions,
@@ -44,6 +43,7 @@ import { code, escapeMarkdown } from './markdown';
 import { appendStreamTail } from './model-stream';
 import { TurnRunner, type ToolEntry } from './turn-runner';
 import { DEFAULT_WORKSPACE_HOST_WAIT_MS, workspaceRoute } from './workspace-host';
+import { hasPatch } from './run-format';
 
 /** A task agent's turns read the retry table's unattended row (machines/model-retry.ts). */
 const UNATTENDED_RETRIES_PATCH = 'agent-unattended-retries';
@@ -150,7 +150,7 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
       maxParallelTools: input.maxParallelTools,
       retryBackoffMs: input.retryBackoffMs,
       // Agents started before this read the session's row: their histories replay as recorded.
-      unattended: () => patched(UNATTENDED_RETRIES_PATCH),
+      unattended: () => hasPatch(UNATTENDED_RETRIES_PATCH),
       modelActivity: input.modelActivity,
       thinking: input.thinking,
     },
@@ -226,7 +226,7 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
       if (!r.ok) return rejected('signal approve', r.error);
       if (d.remember !== null) {
         // Histories recorded before approvals were exact replay with the rule they remembered then.
-        const legacy = d.legacyRule !== null && !patched(EXACT_APPROVALS_PATCH) ? d.legacyRule : null;
+        const legacy = d.legacyRule !== null && !hasPatch(EXACT_APPROVALS_PATCH) ? d.legacyRule : null;
         const approval = legacy !== null ? { rule: legacy, grantedBy: 'human' } : d.remember;
         approvals = rememberApproval(approvals, { ...approval, grantedAt: new Date(now()).toISOString() });
         turns.approvedForSession(d.callId, describeApproval(approval));

@@ -3,7 +3,7 @@
 // approvals, evidence; trusted only with the agent's secret), approvals forwarded to them,
 // what each attempt did (told to the next attempt), and their usage rolled up into the
 // goal's budget.
-import { CancellationScope, getExternalWorkflowHandle, isCancellation, patched, startChild, uuid4 } from '@temporalio/workflow';
+import { CancellationScope, getExternalWorkflowHandle, isCancellation, startChild, uuid4 } from '@temporalio/workflow';
 import { goalMachine, remainingForTurn, ZERO_USAGE, type GoalDirective, type GoalEvent, type GoalState, type Usage } from '../machines/index';
 import { commandEnding } from '../machines/evidence';
 import { approvalFrom, defaultPolicy, unknownCallMessage, type PolicyConfig } from '../machines/policy';
@@ -14,6 +14,7 @@ import { approverLabel, failureMessage, parsePayload as parse } from './payloads
 import { refusal, validated } from './refusal';
 import { describeAttempts, type AttemptRecord } from './planning';
 import type { ToolEntry } from './turn-runner';
+import { hasPatch, stampedMemo, startSearchAttributes } from './run-format';
 
 /** Agents of goals started before it got their goal's store id (their model calls were not checked). */
 const AGENTS_CHECK_STORE_PATCH = 'agents-check-store-id';
@@ -107,7 +108,7 @@ export class AgentPool {
       ...(options.workspaceHost !== undefined ? { workspaceHost: options.workspaceHost, workspaceHostWaitMs: options.workspaceHostWaitMs } : {}),
       storeDir: options.storeDir,
       // Its model calls are checked against the goal's store, as a session's are (older goals' agents were not).
-      ...(storeId !== undefined && patched(AGENTS_CHECK_STORE_PATCH) ? { storeId } : {}),
+      ...(storeId !== undefined && hasPatch(AGENTS_CHECK_STORE_PATCH) ? { storeId } : {}),
       model: options.model,
       maxTokens: options.maxTokens,
       // The definitions are in the store (toolsRef): the agent needs only names and options,
@@ -131,6 +132,9 @@ export class AgentPool {
         const child = await startChild(agentWorkflow, {
           workflowId: d.agentId,
           args: [input],
+          // Stamped, and showing its kind and workspace from the start (workflows/run-format.ts).
+          memo: stampedMemo(),
+          typedSearchAttributes: startSearchAttributes('agent', input.workspace),
           staticSummary: `task ${d.taskId} (attempt ${d.attempt}): ${d.title}`,
         });
         this.h.post(() => this.h.record(source, { type: 'task_started', taskId: d.taskId, attempt: d.attempt }));
@@ -175,7 +179,7 @@ export class AgentPool {
     const goal = this.h.goal();
     const refuse = (message: string) => this.h.refuse('signal agentReport', 'autonomy', 'agentReport', message);
     // Goals whose history predates the token replay as they ran (their agents sent none).
-    const checked = patched('agent-report-token');
+    const checked = hasPatch('agent-report-token');
     let r: ReturnType<typeof agentReportSchema.parse>;
     try {
       r = parse(checked ? agentReportSchema : agentReportSchema.extend({ token: agentReportSchema.shape.token.optional() }), raw, 'agentReport') as typeof r;

@@ -6,7 +6,7 @@
 // (workflows/goal-agents.ts), timers, the event log. A goal continues as new at quiet
 // points: once a new run is wanted, the directives that would start work (agents, planner,
 // critic) wait for the next run, and the goal hands over when nothing is running.
-import { CancellationScope, condition, continueAsNew, isCancellation, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, makeContinueAsNewFunc, setHandler, workflowInfo } from '@temporalio/workflow';
 import { createGoal, goalMachine, type GoalDirective, type GoalEvent, type GoalReport, type GoalState, type LogEvent } from '../machines/index';
 import type { PolicyConfig, PolicyOrigin } from '../machines/policy';
 import { agentReportSignal, GOAL_SIGNALS, type GoalLogEntry, type GoalRunnerEvent } from './definitions';
@@ -22,6 +22,7 @@ import { goalDetails, goalQueries } from './goal-views';
 import { resolveGoalOptions, type GoalOptions, type GoalResult } from './goal-options';
 import { loadSetup } from './setup';
 import { workspaceRoute } from './workspace-host';
+import { hasPatch, stampedMemo } from './run-format';
 
 export { thinkingFor } from './goal-agents';
 export type { GoalOptions, GoalResult, GoalTaskReport, ResolvedGoalOptions } from './goal-options';
@@ -75,7 +76,7 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
     carry,
     view: () => ({ details: goalDetails({ goal, agents }), status: goal.state.status, pendingApprovals: agents.pending().length }),
     afterReport: () => {
-      if (!handingOver && ready && !goalMachine.isTerminal(goal.state) && wantsNewRun()) handingOver = patched(CONTINUE_PATCH);
+      if (!handingOver && ready && !goalMachine.isTerminal(goal.state) && wantsNewRun()) handingOver = hasPatch(CONTINUE_PATCH);
     },
   });
   const goalId = host.workflowId;
@@ -110,7 +111,7 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
         planApprovalTimeoutMs: options.planApprovalTimeoutMs,
         limits: options.limits,
         // Goals recorded before follow-ups needed plan approval replay as they ran.
-        ...(patched(FOLLOW_UP_APPROVAL_PATCH) ? { followUpsNeedApproval: true } : {}),
+        ...(hasPatch(FOLLOW_UP_APPROVAL_PATCH) ? { followUpsNeedApproval: true } : {}),
       });
   const goal: Driven<GoalState, GoalEvent, GoalDirective> = host.drive(goalMachine, created.state, execute);
 
@@ -212,7 +213,7 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
       run,
     };
     // The resolved options: the next run starts with the defaults this one used.
-    return continueAsNew<typeof goalWorkflow>(options, next);
+    return makeContinueAsNewFunc<typeof goalWorkflow>({ memo: stampedMemo(workflowInfo().memo) })(options, next);
   }
   await CancellationScope.nonCancellable(async () => {
     // A planner or critic still talking is no longer needed; cancelled agents confirm that they stopped.

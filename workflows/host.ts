@@ -11,7 +11,6 @@ import {
   condition,
   type defineUpdate,
   log,
-  patched,
   setCurrentDetails,
   setDefaultSignalHandler,
   setDefaultUpdateHandler,
@@ -33,6 +32,7 @@ import { registerStreamRead } from './stream-read';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import { reportEvent } from './telemetry-sink';
 import { beginSession, traceEvent } from './trace';
+import { hasPatch, runFormat } from './run-format';
 
 /** The directives every machine shares; the host executes them itself. */
 export type CommonDirective =
@@ -103,7 +103,9 @@ export class MachineHost<Entry extends { seq: number }, Event extends { kind: st
     this.seq = options.carry?.nextSeq ?? 0;
     // Asked once, in the run's first activation: a run recorded before the patch keeps
     // writing the machine's state, so its history replays.
-    this.resting = patched(RESTING_STATUS_PATCH);
+    this.resting = hasPatch(RESTING_STATUS_PATCH);
+    // A stamped run shows what it was started with: no need to write it again.
+    if (runFormat() >= 1) this.reported = reportedAtStart();
     this.queue = new SerialQueue(() => this.report());
     for (const [machine, counts] of Object.entries(options.carry?.metrics ?? {})) this.counters.set(machine, createCounters(counts));
     setHandler(metricsQuery, () => this.metrics());
@@ -179,10 +181,14 @@ export class MachineHost<Entry extends { seq: number }, Event extends { kind: st
   start(machine: string, state: () => string, first: () => void): void {
     setDefaultSignalHandler((name) => this.post(() => this.publish(unknownSignal(machine, state(), name, this.options.signals) as unknown as Event)));
     setDefaultUpdateHandler((name) => rejectUnknownUpdate(name, this.options.signals));
-    upsertSearchAttributes([
-      { key: KeelKind, value: this.options.kind },
-      { key: KeelWorkspace, value: this.options.workspace },
-    ]);
+    const given = workflowInfo().typedSearchAttributes;
+    const shown = runFormat() >= 1 && given.get(KeelKind) === this.options.kind && given.get(KeelWorkspace) === this.options.workspace;
+    if (!shown) {
+      upsertSearchAttributes([
+        { key: KeelKind, value: this.options.kind },
+        { key: KeelWorkspace, value: this.options.workspace },
+      ]);
+    }
     this.post(first);
   }
 
@@ -342,4 +348,12 @@ export class Driven<St extends Status, Ev extends Typed, D extends Typed> {
   timerFired(timerId: string): Ev {
     return { type: 'timer_fired', timerId } as unknown as Ev;
   }
+}
+
+/** The KeelStatus and KeelPendingApprovals a run was started with, as `report` keys them ('' when not both). */
+function reportedAtStart(): string {
+  const given = workflowInfo().typedSearchAttributes;
+  const status = given.get(KeelStatus);
+  const pending = given.get(KeelPendingApprovals);
+  return typeof status === 'string' && typeof pending === 'number' ? `${status}|${pending}` : '';
 }

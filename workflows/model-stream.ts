@@ -12,7 +12,7 @@ import { MODEL_TOPIC } from './definitions';
  * the tail existed carry none.
  */
 export function appendStreamTail(stream: WorkflowStream, tail: readonly ModelStreamEvent[] | undefined): void {
-  if (!Array.isArray(tail) || tail.length === 0) return;
+  if (tail === undefined || tail.length === 0) return;
   const topic = stream.topic<ModelStreamEvent>(MODEL_TOPIC);
   for (const event of tail) topic.publish(event);
 }

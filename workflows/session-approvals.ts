@@ -1,13 +1,14 @@
 // approve / deny in a session act on the turn's tool call; the session machine has no say in
 // them. A session-scope approval is remembered as exactly the call the human saw (or the
 // rule the human gave), for the rest of the session.
-import { patched, setHandler } from '@temporalio/workflow';
+import { setHandler } from '@temporalio/workflow';
 import type { TransitionError, TurnEvent } from '../machines/index';
 import { approvalFrom, describeApproval, EXACT_APPROVALS_PATCH, rememberApproval, unknownCallMessage, type SessionApproval } from '../machines/policy';
 import { approveSchema, approveSignal, approveUpdate, denySchema, denySignal, denyUpdate, type ControlResult, type PendingApproval } from './definitions';
 import { approverLabel, parsePayload as parse } from './payloads';
 import { machineRefusal, refusal, validated } from './refusal';
 import type { TurnRunner } from './turn-runner';
+import { hasPatch } from './run-format';
 
 
 export interface ApprovalHost {
@@ -39,7 +40,7 @@ export function sessionApprovalHandlers(h: ApprovalHost): void {
   };
   // Histories recorded before approvals were exact replay with the rule they remembered then.
   const replayable = (a: Approval): Approval =>
-    a.legacy === undefined || patched(EXACT_APPROVALS_PATCH) ? a : { ...a, rule: a.legacy, remember: { rule: a.legacy, grantedBy: 'human' } };
+    a.legacy === undefined || hasPatch(EXACT_APPROVALS_PATCH) ? a : { ...a, rule: a.legacy, remember: { rule: a.legacy, grantedBy: 'human' } };
   const applyApproval = (source: string, a: { event: TurnEvent; remember: SessionApproval | null }) => {
     const r = h.turns.apply(a.event);
     if (!r.ok) return h.rejected(source, r.error);

@@ -3,7 +3,7 @@
 // runner executes the turn machine's directives. Long sessions continue as new, carrying
 // the machine state (with its queue of messages), the conversation by reference,
 // approvals, timers, finished turns and the event stream.
-import { condition, continueAsNew, patched, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import { condition, makeContinueAsNewFunc, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
 // Straight from the machines a session runs, not the barrel: the SDK evaluates a workflow's
 // modules anew for every workflow, and the goal's machines are no business of a session's.
 import type { SessionStats } from '../machines/index';
@@ -30,6 +30,7 @@ import { handoverFits } from './handover-size';
 import { ClientTools } from './client-tools';
 import { resolveSessionOptions, type SessionCarry, type SessionOptions, type SessionResult } from './session-options';
 import { workspaceRoute } from './workspace-host';
+import { hasPatch, runFormat, stampedMemo } from './run-format';
 
 type StartTurn = Extract<SessionDirective, { type: 'start_turn' }>;
 
@@ -60,6 +61,8 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   // Known before the first handler runs: an awaitTurn buffered for this run may name it.
   if (deferredTurn !== null) finishedTurns.started(deferredTurn.turnId, deferredTurn.messageId);
   const run = (carry?.run ?? 0) + 1;
+  // A run stamped by its starter (workflows/run-format.ts) was started showing `active`.
+  const stamped = runFormat() >= 1;
 
   const host: MachineHost<LogEntry> = new MachineHost<LogEntry>({
     kind: 'session',
@@ -68,7 +71,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
     signals: SESSION_SIGNALS,
     carry,
     tap: (event) => finishedTurns.see(event),
-    view: () => ({ details: views.details(), status: session.state.status, searchStatus: sessionSearchStatus(session.state.status), pendingApprovals: views.pending().length }),
+    view: () => ({ details: views.details(), status: session.state.status, searchStatus: sessionSearchStatus(session.state.status, stamped), pendingApprovals: views.pending().length }),
   });
   const sessionId = host.workflowId;
   const turns = new TurnRunner(
@@ -159,7 +162,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
     clientTools.started(d.turnId, d.messageId, tools.map((t) => t.spec.name));
     // Handing over: the machine's next turn starts in the next run, so a steady queue
     // cannot keep a session from continuing as new (the queue itself is in the state).
-    if (wantsNewRun() && queueFits(d.text) && patched(HANDOVER_PATCH)) {
+    if (wantsNewRun() && queueFits(d.text) && hasPatch(HANDOVER_PATCH)) {
       deferredTurn = d;
       return;
     }
@@ -269,7 +272,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
           ...(clientTools.carry() !== undefined ? { clientTools: clientTools.carry() } : {}),
         };
         // The resolved options: the next run starts with the defaults this one used.
-        return continueAsNew<typeof sessionWorkflow>(options, next);
+        return makeContinueAsNewFunc<typeof sessionWorkflow>({ memo: stampedMemo(workflowInfo().memo) })(options, next);
       }
       handingOver = false;
     }

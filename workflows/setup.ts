@@ -1,7 +1,7 @@
 // What a session or a goal loads once when it starts: the tools (built in, and the MCP
 // servers' for a session that asks), the approval policy, and the tool definitions written
 // to the conversation store, so every model call names them by id.
-import { patched, proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { StoreActivities } from '../activities/conversation-store';
 import type { createSetupActivities } from '../activities/setup';
 import type { McpBridge } from '../activities/mcp/index';
@@ -10,6 +10,7 @@ import type { PolicyConfig, PolicyConfigInput, PolicyOrigin } from '../machines/
 import { finishTaskTool } from './planning';
 import type { ToolEntry } from './turn-runner';
 import { routed, workspaceHostGone, type WorkspaceRoute } from './workspace-host';
+import { hasPatch, runFormat } from './run-format';
 
 /** `origin` is absent in histories recorded before the policy said where it came from. */
 export type Setup = { ok: true; policy: PolicyConfig; origin?: PolicyOrigin; tools: ToolEntry[]; toolsRef: string | null; storeId?: string | undefined } | { ok: false; error: string };
@@ -26,9 +27,17 @@ export interface SetupInput {
 
 export async function loadSetup(input: SetupInput): Promise<Setup> {
   // One activity does it all; histories from before it was one replay the three.
-  if (patched('setup-one-activity')) {
+  if (hasPatch('setup-one-activity')) {
     const route = input.route ?? null;
-    const { prepareSetup } = proxyActivities<ReturnType<typeof createSetupActivities>>({ startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 3 }, ...routed(route) });
+    const options = { startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 3 } } as const;
+    // A stamped run (workflows/run-format.ts) on a shared workspace without MCP servers loads it
+    // as a local activity, in its first workflow task: a marker instead of three activity events
+    // and the workflow task its result would wake (6 of a three-turn session's 122 events). Setup
+    // on a workspace host's disk must run there, and MCP servers may take long to list.
+    const local = route === null && runFormat() >= 1 && !(input.for.kind === 'session' && input.for.mcp);
+    const { prepareSetup } = local
+      ? proxyLocalActivities<ReturnType<typeof createSetupActivities>>(options)
+      : proxyActivities<ReturnType<typeof createSetupActivities>>({ ...options, ...routed(route) });
     const session = input.for.kind === 'session';
     const setup = prepareSetup({
       workspace: input.workspace,

@@ -2,7 +2,7 @@
 // host), the approval it runs under and the files that approval is bound to, a read-only
 // call run again after a worker's shutdown, and what comes back, as the call's events
 // (workflows/turn-results.ts). The turn runner hands it the directives.
-import { ActivityCancellationType, isCancellation, patched, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, isCancellation, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { McpBridge } from '../activities/mcp/index';
 import type { ToolActivities, ToolResult } from '../activities/tools/index';
 import type { Json, TurnEvent } from '../machines/index';
@@ -12,6 +12,7 @@ import { interruptedToolResult, parseToolFacts, type ToolFacts } from '../machin
 import type { TurnHost, TurnRunnerConfig } from './turn-config';
 import { stoppedByShutdown, toolFailure, toolResultEvent } from './turn-results';
 import { routed, workspaceHostGone } from './workspace-host';
+import { hasPatch } from './run-format';
 
 type McpActivities = McpBridge['activities'];
 
@@ -66,7 +67,7 @@ export class TurnTools {
    * what the files said when the human was asked.
    */
   hashAtAsk(callId: string, name: string, input: Json): void {
-    if (toolKind(name) !== 'execute' || scriptWordsOf(typeof input === 'object' && input !== null && !Array.isArray(input) ? input.command : undefined).length === 0 || !patched(SCRIPTS_AT_ASK)) return;
+    if (toolKind(name) !== 'execute' || scriptWordsOf(typeof input === 'object' && input !== null && !Array.isArray(input) ? input.command : undefined).length === 0 || !hasPatch(SCRIPTS_AT_ASK)) return;
     const hashing = proxyActivities<ToolActivities>(HASH_ACTIVITY_OPTIONS)
       .hashCommandScripts({ workspace: this.config.workspace, input })
       .then(
@@ -132,7 +133,7 @@ export class TurnTools {
           this.settleApproval(callId, facts);
           // A sandbox limit ends the call as `limit`, not as a plain error (runs from before
           // this patch recorded it as failed, and replay keeps them so).
-          const limit = facts?.kind === 'command' && facts.limit !== undefined && patched(LIMIT_STATUS);
+          const limit = facts?.kind === 'command' && facts.limit !== undefined && hasPatch(LIMIT_STATUS);
           this.hooks.deliver(turnId, source, { type: 'tool', callId, event: toolResultEvent(result, facts, limit) });
         },
         (error: unknown) => {
@@ -147,7 +148,7 @@ export class TurnTools {
             // A read-only tool runs again on another worker. Anything else may have done part
             // of its work: it ends as worker_lost, like a crash, and the model decides (runs
             // before this patch started every call again, commands included).
-            if ((tool.readOnly || !patched(SHUTDOWN_IS_WORKER_LOST)) && rerun < MAX_SHUTDOWN_RERUNS) {
+            if ((tool.readOnly || !hasPatch(SHUTDOWN_IS_WORKER_LOST)) && rerun < MAX_SHUTDOWN_RERUNS) {
               attempt(rerun + 1);
               return;
             }

@@ -40,6 +40,69 @@ async function upserts(handle: WorkflowHandle): Promise<string[]> {
   });
 }
 
+/** Each marker's name in a run's history, in order (core_patch: a `patched()` call; core_local_activity: a local activity). */
+async function markers(handle: WorkflowHandle): Promise<string[]> {
+  const { events } = await handle.fetchHistory();
+  return (events ?? []).flatMap((e) => (e.markerRecordedEventAttributes ? [e.markerRecordedEventAttributes.markerName ?? ''] : []));
+}
+
+describe('run format (workflows/run-format.ts)', () => {
+  it('a session KeelClient starts is stamped: it asks for no patch, loads its setup in its first task, shows its search attributes from the start and writes only `closed`; an unstamped one asks and writes as before', async () => {
+    const s = await sessionEnv(env, workflowBundle, { rules: [{ match: {}, reply: say('Hello.') }] });
+    await s.run(async () => {
+      const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
+      const session = await keel.startSession({ workspace: s.workspace });
+      for (const text of ['one', 'two']) expect((await session.send(text)).outcome).toBe('completed');
+      // Findable from its first moment, though the workflow wrote none of it.
+      const described = await session.workflowHandle.describe();
+      expect(described.searchAttributes).toMatchObject({ KeelKind: ['session'], KeelWorkspace: [s.workspace], KeelStatus: ['active'], KeelPendingApprovals: [0] });
+      expect(await upserts(session.workflowHandle)).toEqual([]);
+      // And it shows up where people look for open sessions.
+      const listed = await waitUntil(() => keel.list({ kind: 'session', status: 'active' }), (xs) => xs.some((x) => x.id === session.id), 10_000, 'listed as active');
+      expect(listed.find((x) => x.id === session.id)).toMatchObject({ kind: 'session', status: 'active', pendingApprovals: 0 });
+      await session.close();
+      expect(await upserts(session.workflowHandle)).toEqual(['KeelPendingApprovals=0 KeelStatus="closed"']);
+      expect(await markers(session.workflowHandle)).toEqual(['core_local_activity']);
+      await recordHistory(session.workflowHandle, 'stamped-session');
+
+      // Started without the stamp (the Temporal CLI, an older client): every patch asked, setup an activity.
+      const run = await s.start({});
+      await run.handle.executeUpdate(userMessageUpdate, { args: ['one'] });
+      await run.waitForState((v) => v.session.turns === 1 && v.status === 'active');
+      await run.handle.executeUpdate(closeUpdate, { args: [{ reason: 'done' }] });
+      await run.handle.result();
+      expect((await markers(run.handle)).filter((m) => m === 'core_patch').length).toBeGreaterThanOrEqual(2);
+      const written = await upserts(run.handle);
+      expect(written.some((u) => u.includes('TemporalChangeVersion'))).toBe(true);
+      expect(written.some((u) => u.includes('KeelKind="session"'))).toBe(true);
+    });
+  });
+
+  it('a goal KeelClient starts is stamped, and so are its task agents: no patch asked, neither writes its kind or workspace', async () => {
+    const g = await goalEnv(env, workflowBundle, {
+      rules: [
+        { match: planner(), reply: plan([task('greet', 'Write the greeting', 'Create hello.txt containing "hello".')]) },
+        ...writesFile('greet', 'hello.txt', 'hello\n'),
+        { match: critic(), reply: review('pass', 'hello.txt says hello.') },
+      ],
+    });
+    await g.run(async () => {
+      const keel = await KeelClient.connect({ client: env.client, taskQueue: g.taskQueue });
+      const goal = await keel.startGoal('Greet the world in hello.txt', { workspace: g.workspace, autoApprove: true, policy: { mode: 'full-auto' } });
+      expect((await goal.result()).verdict).toBe('goal_met');
+      const agent = env.client.workflow.getHandle(`${goal.id}/task-greet/1`);
+      for (const handle of [goal.workflowHandle, agent]) {
+        expect(await markers(handle)).not.toContain('core_patch');
+        const written = await upserts(handle);
+        expect(written.some((u) => u.includes('TemporalChangeVersion') || u.includes('KeelKind'))).toBe(false);
+      }
+      expect((await agent.describe()).searchAttributes).toMatchObject({ KeelKind: ['agent'], KeelWorkspace: [g.workspace], KeelStatus: ['completed'] });
+      await recordGoalHistory(goal.workflowHandle, 'stamped-goal');
+      await recordGoalHistory(agent, 'stamped-goal-agent');
+    });
+  });
+});
+
 describe('KeelStatus: resting states only', () => {
   it('a session writes no search attribute for its turns; an approval shows and clears; the status says active while a turn runs', async () => {
     const s = await sessionEnv(env, workflowBundle, {

@@ -1,0 +1,82 @@
+// Which history events one Keel session writes, in order: `npx tsx bench/history-trace.ts
+// [turns=3] [steps=3]`. Starts its own Temporal dev server (in memory), the model stand-in
+// and a Keel worker, runs the bench's conversation (bench/suite/script.ts) the way the bench's
+// `concurrent` scenario does (KeelClient, SessionHandle.send(), close), and prints every event
+// of the session's history with what it was for (signal, update, activity, marker, search
+// attributes), then the count per type. What docs/performance.md's "which events remain" cites.
+import fs from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { NativeConnection } from '@temporalio/worker';
+import { ClosableConnection } from '../client/grpc-retry';
+import { KeelClient } from '../client/keel-client';
+import { startStandin } from '../standin/server';
+import { startDevServer } from '../worker/dev-server';
+import { createKeelWorker } from '../worker/worker';
+import { BENCH_MODEL, benchScenario, turnText, writeStepFiles } from './suite/script';
+
+const EVENT_TYPES = proto.temporal.api.enums.v1.EventType as unknown as Record<number, string>;
+const turns = Number(process.argv[2] ?? 3);
+const steps = Number(process.argv[3] ?? 3);
+
+const server = await startDevServer({ port: 0, readyTimeoutMs: 120_000 });
+const standin = await startStandin({ scenario: benchScenario([steps]) });
+const workspace = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'keel-trace-')));
+await writeStepFiles(workspace, [steps]);
+const native = await NativeConnection.connect({ address: server.address });
+const connection = await ClosableConnection.connect({ address: server.address });
+const client = new Client({ connection, namespace: server.namespace });
+const taskQueue = 'trace';
+const keel = await createKeelWorker({ connection: native, namespace: server.namespace, taskQueue, env: { ANTHROPIC_API_KEY: 'sk-ant-trace', ANTHROPIC_BASE_URL: standin.url } });
+const running = keel.run();
+try {
+  const sessions = await KeelClient.connect({ client, taskQueue });
+  const session = await sessions.startSession({ workspace, model: BENCH_MODEL, policy: { mode: 'full-auto' } });
+  for (let t = 1; t <= turns; t++) await session.send(turnText(steps, `trace ${t}`));
+  await session.close();
+  const history = await client.workflow.getHandle(session.id).fetchHistory();
+  const counts = new Map<string, number>();
+  for (const event of history.events ?? []) {
+    const name = eventTypeName(Number(event.eventType));
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+    console.log(`${String(event.eventId).padStart(4)} ${name}${what(event as unknown as Record<string, unknown>)}`);
+  }
+  const total = [...counts.values()].reduce((a, b) => a + b, 0);
+  console.log(`\n${total} events for ${turns * steps} steps (${(total / (turns * steps)).toFixed(2)} per step)`);
+  for (const [name, n] of [...counts].sort((a, b) => b[1] - a[1])) console.log(`${String(n).padStart(4)} ${name}`);
+} finally {
+  keel.worker.shutdown();
+  await running;
+  await native.close();
+  await connection.close();
+  await standin.close();
+  await server.stop();
+}
+
+function eventTypeName(type: number): string {
+  return (EVENT_TYPES[type] ?? String(type)).replace(/^EVENT_TYPE_/, '');
+}
+
+function what(event: Record<string, unknown>): string {
+  const a = (key: string) => event[key] as Record<string, unknown> | null | undefined;
+  const scheduled = a('activityTaskScheduledEventAttributes');
+  if (scheduled) return ` ${(scheduled.activityType as { name?: string }).name} (${scheduled.activityId as string})`;
+  const signaled = a('workflowExecutionSignaledEventAttributes');
+  if (signaled) return ` ${signaled.signalName as string}`;
+  const accepted = a('workflowExecutionUpdateAcceptedEventAttributes');
+  if (accepted) return ` ${((accepted.acceptedRequest as { input?: { name?: string } })?.input?.name) ?? ''}`;
+  const marker = a('markerRecordedEventAttributes');
+  if (marker) {
+    const details = marker.details as Record<string, { payloads?: Array<{ data?: Uint8Array }> }> | undefined;
+    const id = details?.patch_id?.payloads?.[0]?.data;
+    return ` ${marker.markerName as string}${id ? ` ${Buffer.from(id).toString()}` : ''}`;
+  }
+  const upsert = a('upsertWorkflowSearchAttributesEventAttributes');
+  if (upsert) {
+    const fields = (upsert.searchAttributes as { indexedFields?: Record<string, { data?: Uint8Array }> })?.indexedFields ?? {};
+    return ` ${Object.entries(fields).map(([k, v]) => `${k}=${v.data ? Buffer.from(v.data).toString() : ''}`).join(' ')}`;
+  }
+  return '';
+}

@@ -1,0 +1,55 @@
+// A run's format: a stamp in its memo saying it was started by code that has every patch in
+// FORMAT_1_PATCHES, so it need not ask for them. Each `patched()` in a new run writes two
+// history events (a marker and an upsert of TemporalChangeVersion): 4 of a three-turn session's
+// 129 (`npx tsx bench/history-trace.ts`), and more for a goal and its agents. KeelClient, a
+// goal starting its agents and every continue-as-new stamp the run; a run started without the
+// stamp (the Temporal CLI, older clients) asks as before, and a run recorded before the stamp
+// existed has none, so it replays unchanged. The stamp is in the start event: replay sees it too.
+import { patched, workflowInfo } from '@temporalio/workflow';
+import { KeelKind, KeelWorkspace } from './search-attributes';
+
+export const RUN_FORMAT_MEMO = 'keelRunFormat';
+export const RUN_FORMAT = 1;
+
+/**
+ * The patches every format-1 run has. Never add to this list: a patch added later is asked
+ * for with `patched()` (a format-1 run may be recorded without it); a format 2 may take it in.
+ */
+const FORMAT_1_PATCHES: ReadonlySet<string> = new Set([
+  'keel-resting-search-status',
+  'setup-one-activity',
+  'session-queue-handover',
+  'agent-unattended-retries',
+  'keel-exact-session-approvals',
+  'agents-check-store-id',
+  'agent-report-token',
+  'goal-continue-as-new',
+  'goal-follow-ups-need-plan-approval',
+  'scripts-hashed-at-ask',
+  'tool-limit-status',
+  'shutdown-tool-is-worker-lost',
+]);
+
+/** The format this run was started with (0: no stamp). */
+export function runFormat(): number {
+  const value = workflowInfo().memo?.[RUN_FORMAT_MEMO];
+  return typeof value === 'number' && Number.isSafeInteger(value) ? value : 0;
+}
+
+/** `patched(patchId)`, answered from the stamp when the run's format has the patch (no history events). */
+export function hasPatch(patchId: string): boolean {
+  return (runFormat() >= 1 && FORMAT_1_PATCHES.has(patchId)) || patched(patchId);
+}
+
+/** The memo of a run this one starts (an agent) or continues as: the stamp, and what else was there. */
+export function stampedMemo(memo: Record<string, unknown> | undefined = {}): Record<string, unknown> {
+  return { ...memo, [RUN_FORMAT_MEMO]: RUN_FORMAT };
+}
+
+/** The search attributes a started run shows from its first moment (it then need not write them). */
+export function startSearchAttributes(kind: string, workspace: string): Array<{ key: typeof KeelKind | typeof KeelWorkspace; value: string }> {
+  return [
+    { key: KeelKind, value: kind },
+    { key: KeelWorkspace, value: workspace },
+  ];
+}
