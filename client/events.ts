@@ -36,11 +36,11 @@ const IDLE_POLL_MS = 500;
  * Yields the workflow's stream items from `from` on, following continue-as-new, until the
  * workflow closes (then the iterator ends) or `signal` aborts.
  *
- * It reads by the `keel.stream` query, every `pollCooldownMs` while items come and up to
- * every 500 ms when the stream is quiet. It does not use the stream's long-poll update: an
- * update waits inside the workflow until the next item, and a reader that goes away (a
- * closed tab, an ended AG-UI run, a proxy's timeout) cannot take it back. Parked there, ten
- * of them filled Temporal's limit of updates in flight per workflow, and every later update
+ * It reads by the `keel.stream` query, every `pollCooldownMs` while items come or a model
+ * call is in flight (the answer says so), and up to every 500 ms when the stream is quiet.
+ * It does not use the stream's long-poll update: an update waits inside the workflow until
+ * the next item, and a reader that goes away (a closed tab, an ended AG-UI run, a proxy's
+ * timeout) cannot take it back. Parked there, ten of them filled Temporal's limit of updates in flight per workflow, and every later update
  * (a message, an approval) waited out the API's bound and answered 504. A query parks
  * nothing and adds nothing to the history. Workers from before the query are followed by
  * the long poll as before. All readers of one workflow in this process share its reads, one
@@ -81,6 +81,11 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
         if (more) continue;
       } else if (ended) {
         return;
+      } else if (page.live === true) {
+        // A model call is in flight: its first text is worth the busy pace (the stream is not quiet).
+        waitMs = busyMs;
+        if (!(await pause(waitMs, signal))) return;
+        continue;
       }
     }
     if (ended) return;

@@ -75,6 +75,8 @@ export interface HostOptions<Event> {
   view: () => HostView;
   /** After what people see is refreshed (the agent reports to its goal here). */
   afterReport?: () => void;
+  /** True while a model call is in flight: stream readers keep their busy pace (workflows/stream-read.ts). */
+  live?: () => boolean;
 }
 
 /** Event-log bytes kept across continue-as-new: the newest entries; older ones are trimmed (offsets stay). */
@@ -99,7 +101,7 @@ export class MachineHost<Entry extends { seq: number }, Event extends { kind: st
   constructor(private readonly options: HostOptions<Event>) {
     this.stream = new WorkflowStream(options.carry?.stream);
     this.topic = this.stream.topic<Entry>(EVENTS_TOPIC);
-    registerStreamRead(this.stream);
+    registerStreamRead(this.stream, () => options.live?.() === true);
     this.seq = options.carry?.nextSeq ?? 0;
     // Asked once, in the run's first activation: a run recorded before the patch keeps
     // writing the machine's state, so its history replays.

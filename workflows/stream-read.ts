@@ -23,6 +23,11 @@ export interface StreamReadPage {
   end: number;
   /** The oldest offset still kept (older ones were trimmed at a continue-as-new). */
   first: number;
+  /**
+   * A model call is in flight: its text may come any moment, so a reader asks again at its busy
+   * pace instead of backing off as from a quiet stream. Absent from workers before it.
+   */
+  live?: boolean;
 }
 
 export const streamReadQuery = defineQuery<StreamReadPage, [StreamReadInput]>('keel.stream');
@@ -33,7 +38,7 @@ const MAX_BYTES = 1_000_000;
 
 type LogItem = { topic: string; payload: Parameters<typeof defaultPayloadConverter.fromPayload>[0] };
 
-export function registerStreamRead(stream: WorkflowStream): void {
+export function registerStreamRead(stream: WorkflowStream, live: () => boolean = () => false): void {
   setHandler(streamReadQuery, (input) => {
     const from = Number.isSafeInteger(input?.from) && input.from >= 0 ? input.from : 0;
     const limit = Number.isSafeInteger(input?.limit) && input.limit! > 0 ? Math.min(input.limit!, MAX_ITEMS) : MAX_ITEMS;
@@ -55,6 +60,6 @@ export function registerStreamRead(stream: WorkflowStream): void {
       bytes += size;
       items.push({ topic: entry.topic, offset: base + i, data: defaultPayloadConverter.fromPayload(entry.payload) });
     }
-    return { items, next: base + i, end, first: base };
+    return { items, next: base + i, end, first: base, ...(live() ? { live: true } : {}) };
   });
 }

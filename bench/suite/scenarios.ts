@@ -371,13 +371,13 @@ async function settled<T>(promises: readonly Promise<T>[]): Promise<T[]> {
   return results.map((r) => (r as PromiseFulfilledResult<T>).value);
 }
 
-/** Ms from t0 until a client following the session's model topic sees the next text delta. */
+/** Ms from t0 until a client following the session's model topic, with the client's default settings (issue 31), sees the next text delta. */
 async function firstModelDelta(session: BenchSession, from: number, t0: number, required = false): Promise<number> {
   const handle = session.keel!;
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), 60_000);
   try {
-    for await (const item of handle.events({ from, topics: ['model'], signal: abort.signal, pollCooldownMs: 0 })) {
+    for await (const item of handle.events({ from, topics: ['model'], signal: abort.signal })) {
       if (item.topic === 'model' && item.data.kind === 'delta') return performance.now() - t0;
     }
   } finally {

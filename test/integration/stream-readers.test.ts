@@ -15,7 +15,8 @@ import { streamReadsQueued } from '../../client/stream-reads';
 import { startServer } from '../../server/main';
 import { workflowsPath } from '../../worker/worker';
 import { TEST_TOKEN } from '../fixtures/serve-process';
-import { KEY, sessionEnv } from '../fixtures/session-harness';
+import { KEY, sessionEnv, waitUntil } from '../fixtures/session-harness';
+import { streamReadQuery } from '../../workflows/stream-read';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -150,4 +151,47 @@ describe('many readers of one stream', () => {
       await connection.close();
     }
   }, 120_000);
+
+  it('while a model call is in flight the stream read says live, and a reader keeps its busy pace instead of backing off', async () => {
+    // The reply's first text comes after 1.5 s: a reader that backed off as from a quiet stream
+    // would ask about 5 times in that while (50, 100, 200, 400, 500 ms apart), and see the text
+    // up to 500 ms late.
+    const s = await sessionEnv(env, workflowBundle, { name: 'slow', apiKeys: [KEY], rules: [{ name: 'slow', match: {}, reply: { delayMs: 1_500, chunkSize: 100, content: [{ type: 'text', text: 'Slow, but here.' }] } }] });
+    const counter = new QueryCounter();
+    const connection = await Connection.connect({ address: env.address, interceptors: [counter.interceptor] });
+    const client = new Client({ connection, namespace: env.namespace });
+    try {
+      await s.run(async () => {
+        const keel = await KeelClient.connect({ client, taskQueue: s.taskQueue });
+        const session = await keel.startSession({ workspace: s.workspace });
+        await session.send('warm up');
+        const from = await session.streamOffset();
+        const abort = new AbortController();
+        const first = (async () => {
+          for await (const item of session.events({ from, topics: ['model'], signal: abort.signal })) {
+            if (item.topic === 'model' && item.data.kind === 'delta') return { at: Date.now(), sent: counter.sent };
+          }
+          return null;
+        })();
+        // Quiet for a while first: the reader has backed off to its idle pace before the call.
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        const before = counter.sent;
+        const posted = session.post('go slowly');
+        const live = await waitUntil(() => env.client.workflow.getHandle(session.id).query(streamReadQuery, { from: 0, limit: 1 }), (page) => page.live === true, 5_000, 'live');
+        expect(live.live).toBe(true);
+        const seen = await first;
+        abort.abort();
+        await posted;
+        expect(seen).not.toBeNull();
+        // About one read per 50 ms (the default pace) while the model thought; at least 15 in 1.5 s.
+        expect(seen!.sent - before).toBeGreaterThanOrEqual(15);
+        const done = await session.send('again');
+        expect(done.outcome).toBe('completed');
+        const quiet = await env.client.workflow.getHandle(session.id).query(streamReadQuery, { from: 0, limit: 1 });
+        expect(quiet.live).toBeUndefined();
+      });
+    } finally {
+      await connection.close();
+    }
+  }, 60_000);
 });
