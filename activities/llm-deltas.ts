@@ -31,6 +31,23 @@ export type ModelStreamEvent =
   | { kind: 'delta'; callId: string | null; attempt: number; index: number; block: 'text' | 'thinking'; text: string }
   | { kind: 'stop'; callId: string | null; attempt: number; stopReason: string | null };
 
+/**
+ * The call's text so far, in every heartbeat of the model activity: a client reads it with
+ * DescribeWorkflowExecution (client/live-model.ts), from the server alone, no workflow task,
+ * while the same text reaches the workflow's stream later (signals, the result's tail).
+ * Each block's `tail` is its last LIVE_TAIL_CHARS characters; `length` says where it ends.
+ */
+export interface LiveModelText {
+  callId: string | null;
+  attempt: number;
+  /** The start marker, once message_start came (what a watcher counts as billed). */
+  start: Extract<ModelStreamEvent, { kind: 'start' }> | null;
+  blocks: Array<{ index: number; block: 'text' | 'thinking'; length: number; tail: string }>;
+}
+
+/** A reader that polls every 50 ms is never this far behind: a block's text in a heartbeat is bounded. */
+export const LIVE_TAIL_CHARS = 4_096;
+
 /** The slice of a workflow-stream topic handle this needs (a fake in unit tests). */
 export interface TopicPublisher {
   publish(value: ModelStreamEvent, options?: { forceFlush?: boolean }): void;
@@ -42,6 +59,9 @@ export class DeltaPublisher {
   private timer: NodeJS.Timeout | undefined;
   private dueAt = Infinity;
   private sentDeltas = false;
+  private started: Extract<ModelStreamEvent, { kind: 'start' }> | null = null;
+  /** Every block's text of this attempt, for the heartbeats' live view. */
+  private readonly texts = new Map<number, { block: 'text' | 'thinking'; text: string }>();
 
   constructor(
     private readonly topic: TopicPublisher,
@@ -55,11 +75,15 @@ export class DeltaPublisher {
   }
 
   start(requestId: string | null, model: string, billed: { inputTokens: number; inputCostUsd: number | null; outputUsdPerToken: number | null }): void {
-    this.hold({ kind: 'start', ...this.call, requestId, model, ...billed }, this.intervalMs);
+    this.started = { kind: 'start', ...this.call, requestId, model, ...billed };
+    this.hold(this.started, this.intervalMs);
   }
 
   delta(index: number, block: 'text' | 'thinking', text: string): void {
     if (text.length === 0) return;
+    const seen = this.texts.get(index);
+    if (seen && seen.block === block) seen.text += text;
+    else this.texts.set(index, { block, text });
     const last = this.held.at(-1);
     if (last?.kind === 'delta' && last.index === index && last.block === block) last.text += text;
     else this.held.push({ kind: 'delta', ...this.call, index, block, text });
@@ -76,6 +100,15 @@ export class DeltaPublisher {
     const tail = [...this.held, { kind: 'stop' as const, ...this.call, stopReason }];
     this.held = [];
     return tail;
+  }
+
+  /** The text so far, for a heartbeat. */
+  live(): LiveModelText {
+    return {
+      ...this.call,
+      start: this.started,
+      blocks: [...this.texts].map(([index, { block, text }]) => ({ index, block, length: text.length, tail: text.slice(-LIVE_TAIL_CHARS) })),
+    };
   }
 
   /** Sends what is held (the call failed, or its interval is up). */

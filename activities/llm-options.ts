@@ -10,8 +10,8 @@ import { LOST_ATTEMPT_RETRY } from '../machines/model-retry';
  * - heartbeatTimeout: how long without a heartbeat before the server declares the attempt
  *   lost. It is NOT what makes an interrupt fast: a cancel is delivered in answer to a
  *   heartbeat, and the worker sends the activity's twice-a-second heartbeats at least
- *   every `maxHeartbeatThrottleInterval` (500 ms, worker/worker.ts), so cancel latency
- *   stays about a second whatever this is. It only decides when a silent attempt counts
+ *   every `maxHeartbeatThrottleInterval` (50 ms, activities/tools/definitions.ts), so cancel latency
+ *   stays under a second whatever this is. It only decides when a silent attempt counts
  *   as dead — and a lost attempt is retried, i.e. paid for again. At 1.5 s any event-loop
  *   stall over 1.5 s (GC, a busy worker, a laptop lid) turned into a second paid call;
  *   10 s tolerates a busy loop and still notices a dead worker within seconds.

@@ -32,6 +32,7 @@ export { MODEL_ACTIVITY_OPTIONS } from './llm-options';
 export { MODEL_FAILURE, type ModelFailureDetails, type ModelFailureType, type SpentUsage } from './llm-errors';
 export { MODEL_STREAM_TOPIC, type ModelStreamEvent } from './llm-deltas';
 export type { ModelCallHeartbeat, ModelConnectionState } from './llm-connection';
+export type { LiveModelText } from './llm-deltas';
 export type { ModelCallInput, ModelCallResult, ModelConversation } from './llm-input';
 export type { Compaction } from './conversation-compaction';
 export type { ModelCost } from './llm-pricing';
@@ -98,7 +99,10 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
   const spent = (): SpentUsage | null => spentUsage(accumulator, input.model, settings.prices);
   // The usage so far rides on every heartbeat: if this worker dies mid-stream, the
   // workflow reads it from the heartbeat timeout's last details and still counts it.
-  const heartbeat = () => ctx.heartbeat({ ...progress.details(), usage: spent() });
+  // And the text so far (activities/llm-deltas.ts LiveModelText): clients read it from the
+  // server while the call streams, without a workflow task.
+  const publishing: { deltas?: DeltaPublisher | undefined } = {};
+  const heartbeat = () => ctx.heartbeat({ ...progress.details(), usage: spent(), ...(publishing.deltas ? { live: publishing.deltas.live() } : {}) });
   heartbeat();
   // Heartbeats on a clock as well as on stream events: a cancel is delivered only in
   // answer to a heartbeat, and the wait for the first byte can be long.
@@ -112,13 +116,13 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
           maxRetryDuration: '5 seconds',
         })
       : undefined;
-  const deltas = streamClient
+  const deltas = (publishing.deltas = streamClient
     ? new DeltaPublisher(
         streamClient.topic<ModelStreamEvent>(MODEL_STREAM_TOPIC),
         { callId: input.callId ?? null, attempt },
         settings.publishIntervalMs,
       )
-    : undefined;
+    : undefined);
   if (attempt > 1) deltas?.retry();
 
   const idle = new AbortController();

@@ -1,6 +1,8 @@
 // Following a goal or session: its workflow stream (@temporalio/workflow-streams) as an
 // async iterator. `events` carries the event log (SPEC §3 kinds), `model` the streamed
-// model text. Every item has the stream's offset: pass `from: offset + 1` to resume.
+// model text. Every item has the stream's offset: pass `from: offset + 1` to resume (model
+// text read live from the server, before it is in the stream, has offset -1: resume after the
+// last item with an offset, and the stream brings that text again).
 // Read by the `keel.stream` query (workflows/stream-read.ts), with the stream's offsets, so a
 // reader resumes exactly before, during and after the close, and a reader that goes away
 // leaves nothing waiting in the workflow.
@@ -9,6 +11,7 @@ import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { ModelStreamEvent } from '../activities/llm-deltas';
 import { EVENTS_TOPIC, MODEL_TOPIC, type GoalLogEntry, type LogEntry } from '../workflows/definitions';
 import { streamReadQuery, type StreamReadPage } from '../workflows/stream-read';
+import { LiveOverlay, readLiveModelText } from './live-model';
 import { ABORTED, readStreamPage } from './stream-reads';
 
 export type { ModelStreamEvent };
@@ -29,6 +32,9 @@ export interface EventsOptions {
 export type GoalStreamItem = StreamItem<GoalLogEntry>;
 export type SessionStreamItem = StreamItem<LogEntry>;
 
+/** Reads of a model call's live text between two reads of the stream while it streams. */
+const LIVE_READS_PER_QUERY = 4;
+
 /** The longest pause between two reads of a quiet stream. */
 const IDLE_POLL_MS = 500;
 
@@ -36,15 +42,21 @@ const IDLE_POLL_MS = 500;
  * Yields the workflow's stream items from `from` on, following continue-as-new, until the
  * workflow closes (then the iterator ends) or `signal` aborts.
  *
- * It reads by the `keel.stream` query, every `pollCooldownMs` while items come or a model
- * call is in flight (the answer says so), and up to every 500 ms when the stream is quiet.
+ * It reads by the `keel.stream` query, every `pollCooldownMs` while items come, and up to
+ * every 500 ms when the stream is quiet. While a model call is in flight (the answer says so)
+ * it reads the call's text so far from the server every `pollCooldownMs` instead (the model
+ * activity's heartbeats; client/live-model.ts), and the stream every fourth time: model text
+ * items from there have offset -1, and each character is yielded once, from whichever copy
+ * brings it first.
+ *
  * It does not use the stream's long-poll update: an update waits inside the workflow until
  * the next item, and a reader that goes away (a closed tab, an ended AG-UI run, a proxy's
- * timeout) cannot take it back. Parked there, ten of them filled Temporal's limit of updates in flight per workflow, and every later update
- * (a message, an approval) waited out the API's bound and answered 504. A query parks
- * nothing and adds nothing to the history. Workers from before the query are followed by
- * the long poll as before. All readers of one workflow in this process share its reads, one
- * query at a time (client/stream-reads.ts).
+ * timeout) cannot take it back. Parked there, ten of them filled Temporal's limit of updates
+ * in flight per workflow, and every later update (a message, an approval) waited out the
+ * API's bound and answered 504. A query parks nothing and adds nothing to the history.
+ * Workers from before the query are followed by the long poll as before. All readers of one
+ * workflow in this process share its reads, one query at a time (client/stream-reads.ts),
+ * and its describes (client/live-model.ts).
  */
 export async function* followStream<E>(client: Client, workflowId: string, options: EventsOptions = {}): AsyncGenerator<StreamItem<E>> {
   const topics = options.topics ?? [EVENTS_TOPIC, MODEL_TOPIC];
@@ -53,6 +65,8 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
   let from = options.from ?? 0;
   let waitMs = busyMs;
   let ended = false;
+  // Model text from the server while a call streams, each character shown once (client/live-model.ts).
+  const overlay = topics.includes(MODEL_TOPIC) ? new LiveOverlay() : null;
   for (;;) {
     if (signal?.aborted) return;
     let page: StreamReadPage | null = null;
@@ -72,21 +86,34 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
     if (page !== null) {
       for (const item of page.items) {
         if (signal?.aborted) return;
-        yield item as StreamItem<E>;
+        const shown = overlay ? overlay.durableItem(item) : item;
+        if (shown !== null) yield shown as StreamItem<E>;
       }
       const more = page.next < page.end;
       from = Math.max(from, page.next);
-      if (page.items.length > 0 || more) {
+      if (more) {
         waitMs = busyMs;
-        if (more) continue;
-      } else if (ended) {
-        return;
-      } else if (page.live === true) {
-        // A model call is in flight: its first text is worth the busy pace (the stream is not quiet).
-        waitMs = busyMs;
-        if (!(await pause(waitMs, signal))) return;
         continue;
       }
+      if (page.live === true && !ended) {
+        // A model call is in flight: the stream is not quiet. Its text comes sooner from the
+        // server (client/live-model.ts), read at the busy pace; the stream again every few reads.
+        waitMs = busyMs;
+        for (let read = 0; read < (overlay ? LIVE_READS_PER_QUERY : 1); read++) {
+          if (!(await pause(busyMs, signal))) return;
+          if (!overlay) break;
+          const calls = await readLiveModelText(client, workflowId);
+          for (const item of overlay.liveItems(calls)) {
+            if (signal?.aborted) return;
+            yield item;
+          }
+          // The call is over (or not begun): its end is in the stream.
+          if (calls.length === 0) break;
+        }
+        continue;
+      }
+      if (page.items.length > 0) waitMs = busyMs;
+      else if (ended) return;
     }
     if (ended) return;
     // Caught up: has the workflow ended? Then one more read takes what came before the close.

@@ -86,8 +86,12 @@ export function modelToolSpec(tool: ToolDefinition): ModelToolSpec {
 }
 
 /**
- * Worker options the tools need: the SDK sends heartbeats at most every 80% of the
+ * Worker options the activities need: the SDK sends heartbeats at most every 80% of the
  * heartbeat timeout by default, and cancellation only arrives with a heartbeat's
- * answer, so cap the throttle to hear about a cancel within a second.
+ * answer, so cap the throttle to hear about a cancel within a second. The model activity's
+ * heartbeats also carry the text so far, which clients read from the server
+ * (client/live-model.ts): at 50 ms the first text is there ~50 ms after it came, and a long
+ * answer costs the server 20 heartbeats a second at most (a heartbeat is ~6 ms of server CPU,
+ * a stream signal ~18 ms and a workflow task: bench/delta-channel.ts).
  */
-export const TOOL_WORKER_OPTIONS = { maxHeartbeatThrottleInterval: '500 milliseconds' } as const;
+export const TOOL_WORKER_OPTIONS = { maxHeartbeatThrottleInterval: '50 milliseconds' } as const;

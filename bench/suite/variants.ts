@@ -84,7 +84,10 @@ export class VariantWorker {
 
   async start(): Promise<void> {
     const spec = SPECS[this.name];
-    const child = spawn(process.execPath, ['--import', 'tsx', spec.file], {
+    // BENCH_WORKER_NODE_ARGS: node flags for the variants' workers, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`
+    // (a profile per thread: the main thread runs the activities, a worker thread the workflows).
+    const nodeArgs = (process.env.BENCH_WORKER_NODE_ARGS ?? '').split(' ').filter((arg) => arg.length > 0);
+    const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', spec.file], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
