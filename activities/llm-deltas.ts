@@ -40,8 +40,6 @@ export type ModelStreamEvent =
 export interface LiveModelText {
   callId: string | null;
   attempt: number;
-  /** The start marker, once message_start came (what a watcher counts as billed). */
-  start: Extract<ModelStreamEvent, { kind: 'start' }> | null;
   blocks: Array<{ index: number; block: 'text' | 'thinking'; length: number; tail: string }>;
 }
 
@@ -59,7 +57,6 @@ export class DeltaPublisher {
   private timer: NodeJS.Timeout | undefined;
   private dueAt = Infinity;
   private sentDeltas = false;
-  private started: Extract<ModelStreamEvent, { kind: 'start' }> | null = null;
   /** Every block's text of this attempt, for the heartbeats' live view. */
   private readonly texts = new Map<number, { block: 'text' | 'thinking'; text: string }>();
 
@@ -75,8 +72,7 @@ export class DeltaPublisher {
   }
 
   start(requestId: string | null, model: string, billed: { inputTokens: number; inputCostUsd: number | null; outputUsdPerToken: number | null }): void {
-    this.started = { kind: 'start', ...this.call, requestId, model, ...billed };
-    this.hold(this.started, this.intervalMs);
+    this.hold({ kind: 'start', ...this.call, requestId, model, ...billed }, this.intervalMs);
   }
 
   delta(index: number, block: 'text' | 'thinking', text: string): void {
@@ -106,7 +102,6 @@ export class DeltaPublisher {
   live(): LiveModelText {
     return {
       ...this.call,
-      start: this.started,
       blocks: [...this.texts].map(([index, { block, text }]) => ({ index, block, length: text.length, tail: text.slice(-LIVE_TAIL_CHARS) })),
     };
   }

@@ -86,8 +86,7 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
     if (page !== null) {
       for (const item of page.items) {
         if (signal?.aborted) return;
-        const shown = overlay ? overlay.durableItem(item) : item;
-        if (shown !== null) yield shown as StreamItem<E>;
+        yield (overlay ? overlay.durableItem(item) : item) as StreamItem<E>;
       }
       const more = page.next < page.end;
       from = Math.max(from, page.next);

@@ -5,7 +5,7 @@
 // rest with the call's result): that copy is the durable one, with offsets; this one is only
 // sooner. `LiveOverlay` lets a reader show each character once, whichever copy brings it first.
 import type { Client } from '@temporalio/client';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import { z } from 'zod';
 import type { LiveModelText, ModelStreamEvent } from '../activities/llm-deltas';
 
@@ -18,18 +18,10 @@ const STOPPED_KEPT = 64;
 /** Readers of one workflow in this process within this long share one describe. */
 const SHARE_MS = 20;
 
-const start = z.looseObject({
-  kind: z.literal('start'),
-  callId: z.string().nullable(),
-  attempt: z.number().int().positive(),
-  requestId: z.string().nullable(),
-  model: z.string(),
-});
 /** Heartbeat details are anyone's who can heartbeat the activity: read as hostile. */
 const liveSchema = z.object({
   callId: z.string().max(500).nullable(),
   attempt: z.number().int().positive(),
-  start: start.nullable(),
   blocks: z
     .array(z.object({ index: z.number().int().nonnegative(), block: z.enum(['text', 'thinking']), length: z.number().int().nonnegative(), tail: z.string() }))
     .max(1_000),
@@ -74,29 +66,29 @@ type ModelItem = { topic: 'model'; offset: number; data: ModelStreamEvent };
 
 /**
  * One reader's view of a call's text from both copies: every character once, in order. Live
- * items have offset -1 (they are not in the stream: SSE sends them without an id, and a reader
- * that resumes by offset reads the durable copy again).
+ * deltas have offset -1 (they are not in the stream: SSE sends them without an id, and a reader
+ * that resumes by offset reads the durable copy again). Every stream item still comes, with its
+ * offset, so a resumed reader misses nothing: a delta cut to what was not shown live (`''`
+ * when all of it was), the markers as they are. Live text comes as deltas only: a delta of a
+ * new attempt may come before that attempt's `retry` marker, and a call's text before its
+ * `start` (readers key a call's text by call and attempt).
  */
 export class LiveOverlay {
   /** Characters shown, per call, attempt and block. */
   private readonly shown = new Map<string, number>();
   /** Characters the durable copy has brought, per call, attempt and block. */
   private readonly durable = new Map<string, number>();
-  /** Markers (retry, start) shown, per call and attempt. */
-  private readonly marked = new Set<string>();
   /** Calls whose stop marker passed (the newest few): a describe that left before it says nothing new. */
   private readonly stopped = new Set<string>();
 
-  /** A stream item: as it is, cut to what was not shown yet, or null when all of it was. */
-  durableItem<T extends { topic: string; offset: number; data: unknown }>(item: T): T | null {
+  /** A stream item, its text cut to what was not shown yet. */
+  durableItem<T extends { topic: string; offset: number; data: unknown }>(item: T): T {
     if (item.topic !== 'model') return item;
     const data = item.data as ModelStreamEvent;
     const call = `${data.callId}|${data.attempt}`;
     switch (data.kind) {
       case 'retry':
       case 'start':
-        if (this.marked.has(`${call}|${data.kind}`)) return null;
-        this.marked.add(`${call}|${data.kind}`);
         return item;
       case 'delta': {
         const key = `${call}|${data.index}`;
@@ -104,9 +96,12 @@ export class LiveOverlay {
         const after = before + data.text.length;
         this.durable.set(key, after);
         const shown = this.shown.get(key) ?? 0;
-        if (after <= shown) return null;
-        this.shown.set(key, after);
-        return before >= shown ? item : { ...item, data: { ...data, text: data.text.slice(shown - before) } };
+        if (before >= shown) {
+          this.shown.set(key, after);
+          return item;
+        }
+        this.shown.set(key, Math.max(shown, after));
+        return { ...item, data: { ...data, text: data.text.slice(Math.min(shown, after) - before) } };
       }
       case 'stop':
         this.forget(call);
@@ -114,20 +109,12 @@ export class LiveOverlay {
     }
   }
 
-  /** What the live text adds to what was shown: markers first, then each block's new characters. */
+  /** What the live text adds to what was shown: each block's new characters. */
   liveItems(calls: readonly LiveModelText[]): ModelItem[] {
     const out: ModelItem[] = [];
     for (const live of calls) {
       const call = `${live.callId}|${live.attempt}`;
       if (this.stopped.has(call)) continue;
-      if (live.attempt > 1 && !this.marked.has(`${call}|retry`)) {
-        this.marked.add(`${call}|retry`);
-        out.push({ topic: 'model', offset: -1, data: { kind: 'retry', callId: live.callId, attempt: live.attempt } });
-      }
-      if (live.start !== null && !this.marked.has(`${call}|start`)) {
-        this.marked.add(`${call}|start`);
-        out.push({ topic: 'model', offset: -1, data: { ...live.start, callId: live.callId, attempt: live.attempt } });
-      }
       for (const block of [...live.blocks].sort((a, b) => a.index - b.index)) {
         const key = `${call}|${block.index}`;
         const shown = this.shown.get(key) ?? 0;
@@ -146,6 +133,5 @@ export class LiveOverlay {
     this.stopped.add(call);
     if (this.stopped.size > STOPPED_KEPT) this.stopped.delete(this.stopped.values().next().value!);
     for (const map of [this.shown, this.durable]) for (const key of [...map.keys()]) if (key.startsWith(`${call}|`)) map.delete(key);
-    for (const key of [...this.marked]) if (key.startsWith(`${call}|`)) this.marked.delete(key);
   }
 }

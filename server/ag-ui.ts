@@ -109,10 +109,12 @@ export class AgUiMapper {
       if (this.matcher.turnId === null) return out;
       const m = item.data;
       const messageId = `msg-${m.callId ?? 'model'}-${m.attempt}`;
-      if (m.kind === 'start') {
-        this.model = m.model;
-        out.push(...this.close());
-      } else if (m.kind === 'retry' || m.kind === 'stop') {
+      if (m.kind === 'start' || m.kind === 'retry') {
+        if (m.kind === 'start') this.model = m.model;
+        // Text read live comes before its call's markers (client/live-model.ts): a marker ends
+        // what an earlier call or attempt showed, not its own message.
+        out.push(...this.closeOthers(messageId));
+      } else if (m.kind === 'stop') {
         out.push(...this.close());
       } else if (m.kind === 'delta' && m.block === 'thinking') {
         if (this.openReasoning !== messageId) {
@@ -197,6 +199,20 @@ export class AgUiMapper {
       ...(result !== undefined ? { result } : {}),
       ...(u ? { usage: [{ provider: 'anthropic', ...(this.model ? { model: this.model } : {}), inputTokens: u.inputTokens, outputTokens: u.outputTokens, totalTokens: u.inputTokens + u.outputTokens }] } : {}),
     };
+  }
+
+  /** Closes what is open for another message than `messageId` (another call, or an earlier attempt). */
+  private closeOthers(messageId: string): BaseEvent[] {
+    const out: BaseEvent[] = [];
+    if (this.openText !== null && this.openText !== messageId) {
+      out.push({ type: EventType.TEXT_MESSAGE_END, messageId: this.openText });
+      this.openText = null;
+    }
+    if (this.openReasoning !== null && this.openReasoning !== messageId) {
+      out.push({ type: EventType.REASONING_MESSAGE_END, messageId: this.openReasoning }, { type: EventType.REASONING_END, messageId: this.openReasoning });
+      this.openReasoning = null;
+    }
+    return out;
   }
 
   private close(): BaseEvent[] {

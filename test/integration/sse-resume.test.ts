@@ -10,6 +10,7 @@ import { KeelClient } from '../../client/keel-client';
 import { startServer } from '../../server/main';
 import { loadScenario } from '../../standin/scenario';
 import { workflowsPath } from '../../worker/worker';
+import type { ModelStreamEvent } from '../../activities/llm-deltas';
 import type { LogEntry } from '../../workflows/definitions';
 import { authed, readSse, TEST_TOKEN } from '../fixtures/serve-process';
 import { sessionEnv, waitUntil } from '../fixtures/session-harness';
@@ -31,6 +32,13 @@ afterAll(async () => {
 type SseItem = { event: string; id: string | null; data: unknown };
 const kind = (e: SseItem) => (e.event === 'events' ? (e.data as LogEntry).kind : null);
 const withoutEnd = (xs: SseItem[]) => xs.filter((e) => e.event !== 'end');
+const durable = (xs: SseItem[]) => xs.filter((e) => e.id !== null);
+const modelText = (xs: SseItem[]) =>
+  xs
+    .filter((e) => e.event === 'model')
+    .map((e) => e.data as ModelStreamEvent)
+    .map((m) => (m.kind === 'delta' && m.block === 'text' ? m.text : ''))
+    .join('');
 
 describe('SSE resume across the end of a workflow', () => {
   it('reconnecting with Last-Event-ID before, during and after the close gets every later item once, each with its offset', async () => {
@@ -76,9 +84,16 @@ describe('SSE resume across the end of a workflow', () => {
         expect(all.map(kind)).toContain('session.closed');
         const after = (id: string | number) => all.slice(Number(id) + 1);
 
-        // What each reader got joins up to the whole stream, without loss or repeats.
-        expect([...early, ...during, ...withoutEnd(acrossItems)]).toEqual(all);
-        expect(withoutEnd(acrossItems)).toEqual(after(duringLast));
+        // What each reader got joins up to the whole stream, without loss or repeats: every item
+        // of the stream once, by its offset, and the same model text. Readers open while the
+        // model streamed also got its text live from the server (no id: client/live-model.ts),
+        // and the stream's copy of those characters came emptied.
+        const joined = [...early, ...during, ...withoutEnd(acrossItems)];
+        expect(durable(joined).map((e) => e.id)).toEqual(all.map((e) => e.id));
+        expect(durable(joined).filter((e) => e.event === 'events')).toEqual(all.filter((e) => e.event === 'events'));
+        expect(modelText(joined)).toBe(modelText(all));
+        expect(durable(withoutEnd(acrossItems)).map((e) => e.id)).toEqual(after(duringLast).map((e) => e.id));
+        expect(modelText(withoutEnd(acrossItems))).toBe(modelText(after(duringLast)));
 
         // Reconnects after the close from several points, including the issue's Last-Event-ID: 10,
         // the last item (nothing follows but the end) and a `from` query.

@@ -60,13 +60,15 @@ export function useRunStream(id: string): RunStream {
         const m = item.data as { kind: string; callId: string | null; attempt: number; block?: string; text?: string; model?: string };
         const key = `${m.callId ?? 'model'}`;
         let call = byKey.get(key);
-        if (m.kind === 'start' || m.kind === 'retry' || !call) {
-          // A retry voids what the earlier attempt showed.
+        // A retry voids what the earlier attempt showed. Text read live comes before its call's
+        // start and retry markers (client/live-model.ts): a marker of the attempt shown goes on with it.
+        if (!call || call.attempt !== m.attempt || ((m.kind === 'start' || m.kind === 'retry') && call.state !== 'streaming')) {
           call = { key: `${key}#${m.attempt}`, callId: m.callId, attempt: m.attempt, model: m.model ?? call?.model ?? null, text: '', thinking: '', state: 'streaming' };
           if (byKey.has(key)) s.calls = s.calls.filter((c) => c !== byKey.get(key));
           byKey.set(key, call);
           s.calls = [...s.calls, call];
         }
+        if (m.kind === 'start' && m.model) call.model = m.model;
         if (m.kind === 'delta' && m.block === 'thinking') call.thinking += m.text ?? '';
         else if (m.kind === 'delta') call.text += m.text ?? '';
         if (m.kind === 'stop') {
