@@ -53,6 +53,7 @@ try {
   await connection.close();
   await standin.close();
   await server.stop();
+  await fs.rm(workspace, { recursive: true, force: true });
 }
 
 function eventTypeName(type: number): string {

@@ -40,6 +40,15 @@ async function upserts(handle: WorkflowHandle): Promise<string[]> {
   });
 }
 
+/** A goal of one task: the planner plans it, its agent writes hello.txt, the critic passes it. */
+const greetingGoal = () => ({
+  rules: [
+    { match: planner(), reply: plan([task('greet', 'Write the greeting', 'Create hello.txt containing "hello".')]) },
+    ...writesFile('greet', 'hello.txt', 'hello\n'),
+    { match: critic(), reply: review('pass', 'hello.txt says hello.') },
+  ],
+});
+
 /** Each marker's name in a run's history, in order (core_patch: a `patched()` call; core_local_activity: a local activity). */
 async function markers(handle: WorkflowHandle): Promise<string[]> {
   const { events } = await handle.fetchHistory();
@@ -79,13 +88,7 @@ describe('run format (workflows/run-format.ts)', () => {
   });
 
   it('a goal KeelClient starts is stamped, and so are its task agents: no patch asked, neither writes its kind or workspace', async () => {
-    const g = await goalEnv(env, workflowBundle, {
-      rules: [
-        { match: planner(), reply: plan([task('greet', 'Write the greeting', 'Create hello.txt containing "hello".')]) },
-        ...writesFile('greet', 'hello.txt', 'hello\n'),
-        { match: critic(), reply: review('pass', 'hello.txt says hello.') },
-      ],
-    });
+    const g = await goalEnv(env, workflowBundle, greetingGoal());
     await g.run(async () => {
       const keel = await KeelClient.connect({ client: env.client, taskQueue: g.taskQueue });
       const goal = await keel.startGoal('Greet the world in hello.txt', { workspace: g.workspace, autoApprove: true, policy: { mode: 'full-auto' } });
@@ -165,13 +168,7 @@ describe('KeelStatus: resting states only', () => {
   });
 
   it("a task agent writes working once for all its steps, then how it ended; the goal's phases are still written", async () => {
-    const g = await goalEnv(env, workflowBundle, {
-      rules: [
-        { match: planner(), reply: plan([task('greet', 'Write the greeting', 'Create hello.txt containing "hello".')]) },
-        ...writesFile('greet', 'hello.txt', 'hello\n'),
-        { match: critic(), reply: review('pass', 'hello.txt says hello.') },
-      ],
-    });
+    const g = await goalEnv(env, workflowBundle, greetingGoal());
     await g.run(async () => {
       const run = await g.start({ goal: 'Greet the world in hello.txt', autoApprove: true });
       expect((await run.handle.result()).verdict).toBe('goal_met');
