@@ -102,7 +102,11 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
   // And the text so far (activities/llm-deltas.ts LiveModelText): clients read it from the
   // server while the call streams, without a workflow task.
   const publishing: { deltas?: DeltaPublisher | undefined } = {};
-  const heartbeat = () => ctx.heartbeat({ ...progress.details(), usage: spent(), ...(publishing.deltas ? { live: publishing.deltas.live() } : {}) });
+  let lastBeat = 0;
+  const heartbeat = () => {
+    lastBeat = Date.now();
+    ctx.heartbeat({ ...progress.details(), usage: spent(), ...(publishing.deltas ? { live: publishing.deltas.live() } : {}) });
+  };
   heartbeat();
   // Heartbeats on a clock as well as on stream events: a cancel is delivered only in
   // answer to a heartbeat, and the wait for the first byte can be long.
@@ -192,6 +196,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
     armIdleTimer();
     heartbeat();
     let started = false;
+    let sawText = false;
 
     for await (const event of stream) {
       progress.event();
@@ -205,7 +210,11 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
         if (event.delta.type === 'text_delta') deltas?.delta(event.index, 'text', event.delta.text);
         else if (event.delta.type === 'thinking_delta') deltas?.delta(event.index, 'thinking', event.delta.thinking);
       }
-      heartbeat();
+      // The first text at once (a watcher sees it start), then at the deltas' pace: a long answer
+      // costs the server a heartbeat every ~150 ms, watched or not, not one per 50 ms throttle.
+      const firstText: boolean = !sawText && event.type === 'content_block_delta';
+      sawText ||= firstText;
+      if (firstText || Date.now() - lastBeat >= settings.publishIntervalMs) heartbeat();
     }
     // The SDK ends the iteration quietly when the request is aborted, and a server may
     // close a stream early: either way the message is not whole.

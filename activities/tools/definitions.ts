@@ -90,8 +90,10 @@ export function modelToolSpec(tool: ToolDefinition): ModelToolSpec {
  * heartbeat timeout by default, and cancellation only arrives with a heartbeat's
  * answer, so cap the throttle to hear about a cancel within a second. The model activity's
  * heartbeats also carry the text so far, which clients read from the server
- * (client/live-model.ts): at 50 ms the first text is there ~50 ms after it came, and a long
- * answer costs the server 20 heartbeats a second at most (a heartbeat is ~6 ms of server CPU,
- * a stream signal ~18 ms and a workflow task: bench/delta-channel.ts).
+ * (client/live-model.ts): at 50 ms the first text is there within ~50 ms of coming. The model
+ * activity heartbeats at its deltas' pace after that (every ~150 ms while it streams), so a
+ * long answer costs the server ~7 heartbeats a second, watched or not (a heartbeat is ~6 ms of
+ * server CPU, a stream signal ~18 ms and a workflow task: bench/delta-channel.ts). A tool's
+ * progress heartbeats are rationed by the tool (250 ms, activities/tools/progress.ts).
  */
 export const TOOL_WORKER_OPTIONS = { maxHeartbeatThrottleInterval: '50 milliseconds' } as const;
