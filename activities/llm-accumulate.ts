@@ -97,6 +97,15 @@ export class MessageAccumulator {
     return { usage: { ...usage, output_tokens: Math.max(usage.output_tokens, Math.ceil(this.streamedChars / 4)) }, estimated: true };
   }
 
+  /** The text and thinking streamed so far, per block: what a watcher is shown live. */
+  streamedBlocks(): Array<{ index: number; block: 'text' | 'thinking'; text: string }> {
+    return this.blocks.flatMap((b, index): Array<{ index: number; block: 'text' | 'thinking'; text: string }> => {
+      if (b?.type === 'text' && typeof b.text === 'string') return [{ index, block: 'text' as const, text: b.text }];
+      if (b?.type === 'thinking' && typeof b.thinking === 'string') return [{ index, block: 'thinking' as const, text: b.thinking }];
+      return [];
+    });
+  }
+
   private require(): Anthropic.Message {
     if (!this.message) throw new Error(`stream event before message_start`);
     return this.message;

@@ -46,6 +46,11 @@ export interface LiveModelText {
 /** A reader that polls every 50 ms is never this far behind: a block's text in a heartbeat is bounded. */
 export const LIVE_TAIL_CHARS = 4_096;
 
+/** A heartbeat's live view of the blocks streamed so far (MessageAccumulator.streamedBlocks). */
+export function liveText(call: { callId: string | null; attempt: number }, blocks: ReadonlyArray<{ index: number; block: 'text' | 'thinking'; text: string }>): LiveModelText {
+  return { ...call, blocks: blocks.map(({ index, block, text }) => ({ index, block, length: text.length, tail: text.slice(-LIVE_TAIL_CHARS) })) };
+}
+
 /** The slice of a workflow-stream topic handle this needs (a fake in unit tests). */
 export interface TopicPublisher {
   publish(value: ModelStreamEvent, options?: { forceFlush?: boolean }): void;
@@ -57,8 +62,6 @@ export class DeltaPublisher {
   private timer: NodeJS.Timeout | undefined;
   private dueAt = Infinity;
   private sentDeltas = false;
-  /** Every block's text of this attempt, for the heartbeats' live view. */
-  private readonly texts = new Map<number, { block: 'text' | 'thinking'; text: string }>();
 
   constructor(
     private readonly topic: TopicPublisher,
@@ -77,9 +80,6 @@ export class DeltaPublisher {
 
   delta(index: number, block: 'text' | 'thinking', text: string): void {
     if (text.length === 0) return;
-    const seen = this.texts.get(index);
-    if (seen && seen.block === block) seen.text += text;
-    else this.texts.set(index, { block, text });
     const last = this.held.at(-1);
     if (last?.kind === 'delta' && last.index === index && last.block === block) last.text += text;
     else this.held.push({ kind: 'delta', ...this.call, index, block, text });
@@ -96,14 +96,6 @@ export class DeltaPublisher {
     const tail = [...this.held, { kind: 'stop' as const, ...this.call, stopReason }];
     this.held = [];
     return tail;
-  }
-
-  /** The text so far, for a heartbeat. */
-  live(): LiveModelText {
-    return {
-      ...this.call,
-      blocks: [...this.texts].map(([index, { block, text }]) => ({ index, block, length: text.length, tail: text.slice(-LIVE_TAIL_CHARS) })),
-    };
   }
 
   /** Sends what is held (the call failed, or its interval is up). */

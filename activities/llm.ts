@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { MessageAccumulator } from './llm-accumulate';
 import { withPromptCaching } from './llm-cache';
 import { ConnectionProgress } from './llm-connection';
-import { DeltaPublisher, MODEL_STREAM_TOPIC, type ModelStreamEvent } from './llm-deltas';
+import { DeltaPublisher, liveText, MODEL_STREAM_TOPIC, type ModelStreamEvent } from './llm-deltas';
 import {
   apiKeyMissingFailure,
   classifyModelError,
@@ -101,32 +101,26 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
   // workflow reads it from the heartbeat timeout's last details and still counts it.
   // And the text so far (activities/llm-deltas.ts LiveModelText): clients read it from the
   // server while the call streams, without a workflow task.
-  const publishing: { deltas?: DeltaPublisher | undefined } = {};
+  const watched = input.publish !== false && ctx.info.workflowExecution !== undefined;
+  const call = { callId: input.callId ?? null, attempt };
   let lastBeat = 0;
   const heartbeat = () => {
     lastBeat = Date.now();
-    ctx.heartbeat({ ...progress.details(), usage: spent(), ...(publishing.deltas ? { live: publishing.deltas.live() } : {}) });
+    ctx.heartbeat({ ...progress.details(), usage: spent(), ...(watched ? { live: liveText(call, accumulator.streamedBlocks()) } : {}) });
   };
   heartbeat();
   // Heartbeats on a clock as well as on stream events: a cancel is delivered only in
   // answer to a heartbeat, and the wait for the first byte can be long.
   const ticker = setInterval(heartbeat, settings.heartbeatIntervalMs);
 
-  const streamClient =
-    input.publish !== false && ctx.info.workflowExecution
-      ? WorkflowStreamClient.fromWithinActivity({
-          batchInterval: settings.publishIntervalMs,
-          // A stream that cannot be reached must not hold the call hostage.
-          maxRetryDuration: '5 seconds',
-        })
-      : undefined;
-  const deltas = (publishing.deltas = streamClient
-    ? new DeltaPublisher(
-        streamClient.topic<ModelStreamEvent>(MODEL_STREAM_TOPIC),
-        { callId: input.callId ?? null, attempt },
-        settings.publishIntervalMs,
-      )
-    : undefined);
+  const streamClient = watched
+    ? WorkflowStreamClient.fromWithinActivity({
+        batchInterval: settings.publishIntervalMs,
+        // A stream that cannot be reached must not hold the call hostage.
+        maxRetryDuration: '5 seconds',
+      })
+    : undefined;
+  const deltas = streamClient ? new DeltaPublisher(streamClient.topic<ModelStreamEvent>(MODEL_STREAM_TOPIC), call, settings.publishIntervalMs) : undefined;
   if (attempt > 1) deltas?.retry();
 
   const idle = new AbortController();

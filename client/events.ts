@@ -98,9 +98,9 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
         // A model call is in flight: the stream is not quiet. Its text comes sooner from the
         // server (client/live-model.ts), read at the busy pace; the stream again every few reads.
         waitMs = busyMs;
-        for (let read = 0; read < (overlay ? LIVE_READS_PER_QUERY : 1); read++) {
+        if (!overlay && !(await pause(busyMs, signal))) return;
+        for (let read = 0; overlay && read < LIVE_READS_PER_QUERY; read++) {
           if (!(await pause(busyMs, signal))) return;
-          if (!overlay) break;
           const calls = await readLiveModelText(client, workflowId);
           for (const item of overlay.liveItems(calls)) {
             if (signal?.aborted) return;

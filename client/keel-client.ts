@@ -14,7 +14,7 @@ import { goalWorkflow, type GoalOptions } from '../workflows/goal';
 import { code, escapeMarkdown } from '../workflows/markdown';
 import { sessionWorkflow, type SessionOptions } from '../workflows/session';
 import { DEFAULT_TASK_QUEUE } from '../workflows/defaults';
-import { RUN_FORMAT, RUN_FORMAT_MEMO } from '../workflows/run-format';
+import { stampedMemo, startSearchAttributes } from '../workflows/run-format';
 import { describeIssues } from '../workflows/payloads';
 import { goalOptionsSchema, sessionOptionsSchema } from '../workflows/start-input';
 import { ClosableConnection } from './grpc-retry';
@@ -137,11 +137,8 @@ export class KeelClient {
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         staticSummary: `goal: ${escapeMarkdown(oneLine(goal, 180))}`,
         // The memo comes back with every list entry: lists show what each goal is for.
-        memo: { keelSummary: oneLine(goal, 180), [RUN_FORMAT_MEMO]: RUN_FORMAT },
-        typedSearchAttributes: [
-          { key: KIND, value: 'goal' },
-          { key: WORKSPACE, value: args.workspace },
-        ],
+        memo: stampedMemo({ keelSummary: oneLine(goal, 180) }),
+        typedSearchAttributes: startSearchAttributes('goal', args.workspace),
         staticDetails: `Keel goal in ${code(args.workspace)}\n\n${escapeMarkdown(goal)}`,
       }),
     );
@@ -175,13 +172,8 @@ export class KeelClient {
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         staticSummary: `session in ${code(args.workspace)}`,
         // Stamped, and showing what it is from its first moment: the workflow writes neither (workflows/run-format.ts).
-        memo: { [RUN_FORMAT_MEMO]: RUN_FORMAT },
-        typedSearchAttributes: [
-          { key: KIND, value: 'session' },
-          { key: WORKSPACE, value: args.workspace },
-          { key: STATUS, value: 'active' },
-          { key: PENDING, value: 0 },
-        ],
+        memo: stampedMemo(),
+        typedSearchAttributes: [...startSearchAttributes('session', args.workspace), { key: STATUS, value: 'active' }, { key: PENDING, value: 0 }],
       }),
     );
     return new SessionHandle(this.client, workflowId);

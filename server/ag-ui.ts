@@ -201,8 +201,8 @@ export class AgUiMapper {
     };
   }
 
-  /** Closes what is open for another message than `messageId` (another call, or an earlier attempt). */
-  private closeOthers(messageId: string): BaseEvent[] {
+  /** Closes what is open for another message than `messageId` (another call, or an earlier attempt); everything when null. */
+  private closeOthers(messageId: string | null): BaseEvent[] {
     const out: BaseEvent[] = [];
     if (this.openText !== null && this.openText !== messageId) {
       out.push({ type: EventType.TEXT_MESSAGE_END, messageId: this.openText });
@@ -216,12 +216,7 @@ export class AgUiMapper {
   }
 
   private close(): BaseEvent[] {
-    const out: BaseEvent[] = [];
-    if (this.openText !== null) out.push({ type: EventType.TEXT_MESSAGE_END, messageId: this.openText });
-    if (this.openReasoning !== null) out.push({ type: EventType.REASONING_MESSAGE_END, messageId: this.openReasoning }, { type: EventType.REASONING_END, messageId: this.openReasoning });
-    this.openText = null;
-    this.openReasoning = null;
-    return out;
+    return this.closeOthers(null);
   }
 }
 

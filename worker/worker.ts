@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index';
-import { TOOL_WORKER_OPTIONS } from '../activities/tools/index';
+import { ACTIVITY_WORKER_OPTIONS } from '../activities/tools/index';
 import { probeSandbox, sandboxStartupLine } from '../activities/tools/sandbox';
 import { defaultCacheBudget, maxCachedWorkflows, workflowCacheFromEnv, type WorkflowCacheSize } from './cache';
 import { keelDataConverter } from './encryption';
@@ -136,7 +136,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
       ...(options.stickyQueueTimeoutMs === undefined ? {} : { stickyQueueScheduleToStartTimeout: options.stickyQueueTimeoutMs }),
       // Cancellation reaches an activity only with a heartbeat response; a short throttle
       // lets an interrupt stop a command or a model stream within a second.
-      ...TOOL_WORKER_OPTIONS,
+      ...ACTIVITY_WORKER_OPTIONS,
       // On shutdown: stop polling, let running activities finish this long, then cancel
       // them (they retry elsewhere); five more seconds for them to acknowledge.
       shutdownGraceTime: graceMs,
@@ -156,7 +156,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
             activities,
             dataConverter,
             interceptors: { activity: telemetry?.workerOptions.interceptors?.activity ?? [] },
-            ...TOOL_WORKER_OPTIONS,
+            ...ACTIVITY_WORKER_OPTIONS,
             shutdownGraceTime: graceMs,
             shutdownForceTime: graceMs + 5_000,
           });

@@ -8,8 +8,8 @@
 import { patched, workflowInfo } from '@temporalio/workflow';
 import { KeelKind, KeelWorkspace } from './search-attributes';
 
-export const RUN_FORMAT_MEMO = 'keelRunFormat';
-export const RUN_FORMAT = 1;
+const RUN_FORMAT_MEMO = 'keelRunFormat';
+const RUN_FORMAT = 1;
 
 /**
  * The patches every format-1 run has. Never add to this list: a patch added later is asked

@@ -86,14 +86,14 @@ export function modelToolSpec(tool: ToolDefinition): ModelToolSpec {
 }
 
 /**
- * Worker options the activities need: the SDK sends heartbeats at most every 80% of the
- * heartbeat timeout by default, and cancellation only arrives with a heartbeat's
- * answer, so cap the throttle to hear about a cancel within a second. The model activity's
- * heartbeats also carry the text so far, which clients read from the server
- * (client/live-model.ts): at 50 ms the first text is there within ~50 ms of coming. The model
- * activity heartbeats at its deltas' pace after that (every ~150 ms while it streams), so a
- * long answer costs the server ~7 heartbeats a second, watched or not (a heartbeat is ~6 ms of
- * server CPU, a stream signal ~18 ms and a workflow task: bench/delta-channel.ts). A tool's
- * progress heartbeats are rationed by the tool (250 ms, activities/tools/progress.ts).
+ * Worker options every activity needs (the tools and the model; worker/worker.ts, the
+ * bench's floor). The SDK sends heartbeats at most every 80% of the heartbeat timeout by
+ * default, and a cancel only arrives with a heartbeat's answer: the cap makes it arrive
+ * within a second. The model activity's heartbeats also carry the text so far, which
+ * clients read from the server (client/live-model.ts): at 50 ms its first text is there
+ * within ~50 ms. After that the model activity heartbeats at its deltas' pace (~150 ms), so
+ * a long answer costs the server ~7 heartbeats a second, watched or not (a heartbeat is ~6 ms
+ * of server CPU; a stream signal ~18 ms and a workflow task: bench/delta-channel.ts). A
+ * tool's progress heartbeats are rationed by the tool (250 ms, activities/tools/progress.ts).
  */
-export const TOOL_WORKER_OPTIONS = { maxHeartbeatThrottleInterval: '50 milliseconds' } as const;
+export const ACTIVITY_WORKER_OPTIONS = { maxHeartbeatThrottleInterval: '50 milliseconds' } as const;

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { TOOL_WORKER_OPTIONS } from '../../activities/tools/definitions';
+import { ACTIVITY_WORKER_OPTIONS } from '../../activities/tools/definitions';
 import { createFloorActivities } from './activities';
 
 const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS! });
@@ -13,7 +13,7 @@ const worker = await Worker.create({
   taskQueue: process.env.BENCH_TASK_QUEUE!,
   workflowsPath: path.join(path.dirname(fileURLToPath(import.meta.url)), 'workflows.ts'),
   activities: createFloorActivities(process.env),
-  ...TOOL_WORKER_OPTIONS,
+  ...ACTIVITY_WORKER_OPTIONS,
   ...(process.env.BENCH_MAX_CACHED ? { maxCachedWorkflows: Number(process.env.BENCH_MAX_CACHED) } : {}),
 });
 console.log('bench worker: polling');

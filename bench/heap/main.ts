@@ -25,7 +25,7 @@ import { Client } from '@temporalio/client';
 import { ClosableConnection } from '../../client/grpc-retry';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities } from '../../activities/index';
-import { TOOL_WORKER_OPTIONS } from '../../activities/tools/index';
+import { ACTIVITY_WORKER_OPTIONS } from '../../activities/tools/index';
 import { KeelClient } from '../../client/keel-client';
 import { startStandin } from '../../standin/server';
 import { startDevServer } from '../../worker/dev-server';
@@ -90,7 +90,7 @@ async function main(): Promise<void> {
       maxCachedWorkflows: parked + 50,
       debugMode: true,
       sinks: keelTelemetrySink(null),
-      ...TOOL_WORKER_OPTIONS,
+      ...ACTIVITY_WORKER_OPTIONS,
     });
     const running = worker.run().finally(() => keelActivities.close());
     const keel = await KeelClient.connect({ client, taskQueue });

@@ -11,7 +11,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMcpBridge, type McpBridge, type McpToolList, parseMcpConfig, parseMcpToolName } from '../../activities/mcp/index';
-import { TOOL_WORKER_OPTIONS, type ToolResult } from '../../activities/tools/index';
+import { ACTIVITY_WORKER_OPTIONS, type ToolResult } from '../../activities/tools/index';
 import { callMcpToolWorkflow } from '../fixtures/tools-workflow';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue, WORKFLOWS_ON_CALLING_THREAD } from '../helpers/temporal';
 import { matching } from '../unit/tools/context';
@@ -215,7 +215,7 @@ describe('MCP tool through a real worker', () => {
 
   it('runs as an activity with the options the bridge listed', async () => {
     const taskQueue = uniqueTaskQueue('mcp');
-    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, ...WORKFLOWS_ON_CALLING_THREAD, activities: bridge.activities, ...TOOL_WORKER_OPTIONS });
+    const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, ...WORKFLOWS_ON_CALLING_THREAD, activities: bridge.activities, ...ACTIVITY_WORKER_OPTIONS });
     const list = await listTools();
     const echo = list.tools.find((tool) => tool.spec.name === 'mcp__test__echo');
     if (!echo) throw new Error('echo not listed');

@@ -32,6 +32,7 @@ import {
   userMessageUpdate,
 } from '../../workflows/definitions';
 import { goalWorkflow } from '../../workflows/goal';
+import { stampedMemo, startSearchAttributes } from '../../workflows/run-format';
 import { sessionWorkflow } from '../../workflows/session';
 import { agent, critic, FAST_MODEL, finish, plan, planner, review, task } from '../fixtures/goal-harness';
 import { KEY, makeWorkspace, say, use, waitUntil } from '../fixtures/session-harness';
@@ -146,6 +147,11 @@ async function record(mode: Mode): Promise<{ workflowId: string; history: Histor
       taskQueue,
       workflowId: goalId,
       args: [{ goal: 'Two files', workspace, policy: { mode: 'ask' }, autoApprove: false, modelActivity: FAST_MODEL, continueAsNewAfterEvents: 30 }],
+      // Stamped as KeelClient starts it (workflows/run-format.ts): its setup is a local activity and
+      // it asks for no patch; the session below is not (as the Temporal CLI starts one). Every run
+      // after a continue-as-new, and every agent, is stamped.
+      memo: stampedMemo(),
+      typedSearchAttributes: startSearchAttributes('goal', workspace),
     });
     handles.push(goal);
     await waitUntil(() => goal.query(goalStateQuery), (s) => s.status === 'awaiting_plan_approval', 30_000, 'plan approval');
@@ -197,6 +203,13 @@ describe('replay across tracing on and off', () => {
       expect(histories.filter((h) => h.workflowId.endsWith('-goal')).length).toBeGreaterThan(1);
       expect(histories.filter((h) => h.workflowId.endsWith('-session'))).toHaveLength(2);
       expect(histories.filter((h) => h.workflowId.includes('/task-'))).toHaveLength(2);
+      // Both shapes are in the matrix: the stamped goal's first run loads its setup as a local
+      // activity and asks for no patch; the unstamped session's first run asks for its patches.
+      const markers = (h: { history: History }) => (h.history.events ?? []).flatMap((e) => (e.markerRecordedEventAttributes ? [e.markerRecordedEventAttributes.markerName] : []));
+      const [goalRun, sessionRun] = [histories.find((h) => h.workflowId.endsWith('-goal'))!, histories.find((h) => h.workflowId.endsWith('-session'))!];
+      expect(markers(goalRun)).toContain('core_local_activity');
+      expect(markers(goalRun)).not.toContain('core_patch');
+      expect(markers(sessionRun)).toContain('core_patch');
       recorded[mode] = histories;
       // Tracing on exported spans while it ran.
       if (mode === 'on') await expect.poll(() => spansReceived, { timeout: 10_000 }).toBeGreaterThan(0);

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createToolActivities, findBuiltinTool, TOOL_WORKER_OPTIONS, type ToolActivityOptions } from '../../activities/tools/index';
+import { createToolActivities, findBuiltinTool, ACTIVITY_WORKER_OPTIONS, type ToolActivityOptions } from '../../activities/tools/index';
 import { reapOrphanedCommands, runningDir } from '../../activities/tools/orphans';
 import { openWorkspace } from '../../activities/tools/workspace';
 import { cancelTool, policyWorkflow, releaseTool, runToolWorkflow, streamedToolWorkflow } from '../fixtures/tools-workflow';
@@ -55,7 +55,7 @@ async function newWorker(taskQueue: string): Promise<Worker> {
     workflowBundle,
     ...WORKFLOWS_ON_CALLING_THREAD,
     activities: createToolActivities(),
-    ...TOOL_WORKER_OPTIONS,
+    ...ACTIVITY_WORKER_OPTIONS,
   });
 }
 

@@ -4,7 +4,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it, vi } from 'vitest';
 import { MessageAccumulator } from '../../activities/llm-accumulate';
 import { conversationBreakpoints, withPromptCaching } from '../../activities/llm-cache';
-import { DeltaPublisher, type ModelStreamEvent } from '../../activities/llm-deltas';
+import { DeltaPublisher, LIVE_TAIL_CHARS, liveText, type ModelStreamEvent } from '../../activities/llm-deltas';
 import { sdkTimeoutMs } from '../../activities/llm';
 
 describe('prompt caching', () => {
@@ -163,6 +163,33 @@ describe('DeltaPublisher', () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+});
+
+describe('live text in heartbeats', () => {
+  it('shows the text and thinking streamed so far per block, each cut to its tail, and no tool input', () => {
+    const accumulator = new MessageAccumulator();
+    const events = [
+      { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'm', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 1 } } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Plan: read it.' } },
+      { type: 'content_block_start', index: 1, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: 'x'.repeat(LIVE_TAIL_CHARS) } },
+      { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: 'END' } },
+      { type: 'content_block_start', index: 2, content_block: { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: {} } },
+      { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '{"path":' } },
+    ] as unknown as Anthropic.RawMessageStreamEvent[];
+    for (const event of events) accumulator.apply(event);
+    const live = liveText({ callId: 'c', attempt: 2 }, accumulator.streamedBlocks());
+    expect(live.callId).toBe('c');
+    expect(live.attempt).toBe(2);
+    expect(live.blocks.map(({ index, block, length }) => ({ index, block, length }))).toEqual([
+      { index: 0, block: 'thinking', length: 14 },
+      { index: 1, block: 'text', length: LIVE_TAIL_CHARS + 3 },
+    ]);
+    expect(live.blocks[0]!.tail).toBe('Plan: read it.');
+    expect(live.blocks[1]!.tail).toHaveLength(LIVE_TAIL_CHARS);
+    expect(live.blocks[1]!.tail.endsWith('xEND')).toBe(true);
   });
 });
 
