@@ -5,10 +5,15 @@
 // worker cache option reaches the SDK, a closed session leaves the cache, and with the
 // cache off every task replays and send() still resolves.
 // Each worker has its own connection, closed once the worker has stopped, as a worker
-// process's is when it exits (worker/main.ts). No workflow task after the restart may time
-// out waiting for the stopped worker: with the server's default four partitions per task
-// queue about half the runs did (the figures: worker/dev-server.ts `taskQueuePartitions`);
-// the test servers use one.
+// process's is when it exits (worker/main.ts). No workflow task after the restart may wait
+// on the normal queue for the stopped worker: with the server's default four partitions per
+// task queue about half the runs did, for up to 58 s (the figures: worker/dev-server.ts
+// `taskQueuePartitions`); the test servers use one. One wait the server may still impose:
+// the first task can go to the stopped worker's sticky queue and time out there after the
+// sticky timeout (10 s) before any worker takes it from the normal queue. The SDK tells the
+// server at shutdown (ShutdownWorker) that its sticky queue is gone, but a poll still in
+// flight can outlive that; CI saw it once in ~40 runs (stop 38). It costs one wait and no
+// message, so it is allowed once, on a sticky queue, and printed.
 import fs from 'node:fs/promises';
 import { NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
@@ -64,17 +69,31 @@ describe('a parked session after its worker is replaced', () => {
       w = await worker({ maxCachedWorkflows: 5 });
       expect(w.worker.options.maxCachedWorkflows).toBe(5);
       running = run(w);
-      // How long each send() took is printed: ~0.3 s usually; in 8 of 20 runs with one partition
-      // the task waited until ~8.7 s after the old worker stopped (not understood yet).
+      // How long each send() took is printed: ~0.2 s usually; ~9.5 s in 8 of 20 runs (and 4 of 9
+      // on 2026-11-28) with no event in the history, which fits the same sticky wait for the
+      // update's speculative task (never written to history unless it completes). Four
+      // partitions took up to 58 s: 20 s is the bound.
       let sent = Date.now();
       const second = await session.send('second');
       console.log(`session-evicted: send() on the replaced worker resolved in ${Date.now() - sent} ms`);
       expect(second).toMatchObject({ outcome: 'completed', output: 'two' });
-      // No workflow task waited for the stopped worker.
+      const waited = Date.now() - sent;
+      // No workflow task waited on the normal queue; at most one on the stopped worker's sticky
+      // queue (the server's race, above), and then no longer than its timeout.
       const afterRestart = ((await session.workflowHandle.fetchHistory()).events ?? []).slice(restartedAt);
-      const { EventType } = temporal.api.enums.v1;
+      const { EventType, TaskQueueKind, TimeoutType } = temporal.api.enums.v1;
       const shown = afterRestart.map((e) => `${EventType[e.eventType ?? 0]} ${e.workflowTaskScheduledEventAttributes?.taskQueue?.name ?? ''}`).join('\n');
-      expect(afterRestart.filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT), `the history after the restart:\n${shown}`).toEqual([]);
+      const timedOut = afterRestart
+        .filter((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT)
+        .map((e) => {
+          const scheduled = afterRestart.find((s) => String(s.eventId) === String(e.workflowTaskTimedOutEventAttributes?.scheduledEventId));
+          return { kind: scheduled?.workflowTaskScheduledEventAttributes?.taskQueue?.kind, timeout: e.workflowTaskTimedOutEventAttributes?.timeoutType };
+        });
+      const because = `the history after the restart:\n${shown}`;
+      expect(timedOut.length, because).toBeLessThanOrEqual(1);
+      for (const t of timedOut) expect(t, because).toEqual({ kind: TaskQueueKind.TASK_QUEUE_KIND_STICKY, timeout: TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START });
+      if (timedOut.length > 0) console.log(`session-evicted: the first task waited on the stopped worker's sticky queue (server race); send() took ${waited} ms`);
+      expect(waited, because).toBeLessThan(20_000);
       const cached = () => Promise.resolve(w.worker.getStatus().numCachedWorkflows);
       expect(await cached()).toBe(1);
       // A finished workflow leaves the cache: only the open session stays.
