@@ -116,16 +116,11 @@ export async function appendSegment<M>(target: StoreTarget, parent: string | nul
   const store = resolveTarget(target);
   const segment: StoredSegment = { parent, messages: [...messages] };
   const hash = segmentHash(segment);
-  // One existence check per append: cheaper than trusting memory, and right after any restart or eviction.
-  let stored: boolean;
-  try {
-    stored = await store.has(segmentKey(hash));
-  } catch (error) {
-    throw ioFault('read', store, hash, error);
-  }
-  if (stored) return hash;
   // A new segment on a parent the store no longer has (a wiped directory, a lost row) would
   // be a conversation nobody can read back: say so now, while the workflow can repair it.
+  // One existence check per append, on the store, not in memory: right after any restart,
+  // eviction or wipe too. The segment itself is not looked for first: nearly every append
+  // is new, and writing one that exists leaves it as it is (first write wins).
   if (parent !== null) {
     let parentStored: boolean;
     try {

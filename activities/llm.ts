@@ -10,6 +10,7 @@ import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { z } from 'zod';
 import { MessageAccumulator } from './llm-accumulate';
 import { withPromptCaching } from './llm-cache';
+import { anthropicClient, countingBytes } from './llm-client';
 import { ConnectionProgress } from './llm-connection';
 import { DeltaPublisher, liveText, MODEL_STREAM_TOPIC, type ModelStreamEvent } from './llm-deltas';
 import {
@@ -133,17 +134,14 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
 
   let requestId: string | null = null;
   try {
-    const client = new Anthropic({
-      apiKey,
-      // Unset means the real API; the stand-in or a proxy is chosen by the worker's env.
-      baseURL: settings.env.ANTHROPIC_BASE_URL?.trim() || null,
-      maxRetries: 0,
-      timeout: sdkTimeoutMs(ctx.info.startToCloseTimeoutMs, settings.requestTimeoutMs),
-      fetch: countingFetch((bytes) => {
+    // Unset means the real API; the stand-in or a proxy is chosen by the worker's env.
+    const client = anthropicClient(apiKey, settings.env.ANTHROPIC_BASE_URL?.trim() || null);
+    const timeout = sdkTimeoutMs(ctx.info.startToCloseTimeoutMs, settings.requestTimeoutMs);
+    const counted = <T>(request: () => T): T =>
+      countingBytes((bytes) => {
         progress.received(bytes);
         armIdleTimer();
-      }),
-    });
+      }, request);
     const conversation = await messagesOf(input.conversation, settings.env);
     if (conversation.messages.length === 0) throw invalidInputFailure('conversation: the stored conversation is empty');
     let compaction: Compaction | undefined;
@@ -160,9 +158,8 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
         : undefined;
     if (compactAbove !== undefined && conversation.store !== undefined) {
       const compacted = await compactConversation(conversation.store, conversation.messages, compactAbove, async (system, text) => {
-        const summary = await client.messages.create(
-          { model: input.model, max_tokens: 2048, system, messages: [{ role: 'user', content: text }] },
-          { signal },
+        const summary = await counted(() =>
+          client.messages.create({ model: input.model, max_tokens: 2048, system, messages: [{ role: 'user', content: text }] }, { signal, timeout }),
         );
         // A summary call is billed like any other: its price goes into the turn's spending.
         return { text: summary.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), usage: summary.usage, costUsd: costOf(summary.model, summary.usage, settings.prices)?.total ?? null };
@@ -182,9 +179,8 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
       }
     }
     progress.connecting();
-    const { data: stream, request_id, response } = await client.messages
-      .create(requestBody({ ...input, tools: await toolsOf(input, settings.env) }, conversation.messages), { signal, ...requestHeaders(input) })
-      .withResponse();
+    const body = requestBody({ ...input, tools: await toolsOf(input, settings.env) }, conversation.messages);
+    const { data: stream, request_id, response } = await counted(() => client.messages.create(body, { signal, timeout, ...requestHeaders(input) }).withResponse());
     requestId = request_id ?? response.headers.get('request-id');
     progress.connected(requestId);
     armIdleTimer();
@@ -347,25 +343,6 @@ export function sdkTimeoutMs(startToCloseMs: number | undefined, ceilingMs: numb
   if (!startToCloseMs || !Number.isFinite(startToCloseMs)) return ceilingMs;
   const margin = Math.max(1_000, startToCloseMs * 0.1);
   return Math.max(500, Math.min(ceilingMs, startToCloseMs - margin));
-}
-
-/** `fetch` that reports the bytes of each response body chunk as it arrives. */
-function countingFetch(onBytes: (bytes: number) => void): typeof fetch {
-  return async (input, init) => {
-    const response = await fetch(input, init);
-    if (!response.body) return response;
-    const counter = new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        onBytes(chunk.byteLength);
-        controller.enqueue(chunk);
-      },
-    });
-    return new Response(response.body.pipeThrough(counter), {
-      status: response.status,
-      statusText: response.statusText,
-      headers: response.headers,
-    });
-  };
 }
 
 function definedOnly(config: ModelActivityConfig): Partial<typeof DEFAULTS> {

@@ -39,12 +39,18 @@ export class LocalDirectoryStore implements ObjectStore {
 
   async putIfAbsent(key: string, body: Buffer): Promise<void> {
     const file = this.file(key);
-    await makeDirectory(path.dirname(file));
     // Write a temporary file, then link it to its name: a reader never sees half an object,
     // and link (unlike rename) never replaces an object another writer made first.
     const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
     try {
-      await writeFile(tmp, body, { flag: 'wx' });
+      try {
+        await writeFile(tmp, body, { flag: 'wx' });
+      } catch (error) {
+        // Directories are made when a write finds them missing, not before every write.
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        await makeDirectory(path.dirname(file));
+        await writeFile(tmp, body, { flag: 'wx' });
+      }
       await link(tmp, file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
