@@ -4,7 +4,7 @@
 // activity's cancellation signal; text and thinking deltas reach the calling workflow's
 // stream live. The API key is read here, from the worker's environment, and goes
 // nowhere else: not into inputs, results, heartbeats, failures or logs.
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { z } from 'zod';

@@ -39,7 +39,7 @@ describe('the shared model client', () => {
         for await (const event of stream) if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') answer += event.delta.text;
         return answer;
       });
-    const counts = { short: [0, 0], long: [0, 0] };
+    const counts = { short: [0, 0] as [number, number], long: [0, 0] as [number, number] };
     const [short1, long1, short2, long2] = await Promise.all([
       streamed('a short one', (b) => (counts.short[0] += b)),
       streamed('a long one', (b) => (counts.long[0] += b)),
