@@ -104,14 +104,16 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
   // server while the call streams, without a workflow task.
   const watched = input.publish !== false && ctx.info.workflowExecution !== undefined;
   const call = { callId: input.callId ?? null, attempt };
-  let lastBeat = 0;
+  let lastBeat = Date.now(); // paced heartbeats start a pace after the call does
   const heartbeat = () => {
     lastBeat = Date.now();
     ctx.heartbeat({ ...progress.details(), usage: spent(), ...(watched ? { live: liveText(call, accumulator.streamedBlocks()) } : {}) });
   };
-  heartbeat();
   // Heartbeats on a clock as well as on stream events: a cancel is delivered only in
-  // answer to a heartbeat, and the wait for the first byte can be long.
+  // answer to a heartbeat, and the wait for the first byte can be long. None before the
+  // first text or the first tick: the SDK sends a call's first heartbeat at once and holds
+  // the next for its throttle (50 ms), so one at the start would delay the first text's; and
+  // each is a write on the server (a reply of ~0.1 s costs it two or three, not four).
   const ticker = setInterval(heartbeat, settings.heartbeatIntervalMs);
 
   const streamClient = watched
@@ -184,7 +186,6 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
     requestId = request_id ?? response.headers.get('request-id');
     progress.connected(requestId);
     armIdleTimer();
-    heartbeat();
     let started = false;
     let sawText = false;
 
