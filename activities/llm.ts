@@ -99,7 +99,8 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
   const accumulator = new MessageAccumulator();
   const spent = (): SpentUsage | null => spentUsage(accumulator, input.model, settings.prices);
   // The usage so far rides on every heartbeat: if this worker dies mid-stream, the
-  // workflow reads it from the heartbeat timeout's last details and still counts it.
+  // workflow reads it from the heartbeat timeout's last details and still counts it, and
+  // so does the next attempt (`lost`).
   // And the text so far (activities/llm-deltas.ts LiveModelText): clients read it from the
   // server while the call streams, without a workflow task.
   const watched = input.publish !== false && ctx.info.workflowExecution !== undefined;
@@ -107,7 +108,9 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
   let lastBeat = Date.now(); // paced heartbeats start a pace after the call does
   const heartbeat = () => {
     lastBeat = Date.now();
-    ctx.heartbeat({ ...progress.details(), usage: spent(), ...(watched ? { live: liveText(call, accumulator.streamedBlocks()) } : {}) });
+    // With the lost attempt's usage: if this attempt is lost too, the next one (or the workflow,
+    // reading the last heartbeat of a timed-out call) still counts both.
+    ctx.heartbeat({ ...progress.details(), usage: sumSpent(spent(), lost), ...(watched ? { live: liveText(call, accumulator.streamedBlocks()) } : {}) });
   };
   // Heartbeats on a clock as well as on stream events: a cancel is delivered only in
   // answer to a heartbeat, and the wait for the first byte can be long. None before the

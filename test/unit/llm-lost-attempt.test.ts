@@ -35,6 +35,21 @@ describe('a lost attempt is counted', () => {
     expect((await call(1, undefined)).lostAttemptUsage).toBeUndefined();
   });
 
+  it("heartbeats the lost attempt's usage with its own: a second lost attempt does not drop the first's", async () => {
+    standin.setScenario({ rules: [{ reply: { content: [{ type: 'text', text: 'Hello, slowly.' }], usage: billed, delayMs: 30 } }] });
+    const activities = createModelActivities({ env: { ANTHROPIC_API_KEY: 'sk-ant-unit', ANTHROPIC_BASE_URL: standin.url }, heartbeatIntervalMs: 10 });
+    const env = new MockActivityEnvironment({ attempt: 2, heartbeatDetails: lostHeartbeat });
+    const beats: Array<{ usage?: { inputTokens: number; outputTokens: number; estimated: boolean } | null }> = [];
+    env.on('heartbeat', (details: unknown) => beats.push(details as (typeof beats)[number]));
+    await env.run<[], ModelCallResult, () => Promise<ModelCallResult>>(() => activities.callModel(input));
+    expect(beats.length).toBeGreaterThan(0);
+    // Every heartbeat counts the lost 500 / 40; the last also this attempt's 100 input tokens.
+    for (const beat of beats) expect(beat.usage?.inputTokens).toBeGreaterThanOrEqual(500);
+    expect(beats.at(-1)?.usage).toMatchObject({ inputTokens: 600, estimated: true });
+    // What a third attempt would read from them: both.
+    expect((await call(3, beats.at(-1))).lostAttemptUsage).toMatchObject({ inputTokens: 600 });
+  });
+
   it('with serverRetries timeouts_only, a retryable failure is non-retryable for Temporal and says what it is, with its usage', async () => {
     standin.setScenario({
       rules: [{ reply: { content: [{ type: 'text', text: 'This breaks off midway.' }], usage: billed }, fault: { kind: 'stream_error', afterEvents: 4, errorType: 'overloaded_error' } }],
