@@ -42,6 +42,7 @@ v8.promiseHooks.createHook = (hooks) => {
     return init.call(this, promise, parent);
   };
   const write = () => {
+    if (total === 0) return; // a thread that runs no workflows (the SDK's hook is on every thread)
     const top = [...sites].sort((a, b) => b[1] - a[1]).slice(0, 60);
     fs.writeFileSync(`/tmp/promise-sites-${process.pid}-${threadId}.txt`, `promises in workflow context: ${total}\n${top.map(([site, n]) => `${String(n).padStart(7)} ${site}`).join('\n')}\n`);
   };

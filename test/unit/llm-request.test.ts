@@ -1,7 +1,7 @@
 // The pieces around the SDK call: cache breakpoints, merged deltas, the message
 // accumulator and the SDK timeout derived from start-to-close.
 import type Anthropic from '@anthropic-ai/sdk';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MessageAccumulator } from '../../activities/llm-accumulate';
 import { conversationBreakpoints, withPromptCaching } from '../../activities/llm-cache';
 import { DeltaPublisher, LIVE_TAIL_CHARS, liveText, type ModelStreamEvent } from '../../activities/llm-deltas';
@@ -79,90 +79,77 @@ describe('prompt caching', () => {
 });
 
 describe('DeltaPublisher', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
   const sink = () => {
     const sent: Array<{ event: ModelStreamEvent; force: boolean }> = [];
     return { sent, topic: { publish: (event: ModelStreamEvent, options?: { forceFlush?: boolean }) => sent.push({ event, force: options?.forceFlush === true }) } };
   };
 
   it('sends the first deltas soon with the markers, merges later ones per block, and hands the rest to the result', () => {
-    vi.useFakeTimers();
-    try {
-      const { sent, topic } = sink();
-      const publisher = new DeltaPublisher(topic, { callId: 'c', attempt: 2 }, 150);
-      publisher.retry();
-      publisher.start('req_1', 'm', { inputTokens: 10, inputCostUsd: 0.1, outputUsdPerToken: 0.01 });
-      publisher.delta(0, 'thinking', 'hm');
-      publisher.delta(0, 'thinking', 'm.');
-      publisher.delta(1, 'text', 'Hel');
-      publisher.delta(1, 'text', 'lo');
-      vi.advanceTimersByTime(24);
-      // Nothing yet: the markers wait for the first deltas.
-      expect(sent).toHaveLength(0);
-      vi.advanceTimersByTime(1);
-      // The first deltas 25 ms after they came, with the markers, one forced send.
-      expect(sent).toEqual([
-        { event: { kind: 'retry', callId: 'c', attempt: 2 }, force: false },
-        { event: { kind: 'start', callId: 'c', attempt: 2, requestId: 'req_1', model: 'm', inputTokens: 10, inputCostUsd: 0.1, outputUsdPerToken: 0.01 }, force: false },
-        { event: { kind: 'delta', callId: 'c', attempt: 2, index: 0, block: 'thinking', text: 'hmm.' }, force: false },
-        { event: { kind: 'delta', callId: 'c', attempt: 2, index: 1, block: 'text', text: 'Hello' }, force: true },
-      ]);
-      // Later deltas wait for the full interval, merged.
-      publisher.delta(1, 'text', ' there');
-      publisher.delta(1, 'text', '!');
-      vi.advanceTimersByTime(149);
-      expect(sent).toHaveLength(4);
-      vi.advanceTimersByTime(1);
-      expect(sent[4]).toEqual({ event: { kind: 'delta', callId: 'c', attempt: 2, index: 1, block: 'text', text: ' there!' }, force: true });
-      // The end is not sent: it rides the result.
-      publisher.delta(1, 'text', '.');
-      expect(publisher.stop('end_turn')).toEqual([
-        { kind: 'delta', callId: 'c', attempt: 2, index: 1, block: 'text', text: '.' },
-        { kind: 'stop', callId: 'c', attempt: 2, stopReason: 'end_turn' },
-      ]);
-      vi.advanceTimersByTime(1_000);
-      expect(sent).toHaveLength(5);
-    } finally {
-      vi.useRealTimers();
-    }
+    const { sent, topic } = sink();
+    const publisher = new DeltaPublisher(topic, { callId: 'c', attempt: 2 }, 150);
+    publisher.retry();
+    publisher.start('req_1', 'm', { inputTokens: 10, inputCostUsd: 0.1, outputUsdPerToken: 0.01 });
+    publisher.delta(0, 'thinking', 'hm');
+    publisher.delta(0, 'thinking', 'm.');
+    publisher.delta(1, 'text', 'Hel');
+    publisher.delta(1, 'text', 'lo');
+    vi.advanceTimersByTime(24);
+    // Nothing yet: the markers wait for the first deltas.
+    expect(sent).toHaveLength(0);
+    vi.advanceTimersByTime(1);
+    // The first deltas 25 ms after they came, with the markers, one forced send.
+    expect(sent).toEqual([
+      { event: { kind: 'retry', callId: 'c', attempt: 2 }, force: false },
+      { event: { kind: 'start', callId: 'c', attempt: 2, requestId: 'req_1', model: 'm', inputTokens: 10, inputCostUsd: 0.1, outputUsdPerToken: 0.01 }, force: false },
+      { event: { kind: 'delta', callId: 'c', attempt: 2, index: 0, block: 'thinking', text: 'hmm.' }, force: false },
+      { event: { kind: 'delta', callId: 'c', attempt: 2, index: 1, block: 'text', text: 'Hello' }, force: true },
+    ]);
+    // Later deltas wait for the full interval, merged.
+    publisher.delta(1, 'text', ' there');
+    publisher.delta(1, 'text', '!');
+    vi.advanceTimersByTime(149);
+    expect(sent).toHaveLength(4);
+    vi.advanceTimersByTime(1);
+    expect(sent[4]).toEqual({ event: { kind: 'delta', callId: 'c', attempt: 2, index: 1, block: 'text', text: ' there!' }, force: true });
+    // The end is not sent: it rides the result.
+    publisher.delta(1, 'text', '.');
+    expect(publisher.stop('end_turn')).toEqual([
+      { kind: 'delta', callId: 'c', attempt: 2, index: 1, block: 'text', text: '.' },
+      { kind: 'stop', callId: 'c', attempt: 2, stopReason: 'end_turn' },
+    ]);
+    vi.advanceTimersByTime(1_000);
+    expect(sent).toHaveLength(5);
   });
 
   it('sends nothing for a reply that ends before its first send: all of it is the tail', () => {
-    vi.useFakeTimers();
-    try {
-      const { sent, topic } = sink();
-      const publisher = new DeltaPublisher(topic, { callId: 'c', attempt: 1 }, 150);
-      publisher.start('req_1', 'm', { inputTokens: 10, inputCostUsd: null, outputUsdPerToken: null });
-      publisher.delta(0, 'text', 'Reading ');
-      publisher.delta(0, 'text', 'the file.');
-      vi.advanceTimersByTime(10);
-      const tail = publisher.stop('tool_use');
-      vi.advanceTimersByTime(1_000);
-      expect(sent).toEqual([]);
-      expect(tail.map((event) => event.kind)).toEqual(['start', 'delta', 'stop']);
-      expect(tail[1]).toMatchObject({ text: 'Reading the file.' });
-    } finally {
-      vi.useRealTimers();
-    }
+    const { sent, topic } = sink();
+    const publisher = new DeltaPublisher(topic, { callId: 'c', attempt: 1 }, 150);
+    publisher.start('req_1', 'm', { inputTokens: 10, inputCostUsd: null, outputUsdPerToken: null });
+    publisher.delta(0, 'text', 'Reading ');
+    publisher.delta(0, 'text', 'the file.');
+    vi.advanceTimersByTime(10);
+    const tail = publisher.stop('tool_use');
+    vi.advanceTimersByTime(1_000);
+    expect(sent).toEqual([]);
+    expect(tail.map((event) => event.kind)).toEqual(['start', 'delta', 'stop']);
+    expect(tail[1]).toMatchObject({ text: 'Reading the file.' });
   });
 
   it('sends a lone start marker after the interval (an interrupt before any text still sees what was billed), and drops held deltas on a cancel', () => {
-    vi.useFakeTimers();
-    try {
-      const { sent, topic } = sink();
-      const publisher = new DeltaPublisher(topic, { callId: 'c', attempt: 1 }, 150);
-      publisher.start('req_1', 'm', { inputTokens: 10, inputCostUsd: null, outputUsdPerToken: null });
-      vi.advanceTimersByTime(149);
-      expect(sent).toHaveLength(0);
-      vi.advanceTimersByTime(1);
-      expect(sent.map((entry) => [entry.event.kind, entry.force])).toEqual([['start', true]]);
-      expect(sent[0]?.event).toMatchObject({ inputTokens: 10 });
-      publisher.delta(0, 'text', 'never seen');
-      publisher.discard();
-      vi.advanceTimersByTime(1_000);
-      expect(sent).toHaveLength(1);
-    } finally {
-      vi.useRealTimers();
-    }
+    const { sent, topic } = sink();
+    const publisher = new DeltaPublisher(topic, { callId: 'c', attempt: 1 }, 150);
+    publisher.start('req_1', 'm', { inputTokens: 10, inputCostUsd: null, outputUsdPerToken: null });
+    vi.advanceTimersByTime(149);
+    expect(sent).toHaveLength(0);
+    vi.advanceTimersByTime(1);
+    expect(sent.map((entry) => [entry.event.kind, entry.force])).toEqual([['start', true]]);
+    expect(sent[0]?.event).toMatchObject({ inputTokens: 10 });
+    publisher.delta(0, 'text', 'never seen');
+    publisher.discard();
+    vi.advanceTimersByTime(1_000);
+    expect(sent).toHaveLength(1);
   });
 });
 
