@@ -12,6 +12,7 @@ import { MessageAccumulator } from './llm-accumulate';
 import { withPromptCaching } from './llm-cache';
 import { anthropicClient, countingBytes } from './llm-client';
 import { ConnectionProgress } from './llm-connection';
+import { hasReader } from './live-readers';
 import { DeltaPublisher, liveText, MODEL_STREAM_TOPIC, type ModelStreamEvent } from './llm-deltas';
 import {
   apiKeyMissingFailure,
@@ -103,23 +104,30 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
   // so does the next attempt (`lost`).
   // And the text so far (activities/llm-deltas.ts LiveModelText): clients read it from the
   // server while the call streams, without a workflow task.
-  const watched = input.publish !== false && ctx.info.workflowExecution !== undefined;
+  const publishing = input.publish !== false && ctx.info.workflowExecution !== undefined;
+  // Someone reads the workflow's stream (activities/live-readers.ts): only then do stream
+  // events heartbeat, for the text; unread, a call heartbeats on its clock alone.
+  const workflowId = ctx.info.workflowExecution?.workflowId;
+  const read = (): boolean => publishing && workflowId !== undefined && hasReader(workflowId);
   const call = { callId: input.callId ?? null, attempt };
   let lastBeat = Date.now(); // paced heartbeats start a pace after the call does
+  let beats = 0;
+  let textBeats = 0;
   const heartbeat = () => {
     lastBeat = Date.now();
+    beats++;
     // With the lost attempt's usage: if this attempt is lost too, the next one (or the workflow,
     // reading the last heartbeat of a timed-out call) still counts both.
-    ctx.heartbeat({ ...progress.details(), usage: sumSpent(spent(), lost), ...(watched ? { live: liveText(call, accumulator.streamedBlocks()) } : {}) });
+    ctx.heartbeat({ ...progress.details(), usage: sumSpent(spent(), lost), ...(publishing ? { live: liveText(call, accumulator.streamedBlocks()) } : {}) });
   };
   // Heartbeats on a clock as well as on stream events: a cancel is delivered only in
   // answer to a heartbeat, and the wait for the first byte can be long. None before the
   // first text or the first tick: the SDK sends a call's first heartbeat at once and holds
   // the next for its throttle (50 ms), so one at the start would delay the first text's; and
-  // each is a write on the server (a reply of ~0.1 s costs it two or three, not four).
+  // each is a write on the server (~6 ms of its CPU, bench/delta-channel.ts).
   const ticker = setInterval(heartbeat, settings.heartbeatIntervalMs);
 
-  const streamClient = watched
+  const streamClient = publishing
     ? WorkflowStreamClient.fromWithinActivity({
         batchInterval: settings.publishIntervalMs,
         // A stream that cannot be reached must not hold the call hostage.
@@ -204,11 +212,14 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
         if (event.delta.type === 'text_delta') deltas?.delta(event.index, 'text', event.delta.text);
         else if (event.delta.type === 'thinking_delta') deltas?.delta(event.index, 'thinking', event.delta.thinking);
       }
-      // The first text at once (a watcher sees it start), then at the deltas' pace: a long answer
-      // costs the server a heartbeat every ~150 ms, watched or not, not one per 50 ms throttle.
-      const firstText: boolean = !sawText && event.type === 'content_block_delta';
-      sawText ||= firstText;
-      if (firstText || Date.now() - lastBeat >= settings.publishIntervalMs) heartbeat();
+      // For a reader: the first text at once (it sees the text start; a reader that came later,
+      // at its first read), then at the deltas' pace, a heartbeat every ~150 ms, not one per
+      // 50 ms throttle. Nobody reading: the clock's alone.
+      sawText ||= event.type === 'content_block_delta';
+      if (sawText && read() && (textBeats === 0 || Date.now() - lastBeat >= settings.publishIntervalMs)) {
+        textBeats++;
+        heartbeat();
+      }
     }
     // The SDK ends the iteration quietly when the request is aborted, and a server may
     // close a stream early: either way the message is not whole.
@@ -220,7 +231,10 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
 
     const { message, cut } = accumulator.result();
     progress.completed();
-    heartbeat();
+    // The server's copy says what this attempt spent, should its result be lost: needed only
+    // where an earlier heartbeat put a smaller figure there (a call without one is billed by
+    // its result, or, lost, as before it began).
+    if (beats > 0) heartbeat();
     const streamTail = deltas?.stop(message.stop_reason);
     return {
       message,

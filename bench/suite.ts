@@ -1,4 +1,4 @@
-// `npm run bench -- [--scenario single,concurrent,parked,long,stream] [--rounds 3] [--quick]
+// `npm run bench -- [--scenario single,concurrent,parked,long,stream] [--rounds 3] [--warmup 1] [--quick]
 // [--variants floor,keel,keel-pg,ai-sdk,ai-sdk-stream,openai-agents] [--name NAME] [--parked N]
 // [--sessions K] [--turns T] [--long-turns N]`
 //
@@ -6,7 +6,8 @@
 // peers (bench/peers; `npm run bench:peers:install` first), on one Temporal dev server
 // with one stand-in model, each variant in its own worker process (bench/suite/run.ts).
 // Rounds interleave the variants; ratios are taken to the floor inside each round, since
-// the machine is shared and only ratios survive its load. Writes
+// the machine is shared and only ratios survive its load. `--warmup` rounds of single,
+// concurrent and stream run first and are not counted (each worker's JIT warms up). Writes
 // bench/results/<name>.{json,md} and <name>-<scenario>.svg.
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -21,6 +22,7 @@ const { values } = parseArgs({
     scenario: { type: 'string', default: SCENARIOS.join(',') },
     variants: { type: 'string', default: VARIANTS.join(',') },
     rounds: { type: 'string', default: '3' },
+    warmup: { type: 'string', default: '1' },
     quick: { type: 'boolean', default: false },
     name: { type: 'string' },
     parked: { type: 'string' },
@@ -39,6 +41,9 @@ const pick = <T extends string>(list: string, all: readonly T[], what: string): 
 const scenarios = pick(values.scenario, SCENARIOS, 'scenario');
 const variants = pick(values.variants, VARIANTS, 'variant');
 const rounds = Number(values.rounds);
+const warmupRounds = Number(values.warmup);
+if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds ${values.rounds}: a whole number of rounds, at least 1`);
+if (!Number.isInteger(warmupRounds) || warmupRounds < 0) throw new Error(`--warmup ${values.warmup}: a whole number of rounds, 0 or more`);
 const sizes = { ...(values.quick ? QUICK : FULL) };
 if (values.parked) sizes.parked = Number(values.parked);
 if (values.sessions) sizes.sessions = Number(values.sessions);
@@ -46,7 +51,7 @@ if (values.turns) sizes.turns = Number(values.turns);
 if (values['long-turns']) sizes.longTurns = Number(values['long-turns']);
 const name = values.name ?? (values.quick ? 'bench-quick' : 'bench');
 
-const run = await runBench({ scenarios, variants, rounds, sizes, log: (line) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`) });
+const run = await runBench({ scenarios, variants, rounds, warmupRounds, sizes, log: (line) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`) });
 const meta = { run: `\`npm run bench -- ${process.argv.slice(2).join(' ')}\``, ...run.meta };
 await fs.mkdir(values.out, { recursive: true });
 await fs.writeFile(path.join(values.out, `${name}.json`), `${JSON.stringify({ ...run, meta }, null, 2)}\n`);

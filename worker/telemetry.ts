@@ -21,6 +21,8 @@ import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { Context as ActivityContext } from '@temporalio/activity';
 import { Runtime } from '@temporalio/worker';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, InjectedSinks, Next, WorkerOptions } from '@temporalio/worker';
+import { noteReader } from '../activities/live-readers';
+import type { KeelReaderSinks } from '../workflows/reader-sink';
 import type { KeelSinks } from '../workflows/telemetry-sink';
 import type { KeelTraceSinks } from '../workflows/trace-header';
 import { activityParent, KeelIdGenerator, keelTraceSink } from './trace-export';
@@ -70,11 +72,27 @@ export function temporalMetricsAddress(config: TelemetryConfig): string | null {
 }
 
 /**
- * The sinks workflows call (workflows/telemetry-sink.ts, workflows/trace.ts): every worker
- * has both, doing nothing without metrics or tracing, so the workflow code is the same.
+ * The sinks workflows call (workflows/telemetry-sink.ts, workflows/trace.ts,
+ * workflows/reader-sink.ts): every worker has all of them, the first two doing nothing
+ * without metrics or tracing, so the workflow code is the same.
  */
-export function keelTelemetrySink(instruments: KeelInstruments | null, tracing: { tracer: Tracer; ids: KeelIdGenerator } | null = null): InjectedSinks<KeelSinks & KeelTraceSinks> {
-  return { ...keelEventSink(instruments), ...keelTraceSink(tracing) };
+export function keelWorkflowSinks(instruments: KeelInstruments | null, tracing: { tracer: Tracer; ids: KeelIdGenerator } | null = null): InjectedSinks<KeelSinks & KeelTraceSinks & KeelReaderSinks> {
+  return { ...keelEventSink(instruments), ...keelTraceSink(tracing), ...keelReaderSink() };
+}
+
+/** Reads of a workflow's stream, for this process's model calls (activities/live-readers.ts). */
+function keelReaderSink(): InjectedSinks<KeelReaderSinks> {
+  return {
+    keelReaders: {
+      read: {
+        // Queries are not replayed; a replayed read would be an old one anyway.
+        callDuringReplay: false,
+        fn(info) {
+          noteReader(info.workflowId);
+        },
+      },
+    },
+  };
 }
 
 function keelEventSink(instruments: KeelInstruments | null): InjectedSinks<KeelSinks> {
@@ -201,7 +219,7 @@ export async function startTelemetry(env: NodeJS.ProcessEnv = process.env, expor
     tracing: tracer !== null,
     workerOptions: {
       interceptors: { activity },
-      sinks: keelTelemetrySink(instruments, tracing),
+      sinks: keelWorkflowSinks(instruments, tracing),
     },
     metricsUrl,
     async shutdown() {

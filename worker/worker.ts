@@ -10,7 +10,7 @@ import { shutdownGraceMs } from './shutdown';
 import { probeStore, StoreProbeError } from './store-probe';
 import { workspaceHostLine, workspaceHostOf } from './workspace-host';
 import { workspaceQueue } from '../workflows/workspace-host';
-import { keelTelemetrySink, type Telemetry } from './telemetry';
+import { keelWorkflowSinks, type Telemetry } from './telemetry';
 import { compiledPayloadConverter, prebuiltWorkflowBundle, PRELOADED_WORKFLOW_MODULES, WORKFLOW_INTERCEPTOR_MODULES } from './workflow-bundle';
 
 export const workflowsPath = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/index.ts');
@@ -142,7 +142,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
       shutdownGraceTime: graceMs,
       shutdownForceTime: graceMs + 5_000,
       // Without telemetry the workflows' sinks are still there, doing nothing.
-      sinks: telemetry?.workerOptions.sinks ?? keelTelemetrySink(null),
+      sinks: telemetry?.workerOptions.sinks ?? keelWorkflowSinks(null),
     });
     // The workspaces on this host's disk: their activities come on a queue of their own.
     const hostWorker =

@@ -5,6 +5,7 @@
 // the close. Queries add no commands: old histories replay unchanged.
 import { defaultPayloadConverter, defineQuery, setHandler } from '@temporalio/workflow';
 import type { WorkflowStream } from '@temporalio/workflow-streams/workflow';
+import { noteStreamRead } from './reader-sink';
 
 export interface StreamReadInput {
   /** The first offset wanted. */
@@ -40,6 +41,8 @@ type LogItem = { topic: string; payload: Parameters<typeof defaultPayloadConvert
 
 export function registerStreamRead(stream: WorkflowStream, live: () => boolean = () => false): void {
   setHandler(streamReadQuery, (input) => {
+    // The worker learns that someone reads: its model calls heartbeat their text for them.
+    noteStreamRead();
     const from = Number.isSafeInteger(input?.from) && input.from >= 0 ? input.from : 0;
     const limit = Number.isSafeInteger(input?.limit) && input.limit! > 0 ? Math.min(input.limit!, MAX_ITEMS) : MAX_ITEMS;
     const topics = Array.isArray(input?.topics) ? new Set(input.topics.map(String)) : null;

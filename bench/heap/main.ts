@@ -29,7 +29,7 @@ import { ACTIVITY_WORKER_OPTIONS } from '../../activities/tools/index';
 import { KeelClient } from '../../client/keel-client';
 import { startStandin } from '../../standin/server';
 import { startDevServer } from '../../worker/dev-server';
-import { keelTelemetrySink } from '../../worker/telemetry';
+import { keelWorkflowSinks } from '../../worker/telemetry';
 import { payloadConverterPath, workflowsPath } from '../../worker/worker';
 import { PRELOADED_WORKFLOW_MODULES } from '../../worker/workflow-bundle';
 import { BENCH_MODEL, benchScenario, turnText, writeStepFiles } from '../suite/script';
@@ -89,7 +89,7 @@ async function main(): Promise<void> {
       activities: keelActivities.activities,
       maxCachedWorkflows: parked + 50,
       debugMode: true,
-      sinks: keelTelemetrySink(null),
+      sinks: keelWorkflowSinks(null),
       ...ACTIVITY_WORKER_OPTIONS,
     });
     const running = worker.run().finally(() => keelActivities.close());

@@ -20,6 +20,12 @@ export interface BenchOptions {
   scenarios: readonly ScenarioName[];
   variants: readonly VariantName[];
   rounds: number;
+  /**
+   * Rounds run first and not counted, in the scenarios whose ratios are targets (single,
+   * concurrent, stream): a worker's first round is also its JIT's and its caches' first work,
+   * ~1.5× a later round's CPU per step for every variant. Default 0.
+   */
+  warmupRounds?: number;
   sizes: Sizes;
   log?: (line: string) => void;
   /**
@@ -38,6 +44,9 @@ export interface BenchRun {
   summary: Record<string, VariantSummary[]>;
   phases: Phase[];
 }
+
+/** The scenarios whose ratios are targets: a warm-up round is cheap there and steadies them. */
+const WARMED_UP: ReadonlySet<ScenarioName> = new Set(['single', 'concurrent', 'stream']);
 
 export async function runBench(options: BenchOptions): Promise<BenchRun> {
   const { sizes, rounds } = options;
@@ -107,6 +116,18 @@ export async function runBench(options: BenchOptions): Promise<BenchRun> {
     };
     for (const scenario of options.scenarios) {
       const order = SCENARIO_VARIANTS[scenario].filter((v) => workers.has(v));
+      const warmups = WARMED_UP.has(scenario) ? (options.warmupRounds ?? 0) : 0;
+      for (let w = 0; w < warmups; w++) {
+        for (const v of order) {
+          try {
+            const p = await runScenario(scenario, ctx, workers.get(v)!, rounds + w);
+            log(`${scenario} warm-up ${w + 1}/${warmups} ${v} (not counted): worker ${(p.workerCpuMs / p.steps).toFixed(1)} ms/step, server ${(p.serverCpuMs / p.steps).toFixed(1)} ms/step`);
+          } catch (error) {
+            notes.push(`${scenario} warm-up ${w + 1} ${v} failed: ${(error as Error).message.split('\n')[0]}`);
+          }
+        }
+      }
+      if (warmups > 0) notes.push(`${scenario}: ${warmups} warm-up round${warmups === 1 ? '' : 's'} of every variant first, not counted`);
       for (let round = 0; round < rounds; round++) {
         const rotated = [...order.slice(round % order.length), ...order.slice(0, round % order.length)];
         for (const v of rotated) {

@@ -6,11 +6,12 @@ import { fileURLToPath } from 'node:url';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { forgetReaders, noteReader } from '../../activities/live-readers';
 import { MODEL_FAILURE, type ModelCallHeartbeat, type ModelCallInput, type ModelStreamEvent } from '../../activities/llm';
 import { streamMachine, type StreamState } from '../../machines/stream';
 import { type Standin, startStandin } from '../../standin/server';
 import { FAST_RETRY, withModelWorker } from '../fixtures/llm-harness';
-import { interruptSignal } from '../fixtures/llm-workflow';
+import { interruptSignal, outcomeQuery } from '../fixtures/llm-workflow';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -147,6 +148,47 @@ describe('model activity against the stand-in', () => {
       // No signal, so no workflow task for it: four history events fewer for this call.
       expect(await streamSignals(run.handle)).toBe(0);
     });
+  });
+
+  it('puts its text in heartbeats only while someone reads the workflow: unread, the server gets no heartbeat from its stream', async () => {
+    // ~1 s of text in 10 pieces; the heartbeat clock far away, so every heartbeat seen is the stream's.
+    standin.setScenario({ name: 'read', rules: [{ reply: { delayMs: 100, chunkSize: 12, content: [{ type: 'text', text: 'Ten pieces of text, slowly, for whoever reads them now. '.repeat(2) }] } }] });
+    const liveTexts = async (handle: { describe(): Promise<{ raw: { pendingActivities?: { heartbeatDetails?: { payloads?: unknown[] | null } | null }[] | null } }> }) => {
+      const payload = (await handle.describe()).raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
+      const details = payload ? defaultPayloadConverter.fromPayload<{ live?: { blocks: Array<{ tail: string }> } }>(payload as never) : null;
+      return details === null ? null : (details.live?.blocks[0]?.tail ?? '');
+    };
+    try {
+      await withModelWorker(env, workflowBundle, { ...config(), heartbeatIntervalMs: 60_000 }, async (start) => {
+        // Nobody reads: the deltas reach the stream by signal, the server holds no heartbeat.
+        const unread = await start({ call: call('unread') });
+        const seen: Array<string | null> = [];
+        while (!(await unread.handle.query(outcomeQuery).catch(() => null))) {
+          seen.push(await liveTexts(unread.handle));
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        expect(seen.length).toBeGreaterThan(5);
+        expect(seen.every((text) => text === null)).toBe(true);
+        const done = await unread.outcome();
+        expect(done.status).toBe('completed');
+        expect(textOf(unread.subscriber.events)).toBe('Ten pieces of text, slowly, for whoever reads them now. '.repeat(2));
+
+        // Read (what the `keel.stream` query's sink tells the worker): the text is on the server while it streams.
+        const read = await start({ call: call('read') });
+        noteReader(read.handle.workflowId);
+        let live: string | null = null;
+        for (let tries = 0; tries < 40 && !live; tries++) {
+          live = await liveTexts(read.handle);
+          if (!live) await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+        expect(live).toMatch(/^Ten pieces/);
+        // Sooner than the call's end: the stream has not ended yet.
+        expect(read.subscriber.events.some((event) => event.kind === 'stop')).toBe(false);
+        expect((await read.outcome()).status).toBe('completed');
+      });
+    } finally {
+      forgetReaders();
+    }
   });
 
   it('returns tool_use blocks with the input reassembled from its JSON fragments', async () => {

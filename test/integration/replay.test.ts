@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { bundle } from '../helpers/temporal';
-import { keelTelemetrySink } from '../../worker/telemetry';
+import { keelWorkflowSinks } from '../../worker/telemetry';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const histories = path.join(here, '../histories');
@@ -44,7 +44,7 @@ describe('replay of saved histories', () => {
       const failures: string[] = [];
       let replayed = 0;
       const input = named.map(({ workflowId, history }) => ({ workflowId, history: history as never }));
-      for await (const result of Worker.runReplayHistories({ workflowBundle, sinks: keelTelemetrySink(null), replayName: `replay-${suite.folder}` }, input)) {
+      for await (const result of Worker.runReplayHistories({ workflowBundle, sinks: keelWorkflowSinks(null), replayName: `replay-${suite.folder}` }, input)) {
         replayed += 1;
         if (result.error) failures.push(`${named.filter((n) => n.workflowId === result.workflowId).map((n) => n.file).join(' or ')}: ${String(result.error)}`);
       }
@@ -56,7 +56,7 @@ describe('replay of saved histories', () => {
   it('fails when the workflow code changed incompatibly', async () => {
     const [{ file, history }] = load('smoke') as [{ file: string; history: unknown }];
     const workflowBundle = await bundle(path.join(here, '../fixtures/smoke-workflow-changed.ts'));
-    await expect(Worker.runReplayHistory({ workflowBundle, sinks: keelTelemetrySink(null) }, history, file)).rejects.toMatchObject({
+    await expect(Worker.runReplayHistory({ workflowBundle, sinks: keelWorkflowSinks(null) }, history, file)).rejects.toMatchObject({
       name: 'DeterminismViolationError',
     });
   });

@@ -10,6 +10,7 @@ import { type Interceptor, InterceptingCall } from '@grpc/grpc-js';
 import { Client, Connection } from '@temporalio/client';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hasReader } from '../../activities/live-readers';
 import { KeelClient } from '../../client/keel-client';
 import { streamReadsQueued } from '../../client/stream-reads';
 import { startServer } from '../../server/main';
@@ -167,6 +168,8 @@ describe('many readers of one stream', () => {
         const keel = await KeelClient.connect({ client, taskQueue: s.taskQueue });
         const session = await keel.startSession({ workspace: s.workspace });
         await session.send('warm up');
+        // Nobody has read its stream yet: the worker's model calls heartbeat on their clock alone.
+        expect(hasReader(session.id)).toBe(false);
         const from = await session.streamOffset();
         const abort = new AbortController();
         const deltas: Array<{ sent: number; offset: number; text: string }> = [];
@@ -179,6 +182,8 @@ describe('many readers of one stream', () => {
         })();
         // Quiet for a while first: the reader has backed off to its idle pace before the call.
         await new Promise((resolve) => setTimeout(resolve, 1_500));
+        // The reader's queries told the worker (workflows/reader-sink.ts): its calls heartbeat their text.
+        expect(hasReader(session.id)).toBe(true);
         const before = counter.sent;
         const posted = session.post('go slowly');
         // The stream read says a model call is in flight (waitUntil fails the test when it never does).
