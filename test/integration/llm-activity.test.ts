@@ -155,7 +155,7 @@ describe('model activity against the stand-in', () => {
     standin.setScenario({ name: 'read', rules: [{ reply: { delayMs: 100, chunkSize: 12, content: [{ type: 'text', text: 'Ten pieces of text, slowly, for whoever reads them now. '.repeat(2) }] } }] });
     const liveTexts = async (handle: { describe(): Promise<{ raw: { pendingActivities?: { heartbeatDetails?: { payloads?: unknown[] | null } | null }[] | null } }> }) => {
       const payload = (await handle.describe()).raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
-      const details = payload ? defaultPayloadConverter.fromPayload<{ live?: { blocks: Array<{ tail: string }> } }>(payload as never) : null;
+      const details = payload ? defaultPayloadConverter.fromPayload<{ live?: { blocks: Array<{ tail: string }> } }>(payload) : null;
       return details === null ? null : (details.live?.blocks[0]?.tail ?? '');
     };
     try {
