@@ -1,0 +1,37 @@
+// Pools the rounds of several bench runs: `npx tsx bench/pool.ts [--scenario single] [--variant keel] RUN.json...`.
+// One session's ratio moves by ±0.1 between runs of 3 rounds on this machine (30 steps a
+// round); pooled over A/B pairs of runs (docs/performance.md, Method) it settles. Prints, for
+// each file group given as `label=a.json,b.json`, the variant's ratios to the floor of the
+// same round: worker+server, worker and server CPU per step, median and quartiles over every round.
+import fs from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { Phase } from './suite/measure';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { scenario: { type: 'string', default: 'single' }, variant: { type: 'string', default: 'keel' } },
+});
+if (positionals.length === 0) throw new Error('usage: npx tsx bench/pool.ts [--scenario S] [--variant V] label=run1.json,run2.json ...');
+
+const perStep = (p: Phase, what: 'both' | 'worker' | 'server') =>
+  (what === 'worker' ? p.workerCpuMs : what === 'server' ? p.serverCpuMs : p.workerCpuMs + p.serverCpuMs) / p.steps;
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
+
+for (const group of positionals) {
+  const [label, list] = group.includes('=') ? (group.split('=', 2) as [string, string]) : [group, group];
+  const ratios = { both: [] as number[], worker: [] as number[], server: [] as number[] };
+  for (const file of list.split(',')) {
+    const phases = (JSON.parse(fs.readFileSync(file, 'utf8')) as { phases: Phase[] }).phases.filter((p) => p.scenario === values.scenario);
+    for (const round of new Set(phases.map((p) => p.round))) {
+      const floor = phases.find((p) => p.round === round && p.variant === 'floor');
+      const it = phases.find((p) => p.round === round && p.variant === values.variant);
+      if (!floor || !it) continue;
+      for (const what of ['both', 'worker', 'server'] as const) ratios[what].push(perStep(it, what) / perStep(floor, what));
+    }
+  }
+  const line = (['both', 'worker', 'server'] as const).map((what) => {
+    const r = ratios[what].sort((a, b) => a - b);
+    return `${what === 'both' ? 'worker+server' : what} ${quantile(r, 0.5).toFixed(2)}× (quartiles ${quantile(r, 0.25).toFixed(2)}–${quantile(r, 0.75).toFixed(2)})`;
+  });
+  console.log(`${label}: ${values.variant} ÷ floor in ${values.scenario}, ${ratios.both.length} rounds: ${line.join(', ')}`);
+}
