@@ -232,8 +232,8 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
     const { message, cut } = accumulator.result();
     progress.completed();
     // The server's copy says what this attempt spent, should its result be lost: needed only
-    // where an earlier heartbeat put a smaller figure there (a call without one is billed by
-    // its result, or, lost, as before it began).
+    // where an earlier heartbeat put a smaller figure there (a call that sent none has
+    // nothing on the server to correct, and its result carries its usage).
     if (beats > 0) heartbeat();
     const streamTail = deltas?.stop(message.stop_reason);
     return {
