@@ -38,14 +38,19 @@ try {
   await session.close();
   const history = await client.workflow.getHandle(session.id).fetchHistory();
   const counts = new Map<string, number>();
+  const bytes = new Map<string, number>();
   for (const event of history.events ?? []) {
     const name = eventTypeName(Number(event.eventType));
+    // The event as the server stores it (protobuf): what each costs in history bytes.
+    const size = proto.temporal.api.history.v1.HistoryEvent.encode(event).finish().length;
     counts.set(name, (counts.get(name) ?? 0) + 1);
-    console.log(`${String(event.eventId).padStart(4)} ${name}${what(event as unknown as Record<string, unknown>)}`);
+    bytes.set(name, (bytes.get(name) ?? 0) + size);
+    console.log(`${String(event.eventId).padStart(4)} ${name}${what(event as unknown as Record<string, unknown>)} (${size} B)`);
   }
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
-  console.log(`\n${total} events for ${turns * steps} steps (${(total / (turns * steps)).toFixed(2)} per step)`);
-  for (const [name, n] of [...counts].sort((a, b) => b[1] - a[1])) console.log(`${String(n).padStart(4)} ${name}`);
+  const totalBytes = [...bytes.values()].reduce((a, b) => a + b, 0);
+  console.log(`\n${total} events, ${totalBytes} bytes for ${turns * steps} steps (${(total / (turns * steps)).toFixed(2)} events, ${Math.round(totalBytes / (turns * steps))} bytes per step)`);
+  for (const [name, n] of [...counts].sort((a, b) => b[1] - a[1])) console.log(`${String(n).padStart(4)} ${name} (${bytes.get(name)} B)`);
 } finally {
   keel.worker.shutdown();
   await running;
