@@ -96,7 +96,12 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
 
   const progress = new ConnectionProgress(attempt);
   // An earlier attempt lost with its worker was billed too: its last heartbeat says for what.
-  const lost = attempt > 1 ? lostUsage(ctx.info.heartbeatDetails as unknown) : null;
+  let lost = attempt > 1 ? lostUsage(ctx.info.heartbeatDetails as unknown) : null;
+  // Lost before it heartbeated (a call nobody reads heartbeats every 0.5 s): with
+  // 'timeouts_only' Temporal retried only a timeout, so that attempt may have been billed
+  // for this same request's input. Counted as that once this attempt knows it (message_start):
+  // a budget must rather count a call too many than one too few.
+  const lostUnseen = lost === null && attempt > 1 && input.serverRetries === 'timeouts_only';
   const accumulator = new MessageAccumulator();
   const spent = (): SpentUsage | null => spentUsage(accumulator, input.model, settings.prices);
   // The usage so far rides on every heartbeat: if this worker dies mid-stream, the
@@ -205,6 +210,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
       accumulator.apply(event);
       if (!started && event.type === 'message_start') {
         started = true;
+        if (lostUnseen) lost = inputOnly(accumulator, input.model, settings.prices);
         // Input tokens are billed from here on: watchers (and an interrupt) can count them.
         deltas?.start(requestId, input.model, spentPrices(accumulator, input.model, settings.prices));
       }
@@ -328,6 +334,19 @@ function lostUsage(details: unknown): SpentUsage | null {
   const usage = (details as { usage?: unknown } | null | undefined)?.usage as Partial<SpentUsage> | null | undefined;
   if (typeof usage?.inputTokens !== 'number' || typeof usage.outputTokens !== 'number') return null;
   return { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, costUsd: typeof usage.costUsd === 'number' ? usage.costUsd : null, estimated: true };
+}
+
+/** What this attempt's request costs in input alone, estimated: the guess for a lost attempt of the same request that left no heartbeat. */
+function inputOnly(accumulator: MessageAccumulator, model: string, prices: PriceTable): SpentUsage | null {
+  const spent = accumulator.spent();
+  if (spent === null) return null;
+  const u = { ...spent.usage, output_tokens: 0 };
+  return {
+    inputTokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0),
+    outputTokens: 0,
+    costUsd: costOf(model, u, prices)?.total ?? null,
+    estimated: true,
+  };
 }
 
 function spentUsage(accumulator: MessageAccumulator, model: string, prices: PriceTable): SpentUsage | null {

@@ -35,6 +35,16 @@ describe('a lost attempt is counted', () => {
     expect((await call(1, undefined)).lostAttemptUsage).toBeUndefined();
   });
 
+  it('a lost attempt that left no heartbeat (a short unread call) counts as this request\'s input, estimated, where Temporal retries only timeouts', async () => {
+    standin.setScenario({ rules: [{ reply: { content: [{ type: 'text', text: 'Hello.' }], usage: billed } }] });
+    const result = await call(2, undefined, { ...input, serverRetries: 'timeouts_only' });
+    // Sonnet 4.5: $3 per million input tokens; no output counted for the lost attempt.
+    expect(result.lostAttemptUsage).toEqual({ inputTokens: 100, outputTokens: 0, costUsd: expect.closeTo((100 * 3) / 1e6, 12) as number, estimated: true });
+    expect(result.usage).toMatchObject({ input_tokens: 100, output_tokens: 10 });
+    // Where Temporal retries failures too, a second attempt need not follow a lost one: nothing guessed.
+    expect((await call(2, undefined)).lostAttemptUsage).toBeUndefined();
+  });
+
   it("heartbeats the lost attempt's usage with its own: a second lost attempt does not drop the first's", async () => {
     standin.setScenario({ rules: [{ reply: { content: [{ type: 'text', text: 'Hello, slowly.' }], usage: billed, delayMs: 30 } }] });
     const activities = createModelActivities({ env: { ANTHROPIC_API_KEY: 'sk-ant-unit', ANTHROPIC_BASE_URL: standin.url }, heartbeatIntervalMs: 10 });
