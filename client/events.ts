@@ -8,7 +8,7 @@
 // leaves nothing waiting in the workflow.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
-import type { ModelStreamEvent } from '../activities/llm-deltas';
+import type { LiveModelText, ModelStreamEvent } from '../activities/llm-deltas';
 import { EVENTS_TOPIC, MODEL_TOPIC, type GoalLogEntry, type LogEntry } from '../workflows/definitions';
 import { streamReadQuery, type StreamReadPage } from '../workflows/stream-read';
 import { LiveOverlay, readLiveModelText } from './live-model';
@@ -47,7 +47,8 @@ const IDLE_POLL_MS = 500;
  * it reads the call's text so far from the server every `pollCooldownMs` instead (the model
  * activity's heartbeats; client/live-model.ts), and the stream every fourth time: model text
  * items from there have offset -1, and each character is yielded once, from whichever copy
- * brings it first.
+ * brings it first. The text of a call it has not met comes after what the stream holds
+ * before it (the stream is read first): the texts come in order.
  *
  * It does not use the stream's long-poll update: an update waits inside the workflow until
  * the next item, and a reader that goes away (a closed tab, an ended AG-UI run, a proxy's
@@ -67,6 +68,8 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
   let ended = false;
   // Model text from the server while a call streams, each character shown once (client/live-model.ts).
   const overlay = topics.includes(MODEL_TOPIC) ? new LiveOverlay() : null;
+  // Live text of a call this reader had not met, held until the stream was read once more.
+  let held: LiveModelText[] | null = null;
   for (;;) {
     if (signal?.aborted) return;
     let page: StreamReadPage | null = null;
@@ -94,6 +97,14 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
         waitMs = busyMs;
         continue;
       }
+      // Held live text after what the stream had before it; none if the call is over (the
+      // stream has all of it then).
+      const heldItems = held !== null && page.live === true && overlay ? overlay.liveItems(held) : [];
+      held = null;
+      for (const item of heldItems) {
+        if (signal?.aborted) return;
+        yield item;
+      }
       if (page.live === true && !ended) {
         // A model call is in flight: the stream is not quiet. Its text comes sooner from the
         // server (client/live-model.ts), read at the busy pace; the stream again every few reads.
@@ -102,6 +113,13 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
         for (let read = 0; overlay && read < LIVE_READS_PER_QUERY; read++) {
           if (!(await pause(busyMs, signal))) return;
           const calls = await readLiveModelText(client, workflowId);
+          // A call this reader has not met: the workflow may have moved on since the stream was
+          // read (the call then in flight ended, a tool ran, the next began). The stream is read
+          // first, at once, so that call's text does not come before what the stream has ahead of it.
+          if (!overlay.knowsAll(calls)) {
+            held = calls;
+            break;
+          }
           for (const item of overlay.liveItems(calls)) {
             if (signal?.aborted) return;
             yield item;

@@ -207,4 +207,39 @@ describe('many readers of one stream', () => {
       await connection.close();
     }
   }, 60_000);
+
+  it('a call that began while the reader paused shows its live text only after what the stream holds before it: the texts come in order', async () => {
+    // Call 1 streams for ~0.6 s, so a reader's query finds it in flight; the reader then pauses
+    // 1.5 s (its pollCooldownMs) and describes the workflow: call 1 is over, the tool ran, call 2
+    // streams. Call 1's text is in the stream, not yet read: it must come first.
+    const s = await sessionEnv(env, workflowBundle, {
+      name: 'ahead',
+      apiKeys: [KEY],
+      rules: [
+        { name: 'first', match: { hasToolResults: false }, reply: { delayMs: 60, chunkSize: 2, content: [{ type: 'text', text: 'First call.' }, { type: 'tool_use', id: 'toolu_ahead_1', name: 'list_dir', input: { path: '.' } }] } },
+        { name: 'second', match: { hasToolResults: true }, reply: { delayMs: 300, chunkSize: 4, content: [{ type: 'text', text: 'Second call, streaming slowly for a while.' }] } },
+      ],
+    });
+    await s.run(async () => {
+      const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
+      const session = await keel.startSession({ workspace: s.workspace, policy: { mode: 'full-auto' } });
+      const abort = new AbortController();
+      const deltas: Array<{ offset: number; text: string }> = [];
+      const reading = (async () => {
+        let stops = 0;
+        for await (const item of session.events({ topics: ['model'], pollCooldownMs: 1_500, signal: abort.signal })) {
+          if (item.topic !== 'model') continue;
+          if (item.data.kind === 'delta' && item.data.text.length > 0) deltas.push({ offset: item.offset, text: item.data.text });
+          if (item.data.kind === 'stop' && ++stops === 2) return;
+        }
+      })();
+      const done = await session.send('two calls, please');
+      expect(done.outcome).toBe('completed');
+      await reading;
+      abort.abort();
+      // Each character once, call 1's before call 2's; call 2's came live (offset -1), before the stream had them.
+      expect(deltas.map((d) => d.text).join('')).toBe('First call.Second call, streaming slowly for a while.');
+      expect(deltas.some((d) => d.offset === -1)).toBe(true);
+    });
+  }, 60_000);
 });
