@@ -47,8 +47,9 @@ const IDLE_POLL_MS = 500;
  * it reads the call's text so far from the server every `pollCooldownMs` instead (the model
  * activity's heartbeats; client/live-model.ts), and the stream every fourth time: model text
  * items from there have offset -1, and each character is yielded once, from whichever copy
- * brings it first. The text of a call it has not met comes after what the stream holds
- * before it (the stream is read first): the texts come in order.
+ * brings it first. The text of a call that was not in flight at its last read of the stream
+ * (the answer names them) and that it has not met comes after what the stream holds before
+ * it (the stream is read first): the texts come in order.
  *
  * It does not use the stream's long-poll update: an update waits inside the workflow until
  * the next item, and a reader that goes away (a closed tab, an ended AG-UI run, a proxy's
@@ -70,6 +71,8 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
   const overlay = topics.includes(MODEL_TOPIC) ? new LiveOverlay() : null;
   // Live text of a call this reader had not met, held until the stream was read once more.
   let held: LiveModelText[] | null = null;
+  // The model calls in flight at the last read of the stream (null: a worker that does not say).
+  let inFlight: ReadonlySet<string> | null;
   for (;;) {
     if (signal?.aborted) return;
     let page: StreamReadPage | null = null;
@@ -93,6 +96,7 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
       }
       const more = page.next < page.end;
       from = Math.max(from, page.next);
+      inFlight = page.liveCalls ? new Set(page.liveCalls) : null;
       if (more) {
         waitMs = busyMs;
         continue;
@@ -113,10 +117,12 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
         for (let read = 0; overlay && read < LIVE_READS_PER_QUERY; read++) {
           if (!(await pause(busyMs, signal))) return;
           const calls = await readLiveModelText(client, workflowId);
-          // A call this reader has not met: the workflow may have moved on since the stream was
-          // read (the call then in flight ended, a tool ran, the next began). The stream is read
-          // first, at once, so that call's text does not come before what the stream has ahead of it.
-          if (!overlay.knowsAll(calls)) {
+          // A call that was not in flight at the last read of the stream, and that this reader has
+          // not met: the workflow moved on since (the call then in flight ended, a tool ran, the
+          // next began). The stream is read first, at once, so that call's text does not come
+          // before what the stream holds ahead of it.
+          const flying = inFlight;
+          if (flying !== null && !overlay.knowsAll(calls.filter((c) => c.callId === null || !flying.has(c.callId)))) {
             held = calls;
             break;
           }

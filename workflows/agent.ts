@@ -132,7 +132,7 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
       return { details, status, searchStatus: turns.state ? agentSearchStatus(turns.state.status) : 'idle', pendingApprovals: waiting.length };
     },
     afterReport: () => reportToGoal(),
-    live: () => turns.state?.status === 'calling_llm',
+    live: () => (turns.state?.status === 'calling_llm' ? turns.modelCalls : []),
   });
   const agentId = host.workflowId;
   const { now, publish, rejected } = host;

@@ -76,7 +76,7 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
     carry,
     view: () => ({ details: goalDetails({ goal, agents }), status: goal.state.status, pendingApprovals: agents.pending().length }),
     // The planner's and critic's calls stream to the goal's own `model` topic.
-    live: () => models.busy,
+    live: () => [...models.scopes.keys()],
     afterReport: () => {
       if (!handingOver && ready && !goalMachine.isTerminal(goal.state) && wantsNewRun()) handingOver = hasPatch(CONTINUE_PATCH);
     },

@@ -28,7 +28,7 @@ import { rejectUnknownUpdate, unknownSignal } from './payloads';
 import { preview } from './preview';
 import { machineRefusal, validated } from './refusal';
 import { SerialQueue, Timers } from './runtime';
-import { registerStreamRead } from './stream-read';
+import { type LiveCalls, registerStreamRead } from './stream-read';
 import { KeelKind, KeelPendingApprovals, KeelStatus, KeelWorkspace } from './search-attributes';
 import { reportEvent } from './telemetry-sink';
 import { beginSession, traceEvent } from './trace';
@@ -75,8 +75,8 @@ export interface HostOptions<Event> {
   view: () => HostView;
   /** After what people see is refreshed (the agent reports to its goal here). */
   afterReport?: () => void;
-  /** True while a model call is in flight: stream readers keep their busy pace (workflows/stream-read.ts). */
-  live?: () => boolean;
+  /** The model calls in flight, by call id: stream readers keep their busy pace and show their live text (workflows/stream-read.ts). */
+  live?: LiveCalls;
 }
 
 /** Event-log bytes kept across continue-as-new: the newest entries; older ones are trimmed (offsets stay). */
@@ -101,7 +101,7 @@ export class MachineHost<Entry extends { seq: number }, Event extends { kind: st
   constructor(private readonly options: HostOptions<Event>) {
     this.stream = new WorkflowStream(options.carry?.stream);
     this.topic = this.stream.topic<Entry>(EVENTS_TOPIC);
-    registerStreamRead(this.stream, () => options.live?.() === true);
+    registerStreamRead(this.stream, () => options.live?.() ?? []);
     this.seq = options.carry?.nextSeq ?? 0;
     // Asked once, in the run's first activation: a run recorded before the patch keeps
     // writing the machine's state, so its history replays.

@@ -72,7 +72,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
     carry,
     tap: (event) => finishedTurns.see(event),
     view: () => ({ details: views.details(), status: session.state.status, searchStatus: sessionSearchStatus(session.state.status, stamped), pendingApprovals: views.pending().length }),
-    live: () => turns.state?.status === 'calling_llm',
+    live: () => (turns.state?.status === 'calling_llm' ? turns.modelCalls : []),
   });
   const sessionId = host.workflowId;
   const turns = new TurnRunner(

@@ -29,6 +29,12 @@ export interface StreamReadPage {
    * pace instead of backing off as from a quiet stream. Absent from workers before it.
    */
   live?: boolean;
+  /**
+   * The call ids of the model calls in flight (what their live text is keyed by): a reader
+   * shows at once the live text of these, and reads the stream first for any other (a call
+   * that began after this answer). Absent from workers before it.
+   */
+  liveCalls?: string[];
 }
 
 export const streamReadQuery = defineQuery<StreamReadPage, [StreamReadInput]>('keel.stream');
@@ -39,7 +45,10 @@ const MAX_BYTES = 1_000_000;
 
 type LogItem = { topic: string; payload: Parameters<typeof defaultPayloadConverter.fromPayload>[0] };
 
-export function registerStreamRead(stream: WorkflowStream, live: () => boolean = () => false): void {
+/** The model calls in flight, by call id (an empty list: none). */
+export type LiveCalls = () => readonly string[];
+
+export function registerStreamRead(stream: WorkflowStream, live: LiveCalls = () => []): void {
   setHandler(streamReadQuery, (input) => {
     // The worker learns that someone reads: its model calls heartbeat their text for them.
     noteStreamRead();
@@ -63,6 +72,7 @@ export function registerStreamRead(stream: WorkflowStream, live: () => boolean =
       bytes += size;
       items.push({ topic: entry.topic, offset: base + i, data: defaultPayloadConverter.fromPayload(entry.payload) });
     }
-    return { items, next: base + i, end, first: base, ...(live() ? { live: true } : {}) };
+    const calls = live();
+    return { items, next: base + i, end, first: base, ...(calls.length > 0 ? { live: true, liveCalls: [...calls] } : {}) };
   });
 }

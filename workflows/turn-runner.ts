@@ -55,6 +55,11 @@ export class TurnRunner {
     return this.state?.config.turnId ?? null;
   }
 
+  /** The model calls in flight, by call id (their activity id, which their live text is keyed by). */
+  get modelCalls(): string[] {
+    return [...this.inflight].filter((id) => id.startsWith('model:'));
+  }
+
   /** True while an activity of any turn is still running (or confirming its cancellation). */
   get busy(): boolean {
     return this.inflight.size > 0;
