@@ -116,11 +116,11 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
   const read = (): boolean => publishing && workflowId !== undefined && hasReader(workflowId);
   const call = { callId: input.callId ?? null, attempt };
   let lastBeat = Date.now(); // paced heartbeats start a pace after the call does
-  let beats = 0;
-  let textBeats = 0;
+  let beaten = false;
+  let textBeaten = false;
   const heartbeat = () => {
     lastBeat = Date.now();
-    beats++;
+    beaten = true;
     // With the lost attempt's usage: if this attempt is lost too, the next one (or the workflow,
     // reading the last heartbeat of a timed-out call) still counts both.
     ctx.heartbeat({ ...progress.details(), usage: sumSpent(spent(), lost), ...(publishing ? { live: liveText(call, accumulator.streamedBlocks()) } : {}) });
@@ -222,8 +222,8 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
       // at its first read), then at the deltas' pace, a heartbeat every ~150 ms, not one per
       // 50 ms throttle. Nobody reading: the clock's alone.
       sawText ||= event.type === 'content_block_delta';
-      if (sawText && read() && (textBeats === 0 || Date.now() - lastBeat >= settings.publishIntervalMs)) {
-        textBeats++;
+      if (sawText && read() && (!textBeaten || Date.now() - lastBeat >= settings.publishIntervalMs)) {
+        textBeaten = true;
         heartbeat();
       }
     }
@@ -240,7 +240,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
     // The server's copy says what this attempt spent, should its result be lost: needed only
     // where an earlier heartbeat put a smaller figure there (a call that sent none has
     // nothing on the server to correct, and its result carries its usage).
-    if (beats > 0) heartbeat();
+    if (beaten) heartbeat();
     const streamTail = deltas?.stop(message.stop_reason);
     return {
       message,
@@ -339,25 +339,20 @@ function lostUsage(details: unknown): SpentUsage | null {
 /** What this attempt's request costs in input alone, estimated: the guess for a lost attempt of the same request that left no heartbeat. */
 function inputOnly(accumulator: MessageAccumulator, model: string, prices: PriceTable): SpentUsage | null {
   const spent = accumulator.spent();
-  if (spent === null) return null;
-  const u = { ...spent.usage, output_tokens: 0 };
-  return {
-    inputTokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0),
-    outputTokens: 0,
-    costUsd: costOf(model, u, prices)?.total ?? null,
-    estimated: true,
-  };
+  return spent === null ? null : usageOf({ ...spent.usage, output_tokens: 0 }, true, model, prices);
 }
 
 function spentUsage(accumulator: MessageAccumulator, model: string, prices: PriceTable): SpentUsage | null {
   const spent = accumulator.spent();
-  if (spent === null) return null;
-  const u = spent.usage;
+  return spent === null ? null : usageOf(spent.usage, spent.estimated, model, prices);
+}
+
+function usageOf(u: UsageForCost, estimated: boolean, model: string, prices: PriceTable): SpentUsage {
   return {
     inputTokens: u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0),
     outputTokens: u.output_tokens,
     costUsd: costOf(model, u, prices)?.total ?? null,
-    estimated: spent.estimated,
+    estimated,
   };
 }
 

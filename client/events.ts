@@ -48,8 +48,8 @@ const IDLE_POLL_MS = 500;
  * activity's heartbeats; client/live-model.ts), and the stream every fourth time: model text
  * items from there have offset -1, and each character is yielded once, from whichever copy
  * brings it first. The text of a call that was not in flight at its last read of the stream
- * (the answer names them) and that it has not met comes after what the stream holds before
- * it (the stream is read first): the texts come in order.
+ * (the answer names them) comes after what the stream holds before it (the stream is read
+ * first): the texts come in order.
  *
  * It does not use the stream's long-poll update: an update waits inside the workflow until
  * the next item, and a reader that goes away (a closed tab, an ended AG-UI run, a proxy's
@@ -69,7 +69,7 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
   let ended = false;
   // Model text from the server while a call streams, each character shown once (client/live-model.ts).
   const overlay = topics.includes(MODEL_TOPIC) ? new LiveOverlay() : null;
-  // Live text of a call this reader had not met, held until the stream was read once more.
+  // Live text of a call that began after the last read of the stream, held until the next.
   let held: LiveModelText[] | null = null;
   // The model calls in flight at the last read of the stream (null: a worker that does not say).
   let inFlight: ReadonlySet<string> | null;
@@ -117,12 +117,11 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
         for (let read = 0; overlay && read < LIVE_READS_PER_QUERY; read++) {
           if (!(await pause(busyMs, signal))) return;
           const calls = await readLiveModelText(client, workflowId);
-          // A call that was not in flight at the last read of the stream, and that this reader has
-          // not met: the workflow moved on since (the call then in flight ended, a tool ran, the
-          // next began). The stream is read first, at once, so that call's text does not come
-          // before what the stream holds ahead of it.
+          // A call that was not in flight at the last read of the stream began since: the call
+          // then in flight ended, a tool ran, the next began. The stream is read first, at once,
+          // so that call's text does not come before what the stream holds ahead of it.
           const flying = inFlight;
-          if (flying !== null && !overlay.knowsAll(calls.filter((c) => c.callId === null || !flying.has(c.callId)))) {
+          if (flying !== null && calls.some((c) => c.callId !== null && !flying.has(c.callId))) {
             held = calls;
             break;
           }

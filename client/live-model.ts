@@ -80,26 +80,12 @@ export class LiveOverlay {
   private readonly durable = new Map<string, number>();
   /** Calls whose stop marker passed (the newest few): a describe that left before it says nothing new. */
   private readonly stopped = new Set<string>();
-  /** Calls met, in the stream or live, and not stopped yet. */
-  private readonly met = new Set<string>();
-
-  /**
-   * Whether every call of a describe was met already (or is over). One that was not may be
-   * ahead of what this reader has read of the stream: its reader reads the stream first.
-   */
-  knowsAll(calls: readonly LiveModelText[]): boolean {
-    return calls.every((live) => {
-      const call = `${live.callId}|${live.attempt}`;
-      return this.met.has(call) || this.stopped.has(call);
-    });
-  }
 
   /** A stream item, its text cut to what was not shown yet. */
   durableItem<T extends { topic: string; offset: number; data: unknown }>(item: T): T {
     if (item.topic !== 'model') return item;
     const data = item.data as ModelStreamEvent;
     const call = `${data.callId}|${data.attempt}`;
-    if (data.kind !== 'stop') this.met.add(call);
     switch (data.kind) {
       case 'retry':
       case 'start':
@@ -129,7 +115,6 @@ export class LiveOverlay {
     for (const live of calls) {
       const call = `${live.callId}|${live.attempt}`;
       if (this.stopped.has(call)) continue;
-      this.met.add(call);
       for (const block of [...live.blocks].sort((a, b) => a.index - b.index)) {
         const key = `${call}|${block.index}`;
         const shown = this.shown.get(key) ?? 0;
@@ -146,7 +131,6 @@ export class LiveOverlay {
   /** A call's counts once its stop marker passed: a long-lived reader keeps no state per call. */
   private forget(call: string): void {
     this.stopped.add(call);
-    this.met.delete(call);
     if (this.stopped.size > STOPPED_KEPT) this.stopped.delete(this.stopped.values().next().value!);
     for (const map of [this.shown, this.durable]) for (const key of [...map.keys()]) if (key.startsWith(`${call}|`)) map.delete(key);
   }

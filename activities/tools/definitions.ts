@@ -92,8 +92,9 @@ export function modelToolSpec(tool: ToolDefinition): ModelToolSpec {
  * within a second. The model activity's heartbeats also carry the text so far, which
  * clients read from the server (client/live-model.ts): at 50 ms its first text is there
  * within ~50 ms. After that the model activity heartbeats at its deltas' pace (~150 ms), so
- * a long answer costs the server ~7 heartbeats a second, watched or not (a heartbeat is ~6 ms
- * of server CPU; a stream signal ~18 ms and a workflow task: bench/delta-channel.ts). A
+ * a long answer someone reads costs the server ~7 heartbeats a second, one nobody reads two
+ * (activities/live-readers.ts; a heartbeat is ~6 ms of server CPU, a stream signal ~18 ms and
+ * a workflow task: bench/delta-channel.ts). A
  * tool's progress heartbeats are rationed by the tool (250 ms, activities/tools/progress.ts).
  */
 export const ACTIVITY_WORKER_OPTIONS = { maxHeartbeatThrottleInterval: '50 milliseconds' } as const;

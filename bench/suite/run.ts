@@ -117,33 +117,28 @@ export async function runBench(options: BenchOptions): Promise<BenchRun> {
     for (const scenario of options.scenarios) {
       const order = SCENARIO_VARIANTS[scenario].filter((v) => workers.has(v));
       const warmups = WARMED_UP.has(scenario) ? (options.warmupRounds ?? 0) : 0;
-      for (let w = 0; w < warmups; w++) {
-        for (const v of order) {
-          try {
-            const p = await runScenario(scenario, ctx, workers.get(v)!, rounds + w);
-            log(`${scenario} warm-up ${w + 1}/${warmups} ${v} (not counted): worker ${(p.workerCpuMs / p.steps).toFixed(1)} ms/step, server ${(p.serverCpuMs / p.steps).toFixed(1)} ms/step`);
-          } catch (error) {
-            notes.push(`${scenario} warm-up ${w + 1} ${v} failed: ${(error as Error).message.split('\n')[0]}`);
-          }
-        }
-      }
       if (warmups > 0) notes.push(`${scenario}: ${warmups} warm-up round${warmups === 1 ? '' : 's'} of every variant first, not counted`);
-      for (let round = 0; round < rounds; round++) {
-        const rotated = [...order.slice(round % order.length), ...order.slice(0, round % order.length)];
+      // Warm-up rounds first (negative), then the counted ones; a warm-up gets a round number
+      // after the counted ones so that its sessions' ids are its own.
+      for (let round = -warmups; round < rounds; round++) {
+        const counted = round >= 0;
+        const r = (round + order.length * warmups) % order.length;
+        const rotated = [...order.slice(r), ...order.slice(0, r)];
+        const label = counted ? `round ${round + 1}/${rounds}` : `warm-up ${round + warmups + 1}/${warmups} (not counted)`;
         for (const v of rotated) {
           try {
-            const p = await runScenario(scenario, ctx, workers.get(v)!, round);
-            phases.push(p);
-            if (p.modelCalls !== p.steps && scenario !== 'parked') notes.push(`${scenario} round ${round + 1} ${v}: ${p.modelCalls} model calls for ${p.steps} steps`);
+            const p = await runScenario(scenario, ctx, workers.get(v)!, counted ? round : rounds + round + warmups);
+            if (counted) phases.push(p);
+            if (counted && p.modelCalls !== p.steps && scenario !== 'parked') notes.push(`${scenario} round ${round + 1} ${v}: ${p.modelCalls} model calls for ${p.steps} steps`);
             log(
-              `${scenario} round ${round + 1}/${rounds} ${v}: ${p.steps} steps, ${(p.wallMs / 1000).toFixed(1)} s, worker ${(p.workerCpuMs / p.steps).toFixed(1)} ms/step, ` +
+              `${scenario} ${label} ${v}: ${p.steps} steps, ${(p.wallMs / 1000).toFixed(1)} s, worker ${(p.workerCpuMs / p.steps).toFixed(1)} ms/step, ` +
                 `server ${(p.serverCpuMs / p.steps).toFixed(1)} ms/step, ${(p.eventsTotal / p.steps).toFixed(1)} events/step, load ${p.loadAverage1m}`,
             );
           } catch (error) {
             // Recorded and the run goes on: a failure under load is a finding, not a reason
             // to lose the other rounds.
             const cause = (error as Error).cause instanceof Error ? ` (${((error as Error).cause as Error).message.split('\n')[0]})` : '';
-            const message = `${scenario} round ${round + 1} ${v} failed: ${(error as Error).message.split('\n')[0]}${cause}`;
+            const message = `${scenario} ${label} ${v} failed: ${(error as Error).message.split('\n')[0]}${cause}`;
             log(message);
             notes.push(message);
           }

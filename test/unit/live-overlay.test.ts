@@ -37,22 +37,6 @@ describe('LiveOverlay', () => {
     expect(overlay.durableItem(item(3, delta('xyz', 2)))).toEqual(item(3, delta('z', 2)));
   });
 
-  it('knows the calls it met, in the stream or live, until their stop: a call it never met may be ahead of its reader', () => {
-    const overlay = new LiveOverlay();
-    expect(overlay.knowsAll([])).toBe(true);
-    expect(overlay.knowsAll([live('Hel')])).toBe(false);
-    overlay.durableItem(item(0, start));
-    expect(overlay.knowsAll([live('Hel')])).toBe(true);
-    // A new attempt of the same call is a call of its own, met when shown.
-    expect(overlay.knowsAll([live('x', 'x', 2)])).toBe(false);
-    overlay.liveItems([live('x', 'x', 2)]);
-    expect(overlay.knowsAll([live('x', 'x', 2)])).toBe(true);
-    // Stopped: a late describe of it is known (and shows nothing).
-    overlay.durableItem(item(1, { kind: 'stop', callId: 'c', attempt: 1, stopReason: 'end_turn' }));
-    expect(overlay.knowsAll([live('Hello')])).toBe(true);
-    expect(overlay.liveItems([live('Hello')])).toEqual([]);
-  });
-
   it('passes events, and a reader that saw no live text, through unchanged', () => {
     const overlay = new LiveOverlay();
     const event = { topic: 'events' as const, offset: 3, data: { kind: 'turn.started' } };
