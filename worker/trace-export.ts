@@ -88,10 +88,10 @@ export function exportWorkflowSpan(tracer: Tracer, ids: KeelIdGenerator, span: F
 export function keelTraceSink(tracing: { tracer: Tracer; ids: KeelIdGenerator } | null): InjectedSinks<KeelTraceSinks> {
   return {
     keelTrace: {
-      span: {
+      spans: {
         callDuringReplay: false,
-        fn(_info, span) {
-          if (tracing) exportWorkflowSpan(tracing.tracer, tracing.ids, span);
+        fn(_info, spans) {
+          if (tracing) for (const span of spans) exportWorkflowSpan(tracing.tracer, tracing.ids, span);
         },
       },
     },

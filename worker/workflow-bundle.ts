@@ -29,9 +29,12 @@ export const ENCODED_FAILURES_BUNDLE_FILE = 'workflow-bundle.encoded-failures.js
 
 /**
  * Workflow interceptor modules in every bundle Keel builds (the worker from source, `npm run
- * build`, the tests): Keel's own, which only carry trace context in headers.
+ * build`, the tests): Keel's own, which carry trace context in headers and send the
+ * activation's sink calls as it concludes. Neither adds a command or a yield point.
  */
-export const WORKFLOW_INTERCEPTOR_MODULES: readonly string[] = [path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../workflows/trace-interceptors.ts')];
+export const WORKFLOW_INTERCEPTOR_MODULES: readonly string[] = ['../workflows/trace-interceptors.ts', '../workflows/sink-interceptors.ts'].map((file) =>
+  path.resolve(path.dirname(fileURLToPath(import.meta.url)), file),
+);
 
 /** Text only the failure converter that encodes brings into a bundle (worker/failure-converter.cjs). */
 const ENCODED_FAILURES_MARK = 'keel-failures-encoded';

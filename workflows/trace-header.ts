@@ -34,7 +34,8 @@ export interface FinishedSpan {
 /** The sink (a type, not an interface: Temporal's `Sinks` needs its implicit index signature). */
 export type KeelTraceSinks = {
   keelTrace: {
-    span(span: FinishedSpan): void;
+    /** The spans that ended in one activation. */
+    spans(spans: FinishedSpan[]): void;
   };
 };
 

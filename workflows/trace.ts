@@ -9,7 +9,8 @@
 //
 // - Spans a workflow owns (a goal, a task agent, a session turn, an approval wait) are
 //   kept open in workflow memory, rebuilt the same way on replay from the workflow's own
-//   clock, and reported once, when they end, through a sink (`keelTrace`). A sink call is
+//   clock, and reported once, when they end, through a sink (`keelTrace`, the activation's
+//   spans in one call). A sink call is
 //   not a command and is not made during replay; without tracing the worker's sink does
 //   nothing. The call is made on every worker alike.
 // - Spans are named by keys (`goal:<workflowId>:<firstRunId>` / `goal`), not ids: the worker
@@ -20,11 +21,14 @@
 //   point, no randomness, bundled whether tracing is on or not — and headers are not part
 //   of what replay compares, so even a bundle without them replays the same history.
 import { defaultPayloadConverter, proxySinks, workflowInfo, type Headers, type Payload } from '@temporalio/workflow';
-import { CALLER_HEADER, TRACE_HEADER, type Carrier, type KeelTraceSinks, type SpanAttributes, type SpanRef } from './trace-header';
+import { batched } from './sink-batches';
+import { CALLER_HEADER, TRACE_HEADER, type Carrier, type FinishedSpan, type KeelTraceSinks, type SpanAttributes, type SpanRef } from './trace-header';
 
 export { CALLER_HEADER, TRACE_HEADER, type Carrier, type FinishedSpan, type KeelTraceSinks, type SpanAttributes, type SpanRef } from './trace-header';
 
 const { keelTrace } = proxySinks<KeelTraceSinks>();
+// Sent once per activation (workflows/sink-batches.ts).
+const exportSpan = batched<FinishedSpan>((spans) => keelTrace.spans(spans));
 
 interface OpenSpan {
   ref: SpanRef;
@@ -115,7 +119,7 @@ export function forNextRun(headers: Headers): Headers {
 const AGENT_OPERATION = { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.provider.name': 'anthropic' } as const;
 
 function finish(span: OpenSpan, end: number, attributes: SpanAttributes = {}, error?: string): void {
-  keelTrace.span({ ref: span.ref, parent: span.parent, name: span.name, start: span.start, end: Math.max(end, span.start), attributes: { ...span.attributes, ...attributes }, links: span.links, error });
+  exportSpan({ ref: span.ref, parent: span.parent, name: span.name, start: span.start, end: Math.max(end, span.start), attributes: { ...span.attributes, ...attributes }, links: span.links, error });
 }
 
 /** A goal: one trace for all of it (every run, every agent), its root span open from the first run's start. */
