@@ -14,8 +14,8 @@ const pureImports = (/** @type {string} */ regex, /** @type {string} */ message)
 export default tseslint.config(
   // bench/peers is its own package (installed on demand), checked by its own tsconfig.
   // test/fixtures/lint holds code that breaks the rules on purpose (lint-boundaries.test.ts).
-  // The two .cjs files are plain CommonJS loaded outside the TypeScript project (a converter path, a --require preload).
-  { ignores: ['test/fixtures/lint/**', 'dist/**', 'node_modules/**', '.keel/**', 'coverage/**', 'bench/peers/**', 'worker/failure-converter.cjs', 'bench/promise-sites.cjs'] },
+  // The .cjs files are plain CommonJS loaded outside the TypeScript project (a converter path, --require preloads).
+  { ignores: ['test/fixtures/lint/**', 'dist/**', 'node_modules/**', '.keel/**', 'coverage/**', 'bench/peers/**', 'worker/failure-converter.cjs', 'bench/promise-sites.cjs', 'bench/alloc-profile.cjs', 'bench/sink-calls.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
