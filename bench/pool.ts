@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Phase } from './suite/measure';
+import { percentile, spread } from './suite/stats';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -15,7 +16,6 @@ if (positionals.length === 0) throw new Error('usage: npx tsx bench/pool.ts [--s
 
 const perStep = (p: Phase, what: 'both' | 'worker' | 'server') =>
   (what === 'worker' ? p.workerCpuMs : what === 'server' ? p.serverCpuMs : p.workerCpuMs + p.serverCpuMs) / p.steps;
-const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 
 for (const group of positionals) {
   const [label, list] = group.includes('=') ? (group.split('=', 2) as [string, string]) : [group, group];
@@ -30,8 +30,8 @@ for (const group of positionals) {
     }
   }
   const line = (['both', 'worker', 'server'] as const).map((what) => {
-    const r = ratios[what].sort((a, b) => a - b);
-    return `${what === 'both' ? 'worker+server' : what} ${quantile(r, 0.5).toFixed(2)}× (quartiles ${quantile(r, 0.25).toFixed(2)}–${quantile(r, 0.75).toFixed(2)})`;
+    const r = ratios[what];
+    return `${what === 'both' ? 'worker+server' : what} ${spread(r).median.toFixed(2)}× (quartiles ${percentile(r, 25).toFixed(2)}–${percentile(r, 75).toFixed(2)})`;
   });
   console.log(`${label}: ${values.variant} ÷ floor in ${values.scenario}, ${ratios.both.length} rounds: ${line.join(', ')}`);
 }

@@ -23,7 +23,7 @@ import { Runtime } from '@temporalio/worker';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, InjectedSinks, Next, WorkerOptions } from '@temporalio/worker';
 import { noteReader } from '../activities/live-readers';
 import type { KeelReaderSinks } from '../workflows/reader-sink';
-import type { KeelSinks, TelemetryEvent } from '../workflows/telemetry-sink';
+import type { KeelSinks } from '../workflows/telemetry-sink';
 import type { KeelTraceSinks } from '../workflows/trace-header';
 import { activityParent, KeelIdGenerator, keelTraceSink } from './trace-export';
 
@@ -99,38 +99,37 @@ function keelEventSink(instruments: KeelInstruments | null): InjectedSinks<KeelS
   // When this worker saw a call's approval requested: time to approval, in-process only
   // (a request seen by another worker is not timed here).
   const requested = new Map<string, number>();
-  const count = (counters: KeelInstruments, workflowId: string, workflowType: string, event: TelemetryEvent): void => {
-    const machine = event.kind.split('.')[0] ?? event.kind;
-    counters.transitions.add(1, { machine, kind: event.kind, workflow_type: workflowType });
-    const key = `${workflowId}\0${event.callId ?? ''}`;
-    const at = Date.parse(event.at);
-    switch (event.kind) {
-      case 'tool.approval_requested':
-        counters.approvals.add(1, { decision: 'requested' });
-        requested.set(key, at);
-        break;
-      case 'tool.approved':
-      case 'tool.denied': {
-        counters.approvals.add(1, { decision: event.kind === 'tool.approved' ? 'approved' : 'denied' });
-        const since = requested.get(key);
-        if (since !== undefined) counters.approvalWait.record((at - since) / 1000, { decision: event.kind.slice(5) });
-        requested.delete(key);
-        break;
-      }
-      case 'tool.result':
-        requested.delete(key);
-        break;
-      default:
-        break;
-    }
-  };
   return {
     keelTelemetry: {
       events: {
         callDuringReplay: false,
         fn(info, events) {
           if (!instruments) return;
-          for (const event of events) count(instruments, info.workflowId, info.workflowType, event);
+          for (const event of events) {
+            const machine = event.kind.split('.')[0] ?? event.kind;
+            instruments.transitions.add(1, { machine, kind: event.kind, workflow_type: info.workflowType });
+            const key = `${info.workflowId}\0${event.callId ?? ''}`;
+            const at = Date.parse(event.at);
+            switch (event.kind) {
+              case 'tool.approval_requested':
+                instruments.approvals.add(1, { decision: 'requested' });
+                requested.set(key, at);
+                break;
+              case 'tool.approved':
+              case 'tool.denied': {
+                instruments.approvals.add(1, { decision: event.kind === 'tool.approved' ? 'approved' : 'denied' });
+                const since = requested.get(key);
+                if (since !== undefined) instruments.approvalWait.record((at - since) / 1000, { decision: event.kind.slice(5) });
+                requested.delete(key);
+                break;
+              }
+              case 'tool.result':
+                requested.delete(key);
+                break;
+              default:
+                break;
+            }
+          }
         },
       },
     },
