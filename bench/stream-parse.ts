@@ -5,31 +5,19 @@
 // client's alone: building the request, HTTP, parsing the SSE events or the one JSON body.
 // The floor's model call is not streamed and Keel's is (docs/performance.md): this is that
 // difference, per call. Writes bench/results/stream-parse.json.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Anthropic from '@anthropic-ai/sdk';
+import { standinProcess } from './standin-process';
 import { benchScenario, BENCH_MODEL } from './suite/script';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const calls = Number(process.argv[2] ?? 400);
 const rounds = Number(process.argv[3] ?? 3);
 
-const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-stream-parse-'));
-const scenarioFile = path.join(dir, 'scenario.json');
-await fs.writeFile(scenarioFile, JSON.stringify(benchScenario([10])));
-const standin = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'standin/main.ts'), '--scenario', scenarioFile, '--port', '0'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-const url = await new Promise<string>((resolve, reject) => {
-  let out = '';
-  standin.stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString();
-    const found = /listening on (http:\/\/\S+)/.exec(out)?.[1];
-    if (found) resolve(found);
-  });
-  standin.once('exit', (code) => reject(new Error(`the stand-in exited ${code}:\n${out}`)));
-});
+const standin = await standinProcess(benchScenario([10]));
+const url = standin.url;
 
 const client = new Anthropic({ apiKey: 'sk-ant-bench', baseURL: url, maxRetries: 0 });
 const body = { model: BENCH_MODEL, max_tokens: 1024, messages: [{ role: 'user' as const, content: 'run 10 steps (stream-parse)' }] };
@@ -55,8 +43,7 @@ try {
     }
   }
 } finally {
-  standin.kill();
-  await fs.rm(dir, { recursive: true, force: true });
+  await standin.stop();
 }
 
 for (const mode of Object.keys(modes)) {
