@@ -205,7 +205,13 @@ describe('keel console: identity, typing, sign-in, stream resume, accessibility'
         // The login link printed at start: signs a browser in once, never twice.
         const link = server.output.match(/sign in to the console: (http:\/\/\S+)/)![1]!;
         expect(server.output).not.toContain(TEST_TOKEN);
-        const viaLink = await (await newContext()).newPage();
+        // With no animation frame, the console's effects run only after Preact's 100 ms fallback:
+        // the /login answer then always comes first, as it sometimes does anyway (the page showed
+        // the token form, signed in but not knowing it, until the console took the token as it is
+        // once its listeners are up).
+        const linkContext = await newContext();
+        await linkContext.addInitScript('window.requestAnimationFrame = () => 0;');
+        const viaLink = await linkContext.newPage();
         await viaLink.goto(link);
         await viaLink.getByRole('heading', { name: 'Inbox' }).waitFor();
         await expect.poll(() => viaLink.locator('#status').textContent(), { timeout: 15_000 }).toContain('Signed in');

@@ -99,6 +99,9 @@ function App() {
     window.addEventListener('hashchange', onHash);
     window.addEventListener('keel:token', onToken);
     window.addEventListener('keel:refused', onRefused);
+    // Effects run after the first frame: a login link's token that arrived before this one
+    // (a local server answers /login in a few ms) told no listener. Take the state as it is now.
+    setHasToken(token() !== null);
     return () => {
       window.removeEventListener('hashchange', onHash);
       window.removeEventListener('keel:token', onToken);
