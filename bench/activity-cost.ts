@@ -22,7 +22,7 @@ import { createModelActivities, type ModelCallInput, type ModelCallResult } from
 import { builtinTools, modelToolSpec } from '../activities/tools/definitions';
 import { createFloorActivities, type FloorModelInput } from './floor/activities';
 import { standinProcess } from './standin-process';
-import { benchScenario, BENCH_MODEL, turnText } from './suite/script';
+import { benchScenario, BENCH_MODEL, stepFileText, turnText } from './suite/script';
 import { spread } from './suite/stats';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -45,12 +45,10 @@ const tools = builtinTools.map(modelToolSpec) as unknown as Anthropic.Tool[];
 const store = path.join(dir, 'store');
 let conversations = 0;
 
-/** The tool result the script's next rule looks for (bench/suite/script.ts writes these files). */
-const stepFile = (k: number) => `<bench step ${k} of ${STEPS}>\nRead the next file.\n`;
 const toolUseOf = (content: Anthropic.ContentBlock[]) => content.find((b): b is Anthropic.ToolUseBlock => b.type === 'tool_use');
 const afterToolUse = (content: Anthropic.ContentBlock[], use: Anthropic.ToolUseBlock, k: number): Anthropic.MessageParam[] => [
   { role: 'assistant', content },
-  { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: stepFile(k) }] },
+  { role: 'user', content: [{ type: 'tool_result', tool_use_id: use.id, content: stepFileText(k, STEPS) }] },
 ];
 
 /** One conversation through Keel's activity; `inline`: no store. Returns the calls made. */

@@ -11,12 +11,14 @@ export const BENCH_MODEL = 'claude-sonnet-4-6';
 export const turnText = (steps: number, tag: string) => `run ${steps} steps (${tag})`;
 const marker = (k: number, n: number) => `<bench step ${k} of ${n}>`;
 const file = (k: number, n: number) => `step-${k}-of-${n}.txt`;
+/** What step-k-of-n.txt holds: the marker the next step's rule looks for in the tool result. */
+export const stepFileText = (k: number, n: number) => `${marker(k, n)}\nRead the next file.\n`;
 export const FINAL_TEXT = 'All steps done.';
 
 /** The files a turn of each step count reads. */
 export async function writeStepFiles(workspace: string, stepCounts: readonly number[]): Promise<void> {
   for (const n of new Set(stepCounts)) {
-    for (let k = 1; k < n; k++) await fs.writeFile(path.join(workspace, file(k, n)), `${marker(k, n)}\nRead the next file.\n`);
+    for (let k = 1; k < n; k++) await fs.writeFile(path.join(workspace, file(k, n)), stepFileText(k, n));
   }
 }
 
