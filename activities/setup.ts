@@ -25,6 +25,8 @@ export interface SetupTool {
   /** Absent for ask_user, which a person answers. */
   activityOptions?: ToolActivityOptions | undefined;
   mcp?: boolean;
+  /** A quick built-in tool a session on a shared workspace runs as a local activity (activities/tools/definitions.ts). */
+  local?: boolean;
 }
 
 export type SetupResult =
@@ -57,7 +59,7 @@ export function createSetupActivities(parts: Parts) {
       ]);
       if (!loaded.ok) return { ok: false, error: loaded.error };
       const tools: SetupTool[] = [
-        ...builtin.filter((t) => !request.omit.includes(t.spec.name)).map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions })),
+        ...builtin.filter((t) => !request.omit.includes(t.spec.name)).map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions, ...(t.local ? { local: true } : {}) })),
         ...mcp.tools.map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions, mcp: true })),
         ...request.extra,
       ];

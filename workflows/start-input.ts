@@ -101,6 +101,7 @@ const toolEntrySchema = lazySchema(() => z.object({
   readOnly: z.boolean(),
   activityOptions: z.record(z.string(), z.unknown()).optional(),
   mcp: z.boolean().optional(),
+  local: z.boolean().optional(),
 }));
 
 /** A task agent is started by its goal only; the same checks keep a hand-started one honest. */

@@ -2,14 +2,14 @@
 // host), the approval it runs under and the files that approval is bound to, a read-only
 // call run again after a worker's shutdown, and what comes back, as the call's events
 // (workflows/turn-results.ts). The turn runner hands it the directives.
-import { ActivityCancellationType, isCancellation, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, isCancellation, proxyActivities, proxyLocalActivities, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import type { McpBridge } from '../activities/mcp/index';
 import type { ToolActivities, ToolResult } from '../activities/tools/index';
 import type { Json, TurnEvent } from '../machines/index';
 import { type CommandSandbox, describeApproval, sandboxFor, toolKind, type SessionApproval } from '../machines/policy';
 import { bindScripts, scriptWordsOf, type ScriptHashes } from '../machines/script-binding';
 import { interruptedToolResult, parseToolFacts, type ToolFacts } from '../machines/tool-result';
-import type { TurnHost, TurnRunnerConfig } from './turn-config';
+import type { ToolEntry, TurnHost, TurnRunnerConfig } from './turn-config';
 import { stoppedByShutdown, toolFailure, toolResultEvent } from './turn-results';
 import { routed, workspaceHostGone } from './workspace-host';
 import { hasPatch } from './run-format';
@@ -94,6 +94,22 @@ export class TurnTools {
     }
   }
 
+  /**
+   * The options of a call run as a local activity, or null when it runs as an activity. Only
+   * a quick read-only built-in tool (read_file, list_dir: ToolEntry.local, from setup) on a
+   * workspace this worker shares runs locally: in the workflow task that asked for it, so a
+   * tool step costs a marker instead of three activity events and a workflow task of its
+   * own. A workspace on one host's disk is read there, an MCP server may be slow, and a walk
+   * or a command runs long and heartbeats: those stay activities. Runs set up before tools
+   * said `local` have no such entry and replay as they ran.
+   */
+  private localOptions(tool: ToolEntry): LocalActivityOptions | null {
+    // The flag is data (a hand-started agent's input carries it too): the policy's own table must call the tool a read as well.
+    if (tool.local !== true || !tool.readOnly || toolKind(tool.spec.name) !== 'read' || tool.mcp === true || this.config.workspaceRoute || tool.activityOptions === undefined) return null;
+    const { startToCloseTimeout, retry } = tool.activityOptions;
+    return { startToCloseTimeout, retry, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
+  }
+
   run(turnId: string, callId: string, activityId: string, name: string, input: Json): void {
     const source = `tool ${name} (${callId})`;
     if (this.host.clientTools?.has(turnId, name)) {
@@ -108,6 +124,7 @@ export class TurnTools {
     }
     // A read-only tool stopped by a worker's shutdown runs again (on another worker) under a
     // new activity id; the call keeps its id, so an interrupt still finds and cancels it.
+    const local = this.localOptions(tool);
     const run = (rerun: number) => {
       const options: ActivityOptions = {
         ...tool.activityOptions,
@@ -119,7 +136,7 @@ export class TurnTools {
       const start = () =>
         tool.mcp
           ? proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace, callId })
-          : proxyActivities<ToolActivities>(options).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...this.sandboxOf(name, input), ...this.boundScriptsOf(callId) });
+          : (local === null ? proxyActivities<ToolActivities>(options) : proxyLocalActivities<ToolActivities>(local)).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...this.sandboxOf(name, input), ...this.boundScriptsOf(callId) });
       // An approval given before its files' hashes arrived waits for them: the run is checked against them all the same.
       const hashing = this.pendingHashes.get(callId);
       this.pendingHashes.delete(callId);

@@ -39,6 +39,8 @@ export interface ToolDescription {
   kind: ToolKind;
   /** Absent for ask_user: the workflow handles it. */
   activityOptions: ToolActivityOptions | undefined;
+  /** Runs as a local activity where it can (ToolDefinition.local); absent when not. */
+  local?: true;
 }
 
 export interface ToolActivitiesConfig {
@@ -77,7 +79,9 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
         callKey: toolCallKey(info),
         progress: (details) => {
           lastProgress = details;
-          context.heartbeat(details);
+          // A local activity has no heartbeat: it runs inside its workflow task, and its
+          // progress reaches clients as events only.
+          if (!info.isLocal) context.heartbeat(details);
           published?.events.offer(details);
         },
         signal: context.cancellationSignal,
@@ -88,7 +92,7 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
         ...(config.sandboxRead ? { sandboxRead: config.sandboxRead } : {}),
       };
       // Every tool heartbeats, not only commands: it is how a long grep hears of a cancel.
-      const beat = setInterval(() => context.heartbeat(lastProgress), HEARTBEAT_EVERY_MS);
+      const beat = info.isLocal ? undefined : setInterval(() => context.heartbeat(lastProgress), HEARTBEAT_EVERY_MS);
       try {
         const result = await executeTool(ctx, request.tool, request.input);
         // A cancelled activity must end as cancelled, whatever the tool made of it.
@@ -128,6 +132,7 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
         readOnly: tool.readOnly,
         kind: tool.kind,
         activityOptions: tool.activity,
+        ...(tool.local ? { local: true as const } : {}),
       }));
     },
   };

@@ -34,6 +34,14 @@ export interface ToolDefinition {
   readOnly: boolean;
   /** Absent for ask_user, which the workflow handles without an activity. */
   activity: ToolActivityOptions | undefined;
+  /**
+   * Quick and bounded (one file, one directory): a session on a shared workspace runs it as
+   * a local activity, in the workflow task that asked for it — no task-queue round trip, and
+   * a marker instead of three activity events and the workflow task its result would wake
+   * (workflows/turn-tools.ts). The walks (glob, grep) stay activities: they can run long, and
+   * heartbeat their progress and hear of a cancel that way.
+   */
+  local: boolean;
 }
 
 /** What the model is given for each tool (Anthropic Messages API `tools` entry). */
@@ -59,14 +67,14 @@ const commandActivity: ToolActivityOptions = {
   retry: { maximumAttempts: 1 },
 };
 
-function define(name: BuiltinToolName, description: string, input: z.ZodType, activity: ToolActivityOptions | undefined): ToolDefinition {
+function define(name: BuiltinToolName, description: string, input: z.ZodType, activity: ToolActivityOptions | undefined, local = false): ToolDefinition {
   const kind = builtinToolKinds[name];
-  return { name, description, input, kind, readOnly: kind === 'read', activity };
+  return { name, description, input, kind, readOnly: kind === 'read', activity, local: local && kind === 'read' };
 }
 
 export const builtinTools: readonly ToolDefinition[] = [
-  define('read_file', READ_FILE_DESCRIPTION, readFileInput, readActivity),
-  define('list_dir', LIST_DIR_DESCRIPTION, listDirInput, readActivity),
+  define('read_file', READ_FILE_DESCRIPTION, readFileInput, readActivity, true),
+  define('list_dir', LIST_DIR_DESCRIPTION, listDirInput, readActivity, true),
   define('glob', GLOB_DESCRIPTION, globInput, readActivity),
   define('grep', GREP_DESCRIPTION, grepInput, readActivity),
   define('write_file', WRITE_FILE_DESCRIPTION, writeFileInput, writeActivity),

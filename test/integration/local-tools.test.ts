@@ -1,0 +1,112 @@
+// The quick read-only tools (read_file, list_dir) run as local activities, in the workflow
+// task that asked for them (workflows/turn-tools.ts): a marker in history instead of three
+// activity events and a workflow task of their own. What the model gets back is what it got
+// when they were activities, refusals included; the walks (glob, grep) and everything that
+// writes stay activities, and a workspace on one host's disk keeps its calls there
+// (workspace-affinity.test.ts). Runs set up before stay as they ran (replay.test.ts).
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeelClient } from '../../client/index';
+import { workflowsPath } from '../../worker/worker';
+import { eventsQuery } from '../../workflows/definitions';
+import { recordHistory, say, sessionEnv, use } from '../fixtures/session-harness';
+import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+
+let env: TemporalTestEnv;
+let workflowBundle: WorkflowBundleWithSourceMap;
+
+beforeAll(async () => {
+  env = await connectTestEnv();
+  workflowBundle = await bundle(workflowsPath);
+});
+
+afterAll(async () => {
+  await env?.close();
+});
+
+/** The type of each activity a run scheduled, and the name of each marker, in order. */
+async function scheduled(handle: WorkflowHandle): Promise<{ activities: string[]; markers: string[]; events: number }> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  return {
+    activities: events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name ?? ''] : [])),
+    markers: events.flatMap((e) => (e.markerRecordedEventAttributes ? [e.markerRecordedEventAttributes.markerName ?? ''] : [])),
+    events: events.length,
+  };
+}
+
+/** The text of every tool_result the model was sent in request `n` (1-based), joined. */
+function toolResultsIn(requests: { body: unknown }[], n: number): string {
+  const body = requests[n - 1]?.body as { messages?: { role: string; content: unknown }[] } | undefined;
+  const last = body?.messages?.at(-1);
+  if (!last || !Array.isArray(last.content)) return '';
+  return (last.content as { type: string; content?: unknown }[])
+    .filter((b) => b.type === 'tool_result')
+    .map((b) => JSON.stringify(b.content))
+    .join('\n');
+}
+
+describe('quick read-only tools run as local activities', () => {
+  it('read_file and list_dir: a marker each, no activity; the model gets the same results and refusals; glob and write_file stay activities', async () => {
+    const s = await sessionEnv(env, workflowBundle, {
+      rules: [
+        // A link out of the workspace: the policy sees a path inside, the tool the real file
+        // outside, and refuses it, as it did as an activity.
+        { match: { turn: 1 }, reply: use('read_file', { path: 'link.txt' }, 'toolu_local_1', 'Reading the link.') },
+        { match: { turn: 2 }, reply: use('read_file', { path: 'notes.txt' }, 'toolu_local_2', 'Reading the notes.') },
+        { match: { turn: 3 }, reply: use('list_dir', { path: 'src' }, 'toolu_local_3') },
+        { match: { turn: 4 }, reply: use('glob', { pattern: '**/*.ts' }, 'toolu_local_4') },
+        { match: { turn: 5 }, reply: use('write_file', { path: 'out.txt', content: 'written' }, 'toolu_local_5') },
+        { match: {}, reply: say('Done.') },
+      ],
+    });
+    await s.run(async () => {
+      await fs.writeFile(path.join(s.workspace, 'notes.txt'), 'first line\nsecond line\n');
+      await fs.mkdir(path.join(s.workspace, 'src'));
+      await fs.writeFile(path.join(s.workspace, 'src', 'a.ts'), 'export const a = 1;\n');
+      const outside = path.join(path.dirname(s.workspace), 'outside.txt');
+      await fs.writeFile(outside, 'secret outside the workspace\n');
+      await fs.symlink(outside, path.join(s.workspace, 'link.txt'));
+      try {
+        const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
+        const session = await keel.startSession({ workspace: s.workspace, policy: { mode: 'full-auto' } });
+        const result = await session.send('look around');
+        expect(result.outcome).toBe('completed');
+        expect(result.output).toBe('Done.');
+
+        const requests = s.standin.requests;
+        expect(requests).toHaveLength(6);
+        const refused = toolResultsIn(requests, 2);
+        expect(refused).toMatch(/outside the workspace|escapes|not inside/i);
+        expect(refused).not.toContain('secret outside');
+        expect(toolResultsIn(requests, 3)).toContain('second line');
+        expect(toolResultsIn(requests, 4)).toContain('a.ts');
+        expect(toolResultsIn(requests, 5)).toContain('src/a.ts');
+        expect(await fs.readFile(path.join(s.workspace, 'out.txt'), 'utf8')).toBe('written');
+
+        const run = await scheduled(session.workflowHandle);
+        // Three reads and a listing ran as local activities (with the setup's); glob and
+        // write_file as activities, beside the six model calls.
+        expect(run.markers).toEqual(Array<string>(4).fill('core_local_activity'));
+        expect(run.activities.filter((a) => a !== 'callModel')).toEqual(['runTool', 'runTool']);
+        expect(run.activities.filter((a) => a === 'callModel')).toHaveLength(6);
+        // The session's own record of the calls is what it was: each call ends as a result.
+        const { entries } = await session.workflowHandle.query(eventsQuery, { from: 0, limit: 500 });
+        const results = entries.flatMap((e) => (e.kind === 'tool.result' ? [[e.callId, e.status]] : []));
+        expect(results).toEqual([
+          ['toolu_local_1', 'error'],
+          ['toolu_local_2', 'success'],
+          ['toolu_local_3', 'success'],
+          ['toolu_local_4', 'success'],
+          ['toolu_local_5', 'success'],
+        ]);
+        await session.close();
+        await recordHistory(session.workflowHandle, 'local-read-tools');
+      } finally {
+        await fs.rm(outside, { force: true });
+      }
+    });
+  });
+});
