@@ -1,5 +1,5 @@
 // `npm run bench -- [--scenario single,concurrent,parked,long,stream] [--rounds 3] [--warmup 1] [--quick]
-// [--variants floor,keel,keel-pg,ai-sdk,ai-sdk-stream,openai-agents] [--name NAME] [--parked N]
+// [--variants floor,floor-local,keel,keel-pg,ai-sdk,ai-sdk-stream,openai-agents] [--name NAME] [--parked N]
 // [--sessions K] [--turns T] [--long-turns N]`
 //
 // Keel against the floor (a bare Temporal workflow doing the same activities) and the

@@ -136,6 +136,14 @@ export function markdown(title: string, meta: Record<string, string>, summary: R
         `keel-pg ÷ keel, median worker+server CPU per step: **${fmt(pg.figures.totalCpuPerStep.median / local.figures.totalCpuPerStep.median)}** (worker alone ${fmt(pg.figures.workerCpuPerStep.median / local.figures.workerCpuPerStep.median)}; PostgreSQL's own CPU is not counted).`,
       );
     }
+    // Keel against a floor that also runs its reads as local activities: what Keel's own work costs.
+    const floorLocal = rows.find((r) => r.variant === 'floor-local');
+    if (local?.figures.totalCpuPerStep.n && floorLocal?.figures.totalCpuPerStep.n) {
+      const per = (r: typeof local) => r.ratios.totalCpuPerStep?.median;
+      const k = per(local);
+      const f = per(floorLocal);
+      if (k !== undefined && f !== undefined) lines.push('', `keel ÷ floor-local, from the medians of their ratios to the floor: **${fmt(k / f)}** worker+server CPU per step (keel ${fmt(k)}, floor-local ${fmt(f)}).`);
+    }
     const extras = [...new Set(rows.flatMap((r) => Object.keys(r.extra)))];
     if (extras.length) {
       lines.push('', `| variant | ${extras.join(' | ')} |`, `|---|${extras.map(() => '---').join('|')}|`);
@@ -151,7 +159,7 @@ export function markdown(title: string, meta: Record<string, string>, summary: R
   return lines.join('\n');
 }
 
-const COLORS: Record<VariantName, string> = { floor: '#888888', keel: '#1f6feb', 'keel-pg': '#8250df', 'ai-sdk': '#d29922', 'ai-sdk-stream': '#bf8700', 'openai-agents': '#2da44e' };
+const COLORS: Record<VariantName, string> = { floor: '#888888', 'floor-local': '#555555', keel: '#1f6feb', 'keel-pg': '#8250df', 'ai-sdk': '#d29922', 'ai-sdk-stream': '#bf8700', 'openai-agents': '#2da44e' };
 
 /** Bars of the median ratio to the floor per figure and variant, with min–max whiskers. */
 export function svgChart(title: string, rows: readonly VariantSummary[]): string {

@@ -40,8 +40,8 @@ export const QUICK: Sizes = { singleSteps: 5, singleTurns: 2, sessions: 10, turn
 
 /** Which variants each scenario compares (the others have nothing to say there). */
 export const SCENARIO_VARIANTS: Record<ScenarioName, readonly VariantName[]> = {
-  single: ['floor', 'keel', 'keel-pg', 'ai-sdk', 'ai-sdk-stream', 'openai-agents'],
-  concurrent: ['floor', 'keel', 'keel-pg', 'ai-sdk', 'ai-sdk-stream', 'openai-agents'],
+  single: ['floor', 'floor-local', 'keel', 'keel-pg', 'ai-sdk', 'ai-sdk-stream', 'openai-agents'],
+  concurrent: ['floor', 'floor-local', 'keel', 'keel-pg', 'ai-sdk', 'ai-sdk-stream', 'openai-agents'],
   parked: ['floor', 'keel'],
   long: ['floor', 'keel'],
   stream: ['keel'],

@@ -15,7 +15,7 @@ import { BENCH_MODEL, FINAL_TEXT } from './script';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-export const VARIANTS = ['floor', 'keel', 'keel-pg', 'ai-sdk', 'ai-sdk-stream', 'openai-agents'] as const;
+export const VARIANTS = ['floor', 'floor-local', 'keel', 'keel-pg', 'ai-sdk', 'ai-sdk-stream', 'openai-agents'] as const;
 export type VariantName = (typeof VARIANTS)[number];
 
 /** Keel's variants: the same worker and client, with the local conversation store or PostgreSQL's. */
@@ -23,6 +23,7 @@ export const isKeel = (name: VariantName): name is 'keel' | 'keel-pg' => name ==
 
 export const LABELS: Record<VariantName, string> = {
   floor: 'floor: bare Temporal workflow, same activities',
+  'floor-local': 'floor with read_file and list_dir as local activities (as Keel runs them)',
   keel: 'Keel, SessionHandle.send() (streaming on)',
   'keel-pg': 'Keel as `keel`, its conversation store in PostgreSQL (KEEL_STORE_URL)',
   'ai-sdk': '@temporalio/ai-sdk generateText',
@@ -43,6 +44,7 @@ const peersInstalled = () =>
 
 const SPECS: Record<VariantName, WorkerSpec> = {
   floor: { file: 'bench/floor/worker.ts', workflowType: 'floorSession' },
+  'floor-local': { file: 'bench/floor/worker.ts', workflowType: 'floorSession' },
   keel: { file: 'worker/main.ts', workflowType: 'sessionWorkflow' },
   'keel-pg': { file: 'worker/main.ts', workflowType: 'sessionWorkflow', unavailable: () => (postgresBinDir() === null ? 'PostgreSQL is not installed (Debian package postgresql)' : null) },
   'ai-sdk': { file: 'bench/peers/ai-sdk-worker.ts', workflowType: 'aiSdkSession', unavailable: peersInstalled },
@@ -175,7 +177,8 @@ export async function startSession(client: Client, worker: VariantWorker, id: st
     };
   }
   // The floor offers the model Keel's built-in tools, as Keel does; the peers define read_file.
-  const tools = worker.name === 'floor' ? { tools: builtinTools.map(modelToolSpec) } : {};
+  const floor = worker.name === 'floor' || worker.name === 'floor-local';
+  const tools = floor ? { tools: builtinTools.map(modelToolSpec), ...(worker.name === 'floor-local' ? { localReads: true } : {}) } : {};
   const handle = await client.workflow.start(worker.workflowType, { taskQueue: worker.taskQueue, workflowId: id, args: [{ workspace, model: BENCH_MODEL, ...tools }] });
   return {
     id,

@@ -4,6 +4,7 @@
 // when they were activities, refusals included; the walks (glob, grep) and everything that
 // writes stay activities, and a workspace on one host's disk keeps its calls there
 // (workspace-affinity.test.ts). Runs set up before stay as they ran (replay.test.ts).
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -59,6 +60,9 @@ describe('quick read-only tools run as local activities', () => {
         { match: { turn: 3 }, reply: use('list_dir', { path: 'src' }, 'toolu_local_3') },
         { match: { turn: 4 }, reply: use('glob', { pattern: '**/*.ts' }, 'toolu_local_4') },
         { match: { turn: 5 }, reply: use('write_file', { path: 'out.txt', content: 'written' }, 'toolu_local_5') },
+        // A named pipe nobody writes to: opening it would block the workflow task the read runs
+        // in. It is opened without blocking and refused as not a regular file.
+        { match: { turn: 6 }, reply: use('read_file', { path: 'pipe' }, 'toolu_local_6') },
         { match: {}, reply: say('Done.') },
       ],
     });
@@ -69,15 +73,18 @@ describe('quick read-only tools run as local activities', () => {
       const outside = path.join(path.dirname(s.workspace), 'outside.txt');
       await fs.writeFile(outside, 'secret outside the workspace\n');
       await fs.symlink(outside, path.join(s.workspace, 'link.txt'));
+      expect(spawnSync('mkfifo', [path.join(s.workspace, 'pipe')]).status).toBe(0);
       try {
         const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
         const session = await keel.startSession({ workspace: s.workspace, policy: { mode: 'full-auto' } });
+        const started = Date.now();
         const result = await session.send('look around');
+        expect(Date.now() - started).toBeLessThan(15_000);
         expect(result.outcome).toBe('completed');
         expect(result.output).toBe('Done.');
 
         const requests = s.standin.requests;
-        expect(requests).toHaveLength(6);
+        expect(requests).toHaveLength(7);
         const refused = toolResultsIn(requests, 2);
         expect(refused).toMatch(/outside the workspace|escapes|not inside/i);
         expect(refused).not.toContain('secret outside');
@@ -85,13 +92,14 @@ describe('quick read-only tools run as local activities', () => {
         expect(toolResultsIn(requests, 4)).toContain('a.ts');
         expect(toolResultsIn(requests, 5)).toContain('src/a.ts');
         expect(await fs.readFile(path.join(s.workspace, 'out.txt'), 'utf8')).toBe('written');
+        expect(toolResultsIn(requests, 7)).toContain('not a regular file');
 
         const run = await scheduled(session.workflowHandle);
-        // Three reads and a listing ran as local activities (with the setup's); glob and
-        // write_file as activities, beside the six model calls.
-        expect(run.markers).toEqual(Array<string>(4).fill('core_local_activity'));
+        // Three reads (the link, the notes, the pipe) and a listing ran as local activities (with the setup's); glob and
+        // write_file as activities, beside the seven model calls.
+        expect(run.markers).toEqual(Array<string>(5).fill('core_local_activity'));
         expect(run.activities.filter((a) => a !== 'callModel')).toEqual(['runTool', 'runTool']);
-        expect(run.activities.filter((a) => a === 'callModel')).toHaveLength(6);
+        expect(run.activities.filter((a) => a === 'callModel')).toHaveLength(7);
         // The session's own record of the calls is what it was: each call ends as a result.
         const { entries } = await session.workflowHandle.query(eventsQuery, { from: 0, limit: 500 });
         const results = entries.flatMap((e) => (e.kind === 'tool.result' ? [[e.callId, e.status]] : []));
@@ -101,6 +109,7 @@ describe('quick read-only tools run as local activities', () => {
           ['toolu_local_3', 'success'],
           ['toolu_local_4', 'success'],
           ['toolu_local_5', 'success'],
+          ['toolu_local_6', 'error'],
         ]);
         await session.close();
         await recordHistory(session.workflowHandle, 'local-read-tools');
