@@ -104,8 +104,9 @@ export class TurnTools {
    * said `local` have no such entry and replay as they ran.
    */
   private localOptions(tool: ToolEntry): LocalActivityOptions | null {
-    // The flag is data (a hand-started agent's input carries it too): the policy's own table must call the tool a read as well.
-    if (tool.local !== true || !tool.readOnly || toolKind(tool.spec.name) !== 'read' || tool.mcp === true || this.config.workspaceRoute || tool.activityOptions === undefined) return null;
+    // The flag is data (a hand-started agent's input carries it too): the policy's own table,
+    // not the entry's readOnly, must call the tool a read; an MCP tool's name never is one.
+    if (tool.local !== true || toolKind(tool.spec.name) !== 'read' || this.config.workspaceRoute || tool.activityOptions === undefined) return null;
     const { startToCloseTimeout, retry } = tool.activityOptions;
     return { startToCloseTimeout, retry, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
   }

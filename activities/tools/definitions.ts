@@ -69,7 +69,7 @@ const commandActivity: ToolActivityOptions = {
 
 function define(name: BuiltinToolName, description: string, input: z.ZodType, activity: ToolActivityOptions | undefined, local = false): ToolDefinition {
   const kind = builtinToolKinds[name];
-  return { name, description, input, kind, readOnly: kind === 'read', activity, local: local && kind === 'read' };
+  return { name, description, input, kind, readOnly: kind === 'read', activity, local };
 }
 
 export const builtinTools: readonly ToolDefinition[] = [

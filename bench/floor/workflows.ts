@@ -1,8 +1,8 @@
 // The floor: the least a Temporal workflow can do for the same conversation. A session is
 // one workflow; a message is an update whose handler runs the turn (model call, tool
 // calls, model call…) and returns the final text. No event log, no stream, no policy, no
-// budget: whatever Keel costs above this is the price of what it records. With `localReads`
-// (the `floor-local` variant) it runs read_file and list_dir as local activities, as Keel does.
+// budget: whatever Keel costs above this is the price of what it records. With `localTools`
+// (the `floor-local` variant) it runs those tools as local activities, as Keel does.
 import { allHandlersFinished, condition, defineSignal, defineUpdate, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { FloorActivities } from './activities';
@@ -10,7 +10,6 @@ import type { FloorActivities } from './activities';
 const { floorModel } = proxyActivities<FloorActivities>({ startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 3 } });
 const { runTool } = proxyActivities<FloorActivities>({ startToCloseTimeout: '2 minutes', heartbeatTimeout: '30 seconds', retry: { maximumAttempts: 3 } });
 const { runTool: runToolLocally } = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } });
-const LOCAL_READS = new Set(['read_file', 'list_dir']);
 
 export const floorTurnUpdate = defineUpdate<string, [string]>('turn');
 export const floorCloseSignal = defineSignal('close');
@@ -20,8 +19,8 @@ export interface FloorInput {
   model: string;
   /** The tools offered to the model (Keel's built-in tools; the client reads them once). */
   tools: Anthropic.Tool[];
-  /** read_file and list_dir as local activities (Keel's way on a shared workspace). */
-  localReads?: boolean;
+  /** The tools run as local activities (Keel's: the definitions' `local`, read_file and list_dir). */
+  localTools?: string[];
 }
 
 export async function floorSession(input: FloorInput): Promise<number> {
@@ -43,7 +42,7 @@ export async function floorSession(input: FloorInput): Promise<number> {
       }
       const results: Anthropic.ToolResultBlockParam[] = [];
       for (const use of uses) {
-        const run = input.localReads === true && LOCAL_READS.has(use.name) ? runToolLocally : runTool;
+        const run = input.localTools?.includes(use.name) ? runToolLocally : runTool;
         const result = await run({ workspace: input.workspace, tool: use.name, input: use.input });
         results.push({ type: 'tool_result', tool_use_id: use.id, content: result.content, is_error: result.is_error });
       }

@@ -137,13 +137,9 @@ export function markdown(title: string, meta: Record<string, string>, summary: R
       );
     }
     // Keel against a floor that also runs its reads as local activities: what Keel's own work costs.
-    const floorLocal = rows.find((r) => r.variant === 'floor-local');
-    if (local?.figures.totalCpuPerStep.n && floorLocal?.figures.totalCpuPerStep.n) {
-      const per = (r: typeof local) => r.ratios.totalCpuPerStep?.median;
-      const k = per(local);
-      const f = per(floorLocal);
-      if (k !== undefined && f !== undefined) lines.push('', `keel ÷ floor-local, from the medians of their ratios to the floor: **${fmt(k / f)}** worker+server CPU per step (keel ${fmt(k)}, floor-local ${fmt(f)}).`);
-    }
+    const k = local?.ratios.totalCpuPerStep?.median;
+    const f = rows.find((r) => r.variant === 'floor-local')?.ratios.totalCpuPerStep?.median;
+    if (k !== undefined && f !== undefined) lines.push('', `keel ÷ floor-local, from the medians of their ratios to the floor: **${fmt(k / f)}** worker+server CPU per step (keel ${fmt(k)}, floor-local ${fmt(f)}).`);
     const extras = [...new Set(rows.flatMap((r) => Object.keys(r.extra)))];
     if (extras.length) {
       lines.push('', `| variant | ${extras.join(' | ')} |`, `|---|${extras.map(() => '---').join('|')}|`);

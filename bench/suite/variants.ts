@@ -177,8 +177,9 @@ export async function startSession(client: Client, worker: VariantWorker, id: st
     };
   }
   // The floor offers the model Keel's built-in tools, as Keel does; the peers define read_file.
-  const floor = worker.name === 'floor' || worker.name === 'floor-local';
-  const tools = floor ? { tools: builtinTools.map(modelToolSpec), ...(worker.name === 'floor-local' ? { localReads: true } : {}) } : {};
+  // floor-local runs the tools Keel runs locally (their definitions say `local`) the same way.
+  const localTools = worker.name === 'floor-local' ? { localTools: builtinTools.filter((t) => t.local).map((t) => t.name) } : {};
+  const tools = worker.name === 'floor' || worker.name === 'floor-local' ? { tools: builtinTools.map(modelToolSpec), ...localTools } : {};
   const handle = await client.workflow.start(worker.workflowType, { taskQueue: worker.taskQueue, workflowId: id, args: [{ workspace, model: BENCH_MODEL, ...tools }] });
   return {
     id,

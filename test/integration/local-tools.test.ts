@@ -29,12 +29,11 @@ afterAll(async () => {
 });
 
 /** The type of each activity a run scheduled, and the name of each marker, in order. */
-async function scheduled(handle: WorkflowHandle): Promise<{ activities: string[]; markers: string[]; events: number }> {
+async function scheduled(handle: WorkflowHandle): Promise<{ activities: string[]; markers: string[] }> {
   const events = (await handle.fetchHistory()).events ?? [];
   return {
     activities: events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name ?? ''] : [])),
     markers: events.flatMap((e) => (e.markerRecordedEventAttributes ? [e.markerRecordedEventAttributes.markerName ?? ''] : [])),
-    events: events.length,
   };
 }
 
@@ -77,16 +76,15 @@ describe('quick read-only tools run as local activities', () => {
       try {
         const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
         const session = await keel.startSession({ workspace: s.workspace, policy: { mode: 'full-auto' } });
-        const started = Date.now();
+        // A read that blocked on the pipe would hold its workflow task: the turn would not end.
         const result = await session.send('look around');
-        expect(Date.now() - started).toBeLessThan(15_000);
         expect(result.outcome).toBe('completed');
         expect(result.output).toBe('Done.');
 
         const requests = s.standin.requests;
         expect(requests).toHaveLength(7);
         const refused = toolResultsIn(requests, 2);
-        expect(refused).toMatch(/outside the workspace|escapes|not inside/i);
+        expect(refused).toMatch(/link\.txt\\" is a symlink to .*, outside the workspace; refused/);
         expect(refused).not.toContain('secret outside');
         expect(toolResultsIn(requests, 3)).toContain('second line');
         expect(toolResultsIn(requests, 4)).toContain('a.ts');
@@ -95,8 +93,8 @@ describe('quick read-only tools run as local activities', () => {
         expect(toolResultsIn(requests, 7)).toContain('not a regular file');
 
         const run = await scheduled(session.workflowHandle);
-        // Three reads (the link, the notes, the pipe) and a listing ran as local activities (with the setup's); glob and
-        // write_file as activities, beside the seven model calls.
+        // Three reads (the link, the notes, the pipe) and a listing ran as local activities,
+        // with the setup's; glob and write_file as activities, beside the seven model calls.
         expect(run.markers).toEqual(Array<string>(5).fill('core_local_activity'));
         expect(run.activities.filter((a) => a !== 'callModel')).toEqual(['runTool', 'runTool']);
         expect(run.activities.filter((a) => a === 'callModel')).toHaveLength(7);
