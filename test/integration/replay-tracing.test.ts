@@ -94,6 +94,8 @@ beforeAll(async () => {
         { match: { systemContains: 'task [', hasToolResults: true }, reply: finish('Written.') },
         { match: critic(), reply: review('pass', 'Both files are there.') },
         { match: { lastUserContains: 'write the note', hasToolResults: false }, reply: use('write_file', { path: 'note.txt', content: 'v1' }) },
+        // A quick read: a local activity, whose scheduling the tracing interceptor sees too.
+        { match: { lastUserContains: 'read the note', hasToolResults: false }, reply: use('read_file', { path: 'note.txt' }) },
         { match: { hasToolResults: true }, reply: say('Noted.') },
         { match: { lastUserContains: 'message' }, reply: say('Fine.') },
       ],
@@ -181,7 +183,7 @@ async function record(mode: Mode): Promise<{ workflowId: string; history: Histor
     await expect(session.executeUpdate(approveUpdate, { args: [{ callId: 'toolu_unknown' }] })).rejects.toThrow();
     await session.executeUpdate(approveUpdate, { args: [{ callId: call!.callId }] });
     await waitUntil(() => session.query(stateQuery), (s) => s.status === 'active' && s.session.turns === 1, 30_000, 'turn 1');
-    await session.executeUpdate(userMessageUpdate, { args: [{ text: 'message 2' }] });
+    await session.executeUpdate(userMessageUpdate, { args: [{ text: 'message 2: read the note' }] });
     await waitUntil(() => session.query(stateQuery), (s) => s.run === 2, 30_000, 'second run');
     await session.executeUpdate(userMessageUpdate, { args: [{ text: 'message 3' }] });
     await waitUntil(() => session.query(stateQuery), (s) => s.status === 'active' && s.session.turns === 3, 30_000, 'turn 3');
@@ -202,6 +204,9 @@ describe('replay across tracing on and off', () => {
       const histories = await record(mode);
       expect(histories.filter((h) => h.workflowId.endsWith('-goal')).length).toBeGreaterThan(1);
       expect(histories.filter((h) => h.workflowId.endsWith('-session'))).toHaveLength(2);
+      // The second turn's read_file ran as a local activity (a marker in the session's history).
+      const sessionMarkers = histories.filter((h) => h.workflowId.endsWith('-session')).flatMap((h) => (h.history.events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity'));
+      expect(sessionMarkers.length).toBeGreaterThan(0);
       expect(histories.filter((h) => h.workflowId.includes('/task-'))).toHaveLength(2);
       // Both shapes are in the matrix: the stamped goal's first run loads its setup as a local
       // activity and asks for no patch; the unstamped session's first run asks for its patches.
