@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { defineConfig } from 'vitest/config';
 import { LongFirstSequencer } from './test/setup/sequencer';
 
@@ -9,6 +10,13 @@ import { LongFirstSequencer } from './test/setup/sequencer';
 // KEEL_TEST_WORKERS (or vitest's own --maxWorkers) changes it.
 const workers = Number(process.env.KEEL_TEST_WORKERS ?? 2);
 
+// Every process this run starts carries the run's marker (forks, dev servers, workers,
+// stand-ins, PostgreSQL): what a test leaves behind is stopped at the end of its file
+// (test/setup/file-scope.ts) or of the run, even a run that was killed
+// (test/setup/run-scope.ts). Set here, in the main process, before anything is started.
+process.env.KEEL_TEST_RUN ??= randomUUID();
+const everyProject = { globalSetup: ['test/setup/run-scope.ts'], setupFiles: ['test/setup/file-scope.ts'] };
+
 // One group for all three projects: a file of any project starts as soon as a fork is free
 // (test/setup/sequencer.ts puts the unit files first, then the longest integration files).
 // Two groups made the integration files wait for the last unit file: one fork idle while the
@@ -17,7 +25,9 @@ const group = { groupOrder: 0 };
 
 const integration = {
   sequence: group,
-  globalSetup: ['test/setup/temporal-server.ts', 'test/setup/workflow-bundle.ts', 'test/setup/compiled-cli.ts'],
+  ...everyProject,
+  // run-scope first: global teardowns run in reverse, so its sweep comes after the servers' own stop.
+  globalSetup: [...everyProject.globalSetup, 'test/setup/temporal-server.ts', 'test/setup/workflow-bundle.ts', 'test/setup/compiled-cli.ts'],
   testTimeout: 120_000,
   hookTimeout: 180_000,
 };
@@ -38,6 +48,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/unit/**/*.test.ts'],
+          ...everyProject,
           // Projects of one group need the same number of workers.
           maxWorkers: workers,
           // Unit files share their fork's module cache: importing the machines, zod schemas

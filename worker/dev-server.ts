@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { Connection } from '@temporalio/client';
+import { diesWithParent } from './dies-with-parent';
 import { searchAttributeFlags } from './search-attributes';
 
 const projectRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -103,7 +104,12 @@ function partitionFlags(partitions: number): string[] {
 
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const cli = await resolveTemporalCli();
-  const version = (await promisify(execFile)(cli, ['--version'])).stdout.trim();
+  const version = await promisify(execFile)(cli, ['--version']).then(
+    ({ stdout }) => stdout.trim(),
+    (error: Error) => {
+      throw new Error(`the Temporal CLI at ${cli} does not run: ${error.message}`, { cause: error });
+    },
+  );
   // A port found free is only free until someone binds it: another process can take it before
   // the server does (tests start servers, workers and exporters side by side). The server then
   // exits with "address already in use", and ports we picked are picked again.
@@ -161,7 +167,14 @@ async function startOnce(cli: string, version: string, options: DevServerOptions
   // OTEL_* are the worker's (`npm run dev` with tracing on): the Go server reads them too and
   // refuses to start with an exporter it lacks (`OTEL_TRACES_EXPORTER=console`).
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('OTEL_')));
-  const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
+  // The exit hook does not run when we are killed (SIGKILL, a CI time limit): the kernel's
+  // parent-death signal does, and the server, in a group of its own, would outlive us.
+  const [command, commandArgs] = diesWithParent(cli, args);
+  const child = spawn(command, commandArgs, { stdio: ['ignore', 'pipe', 'pipe'], detached: true, env });
+  // A binary that vanished or cannot run is an 'error' event, not an exit; unheard, it would
+  // crash the process (a test run lost to `spawn … ENOENT`). The wait below reports it.
+  let spawnError: Error | null = null;
+  child.once('error', (error) => (spawnError = error));
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   const recent: string[] = [];
@@ -200,6 +213,10 @@ async function startOnce(cli: string, version: string, options: DevServerOptions
   const deadline = Date.now() + (options.readyTimeoutMs ?? 90_000);
   let lastError: unknown;
   for (;;) {
+    if (spawnError !== null) {
+      process.off('exit', killOnExit);
+      throw new Error(`cannot run the Temporal CLI ${cli}: ${(spawnError as Error).message}`, { cause: spawnError });
+    }
     if (child.exitCode !== null) {
       const message = `temporal server start-dev exited with code ${child.exitCode} before answering on ${address}:\n${output()}`;
       throw clash !== null ? new PortClash(message, clash) : new Error(message);
