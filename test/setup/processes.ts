@@ -53,8 +53,15 @@ function alive(pid: number): boolean {
  * after `graceMs`. Returns what it found. Waits by polling the processes themselves, not a
  * fixed sleep: a sweep of processes that stop at once returns at once.
  */
-export async function sweepMarked(name: string, value: string, options: { exclude?: readonly number[]; graceMs?: number } = {}): Promise<Found[]> {
-  const found = processesMarked(name, value, options.exclude);
+export async function sweepMarked(name: string, value: string, options: { exclude?: readonly number[]; graceMs?: number; settleMs?: number } = {}): Promise<Found[]> {
+  // A process its test has just signalled is still there for a moment: give what is already
+  // on its way out `settleMs` to go, and report only what had to be stopped.
+  const settle = Date.now() + (options.settleMs ?? 1_000);
+  let found = processesMarked(name, value, options.exclude);
+  while (found.length > 0 && Date.now() < settle) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    found = found.filter(({ pid }) => alive(pid));
+  }
   if (found.length === 0) return found;
   const signal = (pid: number, sig: NodeJS.Signals) => {
     try {
