@@ -12,6 +12,7 @@ import { startStandin } from '../../standin/server';
 import { createKeelWorker, workflowsPath } from '../../worker/worker';
 import { goalWorkflow } from '../../workflows/goal';
 import { critic, KEY, makeWorkspace, plan, planner, review, task, writesFile } from '../fixtures/goal-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -23,7 +24,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 /** Forwards to `target`; the first `cuts` requests offering `tool` get their socket closed before any answer. */

@@ -13,6 +13,7 @@ import { workflowsPath } from '../../worker/worker';
 import { goalEventsQuery, type GoalLogEntry, type LogEntry } from '../../workflows/definitions';
 import { plan, planner, task } from '../fixtures/goal-harness';
 import { sessionEnv, waitUntil } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -23,7 +24,7 @@ beforeAll(async () => {
   workflowBundle = await bundle(workflowsPath);
 });
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 const refusal = async (p: Promise<unknown>) => {

@@ -7,6 +7,7 @@ import { KeelClient } from '../../client/index';
 import { workflowsPath } from '../../worker/worker';
 import { cliEnv, keelLive } from '../fixtures/client-cli';
 import { say, sessionEnv, use } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -17,7 +18,7 @@ beforeAll(async () => {
   workflowBundle = await bundle(workflowsPath);
 });
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 describe('keel chat: always', () => {

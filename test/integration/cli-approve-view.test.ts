@@ -15,6 +15,7 @@ import { KeelClient } from '../../client/index';
 import { workflowsPath } from '../../worker/worker';
 import { cliEnv, keel, keelLive } from '../fixtures/client-cli';
 import { say, sessionEnv, waitUntil } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 const run = promisify(execFile);
@@ -28,7 +29,7 @@ beforeAll(async () => {
   workflowBundle = await bundle(workflowsPath);
 });
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 // A command longer than any preview, with an escape sequence that would clear the screen.

@@ -14,6 +14,7 @@ import { workflowsPath } from '../../worker/worker';
 import { cliEnv, keel, keelBin, keelLive } from '../fixtures/client-cli';
 import { goalEnv, waitUntil } from '../fixtures/goal-harness';
 import { sessionEnv } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -28,7 +29,7 @@ beforeAll(async () => {
   workflowBundle = await bundle(workflowsPath);
 });
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 describe('keel goal, status, ls, watch, approve, cancel', () => {

@@ -12,6 +12,7 @@ import { loadScenario } from '../../standin/scenario';
 import { workflowsPath } from '../../worker/worker';
 import { goalEnv, waitUntil } from '../fixtures/goal-harness';
 import { sessionEnv } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -26,7 +27,7 @@ beforeAll(async () => {
   workflowBundle = await bundle(workflowsPath);
 });
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 describe('KeelClient: goals', () => {

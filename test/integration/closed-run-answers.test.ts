@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/keel-client';
 import { workflowsPath } from '../../worker/worker';
 import { say, sessionEnv, waitUntil } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -16,7 +17,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 describe('reads of a closed session', () => {
@@ -41,7 +42,8 @@ describe('reads of a closed session', () => {
       const started = Date.now();
       const reads = Array.from({ length: 5 }, () => [session.state(), session.transcript(), session.pendingApprovals(), session.usage()]).flat();
       answers = await Promise.all(reads);
-      expect(Date.now() - started).toBeLessThan(10_000);
+      // Seconds on a busy machine; a dropped query waited out its deadline and failed (then Promise.all did too).
+      expect(Date.now() - started).toBeLessThan(30_000);
       for (let i = 4; i < answers.length; i++) expect(answers[i]).toEqual(answers[i % 4]);
       expect((answers[0] as { nextEventSeq: number }).nextEventSeq).toBeGreaterThan(after.nextEventSeq);
     });

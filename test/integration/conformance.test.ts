@@ -9,6 +9,7 @@ import { type LogEntry, userMessageUpdate } from '../../workflows/definitions';
 import type { SessionOptions } from '../../workflows/session';
 import { type Recorded, startReplayServer } from '../conformance/replay-server';
 import { sessionEnv } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -20,7 +21,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 interface Body {

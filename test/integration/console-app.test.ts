@@ -24,6 +24,7 @@ import { workflowsPath } from '../../worker/worker';
 import { axeViolations, shotBoth } from '../fixtures/browser';
 import { authed, startServe, TEST_TOKEN, type ServeProcess } from '../fixtures/serve-process';
 import { sessionEnv, waitUntil } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -48,7 +49,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 const focusedKey = (page: Page) => page.evaluate<string | null>(`document.activeElement?.closest('.inbox-item')?.dataset.key ?? null`);

@@ -16,6 +16,7 @@ import { axeViolations, shotBoth } from '../fixtures/browser';
 import { goalEnv } from '../fixtures/goal-harness';
 import { startServe, TEST_TOKEN, type ServeProcess } from '../fixtures/serve-process';
 import { sessionEnv } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -40,7 +41,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });

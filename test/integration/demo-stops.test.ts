@@ -8,9 +8,10 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { waitForOutput } from '../fixtures/process-output';
 import { keelWorkflowBundleFile } from '../helpers/temporal';
+import { killWhenTestEnds } from '../fixtures/child-teardown';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const realBwrap = '/usr/bin/bwrap';
@@ -36,7 +37,17 @@ function startDemo(bwrapDir: string | null): DemoRun {
   env.KEEL_WORKFLOW_BUNDLE = bundleFile;
   const began = Date.now();
   // As a user (and CI, and `timeout`) runs it: through npm, signals sent to npm.
-  const child = spawn('npm', ['run', '--silent', 'demo'], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = killWhenTestEnds(spawn('npm', ['run', '--silent', 'demo'], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] }));
+  // npm's children too (the worker, the stand-in, a dev server), should the test end first: they carry the marker.
+  onTestFinished(async () => {
+    for (const line of await processesWith(marker)) {
+      try {
+        process.kill(Number(line.split(':')[0]), 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+  });
   child.stdin.end();
   let stdout = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -63,10 +74,14 @@ async function processesWith(marker: string): Promise<string[]> {
   return found;
 }
 
-/** Left-over processes get a moment to finish exiting (a zombie being reaped), never more. */
+/**
+ * Left-over processes get a moment to finish exiting (a zombie being reaped): up to 30 s, as
+ * a busy machine may take seconds to reap one (2 s was the bound). One really left behind
+ * stays for good, so the bound decides only how long a failure takes to show.
+ */
 async function expectNoneLeft(marker: string): Promise<void> {
   let left: string[] = [];
-  for (let i = 0; i < 20; i++) {
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline; ) {
     left = await processesWith(marker);
     if (left.length === 0) return;
     await new Promise((r) => setTimeout(r, 100));
@@ -107,11 +122,12 @@ describe('npm run demo never hangs', () => {
     const { code, ms } = await run.exited;
     const out = run.stdout();
     expect(code, out).toBe(1);
-    expect(ms).toBeLessThan(60_000);
+    // Before starting anything: seconds idle; the bound is for a busy machine's npm and tsx.
+    expect(ms).toBeLessThan(120_000);
     expect(out).toMatch(/^keel demo: cannot run: run_command's sandbox is unavailable here \(bubblewrap did not start the sandbox: bwrap: No permissions to create new namespace.*nothing was started\.$/m);
     expect(out).not.toMatch(/Temporal dev server|Keel worker|goal goal-/);
     await expectNoneLeft(run.marker);
-  }, 90_000);
+  }, 180_000);
 
   it('a goal it cannot finish (blocked on a failed task) is cancelled: exit 3 with the reason, nothing left behind', async () => {
     const run = startDemo(path.join(shims, 'failing'));
@@ -137,8 +153,9 @@ describe('npm run demo never hangs', () => {
       await removeWorkspace(out);
       expect(exited.code, out).toBe(code);
       expect(out).toMatch(new RegExp(`keel demo: ${signal}; stopping what it started`));
-      expect(Date.now() - sentAt).toBeLessThan(30_000);
+      // Seconds idle; a busy machine's worker drains slower, and a hang is forever.
+      expect(Date.now() - sentAt).toBeLessThan(90_000);
       await expectNoneLeft(run.marker);
-    }, 240_000);
+    }, 300_000);
   }
 });

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { waitForOutput } from '../fixtures/process-output';
 import { keelWorkflowBundleFile } from '../helpers/temporal';
+import { killWhenTestEnds } from '../fixtures/child-teardown';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -48,7 +49,7 @@ describe('npm run dev', () => {
     const marker = `keel-dev-test-${randomUUID()}`;
     const data = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-dev-test-'));
     try {
-      const child = spawn('npm', ['run', '--silent', 'dev'], { cwd: root, env: { ...(await devEnv(marker, data)), KEEL_API_TOKEN: 'short' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = killWhenTestEnds(spawn('npm', ['run', '--silent', 'dev'], { cwd: root, env: { ...(await devEnv(marker, data)), KEEL_API_TOKEN: 'short' }, stdio: ['ignore', 'pipe', 'pipe'] }));
       let out = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
       child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -68,7 +69,7 @@ describe('npm run dev', () => {
       const marker = `keel-dev-test-${randomUUID()}`;
       const data = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-dev-test-'));
       const env = await devEnv(marker, data);
-      const child = spawn('npm', ['run', '--silent', 'dev'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = killWhenTestEnds(spawn('npm', ['run', '--silent', 'dev'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] }));
       let out = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
       child.stderr.on('data', (d: Buffer) => (out += d.toString()));

@@ -15,6 +15,7 @@ import { workflowsPath } from '../../worker/worker';
 import { approveSignal, approveUpdate, eventsQuery, stateQuery, userMessageUpdate } from '../../workflows/definitions';
 import { sessionWorkflow } from '../../workflows/session';
 import { say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -25,7 +26,7 @@ beforeAll(async () => {
   workflowBundle = await bundle(workflowsPath);
 });
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 const FAILURE_CANARY = 'FAILCANARY-7d1 contents of secret.txt';

@@ -16,6 +16,7 @@ import { transcriptQuery, userMessageUpdate } from '../../workflows/definitions'
 import { sessionWorkflow } from '../../workflows/session';
 import { keelLive } from '../fixtures/client-cli';
 import { say, sessionEnv } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 const run = promisify(execFile);
@@ -49,7 +50,7 @@ beforeAll(async () => {
   workflowBundle = await bundle(workflowsPath);
 });
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 describe('encrypted payloads', () => {

@@ -21,8 +21,10 @@ import { sessionWorkflow } from '../../workflows/session';
 import { critic, FAST_MODEL, KEY, makeWorkspace, plan, planner, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
 import { say, use } from '../fixtures/session-harness';
 import { startPostgres, type TestPostgres } from '../helpers/postgres';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 import { compiledWorker } from '../fixtures/compiled-cli';
+import { killWhenTestEnds } from '../fixtures/child-teardown';
 
 // The worker process, compiled once for the run (tsx transpiled it again at every start).
 const sessionWorker = await compiledWorker('session-worker');
@@ -52,7 +54,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await pg?.stop();
-  await env?.close();
+  await closeTestEnv(env);
   if (codeDir) await fs.rm(codeDir, { recursive: true, force: true });
 });
 
@@ -63,11 +65,11 @@ interface WorkerProcess {
 }
 
 function startWorker(taskQueue: string, extra: NodeJS.ProcessEnv): Promise<WorkerProcess> {
-  const child = spawn(sessionWorker[0], [sessionWorker[1], env.address, taskQueue, codePath], {
+  const child = killWhenTestEnds(spawn(sessionWorker[0], [sessionWorker[1], env.address, taskQueue, codePath], {
     cwd: path.join(here, '../..'),
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ANTHROPIC_API_KEY: KEY, ...extra },
-  });
+  }));
   const output: string[] = [];
   return new Promise((resolve, reject) => {
     child.stdout?.on('data', (chunk: Buffer) => {

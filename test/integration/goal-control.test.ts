@@ -8,12 +8,13 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { KeelClient, UpdateRejectedError } from '../../client/index';
 import { resolveTemporalCli } from '../../worker/dev-server';
 import { workflowsPath } from '../../worker/worker';
 import { cancelUpdate, eventsQuery, goalApproveUpdate, goalPendingApprovalsQuery, goalUsageQuery, resolveTaskUpdate, type GoalLogEntry } from '../../workflows/definitions';
 import { agent, finish, attachGoal, critic, goalEnv, plan, planner, recordGoalHistory, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 import { hostPidWith, isAlive, matching } from '../unit/tools/context';
 
@@ -26,7 +27,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 const ofKind = <T = Record<string, unknown>>(entries: GoalLogEntry[], kind: string) => entries.filter((e) => e.kind === kind) as unknown as T[];
@@ -103,7 +104,8 @@ describe('goal control', () => {
         },
         ...writesFile('first', 'first.txt', '1\n'),
         { match: agent('hog'), reply: { content: [{ type: 'text' as const, text: 'Thinking…' }], usage: { input_tokens: 100, output_tokens: 50_000 }, delayMs: 300 } },
-        { match: agent('slow'), reply: { content: [{ type: 'text' as const, text: 'a long story '.repeat(40) }], delayMs: 200, chunkSize: 8 } },
+        // Held mid-answer until it is cancelled: it cannot end before the budget runs out, however slow the machine.
+        { match: agent('slow'), reply: { content: [{ type: 'text' as const, text: 'a long story '.repeat(40) }], chunkSize: 8 }, fault: { kind: 'hang' as const, afterEvents: 5 } },
       ],
     });
     await g.run(async () => {
@@ -141,15 +143,29 @@ describe('goal control', () => {
         { match: planner(), reply: plan([task('build', 'Build', 'Run the build.'), task('after', 'After', 'Never runs.', { dependencies: ['build'] })]) },
         {
           match: agent('build', { hasToolResults: false }),
-          reply: { content: [{ type: 'tool_use' as const, name: 'run_command', input: { command: 'echo started > pid.txt; sleep 30.4171; echo built > built.txt', timeout_seconds: 60 } }] },
+          // A command that runs until it is killed (its own timeout is half an hour): the cancel
+          // cannot come after it ended, however slow the machine (at 30 s it once had, at load 30-50).
+          reply: { content: [{ type: 'tool_use' as const, name: 'run_command', input: { command: 'echo started > pid.txt; sleep 1790.4171; echo built > built.txt', timeout_seconds: 1800 } }] },
         },
         { match: agent('build', { hasToolResults: true }), reply: finish('Built.') },
       ],
     });
+    // The command sleeps for half an hour: should the cancel not kill it, the test does.
+    onTestFinished(() => {
+      for (let tries = 0; tries < 10; tries++) {
+        const pid = hostPidWith('1790.4171');
+        if (pid === 0) return;
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
+    });
     await g.run(async () => {
       const run = await g.start({ goal: 'Build it', autoApprove: true });
       // The command runs in the sandbox's own pid namespace: its host pid is found by its marker.
-      const pid = await waitUntil(async () => hostPidWith('30.4171'), (p) => p > 0, 30_000, 'the command');
+      const pid = await waitUntil(async () => hostPidWith('1790.4171'), (p) => p > 0, 120_000, 'the command');
       const answer = await run.handle.executeUpdate(cancelUpdate, { args: [{ reason: 'changed my mind' }] });
       expect(answer.status).toBe('stopped');
       const result = await run.handle.result();
@@ -171,7 +187,7 @@ describe('goal control', () => {
       // Temporal's own cancel does the same.
       await fs.rm(path.join(g.workspace, 'pid.txt'));
       const again = await g.start({ goal: 'Build it again', autoApprove: true });
-      const pid2 = await waitUntil(async () => hostPidWith('30.4171'), (p) => p > 0, 30_000, 'the command');
+      const pid2 = await waitUntil(async () => hostPidWith('1790.4171'), (p) => p > 0, 120_000, 'the command');
       await again.handle.cancel();
       const second = await again.handle.result();
       expect(second).toMatchObject({ verdict: 'stopped', summary: 'the workflow was cancelled' });
@@ -239,7 +255,8 @@ describe('goal control', () => {
     const g = await goalEnv(env, workflowBundle, {
       rules: [
         { match: planner(), reply: plan([task('talk', 'Talk', 'Talk for a long time.')]) },
-        { match: agent('talk'), reply: { content: [{ type: 'text' as const, text: 'and then '.repeat(200) }], delayMs: 100, chunkSize: 4 } },
+        // Talks until it is cancelled: the agent is running whenever the deadline comes.
+        { match: agent('talk'), reply: { content: [{ type: 'text' as const, text: 'and then '.repeat(200) }], chunkSize: 4 }, fault: { kind: 'hang' as const, afterEvents: 5 } },
       ],
     });
     await g.run(async () => {
@@ -248,10 +265,12 @@ describe('goal control', () => {
       expect(first).toMatchObject({ verdict: 'stopped', summary: 'no one approved the plan in time', exhaustion: null });
       expect(first.tasks.map((t) => t.status)).toEqual(['pending']);
 
-      const timed = await g.start({ goal: 'Be quick', autoApprove: true, limits: { wallClockMs: 1_500 } });
+      // The budget runs from the goal's start and must outlast the planning (the planner's
+      // call, the plan, the agent's start), which took longer than 1.5 s on a busy machine.
+      const timed = await g.start({ goal: 'Be quick', autoApprove: true, limits: { wallClockMs: 5_000 } });
       await timed.waitForState((s) => s.running.length === 1);
       const second = await timed.handle.result();
-      expect(second).toMatchObject({ verdict: 'stopped', summary: 'the wall-clock budget is exhausted', exhaustion: { limit: 'wall_clock', allowed: 1_500 } });
+      expect(second).toMatchObject({ verdict: 'stopped', summary: 'the wall-clock budget is exhausted', exhaustion: { limit: 'wall_clock', allowed: 5_000 } });
       expect(second.tasks.map((t) => t.status)).toEqual(['cancelled']);
       expect((await env.client.workflow.getHandle(`${timed.handle.workflowId}/task-talk/1`).describe()).status.name).toBe('CANCELLED');
       expect(ofKind(await timed.log(), 'event.rejected')).toEqual([]);

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowsPath } from '../../worker/worker';
 import { approvePlanUpdate, type GoalLogEntry } from '../../workflows/definitions';
 import { critic, goalEnv, plan, planner, recordGoalHistory, review, task, writesFile } from '../fixtures/goal-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -18,7 +19,7 @@ beforeAll(async () => {
   workflowBundle = await bundle(workflowsPath);
 });
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 const ofKind = <T = Record<string, unknown>>(entries: GoalLogEntry[], kind: string) => entries.filter((e) => e.kind === kind) as unknown as T[];

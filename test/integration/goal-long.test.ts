@@ -8,6 +8,7 @@ import { workflowsPath } from '../../worker/worker';
 import { metricsQuery } from '../../workflows/definitions';
 import type { GoalResult } from '../../workflows/goal';
 import { critic, finish, goalEnv, plan, planner, recordGoalHistory, review, task, type GoalRun } from '../fixtures/goal-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 const TASKS = Number(process.env.KEEL_GOAL_LONG_TASKS ?? 24);
@@ -24,7 +25,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 /** Every run of a workflow id, newest first, with its history's length (each run names the one it continued). */

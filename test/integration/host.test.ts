@@ -9,6 +9,7 @@ import { workflowsPath } from '../../worker/worker';
 import { metricsQuery, resumeSignal, transcriptQuery, type MetricsView } from '../../workflows/definitions';
 import { agent, critic, finish, goalEnv, plan, planner, review, task } from '../fixtures/goal-harness';
 import { recordHistory, say, sessionEnv } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -20,7 +21,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 /** How many times `machine` took `event` (any from / to), from the metrics query. */
@@ -73,11 +74,15 @@ describe('machine host', () => {
     await s.run(async () => {
       const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
       const session = await keel.startSession({ workspace: s.workspace, continueAsNewAfterTurns: 2 });
-      // All six are queued behind the first turn before it ends: the queue is never empty
-      // at a turn's end until the last one.
+      // All six are queued before the first turn starts (paused; the first turn's 0.4 s answer
+      // ended before the sixth was posted on a busy machine): the queue is never empty at a
+      // turn's end until the last one.
+      await waitFor(() => session.state(), (v) => v.status === 'active');
+      await session.pause();
       const sent = [];
       for (let i = 1; i <= 6; i++) sent.push(await session.post(`message ${i}.`));
-      expect(sent.slice(1).every((r) => r.queued)).toBe(true);
+      expect(sent.every((r) => r.queued)).toBe(true);
+      await session.resume();
       // Each waits for its own turn across the runs (the update answers `moved` at a hand-over).
       const outcomes = await Promise.all(sent.map((r) => session.turnOf(r.messageId)));
       expect(outcomes.map((o) => [o.messageId, o.outcome, o.output])).toEqual(sent.map((r, i) => [r.messageId, 'completed', `Answer ${i + 1}.`]));

@@ -18,6 +18,7 @@ import { goalWorkflow } from '../../workflows/goal';
 import { sessionWorkflow } from '../../workflows/session';
 import { agent, finish, attachGoal, critic, goalEnv, plan, planner, review, task } from '../fixtures/goal-harness';
 import { KEY, makeWorkspace, say, sessionEnv, waitUntil } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../helpers/temporal';
 import { startStandin } from '../../standin/server';
 
@@ -30,7 +31,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 async function workflowTaskFailures(handle: WorkflowHandle): Promise<number> {
@@ -157,15 +158,17 @@ describe('start input is validated', () => {
       keel.worker.shutdown();
       await running;
     }
-  }, 60_000);
+  });
 });
 
 describe('a goal survives any message, and trusts only its own agents', () => {
   it('null and {} reports are refused; a forged well-formed report changes neither approvals nor usage', async () => {
     const g = await goalEnv(env, workflowBundle, {
       rules: [
-        { match: planner(), reply: plan([task('slow', 'Wait', 'Run sleep 3.')]) },
-        { match: agent('slow', { hasToolResults: false }), reply: { content: [{ type: 'tool_use' as const, name: 'run_command', input: { command: 'sleep 3' } }] } },
+        { match: planner(), reply: plan([task('slow', 'Wait', 'Wait for the release file.')]) },
+        // The agent's command waits for the test's `release` file: the goal is still running when
+        // the signals come (`sleep 3` ended first at load 30, and the CLI's signal found the goal completed).
+        { match: agent('slow', { hasToolResults: false }), reply: { content: [{ type: 'tool_use' as const, name: 'run_command', input: { command: 'while [ ! -e release ]; do sleep 0.1; done' } }] } },
         { match: agent('slow', { hasToolResults: true }), reply: finish('Waited.') },
         { match: critic(), reply: review('pass', 'done') },
       ],
@@ -199,11 +202,12 @@ describe('a goal survives any message, and trusts only its own agents', () => {
       const after = await run.handle.query(goalStateQuery);
       expect(after.pendingApprovals).toEqual([]);
       expect(after.usage.usage.outputTokens).toBeLessThan(100_000);
+      await fs.writeFile(path.join(g.workspace, 'release'), '');
       const result = await run.handle.result();
       expect(result.verdict).toBe('goal_met');
       expect(await workflowTaskFailures(run.handle)).toBe(0);
     });
-  }, 60_000);
+  });
 
   it('signals sent with the start (signalWithStart) are taken in the first workflow task, known or not', async () => {
     const g = await goalEnv(env, workflowBundle, { rules: [{ match: planner(), reply: plan([task('t', 'T', 'do it')]) }] });
@@ -223,7 +227,7 @@ describe('a goal survives any message, and trusts only its own agents', () => {
       expect((await handle.result()).verdict).toBe('stopped');
       expect(await workflowTaskFailures(handle)).toBe(0);
     });
-  }, 60_000);
+  });
 
   it("a retried task's agent is told what the failed attempt did", async () => {
     const g = await goalEnv(env, workflowBundle, {
@@ -247,7 +251,7 @@ describe('a goal survives any message, and trusts only its own agents', () => {
       expect(prompt).toContain('ran: echo A >> log.txt → exit code 0');
       expect(await fs.readFile(path.join(g.workspace, 'log.txt'), 'utf8')).toBe('A\n');
     });
-  }, 60_000);
+  });
 });
 
 describe('the conversation store does not depend on one worker process', () => {

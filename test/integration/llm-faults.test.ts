@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODEL_FAILURE, type ModelCallInput, type ModelStreamEvent } from '../../activities/llm';
 import { type Standin, startStandin } from '../../standin/server';
 import { FAST_RETRY, withModelWorker } from '../fixtures/llm-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -23,10 +24,10 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await standin?.close();
-  await env?.close();
+  await closeTestEnv(env);
 });
 
-const config = (extra: { streamIdleTimeoutMs?: number } = {}) => ({
+const config = (extra: { streamIdleTimeoutMs?: number; requestTimeoutMs?: number } = {}) => ({
   env: { ANTHROPIC_API_KEY: 'sk-ant-test-faults', ANTHROPIC_BASE_URL: standin.url },
   ...extra,
 });
@@ -161,10 +162,13 @@ describe('model activity under provider faults', () => {
 
   it('times out a request that hangs before any response and retries it', async () => {
     standin.setScenario({ rules: [{ times: 1, fault: { kind: 'hang' } }, finalReply] });
-    await withModelWorker(env, workflowBundle, config(), async (start) => {
+    // The SDK's request timeout (1 s) far below start-to-close (5 minutes): the request hangs
+    // for good, so only the SDK can end it, and Temporal's own timeout cannot win the race on
+    // a busy machine (start-to-close 3 s, SDK 2 s, came back `timeout` at load 30).
+    // How start-to-close lowers the SDK's timeout is sdkTimeoutMs's unit test.
+    await withModelWorker(env, workflowBundle, config({ requestTimeoutMs: 1_000 }), async (start) => {
       const before = standin.requests.length;
-      // Start-to-close 3 s: the SDK's request timeout is derived below it (2 s).
-      const run = await start({ call, options: { startToCloseTimeout: '3 seconds', retry: FAST_RETRY } });
+      const run = await start({ call, options: { startToCloseTimeout: '5 minutes', retry: FAST_RETRY } });
       const outcome = await run.outcome();
       expect(outcome).toMatchObject({ status: 'completed', result: { attempt: 2 } });
       const [hung] = standin.requests.slice(before);

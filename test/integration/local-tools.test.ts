@@ -14,6 +14,7 @@ import { KeelClient } from '../../client/index';
 import { workflowsPath } from '../../worker/worker';
 import { eventsQuery } from '../../workflows/definitions';
 import { recordHistory, say, sessionEnv, use } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -25,7 +26,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 /** The type of each activity a run scheduled, and the name of each marker, in order. */

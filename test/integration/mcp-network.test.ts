@@ -24,6 +24,7 @@ import type { ToolResult } from '../../activities/tools/result';
 import { userMessageUpdate } from '../../workflows/definitions';
 import { workflowsPath } from '../../worker/worker';
 import { say, sessionEnv, use } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, followEventTopic, type TemporalTestEnv } from '../helpers/temporal';
 
 const GRANTED = 'granted.keel.test';
@@ -110,7 +111,7 @@ describe('an MCP server\'s connections through a real worker', () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-mcp-net-config-'));
   });
   afterAll(async () => {
-    await env?.close();
+    await closeTestEnv(env);
     if (dir) await fs.rm(dir, { recursive: true, force: true });
   });
 

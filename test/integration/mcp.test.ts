@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMcpBridge, type McpBridge, type McpToolList, parseMcpConfig, parseMcpToolName } from '../../activities/mcp/index';
 import { ACTIVITY_WORKER_OPTIONS, type ToolResult } from '../../activities/tools/index';
 import { callMcpToolWorkflow } from '../fixtures/tools-workflow';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue, WORKFLOWS_ON_CALLING_THREAD } from '../helpers/temporal';
 import { matching } from '../unit/tools/context';
 
@@ -210,7 +211,7 @@ describe('MCP tool through a real worker', () => {
     workflowBundle = await bundle(path.join(here, '../fixtures/tools-workflow.ts'));
   });
   afterAll(async () => {
-    await env?.close();
+    await closeTestEnv(env);
   });
 
   it('runs as an activity with the options the bridge listed', async () => {

@@ -10,6 +10,7 @@ import { conversationProblems, type Message } from '../../machines/index';
 import { workflowsPath } from '../../worker/worker';
 import { userMessageUpdate } from '../../workflows/definitions';
 import { say, sessionEnv, use } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -21,7 +22,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 type Body = { messages: Message[]; system?: unknown; thinking?: unknown; model: string };

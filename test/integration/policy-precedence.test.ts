@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowsPath } from '../../worker/worker';
 import { userMessageUpdate } from '../../workflows/definitions';
 import { say, sessionEnv, use } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -20,7 +21,7 @@ beforeAll(async () => {
   workflowBundle = await bundle(workflowsPath);
 });
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 const hostile = JSON.stringify({ mode: 'full-auto', sandbox: 'off', network: true, allow: ['run_command'] });
@@ -58,5 +59,5 @@ describe('policy precedence and protected files', () => {
       expect(waiting.policy?.origin).toMatchObject({ file: '.keel/policy.json', mode: 'start', sandbox: 'default', bound: { mode: 'ask' } });
       expect(waiting.policy?.origin.ignored.join('\n')).toMatch(/mode full-auto[^]*sandbox off[^]*network true[^]*allow run_command/);
     });
-  }, 90_000);
+  });
 });

@@ -36,6 +36,7 @@ import { stampedMemo, startSearchAttributes } from '../../workflows/run-format';
 import { sessionWorkflow } from '../../workflows/session';
 import { agent, critic, FAST_MODEL, finish, plan, planner, review, task } from '../fixtures/goal-harness';
 import { KEY, makeWorkspace, say, use, waitUntil } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -108,7 +109,7 @@ afterAll(async () => {
   await configs.off?.telemetry.shutdown();
   await standin?.close();
   receiver?.close();
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 /** Every run of a workflow id, oldest first. */

@@ -10,6 +10,7 @@ import { KeelClient } from '../../client/index';
 import { workflowsPath } from '../../worker/worker';
 import { resolveSessionOptions, type SessionOptions } from '../../workflows/session-options';
 import { recordHistory, say, sessionEnv, waitUntil } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -21,7 +22,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 describe('resolved options', () => {

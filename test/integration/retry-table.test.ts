@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { userMessageUpdate } from '../../workflows/definitions';
 import { CHANGED_TRANSIENT_BACKOFF_MS } from '../fixtures/retry-row-workflows';
 import { say, sessionEnv } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 const changedWorkflows = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/retry-row-workflows.ts');
@@ -24,7 +25,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 describe('the retry table row a turn reads', () => {

@@ -11,6 +11,7 @@ import type { ToolFacts } from '../../machines/tool-result';
 import { approveUpdate, userMessageUpdate } from '../../workflows/definitions';
 import { workflowsPath } from '../../worker/worker';
 import { recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -22,7 +23,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 type Result = { callId: string; status: string; output: string; facts?: ToolFacts };

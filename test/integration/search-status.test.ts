@@ -11,6 +11,7 @@ import { workflowsPath } from '../../worker/worker';
 import { approveUpdate, closeUpdate, userMessageUpdate } from '../../workflows/definitions';
 import { critic, goalEnv, plan, planner, recordGoalHistory, review, task, writesFile } from '../fixtures/goal-harness';
 import { recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -22,7 +23,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 /** The KeelStatus / KeelPendingApprovals values each upsert in a run's history wrote, in order. */

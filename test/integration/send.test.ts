@@ -10,6 +10,7 @@ import { KeelClient, UpdateRejectedError } from '../../client/index';
 import { workflowsPath } from '../../worker/worker';
 import { sendMessageUpdate } from '../../workflows/definitions';
 import { say, sessionEnv, waitUntil as waitFor } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -21,7 +22,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 /** The names of the updates a run's history accepted, in order. */

@@ -16,6 +16,7 @@ import { loadScenario } from '../../standin/scenario';
 import { workflowsPath } from '../../worker/worker';
 import { TEST_TOKEN } from '../fixtures/serve-process';
 import { sessionEnv } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -28,7 +29,7 @@ beforeAll(async () => {
   workflowBundle = await bundle(workflowsPath);
 });
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 describe('AG-UI', () => {

@@ -12,6 +12,7 @@ import type { GoalLogEntry } from '../../workflows/definitions';
 import type { InboxItem } from '../../server/schemas';
 import { goalEnv, waitUntil } from '../fixtures/goal-harness';
 import { authed, readSse, startServe, TEST_TOKEN } from '../fixtures/serve-process';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -25,7 +26,7 @@ beforeAll(async () => {
   workflowBundle = await bundle(workflowsPath);
 });
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 type Problem = { type: string; title: string; status: number; detail: string; errors?: { pointer: string; message: string }[]; reason?: string };

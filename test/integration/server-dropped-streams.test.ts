@@ -12,6 +12,7 @@ import { startServer } from '../../server/main';
 import { workflowsPath } from '../../worker/worker';
 import { TEST_TOKEN } from '../fixtures/serve-process';
 import { KEY, sessionEnv } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -22,7 +23,7 @@ beforeAll(async () => {
   workflowBundle = await bundle(workflowsPath);
 });
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 const auth = { Authorization: `Bearer ${TEST_TOKEN}` };
@@ -63,11 +64,10 @@ describe('dropped stream readers', () => {
           });
           expect(await run.text()).toContain('RUN_FINISHED');
         }
-        const t0 = Date.now();
+        // Parked updates made it wait out the API's 15 s bound and answer 504: the status says
+        // which, where a bound on its time said it only on an idle machine.
         const res = await fetch(`${server.url}/api/sessions/${id}/messages`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ text: 'are you there?' }) });
-        const took = Date.now() - t0;
         expect(res.status, await res.clone().text()).toBe(200);
-        expect(took).toBeLessThan(5_000);
         const approve = await fetch(`${server.url}/api/workflows/${id}/approve`, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json' }, body: JSON.stringify({ callId: 'none' }) });
         expect(approve.status).toBe(409);
       });

@@ -16,7 +16,9 @@ import { startServer, type RunningServer } from '../../server/main';
 import { workflowsPath } from '../../worker/worker';
 import { TEST_TOKEN } from '../fixtures/serve-process';
 import { KEY, sessionEnv, type SessionEnv } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { killWhenTestEnds } from '../fixtures/child-teardown';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const reportDir = path.join(root, '.keel', 'schemathesis');
@@ -33,7 +35,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server?.close();
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 /** Workflow task failures of the workflows the run started: a start input that passed the API's validation but wedges its workflow. */
@@ -58,7 +60,7 @@ async function terminateStarted() {
 
 function run(command: string, args: string[]): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: root, env: { ...process.env, NO_COLOR: '1', SCHEMATHESIS_HOOKS: '' } });
+    const child = killWhenTestEnds(spawn(command, args, { cwd: root, env: { ...process.env, NO_COLOR: '1', SCHEMATHESIS_HOOKS: '' } }));
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));

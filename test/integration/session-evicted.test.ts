@@ -22,6 +22,7 @@ import { KeelClient } from '../../client/index';
 import { startStandin } from '../../standin/server';
 import { createKeelWorker, type KeelWorker, workflowsPath } from '../../worker/worker';
 import { KEY, makeWorkspace, say, waitUntil } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -32,7 +33,7 @@ beforeAll(async () => {
   workflowBundle = await bundle(workflowsPath);
 });
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 describe('a parked session after its worker is replaced', () => {

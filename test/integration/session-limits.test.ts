@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { workflowsPath } from '../../worker/worker';
 import { closeSignal, eventsQuery, raiseBudgetUpdate, resetUpdate, usageQuery, userMessageSignal, userMessageUpdate } from '../../workflows/definitions';
 import { recordHistory, say, sessionEnv } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -16,7 +17,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 describe('session limits', () => {
@@ -79,7 +80,8 @@ describe('session limits', () => {
   it('close during a turn interrupts it and completes with final stats; the idle timeout closes an idle session', async () => {
     const s = await sessionEnv(env, workflowBundle, {
       rules: [
-        { match: { lastUserContains: 'ramble' }, reply: say('On and on. '.repeat(200), { delayMs: 30, chunkSize: 5 }) },
+        // Held mid-answer until the close interrupts it: it cannot end first, however slow the machine.
+        { match: { lastUserContains: 'ramble' }, reply: say('On and on. '.repeat(200), { delayMs: 30, chunkSize: 5 }), fault: { kind: 'hang' as const, afterEvents: 10 } },
         { match: { lastUserContains: 'hi' }, reply: say('Hello.', { usage: { input_tokens: 7, output_tokens: 3 } }) },
       ],
     });

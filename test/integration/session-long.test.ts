@@ -10,6 +10,7 @@ import { conversationProblems, type Message } from '../../machines/index';
 import { workflowsPath } from '../../worker/worker';
 import { approveUpdate, eventsQuery, pauseUpdate, resumeUpdate, transcriptQuery, userMessageUpdate } from '../../workflows/definitions';
 import { recordHistory, say, sessionEnv, use } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 const { HistoryEvent } = proto.temporal.api.history.v1;
@@ -25,7 +26,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 async function historyBytes(handle: { fetchHistory(): Promise<temporal.api.history.v1.IHistory> }): Promise<{ bytes: number; events: number; byType: Record<string, number> }> {
@@ -66,7 +67,7 @@ describe('long sessions', () => {
       await run.handle.executeUpdate(userMessageUpdate, { args: ['message 3'] });
       await run.handle.executeUpdate(pauseUpdate, { args: [{}] });
       await run.handle.executeUpdate(userMessageUpdate, { args: ['update the note'] });
-      const carried = await run.waitForState((v) => v.run === 2, 30_000);
+      const carried = await run.waitForState((v) => v.run === 2, 120_000);
       const second = await run.handle.describe();
       expect(second.runId).not.toBe(first.runId);
       expect(carried).toMatchObject({ status: 'paused', queueLength: 1 });
@@ -77,7 +78,7 @@ describe('long sessions', () => {
       expect(transcript.head).toMatch(/^[0-9a-f]{64}$/);
 
       await run.handle.executeUpdate(resumeUpdate);
-      const after = await run.waitForState((v) => v.status === 'active' && v.session.turns === 4, 30_000);
+      const after = await run.waitForState((v) => v.status === 'active' && v.session.turns === 4, 120_000);
       expect(after.run).toBe(2);
       // The session approval survived: the rewrite ran without asking again.
       expect(await fs.readFile(path.join(s.workspace, 'note.txt'), 'utf8')).toBe('v2');
@@ -115,7 +116,7 @@ describe('long sessions', () => {
       const run = await s.start({ compactAboveTokens: 3_000 });
       for (let turn = 1; turn <= 4; turn++) {
         await run.handle.executeUpdate(userMessageUpdate, { args: [`read it, turn ${turn}`] });
-        await run.waitForState((v) => v.status === 'active' && v.session.turns === turn, 30_000);
+        await run.waitForState((v) => v.status === 'active' && v.session.turns === turn, 120_000);
       }
       const compacted = (await run.log()).filter((e) => e.kind === 'conversation.compacted');
       expect(compacted.length).toBeGreaterThanOrEqual(1);
@@ -159,7 +160,7 @@ describe('long sessions', () => {
       const half = N / 2;
       for (let turn = 1; turn <= N; turn++) {
         await run.handle.executeUpdate(userMessageUpdate, { args: [`turn ${turn}`] });
-        await run.waitForState((v) => v.status === 'active' && v.session.turns === turn, 30_000);
+        await run.waitForState((v) => v.status === 'active' && v.session.turns === turn, 120_000);
         if ([5, 9, 10, 11, half, N - 5, N - 1, N].includes(turn)) at[turn] = await historyBytes(run.handle);
       }
       const state = await run.state();
@@ -191,5 +192,7 @@ describe('long sessions', () => {
       const sent = s.standin.requests.at(-1)!.body as { messages: Message[] };
       expect(sent.messages).toHaveLength(4 * N - 1);
     });
-  });
+    // The work is fixed (60 turns, ~25 s idle), its time is not: at load 30 it passed the
+    // file's 120 s. What it asserts is bytes, not speed, so it may take what the machine needs.
+  }, 600_000);
 });

@@ -22,6 +22,7 @@ import {
   userMessageUpdate,
 } from '../../workflows/definitions';
 import { recordHistory, say, sessionEnv, use } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -35,7 +36,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 const rejection = async (promise: Promise<unknown>): Promise<string> => {

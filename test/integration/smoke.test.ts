@@ -8,6 +8,7 @@ import { Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@t
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import * as activities from '../fixtures/smoke-activities';
 import { addItem, finish, items, limitQuery, setLimit, sleeper, smokeWorkflow, spinner } from '../fixtures/smoke-workflow';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue, WORKFLOWS_ON_CALLING_THREAD } from '../helpers/temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -22,7 +23,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 describe('smoke: a real worker against a real temporal server start-dev', () => {
@@ -89,9 +90,9 @@ describe('smoke: a real worker against a real temporal server start-dev', () => 
         await handle.terminate('spinner checked');
       }
     });
+    // Failed by the detector (its message), not by the 10 s task timeout, which fails no task
+    // with a message but times it out; how soon it failed depends on the machine, not the detector.
     expect(failure).toMatch(/Script execution timed out after 1000ms/);
-    // Failed by the detector, not after the 10 s task timeout.
-    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('skips time on the time-skipping test server (installed from PyPI)', async () => {

@@ -17,6 +17,7 @@ import { clearSegmentCache } from '../../activities/conversation-store';
 import { workflowsPath } from '../../worker/worker';
 import { resetUpdate, userMessageUpdate, type LogEntry } from '../../workflows/definitions';
 import { say, sessionEnv, type SessionEnv, type SessionRun, use } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 const run = promisify(execFile);
@@ -48,7 +49,7 @@ afterAll(async () => {
   await s?.standin.close();
   for (const m of mounts) await run('umount', [m]).catch(() => {});
   await fs.rm(root, { recursive: true, force: true });
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 let n = 0;

@@ -14,6 +14,7 @@ import { createKeelWorker, workflowsPath } from '../../worker/worker';
 import { probeStore, StoreProbeError } from '../../worker/store-probe';
 import { waitUntil } from '../fixtures/session-harness';
 import { goalEnv, plan, planner, task, writesFile } from '../fixtures/goal-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -27,7 +28,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
   await fs.rm(root, { recursive: true, force: true });
 });
 
@@ -107,7 +108,7 @@ describe('a fleet that does not share its conversation store', () => {
     const runningRight = second.run();
     second.worker.shutdown();
     await runningRight;
-  }, 60_000);
+  });
 
   it("a worker whose store is another refuses a session's store calls, naming both stores", async () => {
     const [dirA, dirB] = [path.join(root, 'session-a'), path.join(root, 'session-b')];
@@ -157,5 +158,5 @@ describe('a fleet that does not share its conversation store', () => {
       expect(g.standin.requests.filter((r) => JSON.stringify(r.body).includes('task [code]'))).toEqual([]);
       await expect(fs.stat(path.join(g.workspace, 'a.txt'))).rejects.toThrow();
     });
-  }, 60_000);
+  });
 });

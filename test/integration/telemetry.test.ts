@@ -24,6 +24,7 @@ import { buildCompiledWorker, type CompiledBuild, type CompiledWorker } from '..
 import { agent, critic, finish, plan, planner, review, task } from '../fixtures/goal-harness';
 import { makeWorkspace, say, use, waitUntil } from '../fixtures/session-harness';
 import { treeSvg, treeText, type TreeSpan } from '../fixtures/span-tree';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -137,7 +138,7 @@ afterAll(async () => {
   worker?.child.kill('SIGKILL');
   await standin?.close();
   receiver?.close();
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 /** Runs `body` inside a new span of the application (a request), returning the span's trace id. */

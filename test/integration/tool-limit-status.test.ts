@@ -12,6 +12,7 @@ import { userMessageUpdate } from '../../workflows/definitions';
 import { workflowsPath } from '../../worker/worker';
 import { probeSandbox } from '../../activities/tools/sandbox';
 import { recordHistory, say, sessionEnv, use } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -23,7 +24,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 describe('a sandbox limit is a tool-call status', () => {

@@ -10,6 +10,7 @@ import { KeelClient } from '../../client/index';
 import { toKeelError, UpdateRejectedError } from '../../client/errors';
 import { workflowsPath } from '../../worker/worker';
 import { sessionEnv, waitUntil } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -20,7 +21,7 @@ beforeAll(async () => {
   workflowBundle = await bundle(workflowsPath);
 });
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 /** The refusal's code and message, as the Temporal client and Keel's client see them. */

@@ -23,8 +23,10 @@ import { goalWorkflow } from '../../workflows/goal';
 import { sessionWorkflow } from '../../workflows/session';
 import { critic, FAST_MODEL, plan, planner, review, task, writesFile } from '../fixtures/goal-harness';
 import { KEY, say, waitUntil } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 import { compiledWorker } from '../fixtures/compiled-cli';
+import { killWhenTestEnds } from '../fixtures/child-teardown';
 
 // The worker process, compiled once for the run (tsx transpiled it again at every start).
 const sessionWorker = await compiledWorker('session-worker');
@@ -44,7 +46,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
   if (scratch) await fs.rm(scratch, { recursive: true, force: true });
 });
 
@@ -58,7 +60,7 @@ interface WorkerProcess {
 function startWorker(taskQueue: string, extra: NodeJS.ProcessEnv, hide?: string): Promise<WorkerProcess> {
   const node = [...sessionWorker, env.address, taskQueue, codePath];
   const [command, ...args] = hide === undefined ? node : ['unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c', 'mount -t tmpfs keel-other-host "$0" && exec "$@"', hide, ...node];
-  const child = spawn(command!, args, { cwd: path.join(here, '../..'), stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ANTHROPIC_API_KEY: KEY, ...extra } });
+  const child = killWhenTestEnds(spawn(command!, args, { cwd: path.join(here, '../..'), stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ANTHROPIC_API_KEY: KEY, ...extra } }));
   const output: string[] = [];
   return new Promise((resolve, reject) => {
     child.stdout?.on('data', (chunk: Buffer) => {

@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import { workflowsPath } from '../../worker/worker';
 import { stateQuery } from '../../workflows/definitions';
 import { say, sessionEnv, waitUntil } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
 let env: TemporalTestEnv;
@@ -25,7 +26,7 @@ beforeAll(async () => {
   workflowBundle = await bundle(workflowsPath);
 });
 afterAll(async () => {
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 const TOKEN = 'keel_workspace_test_token_0123456789';

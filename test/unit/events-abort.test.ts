@@ -29,8 +29,8 @@ describe('events() aborted', () => {
       const abort = new AbortController();
       const items = followStream(client, 'wf', { signal: abort.signal });
       const next = items.next();
-      await new Promise((r) => setTimeout(r, 20));
-      expect(polls()).toBe(1);
+      // Its first poll is out (and hangs).
+      await expect.poll(() => polls(), { timeout: 10_000 }).toBe(1);
       abort.abort();
       await expect(next).resolves.toEqual({ done: true, value: undefined });
       fail();

@@ -11,7 +11,9 @@ let client: Anthropic;
 
 beforeAll(async () => {
   standin = await startStandin({ scenario: { rules: [] } });
-  client = new Anthropic({ apiKey: 'sk-ant-errors', baseURL: standin.url, maxRetries: 0, timeout: 1_000 });
+  // The SDK's timeout only for the request that hangs for good (failureFor's `timeoutMs`): an
+  // answer a busy machine took over a second to give came back as a timeout.
+  client = new Anthropic({ apiKey: 'sk-ant-errors', baseURL: standin.url, maxRetries: 0, timeout: 60_000 });
 });
 
 afterAll(async () => {
@@ -20,10 +22,10 @@ afterAll(async () => {
 
 const ask = { model: 'claude-haiku-4-5', max_tokens: 64, messages: [{ role: 'user' as const, content: 'hi' }] };
 
-async function failureFor(fault: Fault | { kind: 'status'; status: number; retryAfter?: number; retryAfterMs?: number; shouldRetry?: boolean }): Promise<ApplicationFailure> {
+async function failureFor(fault: Fault | { kind: 'status'; status: number; retryAfter?: number; retryAfterMs?: number; shouldRetry?: boolean }, timeoutMs?: number): Promise<ApplicationFailure> {
   standin.setScenario({ rules: [{ reply: { content: [{ type: 'text', text: 'partial answer here' }], chunkSize: 3 }, fault }] });
   const error = await (async () => {
-    const stream = await client.messages.create({ ...ask, stream: true });
+    const stream = await client.messages.create({ ...ask, stream: true }, timeoutMs === undefined ? {} : { timeout: timeoutMs });
     for await (const _event of stream) {
       // drain
     }
@@ -89,7 +91,7 @@ describe('classifyModelError', () => {
 
   it('retries a socket dropped mid-stream, a timeout and a refused connection', async () => {
     expect(await failureFor({ kind: 'drop', afterEvents: 4 })).toMatchObject({ type: MODEL_FAILURE.streamDropped, nonRetryable: false });
-    expect(await failureFor({ kind: 'hang' })).toMatchObject({ type: MODEL_FAILURE.timeout, nonRetryable: false });
+    expect(await failureFor({ kind: 'hang' }, 1_000)).toMatchObject({ type: MODEL_FAILURE.timeout, nonRetryable: false });
 
     const closed = await startStandin({ scenario: { rules: [] } });
     const url = closed.url;

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
+import { killWhenTestEnds } from '../fixtures/child-teardown';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const tsx = path.join(root, 'node_modules/.bin/tsx');
@@ -18,7 +19,7 @@ afterEach(() => {
 
 function start(args: string[]): { child: ChildProcess; output: () => string } {
   let output = '';
-  child = spawn(tsx, ['standin/main.ts', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+  child = killWhenTestEnds(spawn(tsx, ['standin/main.ts', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] }));
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   return { child, output: () => output };

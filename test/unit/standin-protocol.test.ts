@@ -286,12 +286,12 @@ describe('stand-in: mid-stream faults', () => {
       body: JSON.stringify(request('y', { stream: true })),
       signal: aborter.signal,
     }).catch((error: unknown) => error);
-    const hung = await standin.waitFor((entry) => entry.outcome === 'pending' && entry.rule !== null, 5_000);
+    const hung = await standin.waitFor((entry) => entry.outcome === 'pending' && entry.rule !== null, 15_000);
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(hung.closedAt).toBeNull();
     aborter.abort();
     expect(await pending).toBeInstanceOf(Error);
-    const closed = await standin.waitFor((entry) => entry.seq === hung.seq && entry.closedAt !== null, 5_000);
+    const closed = await standin.waitFor((entry) => entry.seq === hung.seq && entry.closedAt !== null, 15_000);
     expect(closed).toMatchObject({ clientClosedEarly: true, outcome: 'client_closed' });
   });
 });

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { executeTool } from '../../../activities/tools/run-tool';
 import { openExisting, relativePath, ToolError } from '../../../activities/tools/workspace';
 import { makeWorkspace, matching, type TestWorkspace, waitFor } from './context';
+import { killWhenTestEnds } from '../../fixtures/child-teardown';
 
 let t: TestWorkspace;
 beforeEach(async () => {
@@ -95,7 +96,7 @@ describe('workspace confinement', () => {
     await fs.writeFile(path.join(t.dir, 'f'), 'plain\n');
     // A separate process flips `f` and `d` between real entries and links to the
     // outside directory as fast as it can, atomically (rename over).
-    const swapper = spawn(
+    const swapper = killWhenTestEnds(spawn(
       process.execPath,
       [
         '-e',
@@ -117,7 +118,7 @@ describe('workspace confinement', () => {
         t.outside,
       ],
       { stdio: 'ignore' },
-    );
+    ));
     try {
       // The swapper creates real-f first thing: from then on it is flipping.
       expect(await waitFor(() => existsSync(path.join(t.dir, 'real-f')), 30_000)).toBe(true);

@@ -121,42 +121,43 @@ describe('run_command', () => {
     expect(result.content).toMatch(/\[timed out after 1 s; the command and all processes it started were killed\]$/);
     const pids = pidsIn(result.content);
     expect(pids.length).toBeGreaterThanOrEqual(3);
-    expect(await waitFor(() => pids.every((pid) => !isAlive(pid)), 2_000)).toBe(true);
-    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(await waitFor(() => pids.every((pid) => !isAlive(pid)), 10_000)).toBe(true);
+    // Its timeout (1 s) and the kill, seconds on a busy machine: not the 300 s the sleeps wanted.
+    expect(Date.now() - started).toBeLessThan(60_000);
   });
 
   it('escalates to SIGKILL for a command that ignores SIGTERM', async () => {
     const result = await run({ command: "trap '' TERM; sleep 300 & echo pid=$!; echo pid=$$; while :; do sleep 0.1; done", timeout_seconds: 1 }, unsandboxed());
     const pids = pidsIn(result.content);
     expect(pids).toHaveLength(2);
-    expect(await waitFor(() => pids.every((pid) => !isAlive(pid)), 2_000)).toBe(true);
+    expect(await waitFor(() => pids.every((pid) => !isAlive(pid)), 10_000)).toBe(true);
   });
 
   it('on cancel mid-command kills the whole process group', async () => {
     const abort = new AbortController();
     const ctx = unsandboxed({ signal: abort.signal });
     const pending = run({ command: 'sleep 300 & echo pid=$!; echo pid=$$; wait' }, ctx);
-    await waitFor(() => t.progress.some((p) => pidsIn((p as { tail: string }).tail).length === 2), 5_000);
+    await waitFor(() => t.progress.some((p) => pidsIn((p as { tail: string }).tail).length === 2), 15_000);
     const pids = pidsIn((t.progress.at(-1) as { tail: string }).tail);
     expect(pids.every(isAlive)).toBe(true);
     abort.abort();
     const result = await pending;
     expect(result).toMatchObject({ is_error: true, content: matching(/\[cancelled; the command and all processes it started were killed\]$/) });
-    expect(await waitFor(() => pids.every((pid) => !isAlive(pid)), 2_000)).toBe(true);
+    expect(await waitFor(() => pids.every((pid) => !isAlive(pid)), 10_000)).toBe(true);
   });
 
   it('does not leave background children behind when the command exits', async () => {
     const result = await run({ command: 'sleep 300 > /dev/null 2>&1 & echo pid=$!' }, unsandboxed());
     expect(result.is_error).toBe(false);
     const [pid] = pidsIn(result.content);
-    expect(await waitFor(() => !isAlive(pid ?? 0), 2_000)).toBe(true);
+    expect(await waitFor(() => !isAlive(pid ?? 0), 10_000)).toBe(true);
   });
 
   it('records running commands and never reaps those of a live worker', async () => {
     const abort = new AbortController();
     const ctx = t.ctx({ signal: abort.signal });
     const pending = run({ command: 'echo pid=$$; sleep 300' }, ctx);
-    await waitFor(() => t.progress.some((p) => pidsIn((p as { tail: string }).tail).length === 1), 5_000);
+    await waitFor(() => t.progress.some((p) => pidsIn((p as { tail: string }).tail).length === 1), 15_000);
     // Records live outside the workspace, where no command can forge one.
     await expect(fs.readdir(path.join(t.dir, '.keel/state/running'))).rejects.toThrow(/ENOENT/);
     const running = await fs.readdir(runningDir(ctx.ws));
@@ -173,17 +174,17 @@ describe('run_command', () => {
     const result = await run({ command: `sleep ${marker} & (sleep ${marker} & wait) & wait`, timeout_seconds: 1 });
     expect(result).toMatchObject({ is_error: true, timed_out: true, content: matching(/\[timed out after 1 s; the command and all processes it started were killed\]$/) });
     expect(result.facts).toMatchObject({ kind: 'command', exitCode: null, timedOut: true });
-    expect(await waitFor(() => hostPidsWith(marker).length === 0, 2_000)).toBe(true);
+    expect(await waitFor(() => hostPidsWith(marker).length === 0, 10_000)).toBe(true);
   });
 
   it('on cancel kills everything a sandboxed command started', async () => {
     const marker = '3002.417';
     const abort = new AbortController();
     const pending = run({ command: `sleep ${marker} & sleep ${marker} & echo started; wait` }, t.ctx({ signal: abort.signal }));
-    expect(await waitFor(() => hostPidsWith(marker).length === 2, 5_000)).toBe(true);
+    expect(await waitFor(() => hostPidsWith(marker).length === 2, 15_000)).toBe(true);
     abort.abort();
     expect(await pending).toMatchObject({ is_error: true, content: matching(/cancelled/) });
-    expect(await waitFor(() => hostPidsWith(marker).length === 0, 2_000)).toBe(true);
+    expect(await waitFor(() => hostPidsWith(marker).length === 0, 10_000)).toBe(true);
   });
 
   it('a forged running record cannot make the next command kill another process', async () => {
