@@ -108,7 +108,7 @@ function toolResults(requests: { body: unknown }[], turn: string): { content: st
 }
 
 describe('workspace affinity', () => {
-  it("a session's and a goal's setup and tools run on its workspace's host; with that host gone the call says so and runs nowhere; a new worker there serves it again", async () => {
+  it("a session's and a goal's setup and tools run on its workspace's host; with that host gone the call waits for it, runs nowhere meanwhile, and runs there once a new worker is back", async () => {
     const standin = await startStandin({
       scenario: {
         rules: [
