@@ -89,7 +89,8 @@ export function sessionQueries(q: SessionQueryHost, { pending, current, usageVie
     return {
       sessionId: q.sessionId,
       status: s.status,
-      reason: 'reason' in s ? s.reason : 'error' in s ? s.error : null,
+      // A setup that failed for good says why (what a human fixes before `restart`).
+      reason: s.status === 'suspended' && s.reason === 'setup' ? `setup failed: ${s.error ?? 'unknown'}` : 'reason' in s ? s.reason : 'error' in s ? s.error : null,
       session: previewValue(s),
       turn: turn ? { turnId: turn.config.turnId, status: turn.status, step: turn.status === 'idle' ? null : turn.step } : null,
       queueLength: s.queue.length,

@@ -93,7 +93,8 @@ export function setupFailure(error: unknown, route: WorkspaceRoute | null): Setu
     if (route !== null) return { transient: true, service: 'workspace host', target: route.host, message: workspaceHostGone(error, route) ?? failureMessage(error) };
     return { transient: true, service: 'temporal', target: 'a worker of this task queue', message: failureMessage(error) };
   }
-  return { transient: false, message: failureMessage(error) };
+  // The activity's own error (not "Activity task failed"): what a human fixes.
+  return { transient: false, message: failureMessage(cause ?? error) };
 }
 
 /**
