@@ -41,7 +41,8 @@ import {
 } from '../workflows/definitions';
 import type { SessionResult, sessionWorkflow } from '../workflows/session';
 import type { ClientTool } from '../workflows/client-tools';
-import { mapErrors, toKeelError, WorkflowEndedError } from './errors';
+import { InvalidInputError, mapErrors, toKeelError, WorkflowEndedError } from './errors';
+import { messageTooLarge } from '../workflows/control-schemas';
 import { followStream, type EventsOptions, type SessionStreamItem } from './events';
 import { queryOnce } from './closed-run-answers';
 
@@ -81,6 +82,9 @@ export class SessionHandle {
 
   /** Sends a message and returns at once (the message may wait behind a running turn). */
   post(text: string, messageId?: string, options: { clientTools?: ClientTool[] } = {}): Promise<UserMessageResult> {
+    const tooLarge = messageTooLarge(text);
+    // Refused here, with the limit: sent, it fails in Temporal as "Failed to signal Workflow".
+    if (tooLarge !== null) return Promise.reject(new InvalidInputError('userMessage', [tooLarge]));
     const clientTools = options.clientTools?.length ? { clientTools: options.clientTools } : {};
     return this.call('userMessage', () => this.workflowHandle.executeUpdate(userMessageUpdate, { args: [{ text, ...(messageId ? { messageId } : {}), ...clientTools }] }));
   }
@@ -99,6 +103,8 @@ export class SessionHandle {
    * and `awaitTurn`, as before.
    */
   async send(text: string, options: { messageId?: string; signal?: AbortSignal } = {}): Promise<TurnOutcome> {
+    const tooLarge = messageTooLarge(text);
+    if (tooLarge !== null) throw new InvalidInputError('sendMessage', [tooLarge]);
     const messageId = options.messageId ?? `msg-${randomUUID()}`;
     const aborted = abortPromise(options.signal);
     let answer: SendMessageResult | 'unknown_update';

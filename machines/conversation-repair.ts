@@ -28,6 +28,8 @@ export interface StoreFailureDetails {
   storeCause: StoreFaultCause;
   code: string | null;
   repairable: boolean;
+  /** The store could not be reached or was busy: waited out (machines/infra-retry.ts). Absent in failures recorded before. */
+  transient?: boolean;
 }
 
 /** Where a turn began in the conversation, and its user's message once that has left the held messages. */

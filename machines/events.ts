@@ -17,7 +17,7 @@ export interface LogPayloads {
   'session.activated': { sessionId: string; rootAgentId: string };
   'session.paused': { sessionId: string; reason: string };
   'session.resumed': { sessionId: string };
-  'session.suspended': { sessionId: string; reason: 'budget' | 'error_threshold'; budget: Exhaustion | null; errors: number };
+  'session.suspended': { sessionId: string; reason: 'budget' | 'error_threshold' | 'setup'; budget: Exhaustion | null; errors: number; error?: string };
   'session.unsuspended': { sessionId: string; via: 'resume' | 'reset' | 'raise_budget' | 'restart' };
   'session.closing': { sessionId: string; reason: string };
   'session.closed': { sessionId: string; finalStats: SessionStats };

@@ -5,17 +5,22 @@ import { loadWorkerConfig } from './config';
 import { StoreProbeError } from './store-probe';
 import { startWorkerTelemetry } from './telemetry';
 import { createKeelWorker } from './worker';
+import { connectWaiting, temporalWaitMs } from './temporal-wait';
 
 const config = loadWorkerConfig();
 const telemetry = await startWorkerTelemetry();
 let connection: NativeConnection;
 try {
-  connection = await NativeConnection.connect(config.connection);
+  // Waited for, one line a try (worker/temporal-wait.ts): a fleet need not start in order.
+  connection = await connectWaiting({
+    connect: () => NativeConnection.connect(config.connection),
+    address: config.connection.address ?? 'localhost:7233',
+    namespace: config.namespace,
+    log: (line) => console.log(line),
+    horizonMs: temporalWaitMs(),
+  });
 } catch (error) {
-  console.error(
-    `keel worker: cannot reach Temporal at ${config.connection.address} (namespace ${config.namespace}).\n` +
-      `Start a local server with \`npm run dev\`, or set TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE.\n${String(error)}`,
-  );
+  console.error(error instanceof Error ? error.message : String(error));
   process.exit(1);
 }
 let keel: Awaited<ReturnType<typeof createKeelWorker>>;

@@ -10,6 +10,21 @@ const text = lazySchema(() => z.string().trim().min(1, 'text must not be empty')
  *  continue-as-new input, one payload under the server's 2 MB limit: bounded here. */
 export const GOAL_TEXT_MAX = 100_000;
 export const goalText = lazySchema(() => text.max(GOAL_TEXT_MAX, 'at most 100,000 characters (put longer material in a file in the workspace)'));
+/**
+ * The largest message a session takes, in UTF-8 bytes: Temporal refuses a payload over 2 MB
+ * ("Failed to signal Workflow", after workflow tasks that time out on the way), and a
+ * message travels JSON-escaped, maybe sealed and base64-encoded, and again in the queue a
+ * continue-as-new carries. 512 KiB is where Temporal starts warning. Clients refuse larger
+ * messages before sending them, naming the limit.
+ */
+export const MESSAGE_MAX_BYTES = 512 * 1024;
+
+/** Why `text` cannot be sent as one message, or null when it fits. */
+export function messageTooLarge(text: string): string | null {
+  const bytes = new TextEncoder().encode(text).length;
+  if (bytes <= MESSAGE_MAX_BYTES) return null;
+  return `text: ${bytes.toLocaleString('en-US')} bytes, more than the ${MESSAGE_MAX_BYTES.toLocaleString('en-US')} bytes (512 KiB) a message may have; put longer material in a file in the workspace and name it`;
+}
 const optionalObject = <T extends z.ZodRawShape>(shape: T) => z.strictObject(shape).optional();
 
 export const userMessageSchema = lazySchema(() => z.union([

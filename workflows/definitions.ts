@@ -129,6 +129,8 @@ export interface StateView {
   tools: string[];
   /** The effective policy and where each part came from (null before setup, or in a run recorded before origins). */
   policy: PolicyView | null;
+  /** What the session waits for, in words, while its store or workspace host is away (machines/infra-retry.ts); null when nothing. */
+  waiting?: string | null;
 }
 
 /** The effective approval policy and its origin: start options bound it, the workspace file may only narrow. */

@@ -105,6 +105,8 @@ export interface GoalStateView {
   nextEventSeq: number;
   /** The task agents' effective policy and where each part came from. */
   policy: PolicyView | null;
+  /** What the goal waits for while its store or workspace host is away, or why its setup failed, in words; null when nothing. */
+  waiting?: string | null;
 }
 
 export interface PlanView {

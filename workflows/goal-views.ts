@@ -13,9 +13,11 @@ import type { MachineHost } from './host';
 export interface GoalViewHost {
   goal: { readonly state: GoalState };
   agents: AgentPool;
+  /** What the goal waits for while its store or workspace host is away, in words. */
+  waiting?: () => string | null;
 }
 
-export function goalDetails({ goal, agents }: GoalViewHost): string {
+export function goalDetails({ goal, agents, waiting: infra }: GoalViewHost): string {
   const g = goal.state;
   const waiting = agents.pending();
   const u = g.usage;
@@ -25,6 +27,7 @@ export function goalDetails({ goal, agents }: GoalViewHost): string {
     running.length > 0 ? `running: ${running.map(code).join(', ')}` : '',
     `usage: ${u.inputTokens} in / ${u.outputTokens} out tokens, $${u.costUsd.toFixed(4)}`,
     waiting.length > 0 ? `waiting for approval: ${waiting.map((p) => `${code(p.name)} (${code(p.callId)}, task ${code(p.taskId)})`).join(', ')}` : '',
+    escapeMarkdown(infra?.() ?? ''),
   ]
     .filter((l) => l !== '')
     .join('\n\n');
@@ -36,7 +39,7 @@ export interface GoalQueryHost extends GoalViewHost {
   setup: () => { policy: PolicyConfig | null; policyOrigin: PolicyOrigin | null };
 }
 
-export function goalQueries({ goalId, goal, agents, host, setup }: GoalQueryHost): void {
+export function goalQueries({ goalId, goal, agents, host, setup, waiting }: GoalQueryHost): void {
   const usageView = (): GoalUsageView => ({
     usage: goal.state.usage,
     limits: goal.state.config.limits,
@@ -58,6 +61,7 @@ export function goalQueries({ goalId, goal, agents, host, setup }: GoalQueryHost
       usage: usageView(),
       nextEventSeq: host.seq,
       policy: policy && policyOrigin ? { effective: policy, origin: policyOrigin } : null,
+      waiting: waiting?.() ?? null,
     };
   });
   setHandler(goalEventsQuery, (raw) => host.events(parse(transcriptQuerySchema, raw, 'events') ?? {}));

@@ -20,7 +20,9 @@ import { appendStreamTail } from './model-stream';
 import { goalControls } from './goal-controls';
 import { goalDetails, goalQueries } from './goal-views';
 import { resolveGoalOptions, type GoalOptions, type GoalResult } from './goal-options';
-import { loadSetup } from './setup';
+import { loadSetupWaiting } from './setup';
+import { InfraWaiter } from './infra-wait';
+import { sleep } from '@temporalio/workflow';
 import { workspaceRoute } from './workspace-host';
 import { hasPatch, stampedMemo } from './run-format';
 
@@ -74,7 +76,7 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
     idField: 'workflowId',
     signals: GOAL_SIGNALS.filter((n) => n !== 'agentReport'),
     carry,
-    view: () => ({ details: goalDetails({ goal, agents }), status: goal.state.status, pendingApprovals: agents.pending().length }),
+    view: () => ({ details: goalDetails({ goal, agents, waiting: () => setupWait.waiting }), status: goal.state.status, pendingApprovals: agents.pending().length }),
     // The planner's and critic's calls stream to the goal's own `model` topic.
     live: () => [...models.scopes.keys()],
     afterReport: () => {
@@ -82,6 +84,7 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
     },
   });
   const goalId = host.workflowId;
+  const setupWait = new InfraWaiter({ now: host.now, emit: host.publish });
   const models = new ToolCaller({ model, maxTokens, modelActivity: options.modelActivity, retryBackoffMs: options.retryBackoffMs, calls: carry?.modelCalls, streamTail: (tail) => appendStreamTail(host.stream, tail) });
   const advisors: Advisors = new Advisors(models, { goal: () => goal, post: host.post, rejected: host.rejected }, carry?.lastProposal ?? null);
   const agents: AgentPool = new AgentPool(
@@ -153,9 +156,23 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
   }
 
   // ---- setup: tools and policy once, for every agent ---------------------------------------------
+  /**
+   * Setup that waits: out a store or host that is away (loadSetupWaiting), and for a human
+   * to fix what failed for good (a policy file, the store's configuration) — tried again on
+   * the infrastructure table's backoff, the reason shown, until its horizon; then the goal stops.
+   */
+  async function setUp(): Promise<Awaited<ReturnType<typeof loadSetupWaiting>>> {
+    for (;;) {
+      const r = await loadSetupWaiting({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'agents' }, route }, setupWait);
+      if (r.ok || r.permanent !== true) return r;
+      const decision = setupWait.failed('file system', `workspace ${options.workspace}`, `setup failed: ${r.error}; fix it and the goal goes on, or cancel it`);
+      if (!decision.wait) return r;
+      await sleep(decision.delayMs);
+    }
+  }
   function initialize(): void {
     const cannotStart = (error: string) => goal.record('initialize', { type: 'cancel', reason: `cannot start: ${error}` });
-    loadSetup({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'agents' }, route }).then(
+    setUp().then(
       (r) =>
         host.post(() => {
           ready = true;
@@ -176,7 +193,7 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
   goalControls({ goal, agents, rejected: host.rejected, authenticatedControls: options.authenticatedControls });
 
   // ---- queries (workflows/goal-views.ts) -----------------------------------------------------------
-  goalQueries({ goalId, goal, agents, host, setup: () => ({ policy, policyOrigin }) });
+  goalQueries({ goalId, goal, agents, host, setup: () => ({ policy, policyOrigin }), waiting: () => setupWait.waiting });
   // Registered here, after the queries: a report buffered before the first activation is delivered as soon as its handler is set.
   setHandler(agentReportSignal, (raw: unknown) => host.post(() => agents.report(raw)));
 

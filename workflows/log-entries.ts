@@ -1,6 +1,7 @@
 // What the session's and the goal's event logs hold besides the machines' events, and the
 // shape of one entry (re-exported by workflows/definitions.ts).
 import type { Json, LogEvent } from '../machines/index';
+import type { InfraService } from '../machines/infra-retry';
 
 /** An event the session could not take, recorded instead of being dropped. */
 export interface RejectedEvent {
@@ -38,8 +39,32 @@ export interface RepairedEvent {
   keptMessages: number;
 }
 
+/**
+ * The run waits for its infrastructure (machines/infra-retry.ts): a transient failure of
+ * the conversation store or a workspace host. Logged at the first failed try and at the
+ * 2nd, 4th, 8th… (the state view shows every try); `message` is what the console and the
+ * CLI show: "waiting for the conversation store (…) since 12:03:07 UTC, 14 tries: …".
+ */
+export interface InfraWaitingEvent {
+  kind: 'infra.waiting';
+  service: InfraService;
+  target: string;
+  since: string;
+  tries: number;
+  error: string;
+  message: string;
+}
+/** What it waited for answered again: the call went on from where it was. */
+export interface InfraRecoveredEvent {
+  kind: 'infra.recovered';
+  service: InfraService;
+  target: string;
+  tries: number;
+  waitedMs: number;
+}
+
 /** What the session adds to the machines' events in its log. */
-export type RunnerEvent = RejectedEvent | CompactedEvent | RepairedEvent;
+export type RunnerEvent = RejectedEvent | CompactedEvent | RepairedEvent | InfraWaitingEvent | InfraRecoveredEvent;
 
 /** One entry of the `events` topic. */
 export type LogEntry = (LogEvent | RunnerEvent) & { seq: number; at: string; sessionId: string };

@@ -21,6 +21,8 @@ export interface SessionViewHost {
   finishedTurns: FinishedTurns;
   /** True while the machine's turn is held back for the next run. */
   deferred: () => boolean;
+  /** What the session waits for while its store or workspace host is away, in words. */
+  waiting: () => string | null;
 }
 
 export interface SessionViews {
@@ -29,9 +31,10 @@ export interface SessionViews {
   /** The running turn's state, when it is the session's turn (not one held for the next run). */
   current: () => TurnState | null;
   usageView: () => UsageView;
+  waiting: () => string | null;
 }
 
-export function sessionViews({ session, turns, finishedTurns, deferred }: SessionViewHost): SessionViews {
+export function sessionViews({ session, turns, finishedTurns, deferred, waiting: infraWaiting }: SessionViewHost): SessionViews {
   function pending(): PendingApproval[] {
     const turnId = turns.turnId;
     if (turnId === null || session.state.turnId !== turnId || deferred()) return [];
@@ -46,6 +49,8 @@ export function sessionViews({ session, turns, finishedTurns, deferred }: Sessio
     const waiting = pending();
     if (waiting.length > 0) lines.push(`waiting for approval: ${waiting.map((p) => `${code(p.name)} (${code(p.callId)})`).join(', ')}`);
     if (s.question) lines.push(`question: ${escapeMarkdown(s.question.question)}`);
+    const infra = infraWaiting();
+    if (infra !== null) lines.push(escapeMarkdown(infra));
     return lines.join('\n\n');
   }
   const current = () => (turns.state && session.state.turnId === turns.turnId && !deferred() ? turns.state : null);
@@ -58,7 +63,7 @@ export function sessionViews({ session, turns, finishedTurns, deferred }: Sessio
     turnUsage: current()?.usage ?? null,
     perTurn: finishedTurns.list().map((t) => ({ turnId: t.turnId, messageId: t.messageId, outcome: t.outcome, usage: t.usage })),
   });
-  return { pending, details, current, usageView };
+  return { pending, details, current, usageView, waiting: infraWaiting };
 }
 
 export interface SessionQueryHost {
@@ -71,7 +76,7 @@ export interface SessionQueryHost {
   setup(): { tools: ToolEntry[]; policy: PolicyConfig | null; policyOrigin: PolicyOrigin | null };
 }
 
-export function sessionQueries(q: SessionQueryHost, { pending, current, usageView }: SessionViews): void {
+export function sessionQueries(q: SessionQueryHost, { pending, current, usageView, waiting }: SessionViews): void {
   const { session, host } = q;
   setHandler(pendingApprovalsQuery, () => pending());
   setHandler(usageQuery, () => usageView());
@@ -84,7 +89,8 @@ export function sessionQueries(q: SessionQueryHost, { pending, current, usageVie
     return {
       sessionId: q.sessionId,
       status: s.status,
-      reason: 'reason' in s ? s.reason : 'error' in s ? s.error : null,
+      // A setup that failed for good says why (what a human fixes before `restart`).
+      reason: s.status === 'suspended' && s.reason === 'setup' ? `setup failed: ${s.error ?? 'unknown'}` : 'reason' in s ? s.reason : 'error' in s ? s.error : null,
       session: previewValue(s),
       turn: turn ? { turnId: turn.config.turnId, status: turn.status, step: turn.status === 'idle' ? null : turn.step } : null,
       queueLength: s.queue.length,
@@ -96,6 +102,7 @@ export function sessionQueries(q: SessionQueryHost, { pending, current, usageVie
       nextEventSeq: host.seq,
       tools: tools.map((t) => t.spec.name),
       policy: policy && policyOrigin ? { effective: policy, origin: policyOrigin } : null,
+      waiting: waiting(),
     };
   });
 }

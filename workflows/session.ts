@@ -25,7 +25,8 @@ import { sessionQueries, sessionViews } from './session-views';
 import { clientToolResultHandler } from './client-tool-results';
 import { FinishedTurns } from './finished-turns';
 import { awaitTurnHandlers } from './await-turn';
-import { loadSetup } from './setup';
+import { loadSetupWaiting } from './setup';
+import { InfraWaiter } from './infra-wait';
 import { handoverFits } from './handover-size';
 import { ClientTools } from './client-tools';
 import { resolveSessionOptions, type SessionCarry, type SessionOptions, type SessionResult } from './session-options';
@@ -180,11 +181,14 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
     return d;
   }
 
+  // Setup waits out a store or workspace host that is away (workflows/infra-wait.ts), and says so.
+  const setupWait = new InfraWaiter({ now: host.now, emit: host.publish });
   function initialize(): void {
-    loadSetup({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp }, route }).then(
+    loadSetupWaiting({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp }, route }, setupWait).then(
       (r) =>
         host.post(() => {
-          if (!r.ok) return session.record('initialize', { type: 'init_failed', error: r.error });
+          // For good (a bad policy file, a foreign store): suspended with the reason; `restart` once fixed.
+          if (!r.ok) return session.record('initialize', { type: 'init_failed', error: r.error, ...(r.permanent === true ? { suspend: true as const } : {}) });
           ({ policy, tools, toolsRef, storeId } = r);
           policyOrigin = r.origin ?? null;
           session.record('initialize', { type: 'initialized' });
@@ -195,7 +199,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   }
 
   // ---- what people see (workflows/session-views.ts) ----------------------------------------------
-  const views = sessionViews({ session, turns, finishedTurns, deferred: () => deferredTurn !== null });
+  const views = sessionViews({ session, turns, finishedTurns, deferred: () => deferredTurn !== null, waiting: () => setupWait.waiting ?? turns.infra.waiting });
   const { pending } = views;
 
   // ---- signals and updates -------------------------------------------------------------------

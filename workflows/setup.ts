@@ -1,7 +1,7 @@
 // What a session or a goal loads once when it starts: the tools (built in, and the MCP
 // servers' for a session that asks), the approval policy, and the tool definitions written
 // to the conversation store, so every model call names them by id.
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { ActivityFailure, proxyActivities, proxyLocalActivities, sleep, TimeoutFailure } from '@temporalio/workflow';
 import type { StoreActivities } from '../activities/conversation-store';
 import type { createSetupActivities } from '../activities/setup';
 import type { McpBridge } from '../activities/mcp/index';
@@ -11,6 +11,10 @@ import { finishTaskTool } from './planning';
 import type { ToolEntry } from './turn-runner';
 import { routed, workspaceHostGone, type WorkspaceRoute } from './workspace-host';
 import { hasPatch, runFormat } from './run-format';
+import { InfraWaiter } from './infra-wait';
+import { transientStoreFailure } from './turn-results';
+import { failureMessage } from './payloads';
+import type { InfraService } from '../machines/infra-retry';
 
 /** `origin` is absent in histories recorded before the policy said where it came from. */
 export type Setup = { ok: true; policy: PolicyConfig; origin?: PolicyOrigin; tools: ToolEntry[]; toolsRef: string | null; storeId?: string | undefined } | { ok: false; error: string };
@@ -25,7 +29,8 @@ export interface SetupInput {
   route?: WorkspaceRoute | null | undefined;
 }
 
-export async function loadSetup(input: SetupInput): Promise<Setup> {
+/** `hostGoneThrows`: a call the workspace host did not take throws (the caller waits for the host) instead of answering `{ ok: false }`. */
+export async function loadSetup(input: SetupInput, hostGoneThrows = false): Promise<Setup> {
   // One activity does it all; histories from before it was one replay the three.
   if (hasPatch('setup-one-activity')) {
     const route = input.route ?? null;
@@ -48,7 +53,7 @@ export async function loadSetup(input: SetupInput): Promise<Setup> {
       omit: session ? [] : ['ask_user'],
       extra: session ? [] : [{ spec: finishTaskTool, readOnly: false }],
     });
-    return route === null
+    return route === null || hostGoneThrows
       ? setup
       : setup.catch((error: unknown) => {
           const gone = workspaceHostGone(error, route);
@@ -73,4 +78,54 @@ export async function loadSetup(input: SetupInput): Promise<Setup> {
       [...builtin.filter((t) => t.spec.name !== 'ask_user').map(own), { spec: finishTaskTool, readOnly: false }];
   const toolsRef = await storeSegment({ store: input.storeDir, parent: null, items: tools.map((t) => t.spec) });
   return { ok: true, policy: loaded.policy, ...(loaded.origin ? { origin: loaded.origin } : {}), tools, toolsRef };
+}
+
+/** Why setup could not finish: waited out (transient), or shown to a human (permanent). */
+export type SetupFailure = { transient: true; service: InfraService; target: string; message: string } | { transient: false; message: string };
+
+/** What the infrastructure table makes of a setup failure (machines/infra-retry.ts). */
+export function setupFailure(error: unknown, route: WorkspaceRoute | null): SetupFailure {
+  const store = transientStoreFailure(error);
+  if (store !== null) return { transient: true, service: 'conversation store', target: store.store, message: store.message };
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (cause instanceof TimeoutFailure) {
+    // Not taken by the host's worker (it is away), or lost with the worker that took it.
+    if (route !== null) return { transient: true, service: 'workspace host', target: route.host, message: workspaceHostGone(error, route) ?? failureMessage(error) };
+    return { transient: true, service: 'temporal', target: 'a worker of this task queue', message: failureMessage(error) };
+  }
+  // The activity's own error (not "Activity task failed"): what a human fixes.
+  return { transient: false, message: failureMessage(cause ?? error) };
+}
+
+/**
+ * Setup that waits out its infrastructure: a store that is restarting, a workspace host
+ * that is rebooting (each try waits `route.waitMs` for the host to take it, then the next
+ * try follows on the infrastructure table's backoff, for as long as its horizon). Resolves
+ * with the setup, or with `{ ok: false }` for a failure a human must fix (`permanent`: the
+ * caller suspends the run with the reason) or one that outlasted the horizon.
+ */
+export async function loadSetupWaiting(input: SetupInput, waiter: InfraWaiter): Promise<Setup & { permanent?: boolean }> {
+  const route = input.route ?? null;
+  for (;;) {
+    let failure: SetupFailure;
+    try {
+      const setup = await loadSetup(input, true);
+      if (setup.ok) waiter.recovered();
+      // A policy file that does not parse: the human fixes it (the patch is asked on failure only, so runs that set up record nothing).
+      if (!setup.ok && InfraWaiter.enabled()) return { ...setup, permanent: true };
+      return setup;
+    } catch (error) {
+      // Recorded before setup waited: fails as it did.
+      if (!InfraWaiter.enabled()) {
+        const gone = workspaceHostGone(error, route);
+        if (gone !== null) return { ok: false, error: gone };
+        throw error;
+      }
+      failure = setupFailure(error, route);
+    }
+    if (!failure.transient) return { ok: false, error: failure.message, permanent: true };
+    const decision = waiter.failed(failure.service, failure.target, failure.message);
+    if (!decision.wait) return { ok: false, error: `${failure.message} (${decision.reason})`, permanent: true };
+    await sleep(decision.delayMs);
+  }
 }

@@ -10,6 +10,7 @@ import type { PolicyConfig, SessionApproval } from '../machines/policy';
 import type { TurnDirective, TurnEvent, TurnResult, TurnState } from '../machines/turn';
 import type { ClientTools } from './client-tools';
 import type { CompactedEvent, RepairedEvent } from './definitions';
+import type { InfraRecoveredEvent, InfraWaitingEvent } from './log-entries';
 import type { ConversationLog, SerialQueue, Timers } from './runtime';
 import type { WorkspaceRoute } from './workspace-host';
 
@@ -83,7 +84,7 @@ export interface TurnHost {
   policy(): { policy: PolicyConfig; approvals: readonly SessionApproval[]; headless: boolean };
   /** Changes the remembered approvals: binds one to the files its calls ran, or drops one whose file changed. */
   updateApprovals?(update: (approvals: readonly SessionApproval[]) => SessionApproval[]): void;
-  emit(event: LogEvent | CompactedEvent | RepairedEvent): void;
+  emit(event: LogEvent | CompactedEvent | RepairedEvent | InfraWaitingEvent | InfraRecoveredEvent): void;
   /** An event the turn refused (a late activity result, a stale timer): recorded, not lost. */
   rejected(source: string, error: TransitionError): void;
   /** The end of a call's stream that came with its result (appended to the `model` topic). */

@@ -20,6 +20,14 @@ export function repairableStoreFailure(error: unknown): string | null {
   return details?.repairable === true ? cause.message : null;
 }
 
+/** A model call that failed because the store could not be reached or was busy (waited out): its store and message; else null. */
+export function transientStoreFailure(error: unknown): { store: string; message: string } | null {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== CONVERSATION_STORE_FAILURE) return null;
+  const details = cause.details?.[0] as Partial<StoreFailureDetails> | undefined;
+  return details?.transient === true ? { store: typeof details.store === 'string' ? details.store : 'the conversation store', message: cause.message } : null;
+}
+
 /** A tool activity stopped by its worker's shutdown (not by the tool). */
 export function stoppedByShutdown(error: unknown): boolean {
   const cause = error instanceof ActivityFailure ? error.cause : error;

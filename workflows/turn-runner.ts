@@ -2,7 +2,7 @@
 // model calls and tools as activities in cancellation scopes, policy checks with the pure
 // policy, timers, conversation appends. It decides nothing itself. The session workflow
 // drives it, and the goal workflow's child agents can drive it the same way.
-import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
 import type { ModelActivities, ModelCallInput } from '../activities/llm';
 import { modelActivityOptions } from '../activities/llm-options';
 import type { StoreActivities } from '../activities/conversation-store';
@@ -14,7 +14,8 @@ import { FINISH_TASK } from '../machines/task-outcome';
 import type { ConversationCheckpoint, ConversationLog } from './runtime';
 import { modelToolOf } from './client-tools';
 import { effectiveMaxTokens, raisedMaxTokens, thinkingOf, type TurnHost, type TurnRunnerConfig } from './turn-config';
-import { modelFailure, modelResponse, repairableStoreFailure } from './turn-results';
+import { modelFailure, modelResponse, repairableStoreFailure, transientStoreFailure } from './turn-results';
+import { InfraWaiter } from './infra-wait';
 import { TurnTools } from './turn-tools';
 
 export { effectiveMaxTokens, raisedMaxTokens, type ToolEntry, type TurnHost, type TurnRunnerConfig } from './turn-config';
@@ -32,6 +33,8 @@ export class TurnRunner {
   private lastInput: { head: string | null; tokens: number } | null = null;
   /** The conversation before this turn's message: a refused turn goes back to it. */
   private beforeTurn: ConversationCheckpoint | null = null;
+  /** A model call waiting out its conversation store (machines/infra-retry.ts). */
+  readonly infra: InfraWaiter;
 
   private readonly transition: (state: TurnState, event: TurnEvent) => TransitionResult<TurnState, TurnDirective>;
 
@@ -39,10 +42,12 @@ export class TurnRunner {
     private readonly config: TurnRunnerConfig,
     private readonly host: TurnHost,
   ) {
+    this.infra = new InfraWaiter({ now: () => host.now(), emit: (event) => host.emit(event) });
     this.transition = host.observer ? observe(turnMachine, host.observer) : (state, event) => turnMachine.transition(state, event);
     this.tools = new TurnTools(config, host, {
       track: (activityId, run) => this.track(activityId, run),
       deliver: (turnId, source, event) => this.deliver(turnId, source, event),
+      infra: () => this.infra,
     });
   }
 
@@ -72,6 +77,7 @@ export class TurnRunner {
   /** Creates the turn and applies `start` (the session's start_turn directive). */
   start(turnId: string, text: string, limits: TurnLimits): TransitionResult<TurnState, TurnDirective> {
     const tools = this.host.tools();
+    this.infra.drop();
     this.beforeTurn = this.host.conversation.checkpoint();
     // Client tools run side by side: the client runs every call of a step at once.
     const clientNames = this.host.clientTools?.of(turnId).map((t) => t.name) ?? [];
@@ -202,8 +208,12 @@ export class TurnRunner {
     return promise;
   }
 
-  /** `repaired`: the call again after the conversation was rebuilt (conversation-repair.ts); never repaired twice. */
-  private callModel(turnId: string, d: Extract<TurnDirective, { type: 'call_model' }>, repaired: RepairedCall | null = null): void {
+  /**
+   * `repaired`: the call again after the conversation was rebuilt (conversation-repair.ts);
+   * never repaired twice. `retry`: the call again after its store failed transiently, once
+   * `delayMs` has passed (a durable timer an interrupt cancels); each try its own activity id.
+   */
+  private callModel(turnId: string, d: Extract<TurnDirective, { type: 'call_model' }>, repaired: RepairedCall | null = null, retry: { n: number; delayMs: number } | null = null): void {
     const { activityId } = d;
     const options = this.config.modelActivity ?? {};
     const { callModel } = proxyActivities<ModelActivities>({
@@ -213,7 +223,7 @@ export class TurnRunner {
       // the server — no workflow task, so failover stays fast — and the next attempt
       // reports what the lost one was billed for.
       ...modelActivityOptions(options),
-      activityId: repaired === null ? activityId : `${activityId}-repaired`,
+      activityId: `${activityId}${repaired === null ? '' : '-repaired'}${retry === null ? '' : `-store-${retry.n}`}`,
     });
     const { head, append } = this.host.conversation.outgoing();
     const storeId = this.host.storeId?.();
@@ -223,6 +233,7 @@ export class TurnRunner {
     const client = (this.host.clientTools?.of(turnId) ?? []).map(modelToolOf) as unknown as NonNullable<ModelCallInput['tools']>;
     const source = `model call ${activityId}`;
     this.track(activityId, async () => {
+      if (retry !== null) await sleep(retry.delayMs);
       // The tool definitions are stored again first (same content, same id) in case they were lost too.
       if (repaired !== null && toolsRef !== null) await repaired.restoreTools(storeId);
       return callModel({
@@ -253,6 +264,7 @@ export class TurnRunner {
     }).then(
       (result) => {
         this.host.queue.post(() => {
+          this.infra.recovered();
           this.host.streamTail?.(result.streamTail);
           this.host.conversation.stored(result.conversationHead ?? head, append.length);
           const u = result.usage;
@@ -272,9 +284,31 @@ export class TurnRunner {
           this.host.queue.post(() => this.repair(turnId, d, error));
           return;
         }
+        const unreachable = transientStoreFailure(error);
+        if (unreachable !== null && InfraWaiter.enabled()) {
+          this.host.queue.post(() => this.waitForStore(turnId, d, repaired, retry?.n ?? 0, unreachable, error));
+          return;
+        }
         this.deliver(turnId, source, modelFailure(error));
       },
     );
+  }
+
+  /**
+   * The store could not be reached (a restarting database, a dropped connection): the call
+   * is made again, on a durable timer, for as long as the infrastructure table's horizon,
+   * while the turn stays where it was — nothing was appended, no tool ran, so the next try
+   * goes on from the same point. Past the horizon the store's error ends the call.
+   */
+  private waitForStore(turnId: string, d: Extract<TurnDirective, { type: 'call_model' }>, repaired: RepairedCall | null, tries: number, failure: { store: string; message: string }, error: unknown): void {
+    if (this.turnId !== turnId || this.state?.status !== 'calling_llm' || this.state.activityId !== d.activityId) return;
+    const decision = this.infra.failed('conversation store', failure.store, failure.message);
+    if (!decision.wait) {
+      const failed = modelFailure(error);
+      this.deliver(turnId, `model call ${d.activityId}`, { ...failed, message: `${failed.message} (${decision.reason})` });
+      return;
+    }
+    this.callModel(turnId, d, repaired, { n: tries + 1, delayMs: decision.delayMs });
   }
 
   /**

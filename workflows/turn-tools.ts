@@ -2,7 +2,7 @@
 // host), the approval it runs under and the files that approval is bound to, a read-only
 // call run again after a worker's shutdown, and what comes back, as the call's events
 // (workflows/turn-results.ts). The turn runner hands it the directives.
-import { ActivityCancellationType, isCancellation, proxyActivities, proxyLocalActivities, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, isCancellation, proxyActivities, proxyLocalActivities, sleep, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import type { McpBridge } from '../activities/mcp/index';
 import type { ToolActivities, ToolResult } from '../activities/tools/index';
 import type { Json, TurnEvent } from '../machines/index';
@@ -13,6 +13,7 @@ import type { ToolEntry, TurnHost, TurnRunnerConfig } from './turn-config';
 import { stoppedByShutdown, toolFailure, toolResultEvent } from './turn-results';
 import { routed, workspaceHostGone } from './workspace-host';
 import { hasPatch } from './run-format';
+import { InfraWaiter } from './infra-wait';
 
 type McpActivities = McpBridge['activities'];
 
@@ -20,6 +21,8 @@ type McpActivities = McpBridge['activities'];
 export interface ToolRunnerHooks {
   track<T>(activityId: string, run: () => Promise<T>): Promise<T>;
   deliver(turnId: string, source: string, event: TurnEvent): void;
+  /** The runner's wait for its infrastructure (a workspace host that is away). */
+  infra(): InfraWaiter;
 }
 
 export class TurnTools {
@@ -126,11 +129,11 @@ export class TurnTools {
     // A read-only tool stopped by a worker's shutdown runs again (on another worker) under a
     // new activity id; the call keeps its id, so an interrupt still finds and cancels it.
     const local = this.localOptions(tool);
-    const run = (rerun: number) => {
+    const run = (rerun: number, hostTry: number) => {
       const options: ActivityOptions = {
         ...tool.activityOptions,
         ...routed(this.config.workspaceRoute ?? null),
-        activityId: rerun === 0 ? activityId : `${activityId}-rerun-${rerun}`,
+        activityId: `${activityId}${rerun === 0 ? '' : `-rerun-${rerun}`}${hostTry === 0 ? '' : `-host-${hostTry}`}`,
         // The result of a cancelled command must mean its process is gone.
         cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
       };
@@ -143,9 +146,16 @@ export class TurnTools {
       this.pendingHashes.delete(callId);
       return hashing === undefined ? start() : hashing.then(start);
     };
-    const attempt = (rerun: number): void => {
-      this.hooks.track(activityId, () => run(rerun)).then(
+    const attempt = (rerun: number, hostTry = 0, delayMs = 0): void => {
+      this.hooks
+        .track(activityId, async () => {
+          // Waiting for the workspace host: a durable timer an interrupt cancels with the call.
+          if (delayMs > 0) await sleep(delayMs);
+          return run(rerun, hostTry);
+        })
+        .then(
         (result: ToolResult) => {
+          if (hostTry > 0) this.hooks.infra().recovered();
           // The facts come from an activity: checked, and dropped when they do not parse.
           const facts = parseToolFacts(result.facts);
           this.settleApproval(callId, facts);
@@ -156,9 +166,19 @@ export class TurnTools {
         },
         (error: unknown) => {
           if (isCancellation(error)) return;
-          // The workspace's host is gone: the call never started anywhere, and says so.
-          const gone = workspaceHostGone(error, this.config.workspaceRoute ?? null);
+          // The workspace's host is away: the call never started anywhere, so it is sent again
+          // when the host may be back (a restart, a reboot), for as long as the infrastructure
+          // table's horizon; then it fails, saying so (runs recorded before fail at once).
+          const route = this.config.workspaceRoute ?? null;
+          const gone = workspaceHostGone(error, route);
           if (gone !== null) {
+            if (route !== null && InfraWaiter.enabled()) {
+              const decision = this.hooks.infra().failed('workspace host', route.host, gone);
+              if (decision.wait) {
+                attempt(rerun, hostTry + 1, decision.delayMs);
+                return;
+              }
+            }
             this.hooks.deliver(turnId, source, { type: 'tool', callId, event: { type: 'failed', error: gone } });
             return;
           }

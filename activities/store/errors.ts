@@ -1,10 +1,13 @@
 // A store error is a store error: a segment that is missing, corrupt, unreadable or
 // unwritable fails the model call with a ConversationStoreError naming the segment, the
-// store and the cause, marked non-retryable and classed `fatal` — never retried as a model
-// fault, never counted as one. The workflow repairs what it can (missing or corrupt
-// segments: machines/conversation-repair.ts); a store that cannot be written to or reached
-// needs its operator, and the error says why.
+// store and the cause, non-retryable for Temporal and classed `fatal` for the model's
+// table — never retried as a model fault, never counted as one. The workflow decides: it
+// repairs what it can (missing or corrupt segments: machines/conversation-repair.ts), waits
+// out what the infrastructure table calls transient (a stopped or restarting database, a
+// dropped connection: machines/infra-retry.ts, `transient` in the details), and shows the
+// rest (a permission, a foreign store) to its operator with the reason.
 import { ApplicationFailure } from '@temporalio/activity';
+import { classifyInfraError } from '../../machines/infra-retry';
 import { CONVERSATION_STORE_FAILURE, type StoreFaultCause, type StoreFailureDetails } from '../../machines/conversation-repair';
 import type { ObjectStore } from './interface';
 
@@ -14,8 +17,10 @@ const REPAIRABLE: ReadonlySet<StoreFaultCause> = new Set(['missing', 'corrupt', 
 
 /** A short name for what the operating system or the database said (ENOSPC, EROFS, 53100 disk_full…). */
 export function faultCode(error: unknown): string | null {
-  const e = error as { code?: unknown; errno?: unknown } | null;
+  const e = error as { code?: unknown; errno?: unknown; errors?: unknown } | null;
   if (e && typeof e.code === 'string') return PG_CODES[e.code] ?? e.code;
+  // Node's happy-eyeballs connect fails with an AggregateError of each address's error.
+  if (e && Array.isArray(e.errors)) for (const inner of e.errors) if (faultCode(inner) !== null) return faultCode(inner);
   return null;
 }
 
@@ -27,6 +32,7 @@ const PG_CODES: Record<string, string> = {
   '25006': '25006 read_only_sql_transaction',
   '42501': '42501 insufficient_privilege',
   '57P01': '57P01 admin_shutdown',
+  '57P03': '57P03 cannot_connect_now',
   '3D000': '3D000 invalid_catalog_name',
   '28P01': '28P01 invalid_password',
 };
@@ -54,6 +60,13 @@ export class ConversationStoreError extends Error {
     return REPAIRABLE.has(this.fault);
   }
 
+  /** Waited out, not shown to a human: the store could not be reached or was busy (machines/infra-retry.ts). */
+  get transient(): boolean {
+    if (this.fault !== 'unreadable' && this.fault !== 'unwritable') return false;
+    const cause = this.cause instanceof Error ? this.cause.message : '';
+    return classifyInfraError(this.code, `${cause} ${this.message}`).verdict === 'transient';
+  }
+
   /** The failure the activity throws: non-retryable, classed fatal, with what the workflow needs to repair. */
   failure(): ApplicationFailure {
     const details: StoreFailureDetails = {
@@ -70,6 +83,7 @@ export class ConversationStoreError extends Error {
       storeCause: this.fault,
       code: this.code,
       repairable: this.repairable,
+      transient: this.transient,
     };
     return ApplicationFailure.create({ type: CONVERSATION_STORE_FAILURE, message: this.message, nonRetryable: true, details: [details] });
   }

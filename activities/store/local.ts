@@ -48,6 +48,7 @@ export class LocalDirectoryStore implements ObjectStore {
       } catch (error) {
         // Directories are made when a write finds them missing, not before every write.
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+        await this.mustHaveHome();
         await makeDirectory(path.dirname(file));
         await writeFile(tmp, body, { flag: 'wx' });
       }
@@ -61,6 +62,19 @@ export class LocalDirectoryStore implements ObjectStore {
   }
 
   async close(): Promise<void> {}
+
+  /**
+   * The store makes its own directory and the one holding it (`.keel` in a workspace), never
+   * more: the default store lives in `<workspace>/.keel/store`, and `mkdir -p` from there
+   * re-created a deleted workspace empty, where the agent then worked on nothing.
+   */
+  private async mustHaveHome(): Promise<void> {
+    const home = path.dirname(path.dirname(this.where));
+    if (await stat(home).then(() => true, () => false)) return;
+    throw Object.assign(new Error(`${home}, which holds the store, is gone (deleted or unmounted); a workspace is not re-created empty: restore it, or move the run to a host that has it`), {
+      code: 'workspace_gone',
+    });
+  }
 }
 
 /**

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { type CommandSandbox } from '../../machines/policy';
 import { keelEnv } from '../../worker/env';
 import { protectedMountArgs } from './protected-mounts';
-import { KEEL_DIR } from './workspace';
+import { KEEL_DIR, workspaceGone } from './workspace';
 import { limitArgs, type SandboxLimits } from './limits';
 import { needsPidsCgroup, pidsCgroupParent } from './pids-cgroup';
 import { currentSeccompArch, seccompFilter } from './seccomp';
@@ -96,7 +96,12 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
 /** Makes sure `.keel/` exists as a real directory, so that it can be mounted read-only. */
 export async function ensureKeelDir(workspace: string): Promise<void> {
   const keel = path.join(workspace, KEEL_DIR);
-  await fs.mkdir(keel, { recursive: true });
+  // Not recursive: a workspace that vanished is not re-created empty under its `.keel`.
+  await fs.mkdir(keel).catch((error: unknown) => {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw workspaceGone(workspace);
+    if (code !== 'EEXIST') throw error;
+  });
   const stats = await fs.lstat(keel);
   if (!stats.isDirectory()) throw new Error(`${keel} is not a directory; Keel's state directory was replaced`);
 }

@@ -26,7 +26,9 @@ export const KEEL_DIR = '.keel';
 
 export async function openWorkspace(root: string): Promise<Workspace> {
   if (!path.isAbsolute(root)) throw new Error(`workspace must be an absolute path, got ${JSON.stringify(root)}`);
-  const real = await fs.realpath(root);
+  const real = await fs.realpath(root).catch((error: unknown) => {
+    throw (error as NodeJS.ErrnoException).code === 'ENOENT' ? workspaceGone(root) : error;
+  });
   // Workspaces are resolved to their real path once, when a session or goal starts
   // (client/workspace.ts); a path that resolves elsewhere now had a symlink swapped in.
   if (real !== path.resolve(root)) {
@@ -35,6 +37,18 @@ export async function openWorkspace(root: string): Promise<Workspace> {
   const stats = await fs.stat(real);
   if (!stats.isDirectory()) throw new Error(`workspace ${real} is not a directory`);
   return { root: real, rootBuffer: Buffer.from(real) };
+}
+
+/**
+ * A workspace that vanished (deleted, unmounted, a host whose disk was replaced) is an
+ * error, never re-created empty: an agent working in an empty directory would report
+ * success on nothing. Code `workspace_gone` (machines/infra-retry.ts: permanent).
+ */
+export function workspaceGone(root: string): Error {
+  return Object.assign(
+    new Error(`workspace ${root} is gone (deleted or unmounted); Keel does not re-create it empty: restore it, or move the run to a host that has it (docs/deployment.md)`),
+    { code: 'workspace_gone' },
+  );
 }
 
 /**

@@ -42,7 +42,8 @@ export const sessionMachine = defineMachine<SessionState, SessionEvent, SessionD
   terminal: ['closed', 'failed'],
   table: [
     ...toWork('initializing', 'initialized', 'ready'),
-    row('initializing', 'init_failed', 'failed'),
+    row('initializing', 'init_failed', 'failed', 'recorded before setup failures suspended'),
+    row('initializing', 'init_failed', 'suspended', 'setup failed for good: restart once fixed'),
     ...OPEN.filter((s) => s !== 'active').map((s) => row(s, 'user_message', s, 'queued while busy')),
     row('active', 'user_message', 'processing'),
     ...toWork('processing', 'turn_finished', 'this turn'),
@@ -82,6 +83,7 @@ export const sessionMachine = defineMachine<SessionState, SessionEvent, SessionD
     row('closing', 'stop', 'closing'),
     row('paused', 'initialized', 'paused', 'stopped while initializing'),
     row('paused', 'init_failed', 'failed', 'stopped while initializing'),
+    row('paused', 'init_failed', 'suspended', 'stopped while initializing; setup failed for good'),
     ...OPEN.map((s) => row(s, 'raise_budget', s, s === 'suspended' ? 'still exhausted, or suspended for errors' : undefined)),
     row('suspended', 'raise_budget', 'active', 'budget left; queue empty'),
     row('suspended', 'raise_budget', 'processing', 'budget left; a turn runs or a message is queued'),

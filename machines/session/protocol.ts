@@ -9,7 +9,9 @@ import { lazySchema } from '../lazy-schema';
 
 export const sessionEventSchema = lazySchema(() => z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('initialized') }),
-  z.strictObject({ type: z.literal('init_failed'), error: z.string() }),
+  // `suspend`: a setup that failed for good (a foreign store, a bad policy file…) suspends the
+  // session with the reason, and `restart` sets it up again; without it (runs recorded before) it fails.
+  z.strictObject({ type: z.literal('init_failed'), error: z.string(), suspend: z.literal(true).optional() }),
   z.strictObject({ type: z.literal('user_message'), messageId: z.string().min(1), text: z.string().min(1) }),
   z.strictObject({ type: z.literal('turn_finished'), result: turnResultSchema }),
   z.strictObject({ type: z.literal('input_requested'), turnId: z.string(), callId: z.string(), question: z.string() }),

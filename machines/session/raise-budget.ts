@@ -34,7 +34,7 @@ export function raiseBudget(state: SessionState, c: Common, patch: z.infer<typeo
     return { state: { ...state, ...next }, directives: out };
   }
   const exhaustion = exhaustionOf(next);
-  if (exhaustion !== null || state.reason === 'error_threshold') {
+  if (exhaustion !== null || state.reason !== 'budget') {
     return { state: { ...state, ...next, exhaustion: state.reason === 'budget' ? exhaustion : state.exhaustion }, directives: out };
   }
   out.push(emit('session.unsuspended', { sessionId: c.sessionId, via: 'raise_budget' }));

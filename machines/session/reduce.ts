@@ -22,6 +22,13 @@ export function reduce(state: SessionState, event: SessionEvent): Out {
     }
     case 'init_failed':
       if (state.status === 'paused' && state.reason !== STOPPED_INITIALIZING) return reject('the session is not initializing');
+      // A human can still save it (fix the policy file, the store's configuration, the host) and restart it.
+      if (event.suspend === true) {
+        return {
+          state: { status: 'suspended', ...c, reason: 'setup', exhaustion: null, error: event.error },
+          directives: [emit('session.suspended', { sessionId: id, reason: 'setup', budget: null, errors: c.errorStreak, error: event.error })],
+        };
+      }
       return {
         state: { status: 'failed', ...c, error: event.error },
         directives: [emit('session.failed', { sessionId: id, error: event.error }), { type: 'complete', outcome: 'failed', reason: event.error, stats: statsOf(c) }],
@@ -131,6 +138,8 @@ export function reduce(state: SessionState, event: SessionEvent): Out {
         return work(c, [emit('session.resumed', { sessionId: id })]);
       }
       if (state.status !== 'suspended') return reject('the session is not suspended');
+      // Without its tools and policy there is nothing to resume: setup runs again.
+      if (state.reason === 'setup' && event.type !== 'restart') return reject(`the session's setup failed (${state.error ?? 'see its events'}): restart it once that is fixed`);
       const exhaustion = exhaustionOf(c);
       if (exhaustion !== null) {
         return reject(`the ${exhaustion.limit} budget is exhausted (${exhaustion.used} of ${exhaustion.allowed}); raise_budget first`);

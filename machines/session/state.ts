@@ -50,8 +50,10 @@ export const sessionStateSchema = lazySchema(() => z.discriminatedUnion('status'
   z.strictObject({
     status: z.literal('suspended'),
     ...common(),
-    reason: z.enum(['budget', 'error_threshold']),
+    reason: z.enum(['budget', 'error_threshold', 'setup']),
     exhaustion: exhaustionSchema.nullable(),
+    /** Why setup failed (reason `setup`): what a human fixes before `restart`. */
+    error: z.string().optional(),
   }),
   z.strictObject({ status: z.literal('closing'), ...common(), reason: z.string() }),
   z.strictObject({ status: z.literal('closed'), ...common(), reason: z.string() }),

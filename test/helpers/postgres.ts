@@ -22,6 +22,10 @@ export interface TestPostgres {
   createDatabase(name: string): Promise<string>;
   /** Runs SQL as the superuser. */
   sql(database: string, statement: string): Promise<string>;
+  /** Stops the server (fast shutdown: connections are cut) and keeps its data, as an outage or a restart does. */
+  halt(): Promise<void>;
+  /** Starts the halted server again on the same port. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -59,12 +63,12 @@ export async function startPostgres(): Promise<TestPostgres> {
   }
   // Another test file's process can take the port before postgres binds it: then it starts on another.
   const log = path.join(dir, 'server.log');
+  const options = (port: number) => `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
   const port = await startOnFreePort(
     async (port) => {
       // pg_ctl appends: a clash already logged must not be read again for a later failure.
       await fs.rm(log, { force: true });
-      const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
-      await as(tool('pg_ctl'), ['-D', data, '-l', log, '-o', options, '-w', '-t', '60', 'start']);
+      await as(tool('pg_ctl'), ['-D', data, '-l', log, '-o', options(port), '-w', '-t', '60', 'start']);
       return port;
     },
     async () => /Address already in use/i.test(await fs.readFile(log, 'utf8').catch(() => '')),
@@ -78,6 +82,12 @@ export async function startPostgres(): Promise<TestPostgres> {
     async createDatabase(name) {
       await sql('postgres', `CREATE DATABASE "${name.replace(/"/g, '')}"`);
       return url(name);
+    },
+    async halt() {
+      await as(tool('pg_ctl'), ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']);
+    },
+    async resume() {
+      await as(tool('pg_ctl'), ['-D', data, '-l', log, '-o', options(port), '-w', '-t', '60', 'start']);
     },
     async stop() {
       await as(tool('pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => {});

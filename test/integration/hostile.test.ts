@@ -2,6 +2,7 @@
 // main (issue 12), against a real dev server and a real worker. Every workflow must keep
 // answering, record what it refused, and never fail a workflow task.
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -115,13 +116,14 @@ describe('a session survives any message', () => {
     });
   }, 120_000);
 
-  it('a missing workspace fails the session with the real cause, not "Activity task failed"', async () => {
+  it('a missing workspace suspends the session with the real cause, not "Activity task failed", and is not created', async () => {
     const s = await sessionEnv(env, workflowBundle, chat);
     await s.run(async () => {
       const run = await s.start({ workspace: '/nonexistent/keel-workspace', policy: { mode: 'full-auto' } });
-      const result = await run.handle.result();
-      expect(result.outcome).toBe('failed');
-      expect(result.reason).toMatch(/ENOENT|no such file|does not exist/i);
+      // Suspended, not failed: once the workspace is restored, `restart` sets the session up again.
+      const view = await run.waitForState((v) => v.status === 'suspended', 60_000);
+      expect(view.reason).toBe('setup failed: workspace /nonexistent/keel-workspace is gone (deleted or unmounted); Keel does not re-create it empty: restore it, or move the run to a host that has it (docs/deployment.md)');
+      expect(existsSync('/nonexistent/keel-workspace')).toBe(false);
     });
   });
 });

@@ -4,11 +4,11 @@
 // workspace root is an empty tmpfs — as a second machine without the first one's disk sees
 // it. A session started with `workspaceHost: "host-a"` runs its setup and every tool call on
 // host A (while model calls go to either), and so do a goal's setup and its task agent's
-// tools; SIGKILL host A, and the next tool call fails
-// after workspaceHostWaitMs with "workspace host "host-a" is not polling …" — it ran
-// nowhere, not on host B's empty directory — while the turn itself completes through
-// host B. A new worker on host A serves the session again. A session whose host never
-// polls fails at start, saying so.
+// tools; SIGKILL host A, and the next tool call waits for it — well beyond
+// workspaceHostWaitMs, which used to fail the call once ("workspace host "host-a" is not
+// polling …") — running nowhere meanwhile, not on host B's empty directory, while the
+// session says which host it waits for. A new worker on host A takes the waiting calls, and
+// the turn goes on. A session whose host never polls waits at start, saying so (it used to fail).
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -110,7 +110,7 @@ function toolResults(requests: { body: unknown }[], turn: string): { content: st
 }
 
 describe('workspace affinity', () => {
-  it("a session's and a goal's setup and tools run on its workspace's host; with that host gone the call says so and runs nowhere; a new worker there serves it again", async () => {
+  it("a session's and a goal's setup and tools run on its workspace's host; with that host gone the call waits for it, runs nowhere meanwhile, and runs there once a new worker is back", async () => {
     const standin = await startStandin({
       scenario: {
         rules: [
@@ -178,39 +178,45 @@ describe('workspace affinity', () => {
       expect(goalSide.map((x) => x.type).sort()).toEqual(['prepareSetup', 'runTool']);
       expect(goalSide.filter((x) => x.queue !== `${taskQueue}@host-a` || x.worker !== a.identity)).toEqual([]);
 
-      // Host A is gone: the tool calls wait WAIT_MS for it and fail as not polling; the turn completes through host B.
+      // Host A is gone: the tool calls wait for it, the session says so, and nothing runs elsewhere.
       await kill(a);
       const cut = Date.now();
-      await turn('t4', 4);
-      expect(Date.now() - cut).toBeGreaterThanOrEqual(WAIT_MS);
-      const gone = toolResults(standin.requests, 't4');
-      expect(gone).toHaveLength(2);
-      for (const r of gone) {
-        expect(r.is_error).toBe(true);
-        expect(r.content).toContain(`workspace host "host-a" is not polling task queue "${taskQueue}@host-a": no worker there took the call within 3 s, so it did not run.`);
-      }
+      await handle.executeUpdate(userMessageUpdate, { args: [{ text: 't4 go' }] });
+      const waiting = await waitUntil(() => handle.query(stateQuery), (s) => /^waiting for workspace host "host-a" since \d\d:\d\d:\d\d UTC, \d+ tr(y|ies): workspace host "host-a" is not polling/.test(s.waiting ?? ''), 60_000, 'the wait for host A');
+      expect(waiting.status).toBe('processing');
+      // Away for several times the wait that used to fail the call (the fault, not a synchronisation).
+      await new Promise((r) => setTimeout(r, Math.max(0, 4 * WAIT_MS - (Date.now() - cut))));
+      expect((await handle.query(stateQuery)).status).toBe('processing');
       expect(await fs.readFile(path.join(workspace, 'runs.log'), 'utf8')).toBe('t1\nt2\nt3\n');
       const whileGone = (await activities(handle)).slice(before.length);
       expect(whileGone.filter((x) => x.type !== 'callModel')).toEqual([]);
       expect(whileGone.every((x) => x.worker === b.identity)).toBe(true);
 
-      // A new worker on host A: the session's tools run there again.
+      // A new worker on host A: the waiting calls run there, once, and the turn goes on.
       a = await startWorker(taskQueue, { ...common, KEEL_WORKSPACE_HOST: 'host-a' });
       workers.push(a);
+      await waitUntil(() => handle.query(stateQuery), (s) => s.session.turns === 4 && s.status !== 'processing', 120_000, 'turn t4');
+      expect(Date.now() - cut).toBeGreaterThanOrEqual(4 * WAIT_MS);
+      const back = toolResults(standin.requests, 't4');
+      expect(back.map((r) => r.is_error ?? false)).toEqual([false, false]);
+      expect(back[1]!.content).toContain('host A notes');
+      expect(await fs.readFile(path.join(workspace, 'runs.log'), 'utf8')).toBe('t1\nt2\nt3\nt4\n');
+      expect((await handle.query(stateQuery)).waiting ?? null).toBeNull();
       await turn('t5', 5);
-      expect(await fs.readFile(path.join(workspace, 'runs.log'), 'utf8')).toBe('t1\nt2\nt3\nt5\n');
+      expect(await fs.readFile(path.join(workspace, 'runs.log'), 'utf8')).toBe('t1\nt2\nt3\nt4\nt5\n');
       const after = (await activities(handle)).slice(before.length + whileGone.length).filter((x) => x.type === 'runTool');
-      expect(after.map((x) => x.worker)).toEqual([a.identity, a.identity]);
+      expect(after.map((x) => x.worker)).toEqual(Array<string>(4).fill(a.identity));
 
-      // A session whose workspace host never polls fails at start, saying so.
+      // A session whose workspace host never polls waits at start, saying which host (it is not failed).
       const orphan = await env.client.workflow.start(sessionWorkflow, {
         taskQueue,
         workflowId: `${taskQueue}-orphan`,
         args: [{ workspace, workspaceHost: 'host-c', workspaceHostWaitMs: WAIT_MS }],
       });
-      const result = await orphan.result();
-      expect(result.outcome).toBe('failed');
-      expect(result.reason).toContain(`workspace host "host-c" is not polling task queue "${taskQueue}@host-c"`);
+      const orphanState = await waitUntil(() => orphan.query(stateQuery).catch(() => null), (s) => (s?.waiting ?? '').includes('workspace host "host-c"'), 60_000, 'the wait for host C');
+      expect(orphanState!.status).toBe('initializing');
+      expect(orphanState!.waiting).toContain(`workspace host "host-c" is not polling task queue "${taskQueue}@host-c"`);
+      await orphan.terminate('test over');
     } finally {
       await Promise.all(workers.map(kill));
       await standin.close();

@@ -231,7 +231,7 @@ export function newSession(variant: number): SessionState {
 
 export function sessionEvents(state: SessionState, choice: number): { normal: SessionEvent[]; disruptive: SessionEvent[] } {
   const normal: SessionEvent[] = [{ type: 'user_message', messageId: `m${state.turnSeq}-${state.queue.length}-${choice}`, text: 'please fix the bug' }];
-  const disruptive: SessionEvent[] = [{ type: 'close', reason: 'done' }, { type: 'stop' }, { type: 'init_failed', error: 'no workspace' }];
+  const disruptive: SessionEvent[] = [{ type: 'close', reason: 'done' }, { type: 'stop' }, { type: 'init_failed', error: 'no workspace', ...(choice % 4 === 0 ? { suspend: true as const } : {}) }];
   if (state.status === 'processing') normal.push({ type: 'pause' }, { type: 'pause' });
   normal.push({ type: 'pause' }, { type: 'resume' }, { type: 'reset' }, { type: 'restart' }, { type: 'interrupt' }, { type: 'steer', text: 'focus on tests' });
   normal.push({ type: 'answer', text: 'yes' }, { type: 'initialized' }, { type: 'cleanup_done' });

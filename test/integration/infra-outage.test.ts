@@ -1,0 +1,104 @@
+// A blip in the infrastructure never ends a run. PostgreSQL (a real cluster from initdb,
+// the fleet's conversation store) is stopped in the middle of a turn — after its command
+// ran, before the model call that carries the command's result — and kept down for 30 s
+// (KEEL_OUTAGE_MS), while a second message is sent. Before, the turn failed at once with
+// `ConversationStoreError … ECONNREFUSED` and the message sent during the outage failed
+// too. Now the session stays in its turn and says what it waits for; when the database is
+// back the turn completes from where it was (the command is not run again), and the
+// message sent during the outage is answered after it.
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { closeStores } from '../../activities/store/open';
+import { workflowsPath } from '../../worker/worker';
+import { userMessageUpdate, type LogEntry } from '../../workflows/definitions';
+import { say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
+import { startPostgres, type TestPostgres } from '../helpers/postgres';
+import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+
+const OUTAGE_MS = Number(process.env.KEEL_OUTAGE_MS ?? 30_000);
+
+let env: TemporalTestEnv;
+let workflowBundle: WorkflowBundleWithSourceMap;
+let pg: TestPostgres;
+
+beforeAll(async () => {
+  env = await connectTestEnv();
+  pg = await startPostgres();
+  workflowBundle = await bundle(workflowsPath);
+}, 180_000);
+
+afterAll(async () => {
+  await closeStores();
+  await pg?.stop();
+  await env?.close();
+});
+
+const texts = (body: unknown): string[] =>
+  ((body as { messages?: { content: string | { type: string; text?: string }[] }[] }).messages ?? []).flatMap((m) =>
+    typeof m.content === 'string' ? [m.content] : m.content.filter((b) => b.type === 'text').map((b) => b.text ?? ''),
+  );
+
+describe('the conversation store (PostgreSQL) stopped mid-turn', () => {
+  it(`is waited out: stopped ${OUTAGE_MS / 1000} s after a command ran, the turn completes without running it again; a message sent meanwhile is answered after`, async () => {
+    const storeUrl = await pg.createDatabase('outage');
+    const s = await sessionEnv(
+      env,
+      workflowBundle,
+      {
+        rules: [
+          // The command marks that it ran, then holds the turn until the test has stopped the database.
+          { match: { lastUserContains: 'first go', hasToolResults: false }, reply: use('run_command', { command: 'echo ran >> runs.log; while [ ! -f go-on ]; do sleep 0.1; done; echo done' }) },
+          { match: { lastUserContains: 'second go' }, reply: say('second answered') },
+          { match: { hasToolResults: true }, reply: say('first answered') },
+        ],
+      },
+      { KEEL_STORE_URL: storeUrl },
+    );
+    await s.run(async () => {
+      const run = await s.start();
+      await run.waitForState((st) => st.status === 'active', 60_000);
+      await run.handle.executeUpdate(userMessageUpdate, { args: [{ text: 'first go' }] });
+      const log = path.join(s.workspace, 'runs.log');
+      await waitUntil(() => fs.readFile(log, 'utf8').catch(() => ''), (t) => t.includes('ran'), 60_000, 'the command to run');
+
+      await pg.halt();
+      const stoppedAt = Date.now();
+      await fs.writeFile(path.join(s.workspace, 'go-on'), '');
+      // The model call after the command cannot reach the store: the turn waits, and says so.
+      const waiting = await run.waitForState((st) => /^waiting for the conversation store \(postgres postgres:\/\/keel@127\.0\.0\.1:\d+\/outage\) since \d\d:\d\d:\d\d UTC, \d+ tr(y|ies): /.test(st.waiting ?? ''), 60_000);
+      expect(waiting.status).toBe('processing');
+      expect(waiting.turn?.status).toBe('calling_llm');
+      // A message sent during the outage is taken (queued behind the turn), not refused.
+      const second = await run.handle.executeUpdate(userMessageUpdate, { args: [{ text: 'second go' }] });
+      expect(second.queued).toBe(true);
+      // The outage lasts its length: that is the fault under test, not a synchronisation.
+      await new Promise((r) => setTimeout(r, Math.max(0, OUTAGE_MS - (Date.now() - stoppedAt))));
+      expect((await run.state()).status).toBe('processing');
+      await pg.resume();
+
+      const done = await run.waitForState((st) => st.session.turns === 2 && st.turn === null && st.queueLength === 0, 180_000);
+      expect(done.status).toBe('active');
+      expect(done.waiting ?? null).toBeNull();
+      const events: LogEntry[] = await run.log();
+      const kinds = events.map((e) => e.kind);
+      expect(kinds.filter((k) => k === 'turn.completed'), kinds.join(' ')).toHaveLength(2);
+      expect(kinds).not.toContain('turn.error');
+      const waited = events.filter((e) => e.kind === 'infra.waiting');
+      expect(waited.length).toBeGreaterThan(0);
+      expect(waited[0]).toMatchObject({ service: 'conversation store', tries: 1 });
+      expect((waited[0] as { error: string }).error).toMatch(/ECONNREFUSED|admin_shutdown|terminat|connect/i);
+      const recovered = events.find((e) => e.kind === 'infra.recovered') as { waitedMs: number } | undefined;
+      expect(recovered?.waitedMs).toBeGreaterThan(0);
+      // The command ran once: the turn went on from its result.
+      expect((await fs.readFile(log, 'utf8')).trim().split('\n')).toEqual(['ran']);
+      // Nothing lost: the second turn's request carries the first turn's messages and answer.
+      const last = texts(s.standin.requests.at(-1)!.body);
+      expect(last).toEqual(expect.arrayContaining(['first go', 'first answered', 'second go']));
+      // And the first turn's answer came after the command's result, in the same turn.
+      const answered = s.standin.requests.filter((r) => texts(r.body).includes('first go') && !texts(r.body).includes('second go'));
+      expect(JSON.stringify(answered.at(-1)!.body)).toContain('done');
+    });
+  }, 300_000);
+});
