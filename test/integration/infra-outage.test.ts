@@ -14,6 +14,7 @@ import { closeStores } from '../../activities/store/open';
 import { workflowsPath } from '../../worker/worker';
 import { userMessageUpdate, type LogEntry } from '../../workflows/definitions';
 import { say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
+import { closeTestEnv } from '../fixtures/worker-teardown';
 import { startPostgres, type TestPostgres } from '../helpers/postgres';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
@@ -32,7 +33,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await closeStores();
   await pg?.stop();
-  await env?.close();
+  await closeTestEnv(env);
 });
 
 const texts = (body: unknown): string[] =>
