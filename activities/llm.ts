@@ -28,7 +28,7 @@ import {
 import { defaultCompactAboveTokens } from '../machines/model-limits';
 import { type Compaction, compactConversation, estimateTokens } from './conversation-compaction';
 import { type ModelCallInput, modelCallInputSchema, type ModelCallResult, messagesOf, toolsOf } from './llm-input';
-import { costOf, loadPriceTable, type PriceTable, type UsageForCost } from './llm-pricing';
+import { billedPrice, costAt, costOf, loadPriceTable, type ModelCost, type PriceTable, type UsageForCost } from './llm-pricing';
 
 export { MODEL_ACTIVITY_OPTIONS } from './llm-options';
 export { MODEL_FAILURE, type ModelFailureDetails, type ModelFailureType, type SpentUsage } from './llm-errors';
@@ -180,7 +180,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
           client.messages.create({ model: input.model, max_tokens: 2048, system, messages: [{ role: 'user', content: text }] }, { signal, timeout }),
         );
         // A summary call is billed like any other: its price goes into the turn's spending.
-        return { text: summary.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), usage: summary.usage, costUsd: costOf(summary.model, summary.usage, settings.prices)?.total ?? null };
+        return { text: summary.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), usage: summary.usage, costUsd: billedCost(input.model, summary.model, summary.usage, settings.prices)?.total ?? null };
       }, conversation.keys ?? null, compactNow ? undefined : measured);
       if (compacted) {
         conversation.messages = compacted.messages;
@@ -248,7 +248,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
       usage: message.usage,
       requestId,
       model: message.model,
-      cost: costOf(message.model, message.usage, settings.prices),
+      cost: billedCost(input.model, message.model, message.usage, settings.prices),
       attempt,
       ...(conversation.head !== undefined ? { conversationHead: conversation.head } : {}),
       ...(compaction !== undefined ? { compaction } : {}),
@@ -327,6 +327,12 @@ export const INTERLEAVED_THINKING_BETA = 'interleaved-thinking-2025-05-14';
 
 function requestHeaders(input: ModelCallInput): { headers?: Record<string, string> } {
   return input.interleavedThinking === true && input.thinking?.type === 'enabled' ? { headers: { 'anthropic-beta': INTERLEAVED_THINKING_BETA } } : {};
+}
+
+/** What a response costs: billed under the id it answered with, priced as the model asked for when that id is not in the table (machines/models.ts). */
+function billedCost(requested: string, billed: string, usage: UsageForCost, prices: PriceTable): ModelCost | null {
+  const price = billedPrice(requested, billed, prices);
+  return price === null ? null : costAt(price, usage);
 }
 
 /** The `usage` of a previous attempt's last heartbeat, marked estimated; null when absent or not a usage. */

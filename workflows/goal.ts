@@ -155,7 +155,7 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
   // ---- setup: tools and policy once, for every agent ---------------------------------------------
   function initialize(): void {
     const cannotStart = (error: string) => goal.record('initialize', { type: 'cancel', reason: `cannot start: ${error}` });
-    loadSetup({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'agents' }, route }).then(
+    loadSetup({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'agents' }, route, model: options.model }).then(
       (r) =>
         host.post(() => {
           ready = true;

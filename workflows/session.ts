@@ -181,7 +181,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   }
 
   function initialize(): void {
-    loadSetup({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp }, route }).then(
+    loadSetup({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp }, route, model: options.model }).then(
       (r) =>
         host.post(() => {
           if (!r.ok) return session.record('initialize', { type: 'init_failed', error: r.error });

@@ -23,6 +23,8 @@ export interface SetupInput {
   for: { kind: 'session'; mcp: boolean } | { kind: 'agents' };
   /** A workspace on one host's disk: setup reads its policy there (workflows/workspace-host.ts). */
   route?: WorkspaceRoute | null | undefined;
+  /** The run's model, refused at setup when the worker has no price for it. */
+  model?: string | undefined;
 }
 
 export async function loadSetup(input: SetupInput): Promise<Setup> {
@@ -47,6 +49,7 @@ export async function loadSetup(input: SetupInput): Promise<Setup> {
       // Nobody talks to a task agent directly, so it gets no ask_user; it ends with finish_task.
       omit: session ? [] : ['ask_user'],
       extra: session ? [] : [{ spec: finishTaskTool, readOnly: false }],
+      ...(input.model !== undefined ? { model: input.model } : {}),
     });
     return route === null
       ? setup
