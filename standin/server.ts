@@ -294,6 +294,12 @@ export class Standin {
     record.usage = usage;
     // The API answers an alias with the snapshot it ran (claude-sonnet-4-0 → claude-sonnet-4-20250514).
     const message = renderMessage(reply, answeredAs(facts.model), usage);
+    // The API never generates (nor bills) more than max_tokens: a scripted longer answer stops there.
+    const maxTokens = typeof parsed.max_tokens === 'number' ? parsed.max_tokens : Infinity;
+    if (usage.output_tokens > maxTokens) {
+      usage.output_tokens = maxTokens;
+      if (message.stop_reason === 'end_turn') message.stop_reason = 'max_tokens';
+    }
     const io: Io = {
       res,
       closed,
