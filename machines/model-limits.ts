@@ -45,3 +45,12 @@ export function forcesToolChoice(model: string): boolean {
 export function thinkingModes(model: string): { manual: boolean; adaptive: boolean } {
   return modelSpec(model)?.thinking ?? { manual: true, adaptive: true };
 }
+
+/**
+ * How a caller that needs an answer through one tool (the planner, the critic) asks for it:
+ * forced where the model takes that, else `auto` with the instruction in the prompt (where
+ * thinking is always on the API refuses a forced tool).
+ */
+export function toolChoiceFor(model: string, name: string): { type: 'tool'; name: string } | { type: 'auto' } {
+  return forcesToolChoice(model) ? { type: 'tool', name } : { type: 'auto' };
+}

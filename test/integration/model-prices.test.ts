@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { costOf } from '../../activities/llm-pricing';
 import { workflowsPath } from '../../worker/worker';
 import { usageQuery, userMessageUpdate } from '../../workflows/definitions';
-import { goalEnv } from '../fixtures/goal-harness';
+import { goalEnv, plan, planner, task } from '../fixtures/goal-harness';
 import { say, sessionEnv } from '../fixtures/session-harness';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
@@ -84,6 +84,17 @@ describe('model prices', () => {
       const result = await run.handle.result();
       expect(JSON.stringify(result)).toContain(`cannot start: no price for model ${UNPRICED}: add it to the price table or KEEL_MODEL_PRICES`);
       expect(g.standin.requests).toHaveLength(0);
+    });
+  });
+
+  it('plans on a model that refuses a forced tool (thinking always on): the planner asks for its tool instead of forcing it', async () => {
+    const g = await goalEnv(env, workflowBundle, { rules: [{ match: planner(), reply: plan([task('a', 'A', 'do a')]) }] });
+    await g.run(async () => {
+      const run = await g.start({ goal: 'anything', model: 'claude-fable-5-1' });
+      await run.waitForState((v) => v.status === 'awaiting_plan_approval');
+      const sent = g.standin.requests[0]!.body as { tool_choice?: unknown; system?: unknown };
+      expect(sent.tool_choice).toEqual({ type: 'auto' });
+      expect(JSON.stringify(sent.system)).toContain('Answer only by calling the submit_plan tool');
     });
   });
 });

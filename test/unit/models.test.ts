@@ -2,7 +2,7 @@
 // request or a response may name it by (alias, canonical id, dated snapshot).
 import { describe, expect, it } from 'vitest';
 import { billedPrice, costOf, DEFAULT_PRICES, priceOf } from '../../activities/llm-pricing';
-import { contextWindowTokens, forcesToolChoice, isKnownModel, KNOWN_MODELS, maxOutputTokens, thinkingModes } from '../../machines/model-limits';
+import { contextWindowTokens, forcesToolChoice, isKnownModel, KNOWN_MODELS, maxOutputTokens, thinkingModes, toolChoiceFor } from '../../machines/model-limits';
 import { canonicalModel, MODEL_TABLE_SOURCE, MODELS, modelSpec } from '../../machines/models';
 import { answeredAs } from '../../standin/server';
 
@@ -58,5 +58,13 @@ describe('the model table', () => {
     expect(thinkingModes('claude-sonnet-4-5')).toEqual({ manual: true, adaptive: false });
     expect(forcesToolChoice('claude-fable-5')).toBe(false);
     expect(forcesToolChoice('claude-sonnet-4-6')).toBe(true);
+  });
+});
+
+describe('forced tool choice', () => {
+  it('is asked for only where the model takes it: the planner and critic fall back to auto elsewhere', () => {
+    expect(toolChoiceFor('claude-sonnet-4-6', 'submit_plan')).toEqual({ type: 'tool', name: 'submit_plan' });
+    expect(toolChoiceFor('claude-fable-5-1', 'submit_plan')).toEqual({ type: 'auto' });
+    expect(toolChoiceFor('claude-opus-5', 'submit_review')).toEqual({ type: 'auto' });
   });
 });
