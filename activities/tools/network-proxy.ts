@@ -28,7 +28,35 @@ export interface EgressProxyOptions {
   /** Endpoints never reachable (the Temporal server, the Keel API), as host:port; matched on resolved addresses. */
   forbidden: readonly string[];
   onConnection(record: ConnectionRecord): void;
+  /** Open connections this proxy holds at once (default MAX_CONNECTIONS_PER_GRANT). */
+  maxConnections?: number;
 }
+
+/**
+ * Open connections one grant may hold through the proxy at once, and all grants of the
+ * worker together. Every connection costs the worker a descriptor or two; without a cap one
+ * command opening sockets in a loop exhausts the worker's descriptors and takes down every
+ * session on it. A connection over either cap is closed as soon as it is accepted.
+ */
+export const MAX_CONNECTIONS_PER_GRANT = 128;
+export const MAX_CONNECTIONS_PER_WORKER = 1024;
+let workerConnections = 0;
+let workerMaxConnections = MAX_CONNECTIONS_PER_WORKER;
+
+/** Tests lower the worker's cap to reach it with few sockets; returns the previous value. */
+export function setWorkerConnectionCap(max: number): number {
+  const previous = workerMaxConnections;
+  workerMaxConnections = max;
+  return previous;
+}
+
+/** Connections open through every proxy of this worker. */
+export function openProxyConnections(): number {
+  return workerConnections;
+}
+
+/** The host and port of a record about the cap, which refuses before any request is read. */
+export const CAP_RECORD_HOST = '(any)';
 
 export interface EgressProxy {
   close(): Promise<void>;
@@ -178,6 +206,37 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         client.destroy();
       });
     })();
+  });
+
+  const maxConnections = options.maxConnections ?? MAX_CONNECTIONS_PER_GRANT;
+  let open = 0;
+  // Refusals are counted, and one record is reported each time the cap is reached again, so
+  // that a flood of refused connections is not also a flood of progress events.
+  let refusedSinceReport = 0;
+  let atCap = false;
+  server.on('connection', (socket: net.Socket) => {
+    const grantFull = open >= maxConnections;
+    if (grantFull || workerConnections >= workerMaxConnections) {
+      socket.destroy();
+      refusedSinceReport += 1;
+      if (!atCap) {
+        atCap = true;
+        const reason = grantFull
+          ? `connection cap: ${maxConnections} open connections for this command (close some to open more)`
+          : `connection cap: ${workerMaxConnections} open connections through the worker's proxies`;
+        options.onConnection({ host: CAP_RECORD_HOST, port: 0, decision: 'refused', reason });
+      }
+      return;
+    }
+    if (atCap && refusedSinceReport > 1) options.onConnection({ host: CAP_RECORD_HOST, port: 0, decision: 'refused', reason: `connection cap: ${refusedSinceReport} connections were refused at the cap` });
+    atCap = false;
+    refusedSinceReport = 0;
+    open += 1;
+    workerConnections += 1;
+    socket.once('close', () => {
+      open -= 1;
+      workerConnections -= 1;
+    });
   });
 
   await new Promise<void>((resolve, reject) => {

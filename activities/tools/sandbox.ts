@@ -306,7 +306,7 @@ export async function runProbe(program: string): Promise<SandboxProbe> {
   }
 }
 
-const DEFAULT_PROBE_LIMITS: SandboxLimits = { memoryBytes: 1024 * 1024 * 1024, processes: 64, cpuSeconds: 10, fileBytes: 1024 * 1024, tmpBytes: 1024 * 1024 };
+const DEFAULT_PROBE_LIMITS: SandboxLimits = { memoryBytes: 1024 * 1024 * 1024, processes: 64, cpuSeconds: 10, fileBytes: 1024 * 1024, tmpBytes: 1024 * 1024, openFiles: 256 };
 
 /** The one line a worker prints at start about its sandbox: what was verified, or what is missing. */
 export function sandboxStartupLine(result: SandboxProbe): string {

@@ -254,6 +254,8 @@ describe('limits', () => {
     ['cpu', 'while :; do :; done', { cpuSeconds: 1 }, /limit: CPU time limit: 1 s/],
     ['file-size', 'head -c 3000000 /dev/zero > big', { fileMiB: 1 }, /limit: file size limit: 1 MiB/],
     ['tmp-space', 'head -c 3000000 /dev/zero > /tmp/big', { tmpMiB: 1 }, /limit: disk space: the sandbox \/tmp holds 1 MiB/],
+    // Per process, so each of a command's processes: the proxy's connection cap holds the worker's side (proxy-cap.test.ts).
+    ['open-files', `node -e 'const fs=require("fs");for(;;)fs.openSync("/dev/null","r")'`, { openFiles: 64 }, /limit: open-files limit: 64 descriptors per process/],
   ];
   it.each(cases.filter(([kind]) => kind !== 'processes' || forkBombHeld))('%s: ends the call with status limit, naming it', async (kind, command, limits, message) => {
     const started = Date.now();
