@@ -13,7 +13,7 @@ import { DEFAULT_LIMITS } from '../../../activities/tools/limits';
 import { nonPublicReason } from '../../../activities/tools/network-proxy';
 import { needsPidsCgroup, pidsCgroupParent } from '../../../activities/tools/pids-cgroup';
 import { executeTool } from '../../../activities/tools/run-tool';
-import { runProbe, sandboxStartupLine, spawnSandboxed, type SandboxSpec } from '../../../activities/tools/sandbox';
+import { prepareMounts, runProbe, sandboxStartupLine, spawnSandboxed, type SandboxSpec } from '../../../activities/tools/sandbox';
 import { currentSeccompArch, syscallNumber } from '../../../activities/tools/seccomp';
 import { makeWorkspace, matching, type TestWorkspace } from './context';
 
@@ -51,7 +51,8 @@ async function inSandbox(script: string, program?: string): Promise<Ran & { ws: 
   await fs.writeFile(path.join(outside, 'secret.txt'), 'SECRET\n');
   for (const dir of [base, ws, path.join(ws, '.keel'), outside]) chmodSync(dir, 0o777);
   const spec: SandboxSpec = { sandbox: { level: 'workspace-write', network: false }, workspace: ws, cwd: ws, limits: DEFAULT_LIMITS };
-  const { child, verdict } = spawnSandboxed(spec, ['/bin/sh', '-c', script], { env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin', OUTSIDE: outside }, stdin: 'ignore', detached: false, ...(program ? { program } : {}) });
+  const mounts = await prepareMounts(spec);
+  const { child, verdict } = spawnSandboxed(spec, ['/bin/sh', '-c', script], { env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin', OUTSIDE: outside }, stdin: 'ignore', detached: false, mounts, ...(program ? { program } : {}) });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
