@@ -93,3 +93,30 @@ describe('egress proxy connection caps', () => {
     expect(t.progress).toContainEqual({ tool: 'run_command', network: { host: CAP_RECORD_HOST, port: 0, decision: 'refused', reason: matching(/^connection cap: 128 open connections for this command/) } });
   });
 });
+
+describe('the proxy judges every spelling of an address as the address', () => {
+  const loopbackAndPrivate = [
+    '127.0.0.1', '::1', '0:0:0:0:0:0:0:1', '::0001', '[::1]', '::7f00:1', '::127.0.0.1', '::ffff:7f00:1', '::ffff:127.0.0.1', '::ffff:0:7f00:1', '::ffff:0:127.0.0.1',
+    '64:ff9b::7f00:1', '64:ff9b::127.0.0.1', '64:ff9b:1::a00:1', '2002:7f00:1::1', '2002:a9fe:a9fe::', '::a00:1', '::ffff:a9fe:a9fe', '::ffff:c0a8:1', 'fe80::1', 'fc00::1', 'fd12::1', '::',
+    '0x7f000001', '2130706433', '0177.0.0.1', '0177.1', '127.1', '0x7f.1', '0', '0x0a.0.0.1', '012.0.0.1', '167772161', '0xa9fea9fe', '3232235521',
+  ];
+  it.each(loopbackAndPrivate)('%s is refused, whatever the allow-list', async (host) => {
+    const { socket, records } = await proxy();
+    const answer = await new Promise<string>((resolve) => {
+      const s = net.connect(socket);
+      let text = '';
+      s.on('data', (d: Buffer) => (text += d.toString('utf8')));
+      s.on('close', () => resolve(text));
+      s.on('error', () => resolve(text));
+      s.write(`CONNECT ${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:80 HTTP/1.1\r\nhost: x\r\n\r\n`);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 403/);
+    expect(records).toContainEqual(expect.objectContaining({ decision: 'refused' }) as ConnectionRecord);
+  });
+
+  it('public addresses in any spelling still pass the range check', async () => {
+    const { nonPublicReason, ipv4Literal } = await import('../../../activities/tools/network-proxy');
+    expect(ipv4Literal('0x5db8d822')).toBe('93.184.216.34');
+    for (const address of ['93.184.216.34', '::ffff:93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946', '2001:4860:4860::8888']) expect(nonPublicReason(address)).toBeUndefined();
+  });
+});
