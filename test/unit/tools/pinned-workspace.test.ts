@@ -16,7 +16,7 @@ import { makeWorkspace, matching, type TestWorkspace } from './context';
 
 /** renameat2(RENAME_EXCHANGE) through perl: swaps two names atomically, as the attack does. */
 const RENAMEAT2 = process.arch === 'arm64' ? 276 : 316;
-const exchange = (a: string, b: string) => `perl -e 'exit(syscall(${RENAMEAT2}, -100, "${a}", -100, "${b}", 2) == 0 ? 0 : 1)'`;
+const exchange = (a: string, b: string) => `perl -e '$a = "${a}"; $b = "${b}"; exit(syscall(${RENAMEAT2}, -100, $a, -100, $b, 2) == 0 ? 0 : 1)'`;
 
 let t: TestWorkspace;
 beforeEach(async () => {
