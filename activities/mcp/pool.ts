@@ -14,7 +14,7 @@ import { SandboxedStdioTransport } from './transport';
 import { resolveLimits } from '../tools/limits';
 import { openNetworkGrant, type NetworkGrant } from '../tools/network-grant';
 import { type ConnectionRecord } from '../tools/network-proxy';
-import { extraReadPaths, prepareMounts, probeSandbox, spawnSandboxed } from '../tools/sandbox';
+import { extraReadPaths, prepareMounts, probeSandbox, sandboxIdentity, spawnSandboxed } from '../tools/sandbox';
 
 const STDERR_TAIL_BYTES = 4096;
 
@@ -105,7 +105,13 @@ export class McpPool {
         if (sinks?.size) for (const sink of sinks) sink(record);
         else console.log(`mcp ${server}: ${JSON.stringify({ network: record })}`);
       };
-      if (sandbox.network) network = await openNetworkGrant({ progress: () => undefined }, commandSandbox, report);
+      const mounts = await prepareMounts({ workspace, sandbox: commandSandbox });
+      try {
+        if (sandbox.network) network = await openNetworkGrant({ progress: () => undefined }, commandSandbox, report, sandboxIdentity(mounts.owner));
+      } catch (error) {
+        mounts.close();
+        throw error;
+      }
       const grant = network;
       const env = { ...plan.env, ...(grant?.env ?? {}) };
       const spec = {
@@ -116,7 +122,6 @@ export class McpPool {
         limits: resolveLimits(sandbox.limits),
         ...(grant ? { proxyDir: grant.dir } : {}),
       };
-      const mounts = await prepareMounts(spec);
       transport = new SandboxedStdioTransport(() => spawnSandboxed(spec, [plan.executable, ...plan.args], { env, stdin: 'pipe', detached: false, mounts }), onStderr, config.startupTimeoutMs);
     }
     const client = new Client({ name: 'keel', version: '0.1.0' }, { capabilities: { roots: { listChanged: false } } });

@@ -12,7 +12,7 @@ import { DEFAULT_SANDBOX, type ToolContext } from './context';
 import { type ToolFacts, type ToolResult, toolRefused } from './result';
 import { newRunToken, recordRunning, reapOrphanedCommands, RUN_TOKEN_ENV } from './orphans';
 import { limitHit, limitInOutput, resolveLimits, type LimitHit } from './limits';
-import { prepareMounts, probeSandbox, spawnSandboxed, type PreparedMounts, type SandboxVerdict } from './sandbox';
+import { prepareMounts, probeSandbox, sandboxIdentity, spawnSandboxed, type PreparedMounts, type SandboxVerdict } from './sandbox';
 import { openExisting, ToolError } from './workspace';
 import { hashScripts } from './script-hash';
 import { changedScripts, describeScriptChanges } from '../../machines/script-binding';
@@ -111,7 +111,8 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
   let network: Awaited<ReturnType<typeof openNetworkGrant>> | undefined;
   let cgroup: Awaited<ReturnType<typeof makePidsCgroup>>;
   try {
-    network = sandbox.level !== 'off' && sandbox.network ? await openNetworkGrant(ctx, sandbox) : undefined;
+    const sandboxUser = mounts ? sandboxIdentity(mounts.owner) : undefined;
+    network = sandbox.level !== 'off' && sandbox.network ? await openNetworkGrant(ctx, sandbox, undefined, sandboxUser) : undefined;
     cgroup = sandbox.level !== 'off' && needsPidsCgroup() ? await makePidsCgroup(limits.processes) : undefined;
   } catch (error) {
     mounts?.close();

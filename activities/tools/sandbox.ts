@@ -13,7 +13,7 @@
 // syscall the filter must refuse) and report on a pipe the command never sees; a sandbox
 // that fails the check never runs the command.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -71,6 +71,8 @@ export interface SandboxSpec {
 export interface PreparedMounts {
   /** Host descriptors; the child gets them as FIRST_MOUNT_FD, FIRST_MOUNT_FD + 1, … */
   fds: number[];
+  /** Who owns the workspace root: as root, the sandbox runs as this user (sandboxIdentity). */
+  owner: { uid: number; gid: number };
   /** The bwrap arguments that mount them. */
   args: string[];
   /** Closes the host's descriptors (spawnSandboxed does, once the child holds them). */
@@ -90,6 +92,7 @@ export async function prepareMounts(spec: Pick<SandboxSpec, 'workspace' | 'sandb
   };
   try {
     const root = pinWorkspace(spec.workspace);
+    const { uid, gid } = fstatSync(root);
     const readOnly = spec.sandbox.level === 'read-only';
     bind(root, spec.workspace, readOnly);
     // After the workspace: this mount lies over it. A mount point cannot be renamed or
@@ -113,7 +116,7 @@ export async function prepareMounts(spec: Pick<SandboxSpec, 'workspace' | 'sandb
         }
       }
     }
-    return { fds, args, close };
+    return { fds, args, owner: { uid, gid }, close };
   } catch (error) {
     close();
     throw error;
@@ -127,6 +130,18 @@ function openMountSource(root: number, rel: string, directory: boolean): number 
   } catch (error) {
     throw new ToolError(`${rel} changed while the sandbox was being prepared (${(error as NodeJS.ErrnoException).code ?? String(error)}); the command did not run, try again`);
   }
+}
+
+/**
+ * Whom a sandbox runs as on the host, when that is not the worker's own user: a worker
+ * running as root runs each sandbox as the owner of its workspace (when that is not root),
+ * so that root's files are not the command's and what it writes belongs to the workspace's
+ * owner. A workspace owned by root leaves the sandbox host uid 0 without capabilities
+ * (the start-up line and the README say so). Undefined: the worker's own uid.
+ */
+export function sandboxIdentity(owner: { uid: number; gid: number }): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0 || owner.uid === 0) return undefined;
+  return owner;
 }
 
 /** The bwrap arguments that confine one command, up to and including `--`. */
@@ -178,15 +193,23 @@ function lstatOrUndefined(p: string) {
 }
 
 
-let bwrapResolved: string | undefined;
-/** bubblewrap found on the worker's PATH once (the command's environment may have another PATH). */
-function bwrapPath(): string {
-  if (bwrapResolved) return bwrapResolved;
+const resolved = new Map<string, string>();
+/** A program found on the worker's PATH once (the command's environment may have another PATH). */
+function programPath(name: string): string {
+  const known = resolved.get(name);
+  if (known) return known;
   for (const dir of (workerPath() ?? '/usr/bin:/bin').split(':')) {
-    const candidate = path.join(dir, BWRAP);
-    if (path.isAbsolute(candidate) && existsSync(candidate)) return (bwrapResolved = candidate);
+    const candidate = path.join(dir, name);
+    if (path.isAbsolute(candidate) && existsSync(candidate)) {
+      resolved.set(name, candidate);
+      return candidate;
+    }
   }
-  return BWRAP;
+  return name;
+}
+
+function bwrapPath(): string {
+  return programPath(BWRAP);
 }
 
 /** The worker's own node, which runs the proxy forwarder inside the sandbox. */
@@ -287,9 +310,16 @@ export function spawnSandboxed(spec: SandboxSpec, command: readonly string[], op
   const bwrap = options.program ?? BWRAP;
   let program = bwrap;
   let args = [...bwrapArgs(spec, options.mounts), '/bin/sh', '-c', selfCheckScript(spec), 'keel-sandbox', ...command];
+  const identity = sandboxIdentity(options.mounts.owner);
+  if (identity) {
+    // bubblewrap itself runs as the workspace's owner: the user namespace it makes maps that
+    // unprivileged uid, so nothing in the sandbox is root's on the host.
+    args = [`--reuid=${identity.uid}`, `--regid=${identity.gid}`, '--clear-groups', '--inh-caps=-all', '--', program === BWRAP ? bwrapPath() : program, ...args];
+    program = programPath('setpriv');
+  }
   if (options.cgroupProcs) {
     // Joins the cgroup first, so that every process the sandbox ever has is counted.
-    args = ['-c', 'echo $$ > "$0" && exec "$@"', options.cgroupProcs, bwrap, ...args];
+    args = ['-c', 'echo $$ > "$0" && exec "$@"', options.cgroupProcs, program === BWRAP ? bwrap : program, ...args];
     program = '/bin/sh';
   }
   let child: ChildProcess;
