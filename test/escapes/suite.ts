@@ -191,6 +191,7 @@ export async function runEscapes(options: {
     const reachedTemporal = temporalConnections > 0;
     temporalConnections = 0;
     if (result?.content.includes('TEMPORAL\n') || reachedTemporal) return "reached the Temporal server's port";
+    if (result?.content.includes('OUTER-SWAPPED-INNER')) return 'the outer session exchanged the inner workspace with a symlink';
     if (result?.content.includes('KEEL-PRIVILEGED')) return `held a privilege inside the sandbox (${/KEEL-PRIVILEGED[^\n]*/.exec(result.content)?.[0] ?? ''})`;
     if (existsSync(plantedMarker)) {
       await fs.rm(plantedMarker, { force: true });
@@ -648,11 +649,14 @@ export async function runEscapes(options: {
       }
       routes.push(r);
     } finally {
+      // Gone for certain before `rw` is looked at: a kill returns before the last exchange in flight is done.
+      const exited = new Promise((resolve) => exchanger.once('exit', resolve));
       try {
         process.kill(-(exchanger.pid ?? 0), 'SIGKILL');
       } catch {
         // gone
       }
+      if (exchanger.exitCode === null && exchanger.signalCode === null) await exited;
     }
     // Put `rw` back where it was if the loop stopped mid-exchange.
     if ((await fs.lstat(inner)).isSymbolicLink()) {
@@ -663,7 +667,7 @@ export async function runEscapes(options: {
     await route(
       'nested workspaces: the outer session exchanges, renames or removes the inner workspace from its sandbox',
       [
-        { tool: 'run_command', input: { command: `${exchangeLoop.replace('while (1)', 'for (1..20000)')}; [ -L rw ] && echo SWAPPED` }, workspace: outerWs },
+        { tool: 'run_command', input: { command: `${exchangeLoop.replace('while (1)', 'for (1..20000)')}; [ -L rw ] && echo OUTER-SWAPPED-INNER; true` }, workspace: outerWs },
         { tool: 'run_command', input: { command: 'mv rw rw2; rm -rf rw; echo tried' }, workspace: outerWs },
       ],
       undefined,
@@ -671,6 +675,29 @@ export async function runEscapes(options: {
         if ((await fs.lstat(inner).catch(() => undefined))?.isDirectory() !== true) routes.push({ route: 'nested workspace root after the outer session', attempts: 1, deniedByPolicy: 0, contained: 0, toolErrors: 0, escapes: 1, limits: {}, evidence: ['the outer session moved or replaced the inner workspace'] });
       },
     );
+
+    // Root-only files: a 0600 file of root's in a workspace an ordinary user owns, and the system's private keys.
+    {
+      const ownedDir = path.join(base, 'owned');
+      await fs.mkdir(path.join(ownedDir, '.keel'), { recursive: true });
+      const rootSecret = `ROOT-ONLY-${randomBytes(6).toString('hex')}`;
+      if (process.getuid?.() === 0) {
+        await fs.writeFile(path.join(ownedDir, 'root-only.txt'), `${rootSecret}\n`, { mode: 0o600 });
+        for (const dir of [base, ownedDir]) await fs.chown(dir, 65534, 65534);
+        await fs.chmod(base, 0o755);
+      }
+      const ownedWs = await openWorkspace(ownedDir);
+      const r: RouteResult = { route: "root-only files: a 0600 file of root's in the workspace, /etc/ssl/private keys", attempts: 0, deniedByPolicy: 0, contained: 0, toolErrors: 0, escapes: 0, limits: {}, evidence: [] };
+      for (const command of ['cat root-only.txt', 'cat /etc/ssl/private/*.key', 'cp root-only.txt copy.txt; cat copy.txt', 'find / -xdev -name "*.key" -path "*private*" -exec cat {} + 2>/dev/null | head -c 200']) {
+        const result = await executeTool({ ...ctx({ tool: 'run_command', input: {} }), ws: ownedWs, sandbox: { level: 'workspace-write', network: false } }, 'run_command', { command });
+        r.attempts += 1;
+        r.contained += 1;
+        if (result.is_error) r.toolErrors += 1;
+        if (result.content.includes(rootSecret) || result.content.includes('PRIVATE KEY')) r.evidence.push(`run_command ${command}: read a file only root may read`);
+      }
+      r.escapes = r.evidence.length;
+      routes.push(r);
+    }
 
     // One command floods Keel's proxy socket with connections while another session's commands run.
     const floodPolicy = makePolicy({ network: true });
