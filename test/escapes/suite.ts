@@ -672,7 +672,7 @@ export async function runEscapes(options: {
       ],
       undefined,
       async () => {
-        if ((await fs.lstat(inner).catch(() => undefined))?.isDirectory() !== true) routes.push({ route: 'nested workspace root after the outer session', attempts: 1, deniedByPolicy: 0, contained: 0, toolErrors: 0, escapes: 1, limits: {}, evidence: ['the outer session moved or replaced the inner workspace'] });
+        if ((await fs.lstat(inner).catch(() => undefined))?.isDirectory() !== true) routes.push({ route: 'nested workspace root after the outer session', attempts: 1, deniedByPolicy: 0, contained: 0, toolErrors: 0, escapes: 1, limits: {}, evidence: ['run_command (outer session): moved or replaced the inner workspace'] });
       },
     );
 
@@ -724,8 +724,8 @@ export async function runEscapes(options: {
       r.attempts = 1 + others;
       r.contained = r.attempts;
       if (flooded.leak) r.evidence.push(flooded.leak);
-      if (failed) r.evidence.push(`${failed} of ${others} commands of another session failed during the flood`);
-      if (peak > MAX_CONNECTIONS_PER_WORKER) r.evidence.push(`the proxies held ${peak} connections, over the worker's cap`);
+      if (failed) r.evidence.push(`run_command (another session): ${failed} of ${others} commands failed during the flood`);
+      if (peak > MAX_CONNECTIONS_PER_WORKER) r.evidence.push(`run_command (flood): the proxies held ${peak} connections, over the worker's cap`);
       r.escapes = r.evidence.length;
       routes.push(r);
     }
