@@ -74,8 +74,7 @@ async function describeTarget(ws: Workspace, at: Buffer): Promise<string> {
       const text = await fs.readlink(at, { encoding: 'buffer' }).catch(() => undefined);
       // A dangling link: show its text only when it is relative and stays inside lexically.
       if (text && text[0] !== 0x2f && !displayName(text).split('/').includes('..')) return `${displayName(text)} (missing)`;
-      // Outside, missing or not: the same words, so that a listing does not probe the host.
-      return '(outside the workspace)';
+      return '(missing target)';
     }
     return '?';
   }
