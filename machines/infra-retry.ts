@@ -38,7 +38,10 @@ export const INFRA_ERROR_TABLE: Readonly<Record<string, InfraRule>> = {
   ENOTFOUND: transient('the host name does not resolve (a host that is being replaced)'),
   EMFILE: transient('too many open files in this process: they are released as calls finish'),
   ENFILE: transient('too many open files on this host'),
-  ENOSPC: transient('the disk is full: runs wait until an operator frees space'),
+  // Permanent for now: the session is suspended with the reason and `reset` goes on once an
+  // operator has freed space (test/integration/store-damage.test.ts). Waiting it out instead
+  // needs that test rewritten for a run that waits; not done yet.
+  ENOSPC: permanent('the disk is full: an operator frees space, then `reset` goes on'),
   EBUSY: transient('the resource is busy'),
   EAGAIN: transient('the resource is temporarily unavailable'),
   '53100 disk_full': transient("the database's disk is full: runs wait until an operator frees space"),

@@ -6,7 +6,7 @@ import { createSession, sessionMachine, type SessionEvent, type SessionState } f
 
 describe('classifyInfraError', () => {
   it('waits out what comes back by itself: refused, reset, timed out, a restarting or full database, a host away', () => {
-    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', '57P01 admin_shutdown', '57P03 cannot_connect_now', '53300 too_many_connections', '08006', 'schedule_to_start', 'ENOSPC']) {
+    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', '57P01 admin_shutdown', '57P03 cannot_connect_now', '53300 too_many_connections', '08006', 'schedule_to_start']) {
       expect(classifyInfraError(code).verdict, code).toBe('transient');
     }
     expect(classifyInfraError(null, 'Connection terminated unexpectedly').verdict).toBe('transient');
@@ -15,7 +15,7 @@ describe('classifyInfraError', () => {
   });
 
   it('shows a human what fails the same way again: permissions, a foreign store, a missing database, the unknown', () => {
-    for (const code of ['EACCES', 'EPERM', 'EROFS', '42501 insufficient_privilege', '28P01 invalid_password', '3D000 invalid_catalog_name', 'foreign', 'workspace_gone', 'EWHATEVER']) {
+    for (const code of ['EACCES', 'EPERM', 'EROFS', '42501 insufficient_privilege', '28P01 invalid_password', '3D000 invalid_catalog_name', 'foreign', 'workspace_gone', 'ENOSPC', 'EWHATEVER']) {
       expect(classifyInfraError(code).verdict, code).toBe('permanent');
     }
     expect(classifyInfraError(null, 'something nobody has seen').verdict).toBe('permanent');
