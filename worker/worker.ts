@@ -30,14 +30,24 @@ export const KEEL_BUNDLE_OPTIONS = {
 };
 
 /**
+ * How long one call into a workflow's sandbox may run before the SDK's deadlock detector
+ * stops it. The SDK's 5 s is reached by an ordinary activation on a busy machine (a session's
+ * 446-event replay took 22 s at load 25 on 2 cores), and a sandbox timeout that fires while
+ * the workflow runs its microtasks aborts the whole worker process ("async hook stack has
+ * become corrupted": temporalio/sdk-typescript#939, nodejs/node#38503) — `npm run fuzz` died
+ * so under load. A minute still catches a workflow stuck in a loop.
+ */
+export const WORKFLOW_DEADLOCK_TIMEOUT = '60s';
+
+/**
  * Worker options that run a worker's workflows on the calling thread (KeelWorkerOptions
  * `workflowsOnCallingThread`): the SDK's debugMode. Its deadlock detector is off there unless
- * the timeout is given, so it is given: the SDK's default outside debugMode. A workflow stuck
- * in a loop would otherwise block the calling thread for good (test/integration/smoke.test.ts
- * proves it fails its task instead). The SDK reads `isolateExecutionTimeout` but does not
- * declare it in WorkerOptions yet, hence the type.
+ * the timeout is given, so it is given, as for the thread pool. A workflow stuck in a loop
+ * would otherwise block the calling thread for good (test/integration/smoke.test.ts proves it
+ * fails its task instead). The SDK reads `isolateExecutionTimeout` but does not declare it in
+ * WorkerOptions yet, hence the type.
  */
-export const WORKFLOWS_ON_CALLING_THREAD: Pick<WorkerOptions, 'debugMode'> & { isolateExecutionTimeout: string } = { debugMode: true, isolateExecutionTimeout: '5s' };
+export const WORKFLOWS_ON_CALLING_THREAD: Pick<WorkerOptions, 'debugMode'> & { isolateExecutionTimeout: string } = { debugMode: true, isolateExecutionTimeout: WORKFLOW_DEADLOCK_TIMEOUT };
 
 export interface KeelWorkerOptions {
   connection: NativeConnection;
@@ -132,7 +142,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
       activities,
       dataConverter,
       maxCachedWorkflows: cached,
-      ...(options.workflowsOnCallingThread ? WORKFLOWS_ON_CALLING_THREAD : {}),
+      ...(options.workflowsOnCallingThread ? WORKFLOWS_ON_CALLING_THREAD : { isolateExecutionTimeout: WORKFLOW_DEADLOCK_TIMEOUT }),
       ...(options.stickyQueueTimeoutMs === undefined ? {} : { stickyQueueScheduleToStartTimeout: options.stickyQueueTimeoutMs }),
       // Cancellation reaches an activity only with a heartbeat response; a short throttle
       // lets an interrupt stop a command or a model stream within a second.

@@ -13,7 +13,7 @@ import { ClosableConnection } from '../../client/grpc-retry';
 import { payloadConverterPath, workflowsPath as keelWorkflowsPath } from '../../worker/worker';
 
 /** In a test fork's own workers: workflows on the fork's thread, ~0.1 s of CPU per worker instead of ~0.76 (bench/worker-create.ts). */
-export { WORKFLOWS_ON_CALLING_THREAD } from '../../worker/worker';
+export { WORKFLOW_DEADLOCK_TIMEOUT, WORKFLOWS_ON_CALLING_THREAD } from '../../worker/worker';
 import { PRELOADED_WORKFLOW_MODULES, WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
 
 export interface TemporalTestEnv {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import * as activities from '../fixtures/smoke-activities';
 import { addItem, finish, items, limitQuery, setLimit, sleeper, smokeWorkflow, spinner } from '../fixtures/smoke-workflow';
 import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue, WORKFLOWS_ON_CALLING_THREAD } from '../helpers/temporal';
+import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue, WORKFLOW_DEADLOCK_TIMEOUT, WORKFLOWS_ON_CALLING_THREAD } from '../helpers/temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const workflowsPath = path.join(here, '../fixtures/smoke-workflow.ts');
@@ -71,8 +71,8 @@ describe('smoke: a real worker against a real temporal server start-dev', () => 
     // The tests' workers run workflows on the fork's own thread (WORKFLOWS_ON_CALLING_THREAD):
     // without the deadlock detector, a workflow stuck in a loop would block the fork for good.
     // The SDK reads the detector's timeout without declaring it; 1 s here instead of the
-    // constant's 5 s, since each attempt blocks this fork for that long.
-    expect(WORKFLOWS_ON_CALLING_THREAD.isolateExecutionTimeout).toBe('5s');
+    // constant's minute (worker/worker.ts), since each attempt blocks this fork for that long.
+    expect(WORKFLOWS_ON_CALLING_THREAD.isolateExecutionTimeout).toBe(WORKFLOW_DEADLOCK_TIMEOUT);
     const taskQueue = uniqueTaskQueue('spinner');
     const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, activities, ...WORKFLOWS_ON_CALLING_THREAD, isolateExecutionTimeout: '1s' } as WorkerOptions);
     const started = Date.now();
