@@ -128,11 +128,13 @@ export function statusCommand(id: string, o: { json?: boolean }): Promise<void> 
     if (target.kind === 'goal') {
       const [state, plan] = await Promise.all([target.goal.state(), target.goal.plan()]);
       if (out.json) {
-        out.emit({ id, kind: 'goal', status: state.status, reason: state.reason, plan, pendingApprovals: state.pendingApprovals, usage: state.usage, policy: state.policy ?? null });
+        out.emit({ id, kind: 'goal', status: state.status, reason: state.reason, waiting: state.waiting ?? null, plan, pendingApprovals: state.pendingApprovals, usage: state.usage, policy: state.policy ?? null });
         return;
       }
       out.line(`goal ${id}: ${out.bold(state.status)}${state.reason ? ` (${state.reason})` : ''}`);
       out.line(`  ${state.goal.goal}`);
+      // Still running, but held up by its infrastructure (a store or host away): what, since when, how many tries.
+      if (state.waiting) out.line(`  ${state.waiting}`);
       if (plan.tasks.length) for (const row of table([['task', 'status', 'tries', 'title'], ...plan.tasks.map((t) => [t.id, t.status, String(t.attempts), t.title])])) out.line(`  ${row}`);
       for (const p of state.pendingApprovals) out.line(`  waiting: ${p.callId} [${p.taskId}] ${p.name} (keel approve ${id} ${p.callId})`);
       out.line(`  usage: ${state.usage.usage.inputTokens} in / ${state.usage.usage.outputTokens} out tokens, $${state.usage.usage.costUsd.toFixed(4)}`);
@@ -141,10 +143,11 @@ export function statusCommand(id: string, o: { json?: boolean }): Promise<void> 
     }
     const state = await target.session.state();
     if (out.json) {
-      out.emit({ id, kind: 'session', status: state.status, reason: state.reason, turn: state.turn, queueLength: state.queueLength, pendingApprovals: state.pendingApprovals, question: state.question, usage: state.usage, policy: state.policy ?? null });
+      out.emit({ id, kind: 'session', status: state.status, reason: state.reason, waiting: state.waiting ?? null, turn: state.turn, queueLength: state.queueLength, pendingApprovals: state.pendingApprovals, question: state.question, usage: state.usage, policy: state.policy ?? null });
       return;
     }
     out.line(`session ${id}: ${out.bold(state.status)}${state.reason ? ` (${state.reason})` : ''}`);
+    if (state.waiting) out.line(`  ${state.waiting}`);
     if (state.turn) out.line(`  turn ${state.turn.turnId}: ${state.turn.status}`);
     for (const p of state.pendingApprovals) out.line(`  waiting: ${p.callId} ${p.name} ${JSON.stringify(p.input).slice(0, 100)} (keel approve ${id} ${p.callId})`);
     if (state.question) out.line(`  question: ${state.question.question}`);

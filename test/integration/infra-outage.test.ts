@@ -14,6 +14,7 @@ import { closeStores } from '../../activities/store/open';
 import { workflowsPath } from '../../worker/worker';
 import { userMessageUpdate, type LogEntry } from '../../workflows/definitions';
 import { say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
+import { cliEnv, keel } from '../fixtures/client-cli';
 import { closeTestEnv } from '../fixtures/worker-teardown';
 import { startPostgres, type TestPostgres } from '../helpers/postgres';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
@@ -71,6 +72,9 @@ describe('the conversation store (PostgreSQL) stopped mid-turn', () => {
       const waiting = await run.waitForState((st) => /^waiting for the conversation store \(postgres postgres:\/\/keel@127\.0\.0\.1:\d+\/outage\) since \d\d:\d\d:\d\d UTC, \d+ tr(y|ies): /.test(st.waiting ?? ''), 60_000);
       expect(waiting.status).toBe('processing');
       expect(waiting.turn?.status).toBe('calling_llm');
+      // And `keel status` says so, as the state view does.
+      const status = await keel(['status', run.handle.workflowId], cliEnv(s.taskQueue));
+      expect(status.stdout).toMatch(/^ {2}waiting for the conversation store \(postgres .*\) since \d\d:\d\d:\d\d UTC, \d+ tr(y|ies): /m);
       // A message sent during the outage is taken (queued behind the turn), not refused.
       const second = await run.handle.executeUpdate(userMessageUpdate, { args: [{ text: 'second go' }] });
       expect(second.queued).toBe(true);
