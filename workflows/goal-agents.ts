@@ -5,7 +5,7 @@
 // goal's budget.
 import { CancellationScope, getExternalWorkflowHandle, isCancellation, startChild, uuid4 } from '@temporalio/workflow';
 import { goalMachine, ZERO_USAGE, type GoalDirective, type GoalEvent, type GoalState, type Usage } from '../machines/index';
-import { agentShare } from '../machines/budget-share';
+import { agentShare, shareSlots } from '../machines/budget-share';
 import type { TurnLimits } from '../machines/budget';
 import { commandEnding } from '../machines/evidence';
 import { approvalFrom, defaultPolicy, unknownCallMessage, type PolicyConfig } from '../machines/policy';
@@ -99,7 +99,8 @@ export class AgentPool {
     const goal = this.h.goal();
     // Agents running at once share the goal's budget: their calls fit their shares, so together they fit the goal's.
     const running = [...this.children].map(([agentId, c]) => ({ share: c.share, used: this.usage[agentId] ?? ZERO_USAGE }));
-    const share: TurnLimits = { ...agentShare(goal.config.limits, goal.usage, running, options.maxConcurrency - this.children.size), maxSteps: options.maxStepsPerTask };
+    const slots = shareSlots(goal.tasks, new Set([...this.children.values()].map((c) => c.taskId)), options.maxConcurrency);
+    const share: TurnLimits = { ...agentShare(goal.config.limits, goal.usage, running, slots), maxSteps: options.maxStepsPerTask };
     this.children.set(d.agentId, { taskId: d.taskId, attempt: d.attempt, scope, token, evidence: null, share });
     const earlier = this.attempts.get(d.taskId) ?? [];
     const { tools, toolsRef, policy, storeId } = this.h.setup();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NO_LIMITS, ZERO_USAGE, type Usage } from '../../../machines/budget';
-import { agentShare } from '../../../machines/budget-share';
+import { agentShare, shareSlots } from '../../../machines/budget-share';
 
 const limits = { ...NO_LIMITS, outputTokens: 20_000, costUsd: 1 };
 const used = (outputTokens: number, costUsd = 0): Usage => ({ ...ZERO_USAGE, outputTokens, costUsd });
@@ -25,5 +25,13 @@ describe('agent shares of a goal budget', () => {
     const running = [{ share: { inputTokens: null, outputTokens: 20_000, costUsd: 1, maxSteps: null }, used: ZERO_USAGE }];
     expect(agentShare(limits, ZERO_USAGE, running, 1)).toEqual({ inputTokens: null, outputTokens: 0, costUsd: 0 });
     expect(agentShare(NO_LIMITS, used(5), [], 3)).toEqual({ inputTokens: null, outputTokens: null, costUsd: null });
+  });
+
+  it('is split over the free slots, or over the tasks left to start when fewer: a lone task gets it all', () => {
+    const tasks = (...statuses: string[]) => statuses.map((status, i) => ({ id: `t${i}`, status }));
+    expect(shareSlots(tasks('running'), new Set(), 3)).toBe(1);
+    expect(shareSlots(tasks('running', 'running', 'pending', 'succeeded'), new Set(), 2)).toBe(2);
+    expect(shareSlots(tasks('running', 'running', 'pending'), new Set(['t0']), 2)).toBe(1);
+    expect(shareSlots(tasks('running', 'failed', 'cancelled'), new Set(), 4)).toBe(1);
   });
 });
