@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { createStoreActivities } from './conversation-store';
 import { createModelActivities } from './llm';
+import { loadPriceTable } from './llm-pricing';
 import { createMcpBridge, parseMcpConfig } from './mcp/index';
 import { createSetupActivities } from './setup';
 import { createToolActivities } from './tools/index';
@@ -30,8 +31,10 @@ export function createActivities(env: NodeJS.ProcessEnv = process.env): KeelActi
   const mcp = createMcpBridge(parseMcpConfig(readMcpConfig(env.KEEL_MCP_CONFIG), `KEEL_MCP_CONFIG ${env.KEEL_MCP_CONFIG ?? ''}`.trim()));
   const store = createStoreActivities(env);
   const tools = createToolActivities({ sandboxRead: extraReadPaths(env) });
+  // One table for pricing calls and for refusing a run whose model has no price.
+  const prices = loadPriceTable(env);
   return {
-    activities: { ...createModelActivities({ env }), ...store, ...tools, ...mcp.activities, ...createSetupActivities({ ...tools, ...store, ...mcp.activities }) },
+    activities: { ...createModelActivities({ env, prices }), ...store, ...tools, ...mcp.activities, ...createSetupActivities({ ...tools, ...store, ...mcp.activities, prices }) },
     close: () => mcp.close(),
   };
 }

@@ -40,6 +40,8 @@ export const MODEL_FAILURE = {
   timeout: 'ModelTimeout',
   streamDropped: 'ModelStreamDropped',
   streamStalled: 'ModelStreamStalled',
+  // Not made: its worst case could cross a budget (machines/call-ceiling.ts).
+  overBudget: 'ModelCallOverBudget',
   unexpected: 'ModelUnexpectedError',
 } as const;
 export type ModelFailureType = (typeof MODEL_FAILURE)[keyof typeof MODEL_FAILURE];
@@ -59,6 +61,8 @@ export interface ModelFailureDetails {
   usage: SpentUsage | null;
   /** Whether retrying could help, when `nonRetryable` was forced for the caller's own retries. */
   retryable?: boolean;
+  /** The call was not made: its worst case could cross this limit. */
+  overBudget?: { limit: 'input_tokens' | 'output_tokens' | 'cost_usd'; left: number; needed: number };
 }
 
 /** What a failed or interrupted attempt spent, as far as the stream told. */
@@ -284,4 +288,26 @@ export function streamStalledFailure(idleMs: number, requestId: string | null): 
 
 export function invalidInputFailure(problem: string): ApplicationFailure {
   return failure(MODEL_FAILURE.invalidInput, `The model call input is invalid: ${problem}`, false);
+}
+
+/** The call was not sent: even shrunk, its worst case could cross `limit`. `usage`: what was spent before it (a compaction). */
+export function overBudgetFailure(over: NonNullable<ModelFailureDetails['overBudget']>, usage: SpentUsage | null): ApplicationFailure {
+  const details: ModelFailureDetails = {
+    status: null,
+    errorType: null,
+    apiMessage: null,
+    requestId: null,
+    inStream: false,
+    retryAfterMs: null,
+    failureClass: 'fatal',
+    usage,
+    retryable: false,
+    overBudget: over,
+  };
+  return ApplicationFailure.create({
+    type: MODEL_FAILURE.overBudget,
+    message: `not sent: its worst case needs ${over.needed} of ${over.limit}, ${over.left} left`,
+    nonRetryable: true,
+    details: [details],
+  });
 }

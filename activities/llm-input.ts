@@ -5,6 +5,7 @@
 // the conversation.
 import type Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
+import { callBudgetSchema, type CallBudget } from '../machines/call-ceiling';
 import type { Compaction } from './conversation-compaction';
 import { appendSegment, checkStoreIdentity, readConversation, storeFor, storeKeys, type StoreKeys } from './conversation-store';
 import type { ObjectStore } from './store/interface';
@@ -64,6 +65,8 @@ export interface ModelCallInput {
    * rest by its own table. The turn runner uses this.
    */
   serverRetries?: 'timeouts_only';
+  /** What the call may still spend: it is shrunk to fit its worst case, or not sent (machines/call-ceiling.ts). */
+  budget?: CallBudget;
 }
 
 export interface ModelCallResult {
@@ -132,6 +135,7 @@ export const modelCallInputSchema = z.object({
   interleavedThinking: z.boolean().optional(),
   publish: z.boolean().optional(),
   serverRetries: z.literal('timeouts_only').optional(),
+  budget: callBudgetSchema.optional(),
 });
 
 /** The messages to send, wherever the conversation lives; a `ref` is stored first. */

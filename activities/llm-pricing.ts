@@ -1,58 +1,49 @@
-// What a model call costs, from a per-model price table in USD per million tokens.
+// What a model call costs, from the model table's prices (machines/models.ts) in USD per million tokens.
 // A model the table does not list has an unknown cost (`null`), never zero: a budget
 // must not believe an unpriced call was free. Override or extend the table with
 // KEEL_MODEL_PRICES (a JSON or YAML file) or `createModelActivities({ prices })`.
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
+import { canonicalModel, MODELS, modelPriceSchema, type ModelPrice } from '../machines/models';
 
-export const modelPriceSchema = z
-  .object({
-    input: z.number().min(0),
-    output: z.number().min(0),
-    /** 5-minute cache writes; 1.25 × input when absent. */
-    cacheWrite5m: z.number().min(0).optional(),
-    /** 1-hour cache writes; 2 × input when absent. */
-    cacheWrite1h: z.number().min(0).optional(),
-    /** Cache hits and refreshes; 0.1 × input when absent. */
-    cacheRead: z.number().min(0).optional(),
-    /** USD per 1 000 web searches (the server tool); $10 when absent. Web fetches cost tokens only. */
-    webSearchPer1k: z.number().min(0).optional(),
-  })
-  .strict();
-export type ModelPrice = z.infer<typeof modelPriceSchema>;
+export { modelPriceSchema, type ModelPrice };
 export const priceTableSchema = z.record(z.string().min(1), modelPriceSchema);
 export type PriceTable = z.infer<typeof priceTableSchema>;
 
-const opus45: ModelPrice = { input: 5, output: 25, cacheWrite5m: 6.25, cacheWrite1h: 10, cacheRead: 0.5 };
-const opus4: ModelPrice = { input: 15, output: 75, cacheWrite5m: 18.75, cacheWrite1h: 30, cacheRead: 1.5 };
-const sonnet4: ModelPrice = { input: 3, output: 15, cacheWrite5m: 3.75, cacheWrite1h: 6, cacheRead: 0.3 };
+/** The model table's prices (machines/models.ts, with its source and date), by canonical id. */
+export const DEFAULT_PRICES: PriceTable = Object.fromEntries(Object.entries(MODELS).map(([id, spec]) => [id, spec.price]));
 
-/** From platform.claude.com/docs/en/about-claude/pricing; models not listed cost "unknown". */
-export const DEFAULT_PRICES: PriceTable = {
-  'claude-fable-5-1': { input: 10, output: 50, cacheWrite5m: 12.5, cacheWrite1h: 20, cacheRead: 0.25 },
-  'claude-mythos-5-1': { input: 10, output: 50, cacheWrite5m: 12.5, cacheWrite1h: 20, cacheRead: 0.25 },
-  'claude-fable-5': { input: 10, output: 50, cacheWrite5m: 12.5, cacheWrite1h: 20, cacheRead: 1 },
-  'claude-mythos-5': { input: 10, output: 50, cacheWrite5m: 12.5, cacheWrite1h: 20, cacheRead: 1 },
-  'claude-opus-5': opus45,
-  'claude-opus-4-8': opus45,
-  'claude-opus-4-7': opus45,
-  'claude-opus-4-6': opus45,
-  'claude-opus-4-5': opus45,
-  'claude-opus-4-1': opus4,
-  'claude-opus-4-0': opus4,
-  'claude-sonnet-4-6': sonnet4,
-  'claude-sonnet-4-5': sonnet4,
-  'claude-sonnet-4-0': sonnet4,
-  'claude-haiku-4-5': { input: 1, output: 5, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1 },
-};
-
-/** The price of `model`: an exact entry, or the entry its dated snapshot id (`…-YYYYMMDD`) extends. */
+/**
+ * The price of `model`: the table's entry for the id itself, else for the model it names
+ * (an alias, or a dated snapshot, of a model in the table: `claude-sonnet-4-0`,
+ * `claude-sonnet-4-20250514` and `claude-sonnet-4` are one model), else for the id a dated
+ * id extends. Null: no price.
+ */
 export function priceOf(model: string, table: PriceTable): ModelPrice | null {
   const exact = table[model];
   if (exact) return exact;
+  const canonical = canonicalModel(model);
+  if (canonical !== null) {
+    const spec = MODELS[canonical]!;
+    for (const id of [canonical, spec.billedAs, ...spec.aliases]) if (table[id]) return table[id];
+  }
   const alias = /^(.*)-\d{8}$/.exec(model)?.[1];
   return alias ? (table[alias] ?? null) : null;
+}
+
+/** The one line a run without a price for its model is refused with. */
+export const noPriceMessage = (model: string): string => `no price for model ${model}: add it to the price table or KEEL_MODEL_PRICES`;
+
+/**
+ * The price a response is billed at: the billed id's when it names a priced model other
+ * than the requested one (the API's word on what ran), else the requested model's — a
+ * snapshot id the table does not spell is still the model that was asked for, never free.
+ */
+export function billedPrice(requested: string, billed: string, table: PriceTable): ModelPrice | null {
+  const asked = priceOf(requested, table);
+  if (billed === requested || canonicalModel(billed) === canonicalModel(requested)) return asked ?? priceOf(billed, table);
+  return priceOf(billed, table) ?? asked;
 }
 
 export interface UsageForCost {
@@ -79,7 +70,10 @@ const perToken = (pricePerMTok: number, tokens: number) => (pricePerMTok * token
 
 export function costOf(model: string, usage: UsageForCost, table: PriceTable): ModelCost | null {
   const price = priceOf(model, table);
-  if (!price) return null;
+  return price === null ? null : costAt(price, usage);
+}
+
+export function costAt(price: ModelPrice, usage: UsageForCost): ModelCost {
   const written = usage.cache_creation_input_tokens ?? 0;
   const written1h = usage.cache_creation?.ephemeral_1h_input_tokens ?? 0;
   // Without the split, every cache write is billed at the 5-minute rate (the API default).

@@ -19,16 +19,18 @@ import {
   classifyModelError,
   invalidInputFailure,
   MODEL_FAILURE,
+  overBudgetFailure,
   type SpentUsage,
   streamDroppedFailure,
   streamStalledFailure,
   sumSpent,
   withSpentUsage,
 } from './llm-errors';
+import { fitCall, type CallFit } from '../machines/call-ceiling';
 import { defaultCompactAboveTokens } from '../machines/model-limits';
 import { type Compaction, compactConversation, estimateTokens } from './conversation-compaction';
 import { type ModelCallInput, modelCallInputSchema, type ModelCallResult, messagesOf, toolsOf } from './llm-input';
-import { costOf, loadPriceTable, type PriceTable, type UsageForCost } from './llm-pricing';
+import { billedPrice, costAt, costOf, loadPriceTable, type ModelCost, type PriceTable, type UsageForCost } from './llm-pricing';
 
 export { MODEL_ACTIVITY_OPTIONS } from './llm-options';
 export { MODEL_FAILURE, type ModelFailureDetails, type ModelFailureType, type SpentUsage } from './llm-errors';
@@ -180,7 +182,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
           client.messages.create({ model: input.model, max_tokens: 2048, system, messages: [{ role: 'user', content: text }] }, { signal, timeout }),
         );
         // A summary call is billed like any other: its price goes into the turn's spending.
-        return { text: summary.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), usage: summary.usage, costUsd: costOf(summary.model, summary.usage, settings.prices)?.total ?? null };
+        return { text: summary.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), usage: summary.usage, costUsd: billedCost(input.model, summary.model, summary.usage, settings.prices)?.total ?? null };
       }, conversation.keys ?? null, compactNow ? undefined : measured);
       if (compacted) {
         conversation.messages = compacted.messages;
@@ -198,6 +200,15 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
     }
     progress.connecting();
     const body = requestBody({ ...input, tools: await toolsOf(input, settings.env) }, conversation.messages);
+    if (input.budget !== undefined) {
+      // The budget is a ceiling before the call: shrunk to fit its worst case, or not sent.
+      const inputTokens = compaction === undefined && ref?.lastInputTokens !== undefined ? measured : estimateRequestTokens(body);
+      const fit = fitToBudget(body, input, inputTokens, settings.prices);
+      if (!fit.fits) {
+        const before = compaction !== undefined ? { inputTokens: compaction.usage.input_tokens, outputTokens: compaction.usage.output_tokens, costUsd: compaction.costUsd, estimated: false } : null;
+        throw overBudgetFailure({ limit: fit.limit, left: fit.left, needed: fit.needed }, sumSpent(before, lost));
+      }
+    }
     const { data: stream, request_id, response } = await counted(() => client.messages.create(body, { signal, timeout, ...requestHeaders(input) }).withResponse());
     requestId = request_id ?? response.headers.get('request-id');
     progress.connected(requestId);
@@ -248,7 +259,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
       usage: message.usage,
       requestId,
       model: message.model,
-      cost: costOf(message.model, message.usage, settings.prices),
+      cost: billedCost(input.model, message.model, message.usage, settings.prices),
       attempt,
       ...(conversation.head !== undefined ? { conversationHead: conversation.head } : {}),
       ...(compaction !== undefined ? { compaction } : {}),
@@ -259,6 +270,8 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
   } catch (error) {
     // The error's class only: heartbeat details are readable by anyone who can describe the workflow.
     progress.failed(ctx.cancellationSignal.aborted ? 'cancelled' : error instanceof Error ? error.name : 'error');
+    // Never sent: it carries what was spent before it (a compaction), nothing else to count.
+    if (error instanceof ApplicationFailure && error.type === MODEL_FAILURE.overBudget) throw error;
     if (ctx.cancellationSignal.aborted) {
       deltas?.discard();
       const reason: unknown = ctx.cancellationSignal.reason;
@@ -299,6 +312,37 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
   }
 }
 
+/** Input tokens of a request with no measure of its conversation: its JSON at about 4 characters a token. */
+function estimateRequestTokens(body: Anthropic.MessageCreateParamsStreaming): number {
+  return Math.ceil(JSON.stringify([body.system ?? '', body.tools ?? [], body.messages]).length / 4);
+}
+
+/**
+ * Lowers `body.max_tokens` (and a manual thinking budget with it) to what the call's budget
+ * leaves after its worst case: every input token written to the cache (or uncached, at the
+ * base price, without caching) and every output token generated. Unpriced, the USD limit
+ * cannot be fitted (the run was refused at start unless it came from elsewhere).
+ */
+function fitToBudget(body: Anthropic.MessageCreateParamsStreaming, input: ModelCallInput, inputTokens: number, prices: PriceTable): CallFit {
+  const budget = input.budget!;
+  const price = billedPrice(input.model, input.model, prices);
+  const writeRate = price === null ? 0 : input.promptCaching === false ? price.input : input.promptCacheTtl === '1h' ? (price.cacheWrite1h ?? price.input * 2) : (price.cacheWrite5m ?? price.input * 1.25);
+  const manual = body.thinking?.type === 'enabled' ? body.thinking : null;
+  const fit = fitCall(price === null ? { ...budget, costUsd: null } : budget, {
+    inputTokens,
+    inputUsd: (Math.max(writeRate, price?.input ?? 0) * inputTokens) / 1_000_000,
+    outputUsdPerToken: (price?.output ?? 0) / 1_000_000,
+    maxTokens: body.max_tokens,
+    // Manual thinking needs max_tokens above a budget of at least 1 024.
+    minMaxTokens: manual !== null ? 1_025 : 1,
+  });
+  if (fit.fits) {
+    body.max_tokens = fit.maxTokens;
+    if (manual !== null && manual.budget_tokens >= fit.maxTokens) body.thinking = { ...manual, budget_tokens: fit.maxTokens - 1 };
+  }
+  return fit;
+}
+
 function requestBody(input: ModelCallInput, messages: Anthropic.MessageParam[]): Anthropic.MessageCreateParamsStreaming {
   // Breakpoints by design (activities/llm-cache.ts); without caching the request is sent as it is.
   const cached =
@@ -327,6 +371,12 @@ export const INTERLEAVED_THINKING_BETA = 'interleaved-thinking-2025-05-14';
 
 function requestHeaders(input: ModelCallInput): { headers?: Record<string, string> } {
   return input.interleavedThinking === true && input.thinking?.type === 'enabled' ? { headers: { 'anthropic-beta': INTERLEAVED_THINKING_BETA } } : {};
+}
+
+/** What a response costs: billed under the id it answered with, priced as the model asked for when that id is not in the table (machines/models.ts). */
+function billedCost(requested: string, billed: string, usage: UsageForCost, prices: PriceTable): ModelCost | null {
+  const price = billedPrice(requested, billed, prices);
+  return price === null ? null : costAt(price, usage);
 }
 
 /** The `usage` of a previous attempt's last heartbeat, marked estimated; null when absent or not a usage. */

@@ -5,6 +5,7 @@
 // run (docs/performance.md).
 import type { PolicyConfig, PolicyConfigInput, PolicyOrigin } from '../machines/policy';
 import type { McpToolList } from './mcp/activities';
+import { DEFAULT_PRICES, noPriceMessage, priceOf, type PriceTable } from './llm-pricing';
 import type { LoadedPolicy, ToolActivityOptions, ToolDescription } from './tools/index';
 
 export interface SetupRequest {
@@ -17,6 +18,8 @@ export interface SetupRequest {
   omit: string[];
   /** Tools of the caller's own, after the built-in ones (finish_task). */
   extra: SetupTool[];
+  /** The run's model: a run whose calls cannot be priced is refused here, before it spends anything. Absent in runs from before. */
+  model?: string;
 }
 
 export interface SetupTool {
@@ -39,7 +42,8 @@ export type SetupResult =
       /** The identity of the conversation store the run starts on (every later call is checked against it). */
       storeId?: string;
     }
-  | { ok: false; error: string };
+  /** `refused`: the run cannot start as asked (a model without a price); nothing to wait out or retry. */
+  | { ok: false; error: string; refused?: true };
 
 interface Parts {
   listTools(): Promise<ToolDescription[]>;
@@ -47,11 +51,15 @@ interface Parts {
   listMcpTools(): Promise<McpToolList>;
   storeSegment(request: { store: string; parent: string | null; items: unknown[]; storeId?: string }): Promise<string | null>;
   storeIdentity(request: { store: string }): Promise<string>;
+  /** The worker's price table (the model table + KEEL_MODEL_PRICES). */
+  prices?: PriceTable;
 }
 
 export function createSetupActivities(parts: Parts) {
   return {
     async prepareSetup(request: SetupRequest): Promise<SetupResult> {
+      // A budget cannot stop what it cannot count: an unpriced model is refused before its first call.
+      if (request.model !== undefined && priceOf(request.model, parts.prices ?? DEFAULT_PRICES) === null) return { ok: false, error: noPriceMessage(request.model), refused: true };
       const [builtin, loaded, mcp] = await Promise.all([
         parts.listTools(),
         parts.loadPolicy({ workspace: request.workspace, ...(request.policy !== undefined ? { options: request.policy } : {}) }),

@@ -73,8 +73,13 @@ export const exhaustionSchema = lazySchema(() => z.strictObject({
   limit: z.enum(['input_tokens', 'output_tokens', 'cost_usd', 'steps_per_turn', 'turns', 'wall_clock']),
   allowed: nonNeg,
   used: nonNeg,
-  /** How far past the limit: used − allowed (0 when it was hit exactly). */
+  /** How far past the limit: used − allowed (0 when it was hit exactly, or not reached). */
   over: nonNeg,
+  /**
+   * Set when the next call was not made because its worst case (this much of the limit's
+   * unit) could cross the limit: `used` is then below `allowed` (machines/call-ceiling.ts).
+   */
+  next: nonNeg.optional(),
 }));
 export type Exhaustion = z.infer<typeof exhaustionSchema>;
 
@@ -130,4 +135,12 @@ export type BudgetPatch = z.infer<typeof budgetPatchSchema>;
 
 export function applyPatch(limits: BudgetLimits, patch: BudgetPatch): BudgetLimits {
   return { ...limits, ...Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) };
+}
+
+const amount = (limit: LimitName, n: number): string => (limit === 'cost_usd' ? `$${n.toFixed(4)}` : limit === 'wall_clock' ? `${n} ms` : `${Math.round(n)}`);
+
+/** One line for people: which limit, how much of it is used, and what the next call would have needed. */
+export function describeExhaustion(e: Exhaustion): string {
+  const head = `the ${e.limit} budget is exhausted (${amount(e.limit, e.used)} of ${amount(e.limit, e.allowed)} used`;
+  return e.next === undefined ? `${head})` : `${head}; the next model call could need ${amount(e.limit, e.next)})`;
 }

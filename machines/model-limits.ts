@@ -1,67 +1,30 @@
-// What each model accepts as `max_tokens` (the API refuses more with a 400): a turn that
-// raises its limit after a truncated tool call stays within it, and the stand-in refuses
-// what the real API refuses.
+// What each model accepts, read from the one model table (machines/models.ts): a turn that
+// raises its limit after a truncated tool call stays within `max_tokens`, compaction knows
+// the window, the cost model knows what caches, and the stand-in refuses what the real API
+// refuses. A model the table does not list (a stand-in scenario's own) gets the most common
+// limits, so the stand-in can still serve it; Keel itself refuses to run one it cannot price.
+import { canonicalModel, KNOWN_MODEL_IDS, modelSpec } from './models';
 
-/** The largest output limit of a model family; 64 000 for current models (Sonnet 4.x, Haiku 4.5, Opus 4.5+). */
+/** The largest `max_tokens` the API takes for `model`. */
 export function maxOutputTokens(model: string): number {
-  if (/claude-opus-4-(0|1)\b|claude-opus-4-20250514|claude-opus-4-1-/.test(model)) return 32_000;
-  if (/claude-3-haiku/.test(model)) return 4_096;
-  if (/claude-3-5-/.test(model)) return 8_192;
-  return 64_000;
+  return modelSpec(model)?.maxOutput ?? 64_000;
 }
 
-/**
- * The models the Messages API knows, by alias (a dated snapshot `…-YYYYMMDD` of one is
- * known too). The stand-in answers any other model with the API's 404.
- */
-export const KNOWN_MODELS = [
-  'claude-fable-5-1',
-  'claude-mythos-5-1',
-  'claude-fable-5',
-  'claude-mythos-5',
-  'claude-opus-5',
-  'claude-sonnet-5',
-  'claude-opus-4-8',
-  'claude-opus-4-7',
-  'claude-opus-4-6',
-  'claude-opus-4-5',
-  'claude-opus-4-1',
-  'claude-opus-4-0',
-  'claude-opus-4',
-  'claude-sonnet-4-6',
-  'claude-sonnet-4-5',
-  'claude-sonnet-4-0',
-  'claude-sonnet-4',
-  'claude-haiku-4-5',
-  'claude-3-7-sonnet',
-  'claude-3-5-haiku',
-  'claude-3-haiku',
-] as const;
-
-const aliasOf = (model: string): string => /^(.*)-\d{8}$/.exec(model)?.[1] ?? model;
+/** The ids the Messages API knows (aliases and dated snapshots); the stand-in answers any other with the API's 404. */
+export const KNOWN_MODELS = KNOWN_MODEL_IDS;
 
 export function isKnownModel(model: string): boolean {
-  return (KNOWN_MODELS as readonly string[]).includes(aliasOf(model));
+  return canonicalModel(model) !== null;
 }
 
-/**
- * The shortest prefix the API caches for a model (platform.claude.com, "Prompt caching":
- * a shorter prefix is processed without caching, and nothing says so): 512 tokens for
- * Opus 5, Fable 5 and Mythos 5; 2 048 for Opus 4.7 and the Haiku 3 models; 4 096 for
- * Opus 4.6, Opus 4.5 and Haiku 4.5; 1 024 for the others (Sonnet, Opus 4.8, Opus 4 / 4.1).
- */
+/** The shortest prefix the API caches for a model (a shorter prefix is processed without caching, and nothing says so). */
 export function minCacheableTokens(model: string): number {
-  const alias = aliasOf(model);
-  if (/^claude-(opus-5|fable-5|mythos-5)/.test(alias)) return 512;
-  if (/^claude-(opus-4-6|opus-4-5|haiku-4-5)$/.test(alias)) return 4_096;
-  if (/^claude-(opus-4-7|3-5-haiku|3-haiku)$/.test(alias)) return 2_048;
-  return 1_024;
+  return modelSpec(model)?.minCacheableTokens ?? 1_024;
 }
 
-/** The context window (input + output tokens) a request must fit in: 200 000 tokens for every current model by default. */
+/** The context window (input + output tokens) a request must fit in. */
 export function contextWindowTokens(model: string): number {
-  void model;
-  return 200_000;
+  return modelSpec(model)?.contextWindow ?? 200_000;
 }
 
 /**
@@ -71,4 +34,23 @@ export function contextWindowTokens(model: string): number {
  */
 export function defaultCompactAboveTokens(model: string): number {
   return Math.floor(contextWindowTokens(model) * 0.8);
+}
+
+/** Whether the API takes `tool_choice` forcing a tool for this model (not where thinking is always on). */
+export function forcesToolChoice(model: string): boolean {
+  return modelSpec(model)?.forcedToolChoice ?? true;
+}
+
+/** Which thinking modes the API takes for this model. */
+export function thinkingModes(model: string): { manual: boolean; adaptive: boolean } {
+  return modelSpec(model)?.thinking ?? { manual: true, adaptive: true };
+}
+
+/**
+ * How a caller that needs an answer through one tool (the planner, the critic) asks for it:
+ * forced where the model takes that, else `auto` with the instruction in the prompt (where
+ * thinking is always on the API refuses a forced tool).
+ */
+export function toolChoiceFor(model: string, name: string): { type: 'tool'; name: string } | { type: 'auto' } {
+  return forcesToolChoice(model) ? { type: 'tool', name } : { type: 'auto' };
 }

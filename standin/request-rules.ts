@@ -5,7 +5,7 @@
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-import { maxOutputTokens } from '../machines/model-limits';
+import { forcesToolChoice, maxOutputTokens, thinkingModes } from '../machines/model-limits';
 import { breakpointCount, promptBlocks } from './usage';
 
 export { maxOutputTokens };
@@ -97,6 +97,123 @@ export function requestProblem(body: Json): string | null {
   const final = messages.at(-1);
   if (isObject(final) && final.role === 'assistant' && (blocksOf(final) ?? []).some((b) => b.type === 'tool_use')) {
     return `messages.${messages.length - 1}: the final assistant message cannot end with \`tool_use\` blocks: each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+  }
+  // The model continues a final assistant turn from its last character: not from whitespace.
+  if (isObject(final) && final.role === 'assistant') {
+    const tail = typeof final.content === 'string' ? final.content : (blocksOf(final) ?? []).at(-1);
+    const text = typeof tail === 'string' ? tail : tail?.type === 'text' && typeof tail.text === 'string' ? tail.text : null;
+    if (text !== null && text !== '' && text.trimEnd() !== text) return 'messages: final assistant content cannot end with trailing whitespace';
+  }
+  return thinkingProblem(body, model, messages) ?? contentProblem(body, messages);
+}
+
+/** Extended thinking's rules: what the model takes, what thinking excludes, where thinking blocks may be. */
+function thinkingProblem(body: Json, model: string, messages: unknown[]): string | null {
+  const thinking = isObject(body.thinking) ? body.thinking : null;
+  const modes = thinkingModes(model);
+  if (thinking?.type === 'enabled' && !modes.manual) return `thinking.type.enabled is not supported for this model. Use thinking.type.adaptive and the effort parameter instead.`;
+  if (thinking?.type === 'adaptive' && !modes.adaptive) return `thinking.type.adaptive is not supported for this model.`;
+  const on = thinking?.type === 'enabled' || thinking?.type === 'adaptive';
+  if (on) {
+    if (body.temperature !== undefined && body.temperature !== 1) return '`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility';
+    if (body.top_k !== undefined) return '`top_k` must be unset when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility';
+    if (body.top_p !== undefined && (typeof body.top_p !== 'number' || body.top_p < 0.95)) return '`top_p` must be greater than or equal to 0.95 or unset when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility';
+  }
+  // Where thinking is always on, a forced tool is refused as with thinking enabled.
+  if (!forcesToolChoice(model) && isObject(body.tool_choice) && (body.tool_choice.type === 'any' || body.tool_choice.type === 'tool')) {
+    return 'Thinking may not be enabled when tool_choice forces tool use.';
+  }
+  for (const [i, raw] of messages.entries()) {
+    if (!isObject(raw)) continue;
+    for (const [j, block] of (blocksOf(raw) ?? []).entries()) {
+      if (block.type !== 'thinking' && block.type !== 'redacted_thinking') continue;
+      if (raw.role !== 'assistant') return `messages.${i}.content.${j}: \`${String(block.type)}\` blocks can only be in \`assistant\` messages`;
+      if (block.cache_control !== undefined) return `messages.${i}.content.${j}.${String(block.type)}.cache_control: Extra inputs are not permitted`;
+      if (block.type === 'thinking' && (typeof block.signature !== 'string' || block.signature.length === 0)) return `messages.${i}.content.${j}.thinking.signature: Field required`;
+    }
+  }
+  // With manual thinking on, a tool loop's last assistant turn must begin with its thinking.
+  if (thinking?.type === 'enabled') {
+    const last = messages.length - 1;
+    const final = messages[last];
+    const loop = isObject(final) && final.role === 'user' && (blocksOf(final) ?? []).some((b) => b.type === 'tool_result');
+    const previous = loop ? messages[last - 1] : null;
+    const first = isObject(previous) ? (blocksOf(previous) ?? [])[0] : undefined;
+    if (loop && first !== undefined && first.type !== 'thinking' && first.type !== 'redacted_thinking') {
+      return `messages.${last - 1}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first.type)}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`;
+    }
+  }
+  return null;
+}
+
+const TOP_LEVEL = new Set([
+  'model', 'max_tokens', 'messages', 'system', 'tools', 'tool_choice', 'thinking', 'temperature', 'top_k', 'top_p', 'stop_sequences',
+  'stream', 'metadata', 'service_tier', 'container', 'mcp_servers', 'context_management', 'output_config', 'cache_control', 'inference_geo',
+]);
+const BLOCK_TYPES = new Set([
+  'text', 'image', 'document', 'search_result', 'tool_use', 'tool_result', 'thinking', 'redacted_thinking', 'server_tool_use',
+  'web_search_tool_result', 'web_fetch_tool_result', 'code_execution_tool_result', 'bash_code_execution_tool_result',
+  'text_editor_code_execution_tool_result', 'mcp_tool_use', 'mcp_tool_result', 'container_upload',
+]);
+const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Fields, block types, media and cache TTLs the API does not take. */
+function contentProblem(body: Json, messages: unknown[]): string | null {
+  const extra = Object.keys(body).find((key) => !TOP_LEVEL.has(key));
+  if (extra !== undefined) return `${extra}: Extra inputs are not permitted`;
+  if (Array.isArray(body.system)) {
+    for (const [i, part] of (body.system as unknown[]).entries()) {
+      if (isObject(part) && part.type !== 'text') return `system.${i}.type: Input should be 'text'`;
+      const ttl = isObject(part) ? ttlProblem(part, `system.${i}.text`) : null;
+      if (ttl !== null) return ttl;
+    }
+  }
+  let toolBlocks = false;
+  for (const [i, raw] of messages.entries()) {
+    if (!isObject(raw)) continue;
+    for (const [j, block] of (blocksOf(raw) ?? []).entries()) {
+      const where = `messages.${i}.content.${j}`;
+      if (typeof block.type !== 'string' || !BLOCK_TYPES.has(block.type)) {
+        return `${where}: Input tag '${String(block.type)}' found using 'type' does not match any of the expected tags: ${[...BLOCK_TYPES].map((t) => `'${t}'`).join(', ')}`;
+      }
+      if (block.type === 'tool_use' || block.type === 'tool_result') toolBlocks = true;
+      const ttl = ttlProblem(block, `${where}.${block.type}`);
+      if (ttl !== null) return ttl;
+      const media = block.type === 'image' || block.type === 'document' ? mediaProblem(block, where) : null;
+      if (media !== null) return media;
+      const inner = block.type === 'tool_result' && Array.isArray(block.content) ? (block.content as unknown[]).filter(isObject) : [];
+      for (const [k, part] of inner.entries()) {
+        const problem = part.type === 'image' || part.type === 'document' ? mediaProblem(part, `${where}.tool_result.content.${k}`) : null;
+        if (problem !== null) return problem;
+      }
+    }
+  }
+  const tools = Array.isArray(body.tools) ? body.tools : [];
+  if (toolBlocks && tools.length === 0) return 'Requests which include `tool_use` or `tool_result` blocks must define tools.';
+  return null;
+}
+
+function ttlProblem(block: Json, where: string): string | null {
+  const cc = block.cache_control;
+  if (cc === undefined || cc === null) return null;
+  if (!isObject(cc) || cc.type !== 'ephemeral') return `${where}.cache_control.type: Input should be 'ephemeral'`;
+  if (cc.ttl !== undefined && cc.ttl !== '5m' && cc.ttl !== '1h') return `${where}.cache_control.ephemeral.ttl: Input should be '5m' or '1h'`;
+  return null;
+}
+
+function mediaProblem(block: Json, where: string): string | null {
+  const source = isObject(block.source) ? block.source : null;
+  if (source === null) return `${where}.${String(block.type)}.source: Field required`;
+  if (block.type === 'image' && source.type === 'base64') {
+    if (typeof source.media_type !== 'string' || !IMAGE_TYPES.includes(source.media_type)) {
+      return `${where}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`;
+    }
+    if (typeof source.data !== 'string' || source.data.length === 0 || !BASE64.test(source.data)) return `${where}.image.source.base64: The image data is not valid base64.`;
+  }
+  if (block.type === 'document' && source.type === 'base64') {
+    if (source.media_type !== 'application/pdf') return `${where}.document.source.base64.media_type: Input should be 'application/pdf'`;
+    if (typeof source.data !== 'string' || source.data.length === 0 || !BASE64.test(source.data)) return `${where}.document.source.base64: The PDF specified was not valid.`;
   }
   return null;
 }

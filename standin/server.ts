@@ -10,6 +10,7 @@ import { requestId as newRequestId } from './ids';
 import { describeFacts, factsOf, matches, type RequestFacts } from './match';
 import { renderMessage } from './message';
 import { isKnownModel } from '../machines/model-limits';
+import { modelSpec } from '../machines/models';
 import { requestProblem } from './request-rules';
 import { renderResponse, responsesFacts } from './responses';
 import { faultHeaders, type Io, jsonReply, sendError, streamReply, type WriteOutcome } from './respond';
@@ -291,7 +292,14 @@ export class Standin {
     const reply = rule.reply ?? DEFAULT_MID_STREAM_REPLY;
     const usage = this.cache.usageFor(parsed, reply.content, reply.usage);
     record.usage = usage;
-    const message = renderMessage(reply, facts.model, usage);
+    // The API answers an alias with the snapshot it ran (claude-sonnet-4-0 → claude-sonnet-4-20250514).
+    const message = renderMessage(reply, answeredAs(facts.model), usage);
+    // The API never generates (nor bills) more than max_tokens: a scripted longer answer stops there.
+    const maxTokens = typeof parsed.max_tokens === 'number' ? parsed.max_tokens : Infinity;
+    if (usage.output_tokens > maxTokens) {
+      usage.output_tokens = maxTokens;
+      if (message.stop_reason === 'end_turn') message.stop_reason = 'max_tokens';
+    }
     const io: Io = {
       res,
       closed,
@@ -392,4 +400,10 @@ async function readBody(req: IncomingMessage): Promise<string> {
   const parts: Buffer[] = [];
   for await (const chunk of req) parts.push(chunk as Buffer);
   return Buffer.concat(parts).toString('utf8');
+}
+
+/** The model id a response names: a dated id as asked, an alias as the dated snapshot it stands for. */
+export function answeredAs(model: string): string {
+  if (/-\d{8}$/.test(model)) return model;
+  return modelSpec(model)?.billedAs ?? model;
 }

@@ -14,7 +14,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { TurnLimits, TurnResult, Usage } from '../machines/index';
-import { ZERO_USAGE } from '../machines/budget';
+import { ZERO_USAGE, type Exhaustion } from '../machines/budget';
 import { approvalFrom, describeApproval, EXACT_APPROVALS_PATCH, rememberApproval, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import {
   AGENT_SIGNALS,
@@ -102,6 +102,8 @@ export interface AgentResult {
   evidence: TaskEvidence;
   usage: Usage;
   steps: number;
+  /** Set when the turn ended on a budget: which limit, and the figures against the agent's share of the goal's. */
+  exhaustion?: Exhaustion;
 }
 
 export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
@@ -271,5 +273,5 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
   host.report();
   await sent;
   host.stream.detachPollers();
-  return { agentId, taskId: input.taskId, attempt: input.attempt, outcome: decided.outcome, summary: decided.summary, turnOutcome: finished.outcome, evidence, usage: finished.usage, steps: finished.steps };
+  return { agentId, taskId: input.taskId, attempt: input.attempt, outcome: decided.outcome, summary: decided.summary, turnOutcome: finished.outcome, evidence, usage: finished.usage, steps: finished.steps, ...(finished.outcome === 'budget_exhausted' && finished.exhaustion !== null ? { exhaustion: finished.exhaustion } : {}) };
 }

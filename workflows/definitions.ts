@@ -95,7 +95,8 @@ export interface UsageView {
   turns: number;
   toolCalls: SessionStats['toolCalls'];
   /** The first exhausted limit, if any. */
-  exhaustion: { limit: string; allowed: number; used: number; over: number } | null;
+  /** `next`: the worst case of the call that was not made (it could cross the limit). */
+  exhaustion: { limit: string; allowed: number; used: number; over: number; next?: number } | null;
   /** The running turn's usage, not yet added to `usage`. */
   turnUsage: Usage | null;
   /** The newest finished turns (up to 100, oldest first): each one's tokens and cost (absent in runs recorded before it). */

@@ -4,7 +4,9 @@
 // what each attempt did (told to the next attempt), and their usage rolled up into the
 // goal's budget.
 import { CancellationScope, getExternalWorkflowHandle, isCancellation, startChild, uuid4 } from '@temporalio/workflow';
-import { goalMachine, remainingForTurn, ZERO_USAGE, type GoalDirective, type GoalEvent, type GoalState, type Usage } from '../machines/index';
+import { goalMachine, ZERO_USAGE, type GoalDirective, type GoalEvent, type GoalState, type Usage } from '../machines/index';
+import { agentShare, shareSlots } from '../machines/budget-share';
+import type { TurnLimits } from '../machines/budget';
 import { commandEnding } from '../machines/evidence';
 import { approvalFrom, defaultPolicy, unknownCallMessage, type PolicyConfig } from '../machines/policy';
 import { agentWorkflow, type AgentInput, type AgentResult } from './agent';
@@ -44,6 +46,8 @@ interface Child {
   scope: CancellationScope;
   token: string;
   evidence: TaskEvidence | null;
+  /** The part of the goal's budget it was started with (machines/budget-share.ts). */
+  share: TurnLimits;
 }
 
 export class AgentPool {
@@ -92,10 +96,14 @@ export class AgentPool {
     // read those could forge a report — but such a caller can terminate the goal anyway;
     // namespace access is Temporal's trust boundary.
     const token = uuid4();
-    this.children.set(d.agentId, { taskId: d.taskId, attempt: d.attempt, scope, token, evidence: null });
+    const goal = this.h.goal();
+    // Agents running at once share the goal's budget: their calls fit their shares, so together they fit the goal's.
+    const running = [...this.children].map(([agentId, c]) => ({ share: c.share, used: this.usage[agentId] ?? ZERO_USAGE }));
+    const slots = shareSlots(goal.tasks, new Set([...this.children.values()].map((c) => c.taskId)), options.maxConcurrency);
+    const share: TurnLimits = { ...agentShare(goal.config.limits, goal.usage, running, slots), maxSteps: options.maxStepsPerTask };
+    this.children.set(d.agentId, { taskId: d.taskId, attempt: d.attempt, scope, token, evidence: null, share });
     const earlier = this.attempts.get(d.taskId) ?? [];
     const { tools, toolsRef, policy, storeId } = this.h.setup();
-    const goal = this.h.goal();
     const input: AgentInput = {
       goalId,
       goal: options.goal,
@@ -117,7 +125,7 @@ export class AgentPool {
       toolsRef,
       policy: policy ?? defaultPolicy,
       headless: options.headless,
-      limits: { ...remainingForTurn(goal.config.limits, goal.usage), maxSteps: options.maxStepsPerTask },
+      limits: share,
       approvalTimeoutMs: options.approvalTimeoutMs,
       maxParallelTools: options.maxParallelTools,
       retryBackoffMs: options.retryBackoffMs,
@@ -158,6 +166,8 @@ export class AgentPool {
               evidence: describeEvidence(result.evidence),
               ...(unreported !== null ? { usage: unreported } : {}),
               agentUsage: result.usage,
+              // Its share of the budget ran out (or its next call could not fit it): the goal's budget did.
+              ...(result.exhaustion !== undefined ? { exhaustion: result.exhaustion } : {}),
             });
           }),
         (error: unknown) =>

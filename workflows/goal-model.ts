@@ -11,6 +11,7 @@ import type { Driven } from './host';
 import { failureMessage } from './payloads';
 import { CRITIC_SYSTEM, PLANNER_SYSTEM, planPrompt, reviewPrompt, shapeProblems, SUBMIT_PLAN, SUBMIT_REVIEW, submitPlanSchema, submitPlanTool, submitReviewSchema, submitReviewTool, toTaskInputs } from './planning';
 import { modelFailure } from './turn-results';
+import { toolChoiceFor } from '../machines/model-limits';
 
 export interface ToolCallerConfig {
   model: string;
@@ -41,7 +42,7 @@ export class ToolCaller {
     for (const scope of this.scopes.values()) scope.cancel();
   }
 
-  /** Calls the model with the tool forced; `failedSpend` hears what failed attempts were billed. */
+  /** Calls the model with the tool forced (asked for, where the model refuses a forced tool); `failedSpend` hears what failed attempts were billed. */
   call(name: string, system: string, prompt: string, tool: typeof submitPlanTool, failedSpend: (usage: Usage) => void): Promise<{ input: unknown; usage: CallUsage }> {
     const activityId = `${name}-${++this.calls}`;
     const overrides = this.config.modelActivity ?? {};
@@ -54,14 +55,16 @@ export class ToolCaller {
       }).callModel;
     const scope = new CancellationScope();
     this.scopes.set(activityId, scope);
+    const toolChoice = toolChoiceFor(this.config.model, name);
     const request: ModelCallInput = {
       callId: activityId,
       serverRetries: 'timeouts_only',
       model: this.config.model,
       maxTokens: this.config.maxTokens,
-      system,
+      // Where the model refuses a forced tool (thinking always on), the prompt says what the choice would have.
+      system: toolChoice.type === 'tool' ? system : `${system}\n\nAnswer only by calling the ${name} tool, once.`,
       tools: [tool as unknown as NonNullable<ModelCallInput['tools']>[number]],
-      toolChoice: { type: 'tool', name },
+      toolChoice,
       conversation: { kind: 'inline', messages: [{ role: 'user', content: prompt }] },
       // The prompt is new each time: caching it would only make its one use cost 1.25×.
       cacheConversation: false,

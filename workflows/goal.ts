@@ -163,7 +163,7 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
    */
   async function setUp(): Promise<Awaited<ReturnType<typeof loadSetupWaiting>>> {
     for (;;) {
-      const r = await loadSetupWaiting({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'agents' }, route }, setupWait);
+      const r = await loadSetupWaiting({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'agents' }, route, model: options.model }, setupWait);
       if (r.ok || r.permanent !== true) return r;
       const decision = setupWait.failed('file system', `workspace ${options.workspace}`, `setup failed: ${r.error}; fix it and the goal goes on, or cancel it`);
       if (!decision.wait) return r;

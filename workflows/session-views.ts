@@ -59,7 +59,8 @@ export function sessionViews({ session, turns, finishedTurns, deferred, waiting:
     limits: session.state.config.limits,
     turns: session.state.turns,
     toolCalls: session.state.toolCalls,
-    exhaustion: sessionExhaustion(session.state),
+    // Suspended before a call that could cross a limit: the limit it hit, with what that call needed.
+    exhaustion: sessionExhaustion(session.state) ?? (session.state.status === 'suspended' && session.state.reason === 'budget' ? session.state.exhaustion : null),
     turnUsage: current()?.usage ?? null,
     perTurn: finishedTurns.list().map((t) => ({ turnId: t.turnId, messageId: t.messageId, outcome: t.outcome, usage: t.usage })),
   });

@@ -7,12 +7,13 @@ import { condition, makeContinueAsNewFunc, setHandler, uuid4, workflowInfo } fro
 // Straight from the machines a session runs, not the barrel: the SDK evaluates a workflow's
 // modules anew for every workflow, and the goal's machines are no business of a session's.
 import type { SessionStats } from '../machines/index';
+import { describeExhaustion } from '../machines/budget';
 import { createSession, sessionEventFromTurn, sessionMachine, type SessionDirective, type SessionEvent, type SessionState } from '../machines/session';
 import { defaultPolicy, type PolicyConfig, type PolicyOrigin, type SessionApproval } from '../machines/policy';
 import { sessionSearchStatus } from '../machines/search-status';
 import { SESSION_SIGNALS, userMessageSchema, userMessageSignal, userMessageUpdate, type ControlResult, type LogEntry } from './definitions';
 import { failureMessage, parsePayload as parse, parseStartInput } from './payloads';
-import { validated } from './refusal';
+import { refusal, validated } from './refusal';
 import { ConversationLog } from './runtime';
 import { sessionOptionsSchema } from './start-input';
 import { TurnRunner, type ToolEntry } from './turn-runner';
@@ -184,7 +185,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   // Setup waits out a store or workspace host that is away (workflows/infra-wait.ts), and says so.
   const setupWait = new InfraWaiter({ now: host.now, emit: host.publish });
   function initialize(): void {
-    loadSetupWaiting({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp }, route }, setupWait).then(
+    loadSetupWaiting({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp }, route, model: options.model }, setupWait).then(
       (r) =>
         host.post(() => {
           // For good (a bad policy file, a foreign store): suspended with the reason; `restart` once fixed.
@@ -232,7 +233,13 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
     ended: () => done !== null,
     handingOver: () => handingOver,
     messageIdOf: (raw) => messageInput(raw, 'sendMessage').messageId ?? null,
-    validateMessage: (raw) => validateMessage(raw, 'sendMessage'),
+    validateMessage: (raw) => {
+      validateMessage(raw, 'sendMessage');
+      // send() waits for its turn, and a session suspended on its budget starts none until
+      // raised: it answers now, with the reason, instead of holding the caller.
+      const s = session.state;
+      if (s.status === 'suspended' && s.reason === 'budget' && s.exhaustion !== null) throw refusal('budget_exhausted', `the session is suspended: ${describeExhaustion(s.exhaustion)}; raise_budget first`);
+    },
     postMessage: (raw) => postMessage(raw, 'update sendMessage').messageId,
   });
 

@@ -17,7 +17,10 @@ import { failureMessage } from './payloads';
 import type { InfraService } from '../machines/infra-retry';
 
 /** `origin` is absent in histories recorded before the policy said where it came from. */
-export type Setup = { ok: true; policy: PolicyConfig; origin?: PolicyOrigin; tools: ToolEntry[]; toolsRef: string | null; storeId?: string | undefined } | { ok: false; error: string };
+export type Setup =
+  | { ok: true; policy: PolicyConfig; origin?: PolicyOrigin; tools: ToolEntry[]; toolsRef: string | null; storeId?: string | undefined }
+  /** `refused`: the run cannot start as asked (a model without a price): ended at once, never waited on. */
+  | { ok: false; error: string; refused?: true };
 
 export interface SetupInput {
   workspace: string;
@@ -27,6 +30,8 @@ export interface SetupInput {
   for: { kind: 'session'; mcp: boolean } | { kind: 'agents' };
   /** A workspace on one host's disk: setup reads its policy there (workflows/workspace-host.ts). */
   route?: WorkspaceRoute | null | undefined;
+  /** The run's model, refused at setup when the worker has no price for it. */
+  model?: string | undefined;
 }
 
 /** `hostGoneThrows`: a call the workspace host did not take throws (the caller waits for the host) instead of answering `{ ok: false }`. */
@@ -52,6 +57,7 @@ export async function loadSetup(input: SetupInput, hostGoneThrows = false): Prom
       // Nobody talks to a task agent directly, so it gets no ask_user; it ends with finish_task.
       omit: session ? [] : ['ask_user'],
       extra: session ? [] : [{ spec: finishTaskTool, readOnly: false }],
+      ...(input.model !== undefined ? { model: input.model } : {}),
     });
     return route === null || hostGoneThrows
       ? setup
@@ -112,7 +118,7 @@ export async function loadSetupWaiting(input: SetupInput, waiter: InfraWaiter): 
       const setup = await loadSetup(input, true);
       if (setup.ok) waiter.recovered();
       // A policy file that does not parse: the human fixes it (the patch is asked on failure only, so runs that set up record nothing).
-      if (!setup.ok && InfraWaiter.enabled()) return { ...setup, permanent: true };
+      if (!setup.ok && setup.refused !== true && InfraWaiter.enabled()) return { ...setup, permanent: true };
       return setup;
     } catch (error) {
       // Recorded before setup waited: fails as it did.

@@ -92,7 +92,8 @@ const FAILURE_CLASSES = new Set<string>(MODEL_FAILURE_CLASSES);
 export function modelFailure(error: unknown): Extract<TurnEvent, { type: 'model_failed' }> {
   const cause = error instanceof ActivityFailure ? error.cause : error;
   if (cause instanceof ApplicationFailure) {
-    const details = cause.details?.[0] as { retryAfterMs?: unknown; failureClass?: unknown; usage?: unknown; retryable?: unknown } | undefined;
+    const details = cause.details?.[0] as { retryAfterMs?: unknown; failureClass?: unknown; usage?: unknown; retryable?: unknown; overBudget?: unknown } | undefined;
+    const overBudget = overBudgetOf(details?.overBudget);
     const retryAfterMs = details?.retryAfterMs;
     const failureClass = typeof details?.failureClass === 'string' && FAILURE_CLASSES.has(details.failureClass) ? (details.failureClass as ModelFailureClass) : undefined;
     const usage = spentUsage(details?.usage, false);
@@ -104,6 +105,7 @@ export function modelFailure(error: unknown): Extract<TurnEvent, { type: 'model_
       ...(typeof retryAfterMs === 'number' && retryAfterMs >= 0 ? { retryAfterMs: Math.round(retryAfterMs) } : {}),
       ...(failureClass !== undefined ? { failureClass } : {}),
       ...(usage !== undefined ? { usage } : {}),
+      ...(overBudget !== undefined ? { overBudget } : {}),
     };
   }
   if (cause instanceof TimeoutFailure) {
@@ -113,6 +115,13 @@ export function modelFailure(error: unknown): Extract<TurnEvent, { type: 'model_
     return { type: 'model_failed', message: `the model call timed out (${cause.timeoutType})`, retryable: true, failureClass: 'transient', ...(usage !== undefined ? { usage } : {}) };
   }
   return { type: 'model_failed', message: cause instanceof Error ? cause.message : String(cause), retryable: true };
+}
+
+function overBudgetOf(raw: unknown): Extract<TurnEvent, { type: 'model_failed' }>['overBudget'] {
+  const o = raw as { limit?: unknown; left?: unknown; needed?: unknown } | null | undefined;
+  if (o === null || o === undefined || typeof o.left !== 'number' || typeof o.needed !== 'number') return undefined;
+  if (o.limit !== 'input_tokens' && o.limit !== 'output_tokens' && o.limit !== 'cost_usd') return undefined;
+  return { limit: o.limit, left: Math.max(0, o.left), needed: Math.max(0, o.needed) };
 }
 
 /** A tool activity that failed (not a tool that reported an error): timed out, lost with its worker, or failed. */

@@ -241,6 +241,7 @@ export class TurnRunner {
         model: this.config.model,
         serverRetries: 'timeouts_only',
         maxTokens: d.maxTokens ?? effectiveMaxTokens(this.config),
+        ...(d.budget !== undefined ? { budget: d.budget } : {}),
         ...thinkingOf(this.config.thinking),
         ...(this.config.promptCaching === false ? { promptCaching: false } : {}),
         ...(this.config.promptCacheTtl !== undefined ? { promptCacheTtl: this.config.promptCacheTtl } : {}),

@@ -1,7 +1,7 @@
 // What a goal hears (events), what it asks its host to do (directives), and the report it
 // ends with.
 import { z } from 'zod';
-import { callUsageSchema, usageSchema, type Exhaustion, type Usage } from '../budget';
+import { callUsageSchema, exhaustionSchema, usageSchema, type Exhaustion, type Usage } from '../budget';
 import { type Step } from '../core';
 import { type CancelTimer, type StartTimer } from '../directives';
 import { type EmitEvent } from '../events';
@@ -29,6 +29,8 @@ export const goalEventSchema = lazySchema(() => z.discriminatedUnion('type', [
     usage: usageSchema.optional(),
     /** What the attempt spent in all, for the log (default: `usage`). */
     agentUsage: usageSchema.optional(),
+    /** The attempt's turn ended on a budget (its share of the goal's): the limit and the agent's figures. */
+    exhaustion: exhaustionSchema.optional(),
   }),
   z.strictObject({ type: z.literal('resolve_task'), taskId: z.string(), action: z.enum(['retry', 'skip', 'edit']), instructions: z.string().optional() }),
   z.strictObject({

@@ -1,5 +1,5 @@
 // The autonomy loop's reducer: one case per event.
-import { addCallUsage, ZERO_USAGE } from '../budget';
+import { addCallUsage, ZERO_USAGE, type Exhaustion } from '../budget';
 import { assertNever, reject } from '../core';
 import { cancelTimer } from '../directives';
 import { emit } from '../events';
@@ -71,8 +71,10 @@ export function reduce(state: GoalState, event: GoalEvent): Out {
       const ok = event.outcome === 'succeeded';
       const evidence = event.evidence ?? [];
       const result = event.result ?? null;
+      const outOfBudget = !ok && event.exhaustion !== undefined && SHARED_LIMITS.has(event.exhaustion.limit);
       // A failed attempt is retried on its own while attempts remain; then a human decides.
-      const status = ok ? 'succeeded' : task.attempts < task.attemptLimit ? 'pending' : 'failed';
+      // Not one that ran out of budget: another attempt would meet the same wall.
+      const status = ok ? 'succeeded' : !outOfBudget && task.attempts < task.attemptLimit ? 'pending' : 'failed';
       const updated: Task = { ...task, status, result, evidence };
       const spent = withUsage({ ...c, tasks: c.tasks.map((t) => (t.id === task.id ? updated : t)) }, event.usage);
       const out: D[] = [
@@ -80,7 +82,7 @@ export function reduce(state: GoalState, event: GoalEvent): Out {
       ];
       if (!ok) out.push(emit('agent.failed', { agentId: task.agentId, taskId: task.id, error: result ?? 'the task failed' }));
       out.push(emit('agent.terminated', { agentId: task.agentId, taskId: task.id, reason: event.outcome, usage: event.agentUsage ?? event.usage ?? ZERO_USAGE }));
-      const exhaustion = budgetLeft(spent);
+      const exhaustion = budgetLeft(spent) ?? (outOfBudget ? goalExhaustion(spent, event.exhaustion!) : null);
       if (exhaustion !== null) return stop(spent, 'budget exhausted while executing', exhaustion, out);
       return dispatch(spent, out);
     }
@@ -144,4 +146,20 @@ export function reduce(state: GoalState, event: GoalEvent): Out {
     default:
       return assertNever(event);
   }
+}
+
+/** The limits an agent's share is cut from (machines/budget-share.ts); its step limit is its own. */
+const SHARED_LIMITS = new Set<Exhaustion['limit']>(['input_tokens', 'output_tokens', 'cost_usd']);
+
+/**
+ * An agent stopped on its share of the budget: the goal's own figures for that limit. Its
+ * share left less than its next call could need, so the goal stops — `used` may be below
+ * `allowed` (what the running agents held back), `next` is what the call could have needed.
+ */
+function goalExhaustion(c: Common, agent: Exhaustion): Exhaustion | null {
+  const { limits } = c.config;
+  const [allowed, used] =
+    agent.limit === 'input_tokens' ? [limits.inputTokens, c.usage.inputTokens] : agent.limit === 'output_tokens' ? [limits.outputTokens, c.usage.outputTokens] : [limits.costUsd, c.usage.costUsd];
+  if (allowed === null) return null;
+  return { limit: agent.limit, allowed, used, over: Math.max(0, used - allowed), ...(agent.next !== undefined ? { next: agent.next } : {}) };
 }

@@ -5,7 +5,7 @@ import { emit } from '../events';
 import { type SessionEvent } from './protocol';
 import { raiseBudget } from './raise-budget';
 import { commonOf, STOPPED_INITIALIZING, type Common, type D, type Out, type SessionState } from './state';
-import { addStats, close, exhaustionOf, forward, statsOf, suspend, work } from './work';
+import { addStats, ceilingHit, close, exhaustionOf, forward, statsOf, suspend, work } from './work';
 
 export function reduce(state: SessionState, event: SessionEvent): Out {
   const c = commonOf(state);
@@ -58,7 +58,7 @@ export function reduce(state: SessionState, event: SessionEvent): Out {
       switch (state.status) {
         case 'processing':
         case 'awaiting_input': {
-          const exhaustion = exhaustionOf(next);
+          const exhaustion = exhaustionOf(next) ?? ceilingHit(next, r);
           if (exhaustion !== null) return suspend(next, exhaustion, out);
           if (next.errorStreak >= c.config.maxConsecutiveErrors) {
             return {
@@ -69,7 +69,7 @@ export function reduce(state: SessionState, event: SessionEvent): Out {
           return work(next, out);
         }
         case 'paused': {
-          const exhaustion = exhaustionOf(next);
+          const exhaustion = exhaustionOf(next) ?? ceilingHit(next, r);
           if (exhaustion !== null) return suspend(next, exhaustion, out);
           return { state: { ...state, ...next }, directives: out };
         }

@@ -3,12 +3,27 @@
 import { findExhaustion, remainingForTurn, type Exhaustion } from '../budget';
 import { cancelTimer, startTimer } from '../directives';
 import { emit, type SessionStats } from '../events';
-import { type ToolStats, type TurnEvent } from '../turn';
+import { type ToolStats, type TurnEvent, type TurnResult } from '../turn';
 import { type Common, type D, type Out, type SessionState } from './state';
 
 /** The session's first exhausted budget, if any (for the `usage` query and tests). */
 export function exhaustionOf(s: Common): Exhaustion | null {
   return findExhaustion(s.config.limits, { usage: s.usage, turns: s.turns, clockExpired: s.clockExpired });
+}
+
+/**
+ * A turn that stopped before a call whose worst case could cross a limit (machines/call-ceiling.ts)
+ * leaves that limit not quite spent: the session suspends on it all the same, with its own
+ * figures, rather than start the next message's turn into the same wall.
+ */
+export function ceilingHit(s: Common, r: TurnResult): Exhaustion | null {
+  const hit = r.outcome === 'budget_exhausted' ? r.exhaustion : null;
+  if (hit?.next === undefined) return null;
+  const { limits } = s.config;
+  const [allowed, used] =
+    hit.limit === 'input_tokens' ? [limits.inputTokens, s.usage.inputTokens] : hit.limit === 'output_tokens' ? [limits.outputTokens, s.usage.outputTokens] : hit.limit === 'cost_usd' ? [limits.costUsd, s.usage.costUsd] : [null, 0];
+  if (allowed === null) return null;
+  return { limit: hit.limit, allowed, used, over: Math.max(0, used - allowed), next: hit.next };
 }
 
 /** Turns, tool calls by outcome and usage so far: the workflow's final result. */

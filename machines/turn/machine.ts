@@ -5,7 +5,7 @@
 // model activity a reference, so workflow history grows with each step's new messages
 // only. Every `call_model` is preceded by appends that leave the stored conversation a
 // valid Messages API request.
-import { addCallUsage, type CallUsage } from '../budget';
+import { addCallUsage, type CallUsage, type Exhaustion } from '../budget';
 import { assertNever, defineMachine, reject } from '../core';
 import { cancelActivity, cancelTimer, startTimer } from '../directives';
 import { emit } from '../events';
@@ -40,7 +40,7 @@ export const turnMachine = defineMachine<TurnState, TurnEvent, TurnDirective>({
     row('calling_llm', 'model_response', 'completed', 'no tool_use (end_turn / max_steps / truncated / refused), only finish_task, or budget exhausted'),
     row('calling_llm', 'model_response', 'failed', 'context window exceeded again after compaction'),
     row('calling_llm', 'model_failed', 'retry_wait', 'retry table allows another attempt, budget left'),
-    row('calling_llm', 'model_failed', 'completed', 'budget exhausted by the failed attempt'),
+    row('calling_llm', 'model_failed', 'completed', 'budget exhausted by the failed attempt, or the call not made: its worst case could cross a limit'),
     row('calling_llm', 'model_failed', 'failed', 'not retried by the retry table'),
     row('calling_llm', 'steer', 'calling_llm'),
     row('calling_llm', 'interrupt', 'interrupted'),
@@ -75,6 +75,14 @@ function reduce(state: TurnState, event: TurnEvent): Out {
       if (state.status !== 'calling_llm') return reject('no model call in flight');
       // A failed attempt is real spend: counted first, so a budget stops a call that keeps failing.
       const spent: Common = event.usage !== undefined ? { ...c, usage: addCallUsage(c.usage, event.usage) } : c;
+      // Not made: its worst case could cross a limit. The turn stops as if that limit were spent.
+      if (event.overBudget !== undefined) {
+        const { limit, left, needed } = event.overBudget;
+        const exhaustion = overBudgetExhaustion(spent, limit, needed);
+        return complete(spent, state.step, 'budget_exhausted', null, exhaustion, [
+          append(note(`(Stopped before the next model call: it could need ${figure(limit, needed)} of ${limit}, and ${figure(limit, left)} is left.)`)),
+        ]);
+      }
       const failureClass = event.failureClass ?? (event.retryable ? 'transient' : 'fatal');
       // Compaction is once a call (its own counter); every retry comes out of the call's attempts.
       const row = c.config.retryRow ?? 'turn';
@@ -184,4 +192,14 @@ function interrupt(state: TurnState, reason: string, partial: string, partialUsa
   const at = stepOf(state);
   out.push(emit('turn.interrupted', { turnId, reason, partialOutput }), result(done, at, 'interrupted'));
   return { state: { status: 'interrupted', ...done, step: at, reason }, directives: out };
+}
+
+const figure = (limit: string, n: number): string => (limit === 'cost_usd' ? `$${n.toFixed(4)}` : `${Math.ceil(n)} tokens`);
+
+function overBudgetExhaustion(c: Common, limit: 'input_tokens' | 'output_tokens' | 'cost_usd', needed: number): Exhaustion {
+  const { limits } = c.config;
+  const [allowed, used] =
+    limit === 'input_tokens' ? [limits.inputTokens, c.usage.inputTokens] : limit === 'output_tokens' ? [limits.outputTokens, c.usage.outputTokens] : [limits.costUsd, c.usage.costUsd];
+  const cap = allowed ?? used;
+  return { limit, allowed: cap, used, over: Math.max(0, used - cap), next: needed };
 }

@@ -2,6 +2,8 @@
 // back when it is over (its result), with the ids of the activities and timers it starts.
 import { z } from 'zod';
 import { callUsageSchema, exhaustionSchema, usageSchema } from '../budget';
+import type { CallBudget } from '../call-ceiling';
+import { nonNeg } from '../core';
 import { contentBlockSchema, type Message } from '../conversation';
 import { modelFailureClassSchema } from '../model-retry';
 import { finishTaskSchema } from '../task-outcome';
@@ -31,6 +33,8 @@ export const turnEventSchema = lazySchema(() => z.discriminatedUnion('type', [
     failureClass: modelFailureClassSchema.optional(),
     /** What the failed attempt was billed for (counted before anything else is decided). */
     usage: callUsageSchema.optional(),
+    /** The call was not made: its worst case could cross this limit (machines/call-ceiling.ts). */
+    overBudget: z.strictObject({ limit: z.enum(['input_tokens', 'output_tokens', 'cost_usd']), left: nonNeg, needed: nonNeg }).optional(),
   }),
   z.strictObject({ type: z.literal('timer_fired'), timerId: z.string() }),
   z.strictObject({ type: z.literal('tool'), callId: z.string(), event: toolCallEventSchema }),
@@ -72,7 +76,8 @@ export type TurnDirective =
   | { readonly type: 'append_messages'; readonly messages: readonly Message[] }
   /** Call the model with the stored conversation; answer with `model_response` or `model_failed`.
    *  `maxTokens`: a larger output limit than configured; `compact`: compact the conversation
-   *  first; `continuation`: the conversation ends with the model's paused answer (pause_turn). */
+   *  first; `continuation`: the conversation ends with the model's paused answer (pause_turn);
+   *  `budget`: what the call may still spend (its worst case is fitted to it before it is sent). */
   | {
       readonly type: 'call_model';
       readonly turnId: string;
@@ -82,6 +87,7 @@ export type TurnDirective =
       readonly maxTokens?: number;
       readonly compact?: boolean;
       readonly continuation?: boolean;
+      readonly budget?: CallBudget;
     }
   /** The model refused: the conversation goes back to what it was before this turn's
    *  message, as if it had not been sent (the API advises removing a refused prompt);

@@ -60,9 +60,12 @@ export function onModelResponse(state: Extract<TurnState, { status: 'calling_llm
   }
 
   const c: Common = { ...spent, text: text === '' ? state.text : text };
-  // An empty answer stays empty: no made-up text goes back to the model.
-  const out: D[] = content.length > 0 ? [append({ role: 'assistant', content })] : [];
   const uses = content.flatMap((b) => (b.type === 'tool_use' ? [b] : []));
+  // A paused answer goes back as the request's final assistant turn, which the API refuses
+  // with trailing whitespace (a 400 that would end the turn): it goes back without it.
+  const paused = uses.length === 0 && stopReason === 'pause_turn' ? withoutTrailingWhitespace(content) : content;
+  // An empty answer stays empty: no made-up text goes back to the model.
+  const out: D[] = paused.length > 0 ? [append({ role: 'assistant', content: paused })] : [];
 
   if (uses.length === 0 && stopReason === 'max_tokens') {
     out.push(emit('turn.truncated', { turnId, step: state.step, inToolUse: false, maxTokens: state.raised === true ? (c.config.raisedMaxTokens ?? null) : (c.config.maxTokens ?? null) }));
@@ -128,4 +131,12 @@ export function onModelResponse(state: Extract<TurnState, { status: 'calling_llm
     return complete({ ...c, toolStats: countResults(c.toolStats, calls) }, state.step, 'budget_exhausted', stopReason, exhaustion, out, null, finishOf(calls));
   }
   return advance({ status: 'executing_tools', ...c, step: state.step, calls }, calls, out);
+}
+
+/** The content with its last text block's trailing whitespace cut (the block dropped if nothing is left of it). */
+function withoutTrailingWhitespace(content: ContentBlock[]): ContentBlock[] {
+  const last = content.at(-1);
+  if (last?.type !== 'text' || last.text.trimEnd() === last.text) return content;
+  const trimmed = last.text.trimEnd();
+  return trimmed === '' ? content.slice(0, -1) : [...content.slice(0, -1), { ...last, text: trimmed }];
 }

@@ -1,6 +1,7 @@
 // How a step of a turn ends: the model is called (again), the turn completes, or it fails.
 // Shared by the machine's reducer, its answer to a model response and its tool scheduling.
 import { findExhaustion, NO_LIMITS, type Exhaustion, type TurnLimits, type Usage } from '../budget';
+import { callBudgetOf, type CallBudget } from '../call-ceiling';
 import type { Message } from '../conversation';
 import type { Step } from '../core';
 import { emit } from '../events';
@@ -54,10 +55,16 @@ export function callModel(c: Common, stepNo: number, attempt: number, directives
         ...(typeof raisedTo === 'number' ? { maxTokens: raisedTo } : {}),
         ...(o.compact === true ? { compact: true } : {}),
         ...(o.continuation === true ? { continuation: true } : {}),
+        ...budgetOf(c),
       },
     ],
   };
 }
+
+const budgetOf = (c: Common): { budget?: CallBudget } => {
+  const budget = callBudgetOf(c.config.limits, c.usage);
+  return budget === null ? {} : { budget };
+};
 
 export function result(c: Common, stepNo: number, outcome: TurnResult['outcome'], extra: Partial<TurnResult> = {}): D {
   return {

@@ -103,31 +103,40 @@ describe('goal control', () => {
           ]),
         },
         ...writesFile('first', 'first.txt', '1\n'),
+        // It would write 50 000 tokens: the API bills no more than max_tokens, and its call is fitted to its share.
         { match: agent('hog'), reply: { content: [{ type: 'text' as const, text: 'Thinking…' }], usage: { input_tokens: 100, output_tokens: 50_000 }, delayMs: 300 } },
         // Held mid-answer until it is cancelled: it cannot end before the budget runs out, however slow the machine.
         { match: agent('slow'), reply: { content: [{ type: 'text' as const, text: 'a long story '.repeat(40) }], chunkSize: 8 }, fault: { kind: 'hang' as const, afterEvents: 5 } },
       ],
     });
     await g.run(async () => {
-      const run = await g.start({ goal: 'Three things', autoApprove: true, maxConcurrency: 2, limits: { outputTokens: 20_000 } });
+      const run = await g.start({ goal: 'Three things', autoApprove: true, maxConcurrency: 2, maxTokens: 32_000, limits: { outputTokens: 20_000 } });
       const result = await run.handle.result();
       expect(result.verdict).toBe('stopped');
       expect(result.summary).toMatch(/budget exhausted/);
       expect(result.exhaustion).toMatchObject({ limit: 'output_tokens', allowed: 20_000 });
-      expect(result.usage.outputTokens).toBeGreaterThanOrEqual(50_000);
+      // A ceiling across the tree: the two agents running at once had half of what was left each.
+      expect(result.usage.outputTokens).toBeLessThanOrEqual(20_000);
+      const hogCall = g.standin.requests.find((r) => JSON.stringify(r.body).includes('task [hog]'))!;
+      const slowCall = g.standin.requests.find((r) => JSON.stringify(r.body).includes('task [slow]'))!;
+      const hogMax = (hogCall.body as { max_tokens: number }).max_tokens;
+      expect(hogMax).toBeLessThan(10_000);
+      // Shares of an odd number of tokens differ by one.
+      expect(Math.abs((slowCall.body as { max_tokens: number }).max_tokens - hogMax)).toBeLessThanOrEqual(1);
       expect(result.tasks.map((t) => [t.id, t.status])).toEqual([
         ['first', 'succeeded'],
-        ['hog', 'cancelled'],
+        // Out of budget, not retried: another attempt would meet the same wall.
+        ['hog', 'failed'],
         ['slow', 'cancelled'],
       ]);
       expect(result.tasks[0]!.details?.filesChanged).toEqual(['first.txt']);
       const usage = await run.handle.query(goalUsageQuery);
-      expect(usage.agents[`${run.handle.workflowId}/task-hog/1`]?.outputTokens).toBe(50_000);
+      expect(usage.agents[`${run.handle.workflowId}/task-hog/1`]?.outputTokens).toBe(hogMax);
+      expect(usage.agents[`${run.handle.workflowId}/task-hog/2`]).toBeUndefined();
       const slow = await env.client.workflow.getHandle(`${run.handle.workflowId}/task-slow/1`).describe();
       expect(slow.status.name).toBe('CANCELLED');
       // The slow agent's model call was cut off, not left to finish.
-      const slowCall = g.standin.requests.find((r) => JSON.stringify(r.body).includes('task [slow]'));
-      expect(slowCall?.outcome).not.toBe('completed');
+      expect(slowCall.outcome).not.toBe('completed');
       const log = await run.log();
       expect(ofKind(log, 'budget.exhausted')).toMatchObject([{ limit: 'output_tokens', scope: `goal ${run.handle.workflowId}` }]);
       expect(ofKind(log, 'plan.stopped')).toHaveLength(1);

@@ -141,14 +141,14 @@ describe('model billing', () => {
     const s = await sessionEnv(env, workflowBundle, {
       rules: [
         { name: 'summary', match: { systemContains: 'Summarize the conversation' }, reply: say('Earlier: the user asked twice.') },
-        // The API counts 190 000 input tokens (the stand-in's own estimate is tiny): over 80 % of 200 000.
+        // The API counts 190 000 input tokens (the stand-in's own estimate is tiny): over 80 % of Sonnet 4.5's 200 000.
         { match: { lastUserContains: 'second' }, times: 1, reply: { ...say('Second answer.'), usage: { input_tokens: 190_000 } } },
         { match: { lastUserContains: 'first' }, reply: say('First answer.') },
         { match: { lastUserContains: 'third' }, reply: say('Third answer.') },
       ],
     });
     await s.run(async () => {
-      const run = await s.start(FAST);
+      const run = await s.start({ ...FAST, model: 'claude-sonnet-4-5' });
       let state = null as Awaited<ReturnType<typeof run.waitForState>> | null;
       for (const [i, text] of ['first', 'second', 'third'].entries()) {
         await run.handle.executeUpdate(userMessageUpdate, { args: [text] });

@@ -165,9 +165,12 @@ describe('model edges', () => {
       expect(state.usage.usage.inputTokens).toBe(400);
       expect((await run.log()).find((e) => e.kind === 'session.turn_finished')).toMatchObject({ outcome: 'failed' });
 
-      // A budget of 250 input tokens: the third failed attempt exhausts it, no fourth is made.
+      // A budget that leaves room for 250 input tokens beyond the request's estimate (the pre-call
+      // ceiling sends only what fits it): three failed attempts of 100, and no fourth is made.
+      const body = s.standin.requests[0]!.body as { system?: unknown; tools?: unknown; messages: unknown };
+      const estimate = Math.ceil(JSON.stringify([body.system ?? '', body.tools ?? [], body.messages]).length / 4);
       const before = s.standin.requests.length;
-      const limited = await s.start({ ...FAST, limits: { inputTokens: 250 } });
+      const limited = await s.start({ ...FAST, limits: { inputTokens: estimate + 250 } });
       await limited.handle.executeUpdate(userMessageUpdate, { args: ['hello'] });
       const stopped = await limited.waitForState((v) => v.status === 'suspended');
       expect(s.standin.requests.length - before).toBe(3);

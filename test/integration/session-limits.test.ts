@@ -32,20 +32,21 @@ describe('session limits', () => {
       await run.handle.executeUpdate(userMessageUpdate, { args: ['two'] });
       const suspended = await run.waitForState((v) => v.status === 'suspended');
       expect(suspended.reason).toBe('budget');
-      expect(suspended.usage.exhaustion).toMatchObject({ limit: 'output_tokens', allowed: 60, used: 80 });
+      // The second turn was sent with the 20 output tokens left (the budget is a ceiling before the call).
+      expect(suspended.usage.exhaustion).toMatchObject({ limit: 'output_tokens', allowed: 60, used: 60, over: 0 });
       expect((await run.log()).map((e) => e.kind)).toContain('budget.exhausted');
       expect((await run.log()).find((e) => e.kind === 'session.suspended')).toMatchObject({ reason: 'budget' });
       expect((await run.handle.describe()).searchAttributes.KeelStatus).toEqual(['suspended']);
 
       // A message while suspended waits; a raise that still leaves the budget spent is not enough.
       await run.handle.signal(userMessageSignal, 'three');
-      await run.handle.executeUpdate(raiseBudgetUpdate, { args: [{ outputTokens: 70 }] });
+      await run.handle.executeUpdate(raiseBudgetUpdate, { args: [{ outputTokens: 60 }] });
       expect((await run.state()).status).toBe('suspended');
       const raised = await run.handle.executeUpdate(raiseBudgetUpdate, { args: [{ outputTokens: 1_000 }] });
       expect(raised.status).toBe('processing');
       await run.waitForState((v) => v.status === 'active' && v.session.turns === 3);
       const usage = await run.handle.query(usageQuery);
-      expect(usage.usage.outputTokens).toBe(120);
+      expect(usage.usage.outputTokens).toBe(100);
       expect(usage.limits.outputTokens).toBe(1_000);
       expect((await run.log()).find((e) => e.kind === 'session.unsuspended')).toMatchObject({ via: 'raise_budget' });
       await recordHistory(run.handle, 'budget-raise');

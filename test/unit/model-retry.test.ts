@@ -90,8 +90,10 @@ describe('output limits and thinking', () => {
     expect(effectiveMaxTokens({ maxTokens: 4_096 })).toBe(4_096);
     expect(effectiveMaxTokens({ maxTokens: 4_096, thinking: { budgetTokens: 2_048 } })).toBe(6_144);
     expect(raisedMaxTokens({ model: 'claude-sonnet-4-6', maxTokens: 4_096 })).toBe(8_192);
-    expect(raisedMaxTokens({ model: 'claude-sonnet-4-6', maxTokens: 40_000 })).toBe(64_000);
-    expect(raisedMaxTokens({ model: 'claude-sonnet-4-6', maxTokens: 64_000 })).toBeNull();
+    expect(raisedMaxTokens({ model: 'claude-sonnet-4-5', maxTokens: 40_000 })).toBe(64_000);
+    expect(raisedMaxTokens({ model: 'claude-sonnet-4-5', maxTokens: 64_000 })).toBeNull();
+    // Sonnet 4.6 takes 128 000 (machines/models.ts).
+    expect(raisedMaxTokens({ model: 'claude-sonnet-4-6', maxTokens: 64_000 })).toBe(128_000);
     // Within the model's own maximum: Opus 4.1 accepts 32 000 output tokens at most.
     expect(raisedMaxTokens({ model: 'claude-opus-4-1-20250805', maxTokens: 20_000 })).toBe(32_000);
     expect(raisedMaxTokens({ model: 'claude-opus-4-1-20250805', maxTokens: 32_000 })).toBeNull();

@@ -42,7 +42,7 @@ describe('stand-in strictness', () => {
         { role: 'user', content: [result('t1')] },
         { role: 'user', content: 'and then?' },
         { role: 'assistant', content: [{ type: 'text', text: 'Paused here' }] },
-      ]),
+      ], { tools: [{ name: 'read_file', input_schema: { type: 'object' } }] }),
     );
     expect(ok.content[0]).toMatchObject({ type: 'text', text: 'fine' });
   });

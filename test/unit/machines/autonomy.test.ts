@@ -189,6 +189,36 @@ describe('autonomy machine', () => {
     ]);
   });
 
+  it('an agent stopped on its share of the budget stops the goal with the goal\'s figures, and is not retried', () => {
+    const g = new Goal({ autoApprove: true, maxTaskAttempts: 3, limits: { outputTokens: 1_000 } });
+    g.send({ type: 'decompose' }, { type: 'plan_proposed', tasks: plan, usage: { inputTokens: 10, outputTokens: 100, costUsd: 0 } });
+    // Its next call could need 400 output tokens; its share had 300 left. The goal is below its limit.
+    const out = g.send({
+      type: 'task_finished',
+      taskId: 'test',
+      attempt: 1,
+      outcome: 'failed',
+      result: "the agent's turn ended budget_exhausted",
+      usage: { inputTokens: 5, outputTokens: 150, costUsd: 0, unpricedCalls: 0 },
+      exhaustion: { limit: 'output_tokens', allowed: 450, used: 150, over: 0, next: 400 },
+    });
+    expect(g.state).toMatchObject({ status: 'stopped', reason: 'budget exhausted while executing', exhaustion: { limit: 'output_tokens', allowed: 1_000, used: 250, over: 0, next: 400 } });
+    expect(ofType(out, 'start_child_agent')).toEqual([]);
+    expect(ofType(out, 'complete')[0]?.report.tasks.map((t) => [t.id, t.status])).toEqual([
+      ['read', 'cancelled'],
+      ['test', 'failed'],
+      ['fix', 'pending'],
+    ]);
+  });
+
+  it('an agent that ran out of steps is retried: its step limit is its own, not the goal\'s budget', () => {
+    const g = new Goal({ autoApprove: true, maxTaskAttempts: 2, limits: { outputTokens: 1_000 } });
+    g.send({ type: 'decompose' }, { type: 'plan_proposed', tasks: plan });
+    const out = g.send({ type: 'task_finished', taskId: 'test', attempt: 1, outcome: 'failed', exhaustion: { limit: 'steps_per_turn', allowed: 20, used: 20, over: 0 } });
+    expect(g.state.status).toBe('executing');
+    expect(ofType(out, 'start_child_agent').map((d) => d.agentId)).toEqual(['g/task-test/2']);
+  });
+
   it('counts only the unreported part of a finished attempt, and logs what the agent spent in all', () => {
     const g = new Goal({ autoApprove: true });
     g.send({ type: 'decompose' }, { type: 'plan_proposed', tasks: plan });

@@ -246,3 +246,21 @@ describe('turn machine', () => {
     expect(permit.ok || permit.error.message).toMatch(/permits are granted by the turn/);
   });
 });
+
+describe('a paused answer sent back', () => {
+  it('goes back without trailing whitespace (the API refuses a final assistant turn ending in it), and the call continues', () => {
+    const d = new Driver();
+    d.send({ type: 'start', text: 'search the web' });
+    const out = d.send({ type: 'model_response', content: [text('Searching now. \n')], stopReason: 'pause_turn', usage });
+    expect(ofType(out, 'call_model')).toEqual([expect.objectContaining({ continuation: true })]);
+    expect(d.conversation.at(-1)).toEqual({ role: 'assistant', content: [text('Searching now.')] });
+    expect(d.state.text).toBe('Searching now. \n');
+  });
+
+  it('drops a last text block that is only whitespace', () => {
+    const d = new Driver();
+    d.send({ type: 'start', text: 'search the web' });
+    d.send({ type: 'model_response', content: [text('Found it.'), text('  ')], stopReason: 'pause_turn', usage });
+    expect(d.conversation.at(-1)).toEqual({ role: 'assistant', content: [text('Found it.')] });
+  });
+});
