@@ -174,14 +174,14 @@ export function bwrapArgs(spec: SandboxSpec, mounts: PreparedMounts): string[] {
 }
 
 /** Makes sure `.keel/` exists as a real directory, so that it can be mounted read-only; never through a symlink. */
-export function ensureKeelDir(workspace: string): Promise<void> {
+// Async so that a refusal rejects the promise its callers await, rather than throw at the call.
+export async function ensureKeelDir(workspace: string): Promise<void> {
   const root = pinWorkspace(workspace);
   try {
     closeSync(pinKeelDir(root, KEEL_DIR));
   } finally {
     closeSync(root);
   }
-  return Promise.resolve();
 }
 
 function lstatOrUndefined(p: string) {

@@ -185,14 +185,17 @@ export async function runEscapes(options: {
     }
     const connected = connections > 0;
     connections = 0;
+    // A command's result starts with the command itself (`$ …`): a marker is looked for in what it printed.
+    const echoed = result?.facts?.kind === 'command' ? `$ ${result.facts.command}\n` : '';
+    const printed = echoed && result?.content.startsWith(echoed) ? result.content.slice(echoed.length) : result?.content;
     if (result?.content.includes(secret)) return 'read the secret outside';
     if (shadowLine && result?.content.includes(shadowLine)) return "read the host's /etc/shadow";
-    if (result?.content.includes('HOST\n') || connected) return 'reached a socket on the host';
+    if (printed?.includes('HOST\n') || connected) return 'reached a socket on the host';
     const reachedTemporal = temporalConnections > 0;
     temporalConnections = 0;
-    if (result?.content.includes('TEMPORAL\n') || reachedTemporal) return "reached the Temporal server's port";
-    if (result?.content.includes('OUTER-SWAPPED-INNER')) return 'the outer session exchanged the inner workspace with a symlink';
-    if (result?.content.includes('KEEL-PRIVILEGED')) return `held a privilege inside the sandbox (${/KEEL-PRIVILEGED[^\n]*/.exec(result.content)?.[0] ?? ''})`;
+    if (printed?.includes('TEMPORAL\n') || reachedTemporal) return "reached the Temporal server's port";
+    if (printed?.includes('OUTER-SWAPPED-INNER')) return 'the outer session exchanged the inner workspace with a symlink';
+    if (printed?.includes('KEEL-PRIVILEGED')) return `held a privilege inside the sandbox (${/KEEL-PRIVILEGED[^\n]*/.exec(printed ?? '')?.[0] ?? ''})`;
     if (existsSync(plantedMarker)) {
       await fs.rm(plantedMarker, { force: true });
       return 'ran a program the agent planted in the workspace';
@@ -667,7 +670,7 @@ export async function runEscapes(options: {
     await route(
       'nested workspaces: the outer session exchanges, renames or removes the inner workspace from its sandbox',
       [
-        { tool: 'run_command', input: { command: `${exchangeLoop.replace('while (1)', 'for (1..20000)')}; [ -L rw ] && echo OUTER-SWAPPED-INNER; true` }, workspace: outerWs },
+        { tool: 'run_command', input: { command: `${exchangeLoop.replace('while (1)', 'for (1..20000)')}; [ -L rw ] && echo OUTER-SWAPPED-"INNER"; true` }, workspace: outerWs },
         { tool: 'run_command', input: { command: 'mv rw rw2; rm -rf rw; echo tried' }, workspace: outerWs },
       ],
       undefined,

@@ -23,7 +23,8 @@ beforeEach(async () => {
   t = await makeWorkspace();
   await fs.writeFile(path.join(t.outside, 'canary.txt'), 'OUTSIDE-CANARY\n');
 });
-afterEach(() => t.cleanup());
+// Generous: the walk-bomb test leaves tens of thousands of directories to remove, slowly on a busy machine.
+afterEach(() => t.cleanup(), 120_000);
 
 async function runIn(spec: SandboxSpec, script: string, mounts: Awaited<ReturnType<typeof prepareMounts>>): Promise<string> {
   const { child } = spawnSandboxed(spec, ['/bin/sh', '-c', script], { env: { PATH: '/usr/bin:/bin' }, stdin: 'ignore', detached: false, mounts });
