@@ -21,12 +21,13 @@ export const SandboxLimitsInput = lazySchema(() => z
     cpuSeconds: z.number().int().min(1).max(86_400).optional().describe('CPU time of each process, seconds.'),
     fileMiB: z.number().int().min(1).max(1024 * 1024).optional().describe('Largest file a process may write, MiB.'),
     tmpMiB: z.number().int().min(1).max(1024 * 1024).optional().describe('Size of the sandbox /tmp (RAM-backed), MiB.'),
+    openFiles: z.number().int().min(64).max(1024 * 1024).optional().describe('Open files (descriptors, sockets included) of each process.'),
   })
   .strict());
 export type SandboxLimitsInput = z.infer<typeof SandboxLimitsInput>;
 
 /** The limits a sandboxed call gets when no policy names them (activities/tools/limits.ts applies them). */
-export const DEFAULT_SANDBOX_LIMITS: Required<SandboxLimitsInput> = { memoryMiB: 8192, processes: 1024, cpuSeconds: 900, fileMiB: 4096, tmpMiB: 512 };
+export const DEFAULT_SANDBOX_LIMITS: Required<SandboxLimitsInput> = { memoryMiB: 8192, processes: 1024, cpuSeconds: 900, fileMiB: 4096, tmpMiB: 512, openFiles: 4096 };
 
 /**
  * A workspace file's limits under the start options' (or the defaults): each may only be

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isGrpcServiceError } from '@temporalio/client';
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { streamSSE } from 'hono/streaming';
 import type { z } from 'zod';
@@ -23,6 +24,12 @@ import { idempotencyKeySchema, workflowIdSchema } from './schemas';
 
 /** How long one API request may wait for Temporal (and the workflow's worker) to answer. */
 export const REQUEST_DEADLINE_MS = 15_000;
+/**
+ * The largest request body any route reads. A session's longest input (a message, a goal,
+ * AG-UI's run with its history) fits many times over; without a bound, one token holder's
+ * 200 MB body held the server's memory and every other request waited behind it.
+ */
+export const MAX_BODY_BYTES = 4 * 1024 * 1024;
 
 export interface AppOptions {
   keel: KeelClient;
@@ -57,6 +64,15 @@ export function createApp(options: AppOptions): Hono<Env> {
     c.header('Cache-Control', 'no-store');
     c.header('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'");
   });
+
+  // Before any route reads it: a body over the limit (by Content-Length, or as it streams in) is a 413.
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => problem(c.req.path, new ProblemError(413, 'too-large', `request bodies are limited to ${MAX_BODY_BYTES / 1024 / 1024} MiB`)),
+    }),
+  );
 
   for (const [p, a] of Object.entries(assets)) app.get(p, (c) => c.body(a.body, 200, { 'Content-Type': a.type }));
   app.get('/openapi.json', (c) => c.json(doc));

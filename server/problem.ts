@@ -3,7 +3,7 @@
 import type { z } from 'zod';
 import type { Problem } from './schemas';
 
-export type ProblemType = 'validation' | 'unauthorized' | 'not-found' | 'method-not-allowed' | 'rejected' | 'unavailable' | 'timeout' | 'internal' | 'unsupported-media-type';
+export type ProblemType = 'validation' | 'unauthorized' | 'not-found' | 'method-not-allowed' | 'rejected' | 'unavailable' | 'timeout' | 'internal' | 'unsupported-media-type' | 'too-large';
 
 const TITLES: Record<ProblemType, string> = {
   validation: 'The request is not valid',
@@ -15,6 +15,7 @@ const TITLES: Record<ProblemType, string> = {
   timeout: 'No worker answered in time',
   internal: 'Internal error',
   'unsupported-media-type': 'The body must be JSON',
+  'too-large': 'The body is too large',
 };
 
 export class ProblemError extends Error {

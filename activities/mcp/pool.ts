@@ -14,7 +14,7 @@ import { SandboxedStdioTransport } from './transport';
 import { resolveLimits } from '../tools/limits';
 import { openNetworkGrant, type NetworkGrant } from '../tools/network-grant';
 import { type ConnectionRecord } from '../tools/network-proxy';
-import { ensureKeelDir, extraReadPaths, probeSandbox, spawnSandboxed } from '../tools/sandbox';
+import { extraReadPaths, prepareMounts, probeSandbox, sandboxIdentity, spawnSandboxed } from '../tools/sandbox';
 
 const STDERR_TAIL_BYTES = 4096;
 
@@ -98,7 +98,6 @@ export class McpPool {
     } else {
       const probe = await probeSandbox();
       if (!probe.ok) throw new Error(`MCP server ${server} cannot start: the sandbox is unavailable on this worker (${probe.reason}); its config would have to set "sandbox": {"level": "off"}`);
-      await ensureKeelDir(workspace);
       const commandSandbox = { level: sandbox.level, network: sandbox.network, ...(sandbox.hosts ? { hosts: sandbox.hosts } : {}) };
       // A connection goes to the calls the server is running (their tool.progress), else to the worker's log.
       const report = (record: ConnectionRecord) => {
@@ -106,7 +105,13 @@ export class McpPool {
         if (sinks?.size) for (const sink of sinks) sink(record);
         else console.log(`mcp ${server}: ${JSON.stringify({ network: record })}`);
       };
-      if (sandbox.network) network = await openNetworkGrant({ progress: () => undefined }, commandSandbox, report);
+      const mounts = await prepareMounts({ workspace, sandbox: commandSandbox });
+      try {
+        if (sandbox.network) network = await openNetworkGrant({ progress: () => undefined }, commandSandbox, report, sandboxIdentity(mounts.owner));
+      } catch (error) {
+        mounts.close();
+        throw error;
+      }
       const grant = network;
       const env = { ...plan.env, ...(grant?.env ?? {}) };
       const spec = {
@@ -117,7 +122,7 @@ export class McpPool {
         limits: resolveLimits(sandbox.limits),
         ...(grant ? { proxyDir: grant.dir } : {}),
       };
-      transport = new SandboxedStdioTransport(() => spawnSandboxed(spec, [plan.executable, ...plan.args], { env, stdin: 'pipe', detached: false }), onStderr, config.startupTimeoutMs);
+      transport = new SandboxedStdioTransport(() => spawnSandboxed(spec, [plan.executable, ...plan.args], { env, stdin: 'pipe', detached: false, mounts }), onStderr, config.startupTimeoutMs);
     }
     const client = new Client({ name: 'keel', version: '0.1.0' }, { capabilities: { roots: { listChanged: false } } });
     // The session's workspace is the server's only root.

@@ -19,6 +19,7 @@ export interface SandboxLimits {
   cpuSeconds: number;
   fileBytes: number;
   tmpBytes: number;
+  openFiles: number;
 }
 
 const MiB = 1024 * 1024;
@@ -28,6 +29,7 @@ export const DEFAULT_LIMITS: SandboxLimits = {
   cpuSeconds: DEFAULT_SANDBOX_LIMITS.cpuSeconds,
   fileBytes: DEFAULT_SANDBOX_LIMITS.fileMiB * MiB,
   tmpBytes: DEFAULT_SANDBOX_LIMITS.tmpMiB * MiB,
+  openFiles: DEFAULT_SANDBOX_LIMITS.openFiles,
 };
 
 /** The defaults with a policy's overrides laid over them. */
@@ -38,6 +40,7 @@ export function resolveLimits(input?: SandboxLimitsInput): SandboxLimits {
     cpuSeconds: input?.cpuSeconds ?? DEFAULT_LIMITS.cpuSeconds,
     fileBytes: input?.fileMiB !== undefined ? input.fileMiB * MiB : DEFAULT_LIMITS.fileBytes,
     tmpBytes: input?.tmpMiB !== undefined ? input.tmpMiB * MiB : DEFAULT_LIMITS.tmpBytes,
+    openFiles: input?.openFiles ?? DEFAULT_LIMITS.openFiles,
   };
 }
 
@@ -46,7 +49,7 @@ export function resolveLimits(input?: SandboxLimitsInput): SandboxLimits {
  * second above the soft one, so that the soft limit's SIGXCPU (which says why) comes first.
  */
 export function limitArgs(limits: SandboxLimits): string[] {
-  return [`--data=${limits.memoryBytes}`, `--nproc=${limits.processes}`, `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`, `--fsize=${limits.fileBytes}`];
+  return [`--data=${limits.memoryBytes}`, `--nproc=${limits.processes}`, `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`, `--fsize=${limits.fileBytes}`, `--nofile=${limits.openFiles}`];
 }
 
 export type { LimitKind } from '../../machines/tool-result';
@@ -75,6 +78,7 @@ export function limitInOutput(limits: SandboxLimits, output: string): LimitHit |
   if (/Cannot allocate memory|out of memory|\\bOOM\\b|std::bad_alloc|MemoryError|allocation failed|ENOMEM/i.test(output)) return hit(limits, 'memory');
   if (/File too large|EFBIG/.test(output)) return hit(limits, 'file-size');
   if (/No space left on device|ENOSPC/.test(output)) return hit(limits, 'tmp-space');
+  if (/Too many open files|EMFILE/.test(output)) return hit(limits, 'open-files');
   return undefined;
 }
 
@@ -89,6 +93,8 @@ function hit(limits: SandboxLimits, kind: LimitKind): LimitHit {
       return { kind, message: `CPU time limit: ${limits.cpuSeconds} s per process` };
     case 'file-size':
       return { kind, message: `file size limit: ${mib(limits.fileBytes)} per file` };
+    case 'open-files':
+      return { kind, message: `open-files limit: ${limits.openFiles} descriptors per process` };
     case 'tmp-space':
       return { kind, message: `disk space: the sandbox /tmp holds ${mib(limits.tmpBytes)}, or the workspace's disk is full` };
     default: {

@@ -74,7 +74,8 @@ async function describeTarget(ws: Workspace, at: Buffer): Promise<string> {
       const text = await fs.readlink(at, { encoding: 'buffer' }).catch(() => undefined);
       // A dangling link: show its text only when it is relative and stays inside lexically.
       if (text && text[0] !== 0x2f && !displayName(text).split('/').includes('..')) return `${displayName(text)} (missing)`;
-      return '(missing target)';
+      // Outside, missing or not: the same words, so that a listing does not probe the host.
+      return '(outside the workspace)';
     }
     return '?';
   }

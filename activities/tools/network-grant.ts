@@ -30,7 +30,13 @@ export function forbiddenEndpoints(env: NodeJS.ProcessEnv = process.env): string
   return [temporal || 'localhost:7233', 'localhost:8280', ...extra];
 }
 
-export async function openNetworkGrant(ctx: Pick<ToolContext, 'progress'>, sandbox: CommandSandbox, onConnection?: (record: ConnectionRecord) => void): Promise<NetworkGrant> {
+export async function openNetworkGrant(
+  ctx: Pick<ToolContext, 'progress'>,
+  sandbox: CommandSandbox,
+  onConnection?: (record: ConnectionRecord) => void,
+  /** The sandbox's user when it is not the worker's (sandboxIdentity): the socket must be theirs to reach. */
+  sandboxUser?: { uid: number; gid: number },
+): Promise<NetworkGrant> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-net-'));
   const connections: ConnectionRecord[] = [];
   try {
@@ -44,6 +50,10 @@ export async function openNetworkGrant(ctx: Pick<ToolContext, 'progress'>, sandb
         onConnection?.(record);
       },
     });
+    if (sandboxUser) {
+      await fs.chown(dir, sandboxUser.uid, sandboxUser.gid);
+      await fs.chown(path.join(dir, 'proxy.sock'), sandboxUser.uid, sandboxUser.gid);
+    }
     const url = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
     const proxyEnv: Record<string, string> = { NO_PROXY: '', no_proxy: '' };
     for (const name of ['HTTP_PROXY', 'HTTPS_PROXY', 'ALL_PROXY', 'http_proxy', 'https_proxy', 'all_proxy', 'npm_config_proxy', 'npm_config_https_proxy']) proxyEnv[name] = url;

@@ -28,7 +28,35 @@ export interface EgressProxyOptions {
   /** Endpoints never reachable (the Temporal server, the Keel API), as host:port; matched on resolved addresses. */
   forbidden: readonly string[];
   onConnection(record: ConnectionRecord): void;
+  /** Open connections this proxy holds at once (default MAX_CONNECTIONS_PER_GRANT). */
+  maxConnections?: number;
 }
+
+/**
+ * Open connections one grant may hold through the proxy at once, and all grants of the
+ * worker together. Every connection costs the worker a descriptor or two; without a cap one
+ * command opening sockets in a loop exhausts the worker's descriptors and takes down every
+ * session on it. A connection over either cap is closed as soon as it is accepted.
+ */
+export const MAX_CONNECTIONS_PER_GRANT = 128;
+export const MAX_CONNECTIONS_PER_WORKER = 1024;
+let workerConnections = 0;
+let workerMaxConnections = MAX_CONNECTIONS_PER_WORKER;
+
+/** Tests lower the worker's cap to reach it with few sockets; returns the previous value. */
+export function setWorkerConnectionCap(max: number): number {
+  const previous = workerMaxConnections;
+  workerMaxConnections = max;
+  return previous;
+}
+
+/** Connections open through every proxy of this worker. */
+export function openProxyConnections(): number {
+  return workerConnections;
+}
+
+/** The host and port of a record about the cap, which refuses before any request is read. */
+export const CAP_RECORD_HOST = '(any)';
 
 export interface EgressProxy {
   close(): Promise<void>;
@@ -57,6 +85,9 @@ const PRIVATE = (() => {
   for (const [net6, bits] of [
     ['::', 128],
     ['::1', 128],
+    // Embedded IPv4 forms are judged as their IPv4 address above; these never route publicly either.
+    ['::', 96],
+    ['::ffff:0:0:0', 96],
     ['64:ff9b::', 96],
     ['64:ff9b:1::', 48],
     ['100::', 64],
@@ -71,15 +102,73 @@ const PRIVATE = (() => {
   return list;
 })();
 
+/**
+ * An IPv6 address as its eight 16-bit groups, or undefined when it is not one. Every
+ * spelling the kernel accepts (`::`, leading zeros, a dotted IPv4 tail) comes out the same.
+ */
+function ipv6Groups(address: string): number[] | undefined {
+  if (net.isIPv6(address) === false) return undefined;
+  let text = address.replace(/%.*$/, '');
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text)?.[1];
+  if (dotted) {
+    const [a = 0, b = 0, c = 0, d = 0] = dotted.split('.').map(Number);
+    text = `${text.slice(0, -dotted.length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const part = (s: string) => (s === '' ? [] : s.split(':').map((g) => parseInt(g, 16)));
+  const left = part(head);
+  const right = tail === undefined ? [] : part(tail);
+  const groups = tail === undefined ? left : [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined;
+}
+
+/** The IPv4 address an IPv6 address carries, in the forms that reach it: v4-mapped, v4-compatible, SIIT, NAT64, 6to4. */
+function embeddedIpv4(groups: number[]): string | undefined {
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 0xff}.${lo >> 8}.${lo & 0xff}`;
+  const zero = (from: number, to: number) => groups.slice(from, to).every((g) => g === 0);
+  const [g0 = 0, g1 = 0, g2 = 0, , g4 = 0, g5 = 0, g6 = 0, g7 = 0] = groups;
+  if (zero(0, 5) && (g5 === 0xffff || g5 === 0)) return v4(g6, g7); // ::ffff:a.b.c.d, ::a.b.c.d
+  if (zero(0, 4) && g4 === 0xffff && g5 === 0) return v4(g6, g7); // ::ffff:0:a.b.c.d (SIIT)
+  if (g0 === 0x64 && g1 === 0xff9b) return v4(g6, g7); // 64:ff9b::/96 and 64:ff9b:1::/48 (NAT64)
+  if (g0 === 0x2002) return v4(g1, g2); // 2002:AABB:CCDD::/48 (6to4)
+  return undefined;
+}
+
 /** Why an address is not public, or undefined when it is. */
 export function nonPublicReason(address: string): string | undefined {
   const family = net.isIP(address);
   if (family === 0) return `${address} is not an IP address`;
-  // An IPv4-mapped IPv6 address is judged as the IPv4 address it maps.
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
-  if (mapped) return nonPublicReason(mapped);
-  if (PRIVATE.check(address, family === 4 ? 'ipv4' : 'ipv6')) return `${address}, a loopback, link-local, private or reserved address`;
+  if (family === 6) {
+    const groups = ipv6Groups(address);
+    if (!groups) return `${address} is not an IP address`;
+    // An IPv6 address that carries an IPv4 one is judged as that IPv4 address as well.
+    const inner = embeddedIpv4(groups);
+    if (inner) {
+      const why = nonPublicReason(inner);
+      if (why) return `${address} (${inner}): ${why}`;
+    }
+    const canonical = groups.map((g) => g.toString(16)).join(':');
+    if (PRIVATE.check(canonical, 'ipv6')) return `${address}, a loopback, link-local, private or reserved address`;
+    return undefined;
+  }
+  if (PRIVATE.check(address, 'ipv4')) return `${address}, a loopback, link-local, private or reserved address`;
   return undefined;
+}
+
+/**
+ * An IPv4 literal in any spelling inet_aton takes (`0x7f000001`, `2130706433`, `0177.1`,
+ * `127.1`) as a dotted quad, or undefined when `host` is not one. Such a name never reaches
+ * the resolver: it is judged as the address it spells.
+ */
+export function ipv4Literal(host: string): string | undefined {
+  const parts = host.split('.');
+  if (parts.length < 1 || parts.length > 4 || parts.some((p) => !/^(0x[0-9a-f]*|0[0-7]*|[1-9][0-9]*)$/i.test(p))) return undefined;
+  const values = parts.map((p) => (/^0x/i.test(p) ? parseInt(p.slice(2) || '0', 16) : p.length > 1 && p.startsWith('0') ? parseInt(p, 8) : Number(p)));
+  const last = values.pop() ?? 0;
+  if (values.some((v) => v > 255) || last >= 256 ** (4 - values.length)) return undefined;
+  let n = last;
+  values.forEach((v, i) => (n += v * 256 ** (3 - i)));
+  return [n >>> 24, (n >>> 16) & 255, (n >>> 8) & 255, n & 255].join('.');
 }
 
 export async function startEgressProxy(options: EgressProxyOptions): Promise<EgressProxy> {
@@ -88,7 +177,8 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
 
   /** The address to connect to, or why not. */
   const judge = async (host: string, port: number): Promise<{ address: string } | { reason: string }> => {
-    const name = host.replace(/^\[(.*)\]$/, '$1');
+    const bare = host.replace(/^\[(.*)\]$/, '$1');
+    const name = ipv4Literal(bare) ?? bare;
     if (!Number.isInteger(port) || port < 1 || port > 65535) return { reason: `bad port ${port}` };
     if (net.isIP(name)) {
       if (options.hosts !== undefined) return { reason: 'an IP address is not on the allow-list (only host names are)' };
@@ -178,6 +268,37 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         client.destroy();
       });
     })();
+  });
+
+  const maxConnections = options.maxConnections ?? MAX_CONNECTIONS_PER_GRANT;
+  let open = 0;
+  // Refusals are counted, and one record is reported each time the cap is reached again, so
+  // that a flood of refused connections is not also a flood of progress events.
+  let refusedSinceReport = 0;
+  let atCap = false;
+  server.on('connection', (socket: net.Socket) => {
+    const grantFull = open >= maxConnections;
+    if (grantFull || workerConnections >= workerMaxConnections) {
+      socket.destroy();
+      refusedSinceReport += 1;
+      if (!atCap) {
+        atCap = true;
+        const reason = grantFull
+          ? `connection cap: ${maxConnections} open connections for this command (close some to open more)`
+          : `connection cap: ${workerMaxConnections} open connections through the worker's proxies`;
+        options.onConnection({ host: CAP_RECORD_HOST, port: 0, decision: 'refused', reason });
+      }
+      return;
+    }
+    if (atCap && refusedSinceReport > 1) options.onConnection({ host: CAP_RECORD_HOST, port: 0, decision: 'refused', reason: `connection cap: ${refusedSinceReport} connections were refused at the cap` });
+    atCap = false;
+    refusedSinceReport = 0;
+    open += 1;
+    workerConnections += 1;
+    socket.once('close', () => {
+      open -= 1;
+      workerConnections -= 1;
+    });
   });
 
   await new Promise<void>((resolve, reject) => {

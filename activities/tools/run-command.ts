@@ -12,7 +12,7 @@ import { DEFAULT_SANDBOX, type ToolContext } from './context';
 import { type ToolFacts, type ToolResult, toolRefused } from './result';
 import { newRunToken, recordRunning, reapOrphanedCommands, RUN_TOKEN_ENV } from './orphans';
 import { limitHit, limitInOutput, resolveLimits, type LimitHit } from './limits';
-import { ensureKeelDir, probeSandbox, spawnSandboxed, type SandboxVerdict } from './sandbox';
+import { prepareMounts, probeSandbox, sandboxIdentity, spawnSandboxed, type PreparedMounts, type SandboxVerdict } from './sandbox';
 import { openExisting, ToolError } from './workspace';
 import { hashScripts } from './script-hash';
 import { changedScripts, describeScriptChanges } from '../../machines/script-binding';
@@ -89,7 +89,6 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
       // Never a silent fallback to running unconfined.
       return toolRefused('run_command', 'sandbox_unavailable', `commands cannot run: the sandbox is unavailable on this worker (${probe.reason}); the policy would have to set "sandbox": "off" to run them unconfined`);
     }
-    await ensureKeelDir(ctx.ws.root);
   }
 
   const env: Record<string, string> = {};
@@ -107,17 +106,28 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
   let lines = 0;
   let tail = Buffer.alloc(0);
 
-  const network = sandbox.level !== 'off' && sandbox.network ? await openNetworkGrant(ctx, sandbox) : undefined;
-  const cgroup = sandbox.level !== 'off' && needsPidsCgroup() ? await makePidsCgroup(limits.processes) : undefined;
+  // The workspace opened once, by descriptor, before anything else is set up for the sandbox.
+  const mounts: PreparedMounts | undefined = sandbox.level !== 'off' ? await prepareMounts({ workspace: ctx.ws.root, sandbox }) : undefined;
+  let network: Awaited<ReturnType<typeof openNetworkGrant>> | undefined;
+  let cgroup: Awaited<ReturnType<typeof makePidsCgroup>>;
+  try {
+    const sandboxUser = mounts ? sandboxIdentity(mounts.owner) : undefined;
+    network = sandbox.level !== 'off' && sandbox.network ? await openNetworkGrant(ctx, sandbox, undefined, sandboxUser) : undefined;
+    cgroup = sandbox.level !== 'off' && needsPidsCgroup() ? await makePidsCgroup(limits.processes) : undefined;
+  } catch (error) {
+    mounts?.close();
+    await network?.close();
+    throw error;
+  }
   let verdict: Promise<SandboxVerdict> | undefined;
   let child: ChildProcess;
-  if (sandbox.level === 'off') child = spawn(commandFile, commandArgs, { cwd: cwdPath, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (sandbox.level === 'off' || !mounts) child = spawn(commandFile, commandArgs, { cwd: cwdPath, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   else {
     if (network) Object.assign(env, network.env);
     const started = spawnSandboxed(
       { sandbox, workspace: ctx.ws.root, cwd: cwdPath, extraRead: ctx.sandboxRead, limits, ...(network ? { proxyDir: network.dir } : {}) },
       [commandFile, ...commandArgs],
-      { env, stdin: 'ignore', detached: true, ...(cgroup ? { cgroupProcs: cgroup.procs } : {}) },
+      { env, stdin: 'ignore', detached: true, mounts, ...(cgroup ? { cgroupProcs: cgroup.procs } : {}) },
     );
     child = started.child;
     verdict = started.verdict;

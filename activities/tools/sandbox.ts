@@ -13,14 +13,15 @@
 // syscall the filter must refuse) and report on a pipe the command never sees; a sandbox
 // that fails the check never runs the command.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type CommandSandbox } from '../../machines/policy';
 import { keelEnv } from '../../worker/env';
-import { protectedMountArgs } from './protected-mounts';
-import { KEEL_DIR, workspaceGone } from './workspace';
+import { findProtectedPaths } from './protected-mounts';
+import { fdPath, openBeneath, pinKeelDir, pinWorkspace } from './pinned-workspace';
+import { KEEL_DIR, ToolError } from './workspace';
 import { limitArgs, type SandboxLimits } from './limits';
 import { needsPidsCgroup, pidsCgroupParent } from './pids-cgroup';
 import { currentSeccompArch, seccompFilter } from './seccomp';
@@ -40,6 +41,8 @@ export const SANDBOX_PROXY_PORT = 3128;
 /** Descriptors of the sandbox's start: the seccomp program in, the self-check verdict out. */
 const SECCOMP_FD = 3;
 const VERDICT_FD = 4;
+/** The first descriptor of the mounts' sources (PreparedMounts), numbered up from here in the child. */
+const FIRST_MOUNT_FD = 5;
 /** Exit code of the self-check when it refuses to run the command. */
 export const SELF_CHECK_FAILED = 125;
 /** HOME inside the sandbox: the real home is not mounted. */
@@ -59,8 +62,90 @@ export interface SandboxSpec {
   proxyDir?: string;
 }
 
+/**
+ * The workspace's mounts, made from descriptors opened before the sandbox starts: the
+ * workspace itself, its `.keel/`, every protected path and nested workspace under it
+ * (protected-mounts.ts). bubblewrap binds the descriptors (`--bind-fd`), so nothing is
+ * looked up by name between Keel's check and the mount.
+ */
+export interface PreparedMounts {
+  /** Host descriptors; the child gets them as FIRST_MOUNT_FD, FIRST_MOUNT_FD + 1, … */
+  fds: number[];
+  /** Who owns the workspace root: as root, the sandbox runs as this user (sandboxIdentity). */
+  owner: { uid: number; gid: number };
+  /** The bwrap arguments that mount them. */
+  args: string[];
+  /** Closes the host's descriptors (spawnSandboxed does, once the child holds them). */
+  close(): void;
+}
+
+/** Opens the workspace and what lies over it, for one sandbox (spawnSandboxed consumes the result). */
+export async function prepareMounts(spec: Pick<SandboxSpec, 'workspace' | 'sandbox'>): Promise<PreparedMounts> {
+  const fds: number[] = [];
+  const args: string[] = [];
+  const close = () => {
+    for (const fd of fds.splice(0)) closeSync(fd);
+  };
+  const bind = (fd: number, dest: string, readOnly: boolean) => {
+    fds.push(fd);
+    args.push(readOnly ? '--ro-bind-fd' : '--bind-fd', String(FIRST_MOUNT_FD + fds.length - 1), dest);
+  };
+  try {
+    const root = pinWorkspace(spec.workspace);
+    const { uid, gid } = fstatSync(root);
+    const readOnly = spec.sandbox.level === 'read-only';
+    bind(root, spec.workspace, readOnly);
+    // After the workspace: this mount lies over it. A mount point cannot be renamed or
+    // removed, so `.keel/` cannot be swapped for a directory of the command's making.
+    bind(pinKeelDir(root, KEEL_DIR), path.join(spec.workspace, KEEL_DIR), true);
+    for (const mount of await findProtectedPaths(fdPath(root), spec.workspace)) {
+      const dest = path.join(spec.workspace, mount.rel);
+      switch (mount.kind) {
+        case 'nested-root':
+          bind(openMountSource(root, mount.rel, true), dest, readOnly);
+          break;
+        case 'read-only':
+          bind(openMountSource(root, mount.rel, false), dest, true);
+          break;
+        case 'hide':
+          args.push('--tmpfs', dest, '--remount-ro', dest);
+          break;
+        default: {
+          const never: never = mount;
+          throw new Error(`unknown mount ${JSON.stringify(never)}`);
+        }
+      }
+    }
+    return { fds, args, owner: { uid, gid }, close };
+  } catch (error) {
+    close();
+    throw error;
+  }
+}
+
+/** A protected path's descriptor, never through a symlink; one that changed since the walk refuses the start. */
+function openMountSource(root: number, rel: string, directory: boolean): number {
+  try {
+    return openBeneath(root, rel, directory);
+  } catch (error) {
+    throw new ToolError(`${rel} changed while the sandbox was being prepared (${(error as NodeJS.ErrnoException).code ?? String(error)}); the command did not run, try again`);
+  }
+}
+
+/**
+ * Whom a sandbox runs as on the host, when that is not the worker's own user: a worker
+ * running as root runs each sandbox as the owner of its workspace (when that is not root),
+ * so that root's files are not the command's and what it writes belongs to the workspace's
+ * owner. A workspace owned by root leaves the sandbox host uid 0 without capabilities
+ * (the start-up line and the README say so). Undefined: the worker's own uid.
+ */
+export function sandboxIdentity(owner: { uid: number; gid: number }): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0 || owner.uid === 0) return undefined;
+  return owner;
+}
+
 /** The bwrap arguments that confine one command, up to and including `--`. */
-export function bwrapArgs(spec: SandboxSpec): string[] {
+export function bwrapArgs(spec: SandboxSpec, mounts: PreparedMounts): string[] {
   // Its own user namespace even as root: without it, bubblewrap run by root leaves the
   // command uid 0 of the host with (nearly) every capability.
   const args = ['--unshare-user', '--cap-drop', 'ALL', '--die-with-parent', '--new-session'];
@@ -82,28 +167,21 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   args.push('--dev', '/dev', '--proc', '/proc', '--remount-ro', '/proc', '--size', String(spec.limits.tmpBytes), '--tmpfs', '/tmp', '--dir', SANDBOX_HOME);
   if (spec.proxyDir) args.push('--ro-bind', spec.proxyDir, SANDBOX_PROXY_DIR);
   for (const extra of spec.extraRead ?? []) if (path.isAbsolute(extra)) args.push('--ro-bind-try', extra, extra);
-  args.push(spec.sandbox.level === 'read-only' ? '--ro-bind' : '--bind', spec.workspace, spec.workspace);
-  // After the workspace: this mount lies over it. A mount point cannot be renamed or
-  // removed, so `.keel/` cannot be swapped for a directory of the command's making.
-  const keel = path.join(spec.workspace, KEEL_DIR);
-  args.push('--ro-bind', keel, keel);
-  // Every .git and nested .keel/ (machines/protected-paths.ts), laid over the workspace.
-  args.push(...protectedMountArgs(spec.workspace));
+  // The workspace, its `.keel/`, every .git and nested .keel/ (machines/protected-paths.ts), from their descriptors.
+  args.push(...mounts.args);
   args.push('--setenv', 'HOME', SANDBOX_HOME, '--chdir', spec.cwd, '--');
   return args;
 }
 
-/** Makes sure `.keel/` exists as a real directory, so that it can be mounted read-only. */
+/** Makes sure `.keel/` exists as a real directory, so that it can be mounted read-only; never through a symlink. */
+// Async so that a refusal rejects the promise its callers await, rather than throw at the call.
 export async function ensureKeelDir(workspace: string): Promise<void> {
-  const keel = path.join(workspace, KEEL_DIR);
-  // Not recursive: a workspace that vanished is not re-created empty under its `.keel`.
-  await fs.mkdir(keel).catch((error: unknown) => {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw workspaceGone(workspace);
-    if (code !== 'EEXIST') throw error;
-  });
-  const stats = await fs.lstat(keel);
-  if (!stats.isDirectory()) throw new Error(`${keel} is not a directory; Keel's state directory was replaced`);
+  const root = pinWorkspace(workspace);
+  try {
+    closeSync(pinKeelDir(root, KEEL_DIR));
+  } finally {
+    closeSync(root);
+  }
 }
 
 function lstatOrUndefined(p: string) {
@@ -115,15 +193,23 @@ function lstatOrUndefined(p: string) {
 }
 
 
-let bwrapResolved: string | undefined;
-/** bubblewrap found on the worker's PATH once (the command's environment may have another PATH). */
-function bwrapPath(): string {
-  if (bwrapResolved) return bwrapResolved;
+const resolved = new Map<string, string>();
+/** A program found on the worker's PATH once (the command's environment may have another PATH). */
+function programPath(name: string): string {
+  const known = resolved.get(name);
+  if (known) return known;
   for (const dir of (workerPath() ?? '/usr/bin:/bin').split(':')) {
-    const candidate = path.join(dir, BWRAP);
-    if (path.isAbsolute(candidate) && existsSync(candidate)) return (bwrapResolved = candidate);
+    const candidate = path.join(dir, name);
+    if (path.isAbsolute(candidate) && existsSync(candidate)) {
+      resolved.set(name, candidate);
+      return candidate;
+    }
   }
-  return BWRAP;
+  return name;
+}
+
+function bwrapPath(): string {
+  return programPath(BWRAP);
 }
 
 /** The worker's own node, which runs the proxy forwarder inside the sandbox. */
@@ -214,6 +300,8 @@ export interface SpawnSandboxedOptions {
   program?: string;
   /** A cgroup.procs file bubblewrap joins before it starts (pids-cgroup.ts). */
   cgroupProcs?: string;
+  /** The workspace's mounts (prepareMounts); consumed: closed here once the child holds them. */
+  mounts: PreparedMounts;
 }
 
 /** Starts `command` (argv) in the sandbox `spec` describes. */
@@ -221,19 +309,31 @@ export function spawnSandboxed(spec: SandboxSpec, command: readonly string[], op
   const arch = currentSeccompArch();
   const bwrap = options.program ?? BWRAP;
   let program = bwrap;
-  let args = [...bwrapArgs(spec), '/bin/sh', '-c', selfCheckScript(spec), 'keel-sandbox', ...command];
+  let args = [...bwrapArgs(spec, options.mounts), '/bin/sh', '-c', selfCheckScript(spec), 'keel-sandbox', ...command];
+  const identity = sandboxIdentity(options.mounts.owner);
+  if (identity) {
+    // bubblewrap itself runs as the workspace's owner: the user namespace it makes maps that
+    // unprivileged uid, so nothing in the sandbox is root's on the host.
+    args = [`--reuid=${identity.uid}`, `--regid=${identity.gid}`, '--clear-groups', '--inh-caps=-all', '--', program === BWRAP ? bwrapPath() : program, ...args];
+    program = programPath('setpriv');
+  }
   if (options.cgroupProcs) {
     // Joins the cgroup first, so that every process the sandbox ever has is counted.
-    args = ['-c', 'echo $$ > "$0" && exec "$@"', options.cgroupProcs, bwrap, ...args];
+    args = ['-c', 'echo $$ > "$0" && exec "$@"', options.cgroupProcs, program === BWRAP ? bwrap : program, ...args];
     program = '/bin/sh';
   }
-  const child = spawn(program === BWRAP ? bwrapPath() : program, args, {
-    // The host side starts in the workspace; --chdir sets the directory inside (which may not exist outside).
-    cwd: spec.workspace,
-    env: options.env,
-    detached: options.detached,
-    stdio: [options.stdin, 'pipe', 'pipe', 'pipe', 'pipe'],
-  });
+  let child: ChildProcess;
+  try {
+    child = spawn(program === BWRAP ? bwrapPath() : program, args, {
+      // Not the workspace: a cwd is a path, looked up again. --chdir sets the directory inside.
+      cwd: '/',
+      env: options.env,
+      detached: options.detached,
+      stdio: [options.stdin, 'pipe', 'pipe', 'pipe', 'pipe', ...options.mounts.fds],
+    });
+  } finally {
+    options.mounts.close();
+  }
   const filterPipe = child.stdio[SECCOMP_FD] as NodeJS.WritableStream & { on(event: 'error', listener: () => void): void };
   filterPipe.on('error', () => undefined);
   // Without a filter for this architecture bubblewrap gets an empty one and refuses to start.
@@ -278,11 +378,11 @@ export function probeSandbox(): Promise<SandboxProbe> {
 export async function runProbe(program: string): Promise<SandboxProbe> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-sandbox-probe-'));
   try {
-    await ensureKeelDir(dir);
     const real = await fs.realpath(dir);
     const spec: SandboxSpec = { sandbox: { level: 'workspace-write', network: false }, workspace: real, cwd: real, limits: DEFAULT_PROBE_LIMITS };
     const attempts = `mount -t tmpfs none /tmp 2>/dev/null && echo MOUNTED; cat /proc/self/uid_map`;
-    const { child, verdict } = spawnSandboxed(spec, ['/bin/sh', '-c', attempts], { env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin' }, stdin: 'ignore', detached: false, program });
+    const mounts = await prepareMounts(spec);
+    const { child, verdict } = spawnSandboxed(spec, ['/bin/sh', '-c', attempts], { env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin' }, stdin: 'ignore', detached: false, program, mounts });
     let output = '';
     child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
     child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -311,7 +411,7 @@ export async function runProbe(program: string): Promise<SandboxProbe> {
   }
 }
 
-const DEFAULT_PROBE_LIMITS: SandboxLimits = { memoryBytes: 1024 * 1024 * 1024, processes: 64, cpuSeconds: 10, fileBytes: 1024 * 1024, tmpBytes: 1024 * 1024 };
+const DEFAULT_PROBE_LIMITS: SandboxLimits = { memoryBytes: 1024 * 1024 * 1024, processes: 64, cpuSeconds: 10, fileBytes: 1024 * 1024, tmpBytes: 1024 * 1024, openFiles: 256 };
 
 /** The one line a worker prints at start about its sandbox: what was verified, or what is missing. */
 export function sandboxStartupLine(result: SandboxProbe): string {

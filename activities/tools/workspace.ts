@@ -269,17 +269,31 @@ async function isSymlink(target: Buffer): Promise<boolean> {
   }
 }
 
+function outsideRefusal(rawPath: string): ToolError {
+  return new ToolError(`path ${JSON.stringify(rawPath)} is a symlink that leads outside the workspace; refused`);
+}
+
+/** Whether a symlink's text, resolved lexically from where it is, stays inside the workspace. */
+async function lexicallyInside(ws: Workspace, link: Buffer): Promise<boolean> {
+  const text = await fs.readlink(link, { encoding: 'buffer' }).catch(() => undefined);
+  if (!text) return false;
+  const resolved = path.resolve(path.dirname(link.toString('latin1')), text.toString('latin1'));
+  return isInside(ws, Buffer.from(resolved, 'latin1'));
+}
+
 async function realInside(ws: Workspace, target: Buffer, rawPath: string): Promise<Buffer> {
   let real: Buffer;
   try {
     real = await fs.realpath(target, { encoding: 'buffer' });
   } catch (error) {
-    if (errorCode(error) === 'ENOENT') throw new ToolError(`${rawPath} is a symlink to a missing target`);
+    // Missing is said only of a target that lies inside lexically: of one outside, the
+    // answer would tell the agent whether a host path exists.
+    if (errorCode(error) === 'ENOENT' && (await lexicallyInside(ws, target))) throw new ToolError(`${rawPath} is a symlink to a missing target`);
+    if (errorCode(error) === 'ENOENT' || errorCode(error) === 'EACCES' || errorCode(error) === 'ELOOP') throw outsideRefusal(rawPath);
     throw fsToolError(error, rawPath, 'read');
   }
-  if (!isInside(ws, real)) {
-    throw new ToolError(`path ${JSON.stringify(rawPath)} is a symlink to ${displayName(real)}, outside the workspace; refused`);
-  }
+  // Neither where it leads nor whether that exists: the host's file system is not the agent's to map.
+  if (!isInside(ws, real)) throw outsideRefusal(rawPath);
   return real;
 }
 

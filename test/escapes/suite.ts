@@ -17,7 +17,8 @@ import { createMcpBridge, parseMcpConfig } from '../../activities/mcp/index';
 import { DEFAULT_ENV_ALLOW_LIST, type ToolContext } from '../../activities/tools/context';
 import { executeTool } from '../../activities/tools/run-tool';
 import { type ToolResult } from '../../activities/tools/result';
-import { openWorkspace } from '../../activities/tools/workspace';
+import { openWorkspace, type Workspace } from '../../activities/tools/workspace';
+import { MAX_CONNECTIONS_PER_WORKER, openProxyConnections } from '../../activities/tools/network-proxy';
 import { hashScripts } from '../../activities/tools/script-hash';
 import type { ScriptHashes } from '../../machines/script-hashes';
 import { needsPidsCgroup, pidsCgroupParent } from '../../activities/tools/pids-cgroup';
@@ -64,6 +65,8 @@ interface Attempt {
   tamper?: () => Promise<void>;
   /** An approval bound to these files' content (activities/tools/script-hash.ts), as a session holds it. */
   bindScripts?: boolean;
+  /** Another session's workspace (the suite's own when absent). */
+  workspace?: Workspace;
 }
 
 export async function runEscapes(options: {
@@ -136,7 +139,7 @@ export async function runEscapes(options: {
   let policy = basePolicy;
   const ctx = (request: Attempt, boundScripts?: ScriptHashes): ToolContext => ({
     ...(boundScripts ? { boundScripts } : {}),
-    ws: workspace,
+    ws: request.workspace ?? workspace,
     callKey: `escapes/${randomUUID()}`,
     progress: () => undefined,
     signal: new AbortController().signal,
@@ -151,7 +154,7 @@ export async function runEscapes(options: {
   /** Runs one attempt the way a session would, and reports what leaked. */
   const tryOnce = async (attempt: Attempt): Promise<{ denied: boolean; toolError: boolean; leak: string | undefined; limit: string | undefined }> => {
     await attempt.prepare?.();
-    const verdict = evaluatePolicy(policy, { tool: attempt.tool, input: attempt.input, workspace: ws });
+    const verdict = evaluatePolicy(policy, { tool: attempt.tool, input: attempt.input, workspace: attempt.workspace?.root ?? ws });
     let result: ToolResult | undefined;
     if (verdict.decision === 'allow') {
       // What the human approved: the files as they were when asked (the control run binds nothing).
@@ -182,13 +185,17 @@ export async function runEscapes(options: {
     }
     const connected = connections > 0;
     connections = 0;
+    // A command's result starts with the command itself (`$ …`): a marker is looked for in what it printed.
+    const echoed = result?.facts?.kind === 'command' ? `$ ${result.facts.command}\n` : '';
+    const printed = echoed && result?.content.startsWith(echoed) ? result.content.slice(echoed.length) : result?.content;
     if (result?.content.includes(secret)) return 'read the secret outside';
     if (shadowLine && result?.content.includes(shadowLine)) return "read the host's /etc/shadow";
-    if (result?.content.includes('HOST\n') || connected) return 'reached a socket on the host';
+    if (printed?.includes('HOST\n') || connected) return 'reached a socket on the host';
     const reachedTemporal = temporalConnections > 0;
     temporalConnections = 0;
-    if (result?.content.includes('TEMPORAL\n') || reachedTemporal) return "reached the Temporal server's port";
-    if (result?.content.includes('KEEL-PRIVILEGED')) return `held a privilege inside the sandbox (${/KEEL-PRIVILEGED[^\n]*/.exec(result.content)?.[0] ?? ''})`;
+    if (printed?.includes('TEMPORAL\n') || reachedTemporal) return "reached the Temporal server's port";
+    if (printed?.includes('OUTER-SWAPPED-INNER')) return 'the outer session exchanged the inner workspace with a symlink';
+    if (printed?.includes('KEEL-PRIVILEGED')) return `held a privilege inside the sandbox (${/KEEL-PRIVILEGED[^\n]*/.exec(printed ?? '')?.[0] ?? ''})`;
     if (existsSync(plantedMarker)) {
       await fs.rm(plantedMarker, { force: true });
       return 'ran a program the agent planted in the workspace';
@@ -608,6 +615,140 @@ export async function runEscapes(options: {
       undefined,
       limitPolicy,
     );
+
+    // [3/10] Nested workspaces: session B's workspace (`nest/rw`) lies in session A's (`nest`).
+    // Whoever can rename in `nest` exchanges `rw` with a symlink to the outside directory in a
+    // loop (renameat2 RENAME_EXCHANGE), while B's commands run: each must get B's own
+    // directory or be refused. The loop runs on the host, as A's command could before; A's
+    // own commands trying the same are attempts too (the nested root is a mount point there).
+    const nest = path.join(ws, 'nest');
+    const inner = path.join(nest, 'rw');
+    await fs.mkdir(path.join(inner, '.keel'), { recursive: true });
+    await fs.writeFile(path.join(inner, 'mine.txt'), 'B-OWN\n');
+    const innerWs = await openWorkspace(inner);
+    const outerWs = await openWorkspace(nest);
+    const sysno = process.arch === 'arm64' ? 276 : 316;
+    const exchangeLoop = `perl -e '$a = "rw"; $b = "link"; while (1) { syscall(${sysno}, -100, $a, -100, $b, 2) }'`;
+    await fs.symlink(outside, path.join(nest, 'link'));
+    const exchanger = spawn('/bin/sh', ['-c', `cd ${nest} && exec ${exchangeLoop}`], { stdio: 'ignore', detached: true });
+    const raceSeconds = options.short ? 5 : 60;
+    try {
+      const until = Date.now() + raceSeconds * 1000;
+      const raced: Attempt[] = [];
+      const r: RouteResult = { route: `nested workspaces: the inner workspace exchanged with a symlink to outside in a loop while its commands run (${raceSeconds} s)`, attempts: 0, deniedByPolicy: 0, contained: 0, toolErrors: 0, escapes: 0, limits: {}, evidence: [] };
+      for (let i = 0; Date.now() < until; i += 1) {
+        const attempt: Attempt = { tool: 'run_command', input: { command: `cat mine.txt secret.txt 2>/dev/null; echo x > made-${i}.txt; mkdir -p .keel/store 2>/dev/null; true` }, workspace: innerWs };
+        raced.push(attempt);
+        const { denied, toolError, leak } = await tryOnce(attempt);
+        r.attempts += 1;
+        if (leak) {
+          r.escapes += 1;
+          r.evidence.push(leak);
+        } else if (denied) r.deniedByPolicy += 1;
+        else {
+          r.contained += 1;
+          if (toolError) r.toolErrors += 1;
+        }
+      }
+      routes.push(r);
+    } finally {
+      // Gone for certain before `rw` is looked at: a kill returns before the last exchange in flight is done.
+      const exited = new Promise((resolve) => exchanger.once('exit', resolve));
+      try {
+        process.kill(-(exchanger.pid ?? 0), 'SIGKILL');
+      } catch {
+        // gone
+      }
+      if (exchanger.exitCode === null && exchanger.signalCode === null) await exited;
+    }
+    // Put `rw` back where it was if the loop stopped mid-exchange.
+    if ((await fs.lstat(inner)).isSymbolicLink()) {
+      await fs.rm(inner);
+      await fs.rename(path.join(nest, 'link'), inner);
+      await fs.symlink(outside, path.join(nest, 'link'));
+    }
+    await route(
+      'nested workspaces: the outer session exchanges, renames or removes the inner workspace from its sandbox',
+      [
+        { tool: 'run_command', input: { command: `${exchangeLoop.replace('while (1)', 'for (1..20000)')}; [ -L rw ] && echo OUTER-SWAPPED-"INNER"; true` }, workspace: outerWs },
+        { tool: 'run_command', input: { command: 'mv rw rw2; rm -rf rw; echo tried' }, workspace: outerWs },
+      ],
+      undefined,
+      async () => {
+        if ((await fs.lstat(inner).catch(() => undefined))?.isDirectory() !== true) routes.push({ route: 'nested workspace root after the outer session', attempts: 1, deniedByPolicy: 0, contained: 0, toolErrors: 0, escapes: 1, limits: {}, evidence: ['run_command (outer session): moved or replaced the inner workspace'] });
+      },
+    );
+
+    // Root-only files: a 0600 file of root's in a workspace an ordinary user owns, and the system's private keys.
+    {
+      const ownedDir = path.join(base, 'owned');
+      await fs.mkdir(path.join(ownedDir, '.keel'), { recursive: true });
+      const rootSecret = `ROOT-ONLY-${randomBytes(6).toString('hex')}`;
+      if (process.getuid?.() === 0) {
+        await fs.writeFile(path.join(ownedDir, 'root-only.txt'), `${rootSecret}\n`, { mode: 0o600 });
+        for (const dir of [base, ownedDir]) await fs.chown(dir, 65534, 65534);
+        await fs.chmod(base, 0o755);
+      }
+      const ownedWs = await openWorkspace(ownedDir);
+      const r: RouteResult = { route: "root-only files: a 0600 file of root's in the workspace, /etc/ssl/private keys", attempts: 0, deniedByPolicy: 0, contained: 0, toolErrors: 0, escapes: 0, limits: {}, evidence: [] };
+      for (const command of ['cat root-only.txt', 'cat /etc/ssl/private/*.key', 'cp root-only.txt copy.txt; cat copy.txt', 'find / -xdev -name "*.key" -path "*private*" -exec cat {} + 2>/dev/null | head -c 200']) {
+        const result = await executeTool({ ...ctx({ tool: 'run_command', input: {} }), ws: ownedWs, sandbox: { level: 'workspace-write', network: false } }, 'run_command', { command });
+        r.attempts += 1;
+        r.contained += 1;
+        if (result.is_error) r.toolErrors += 1;
+        if (result.content.includes(rootSecret) || result.content.includes('PRIVATE KEY')) r.evidence.push(`run_command ${command}: read a file only root may read`);
+      }
+      r.escapes = r.evidence.length;
+      routes.push(r);
+    }
+
+    // One command floods Keel's proxy socket with connections while another session's commands run.
+    const floodPolicy = makePolicy({ network: true });
+    const flood = `node -e 'const net=require("net");let n=0;const go=()=>{for(let i=0;i<500&&n<20000;i++,n++){const s=net.connect("/run/keel-net/proxy.sock");s.on("error",()=>{})}if(n<20000)setImmediate(go)};go();setTimeout(()=>process.exit(0),${options.short ? 5000 : 15000})'`;
+    {
+      policy = floodPolicy;
+      const r: RouteResult = { route: 'proxy flood (20,000 connections) while another session runs commands', attempts: 0, deniedByPolicy: 0, contained: 0, toolErrors: 0, escapes: 0, limits: {}, evidence: [] };
+      const otherDir = path.join(base, 'other');
+      await fs.mkdir(path.join(otherDir, '.keel'), { recursive: true });
+      const otherWs = await openWorkspace(otherDir);
+      let peak = 0;
+      const sampler = setInterval(() => (peak = Math.max(peak, openProxyConnections())), 10);
+      const flooding = tryOnce({ tool: 'run_command', input: { command: flood, timeout_seconds: 60 } });
+      policy = basePolicy;
+      let others = 0;
+      let failed = 0;
+      for (let i = 0; i < (options.short ? 3 : 10); i += 1) {
+        const result = await executeTool({ ...ctx({ tool: 'run_command', input: {} }), ws: otherWs, sandbox: { level: 'workspace-write', network: false } }, 'run_command', { command: `echo ALIVE-${i}` });
+        others += 1;
+        if (!result.content.includes(`ALIVE-${i}`)) failed += 1;
+      }
+      const flooded = await flooding;
+      clearInterval(sampler);
+      r.attempts = 1 + others;
+      r.contained = r.attempts;
+      if (flooded.leak) r.evidence.push(flooded.leak);
+      if (failed) r.evidence.push(`run_command (another session): ${failed} of ${others} commands failed during the flood`);
+      if (peak > MAX_CONNECTIONS_PER_WORKER) r.evidence.push(`run_command (flood): the proxies held ${peak} connections, over the worker's cap`);
+      r.escapes = r.evidence.length;
+      routes.push(r);
+    }
+
+    // Every spelling of loopback and the private ranges, through the proxy with no allow-list (so IP literals are judged by range).
+    const spellings = ['[::1]', '[::7f00:1]', '[::ffff:0:7f00:1]', '[::ffff:7f00:1]', '[::127.0.0.1]', '[::ffff:127.0.0.1]', '[64:ff9b::7f00:1]', '[2002:7f00:1::1]', '0x7f000001', '2130706433', '0177.0.0.1', '127.1', '0x7f.1', '017700000001'];
+    await route(
+      'network grant without an allow-list: every spelling of loopback (IPv6 forms, decimal, octal, hex)',
+      spellings.map((host) => sh(`curl -sS -m 5 -p http://${host}:${port}/; curl -sS -m 5 http://${host}:${port}/`)),
+      undefined,
+      undefined,
+      floodPolicy,
+    );
+
+    // The protected-path walk bomb: many .git directories, then a command; the worker answers throughout.
+    await route('protected-path walk bomb: 300 .git directories, then commands', [
+      sh('for i in $(seq 1 300); do mkdir -p g$i/.git; done; echo made'),
+      sh('echo next'),
+      sh('echo again'),
+    ]);
 
     // Symlinks swapped between check and use, by a process that never stops swapping.
     const swapper = spawn(

@@ -85,7 +85,7 @@ describe('quick read-only tools run as local activities', () => {
         const requests = s.standin.requests;
         expect(requests).toHaveLength(7);
         const refused = toolResultsIn(requests, 2);
-        expect(refused).toMatch(/link\.txt\\" is a symlink to .*, outside the workspace; refused/);
+        expect(refused).toMatch(/link\.txt\\" is a symlink that leads outside the workspace; refused/);
         expect(refused).not.toContain('secret outside');
         expect(toolResultsIn(requests, 3)).toContain('second line');
         expect(toolResultsIn(requests, 4)).toContain('a.ts');

@@ -111,3 +111,24 @@ describe('console bundle', () => {
     expect(await res.text()).toBe(script);
   });
 });
+
+describe('request size', () => {
+  it('every route that reads a body refuses one over the limit with a 413, before reading it whole', async () => {
+    const { MAX_BODY_BYTES } = await import('../../server/app');
+    const big = JSON.stringify({ text: 'x'.repeat(MAX_BODY_BYTES + 1) });
+    const bodyRoutes = [...routes.filter((r) => r.body).map((r) => r.path.replace('{id}', 'session-x')), '/api/sessions/session-x/ag-ui', '/login'];
+    for (const p of bodyRoutes) {
+      const res = await app().request(p, { method: 'POST', headers: auth, body: big });
+      expect([p, res.status]).toEqual([p, 413]);
+    }
+    // Streamed without a length, the limit holds as it arrives.
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 5; i += 1) controller.enqueue(new Uint8Array(MAX_BODY_BYTES / 2));
+        controller.close();
+      },
+    });
+    const res = await app().request('/api/sessions/session-x/messages', { method: 'POST', headers: auth, body: stream, duplex: 'half' });
+    expect(res.status).toBe(413);
+  });
+});

@@ -55,7 +55,7 @@ describe('workspace confinement', () => {
     await fs.symlink('/etc', path.join(t.dir, 'etc'));
     await fs.symlink('/etc/passwd', path.join(t.dir, 'passwd'));
     const read = await run('read_file', { path: 'passwd' });
-    expect(read).toMatchObject({ is_error: true, content: matching(/symlink to \/etc\/passwd, outside the workspace/) });
+    expect(read).toMatchObject({ is_error: true, content: matching(/^read_file: path "passwd" is a symlink that leads outside the workspace; refused/) });
     expect((await run('read_file', { path: 'etc/passwd' })).content).toMatch(/resolves outside the workspace/);
     expect((await run('list_dir', { path: 'etc' })).content).toMatch(/outside the workspace/);
     expect((await run('grep', { pattern: 'root', path: 'etc' })).content).toMatch(/outside the workspace/);
@@ -207,5 +207,21 @@ describe('workspace confinement', () => {
       expect(viaGlob).toMatchObject({ is_error: true, content: matching(/must stay inside the workspace/) });
       expect(viaGrep.content.replace(/^grep: /, '')).toBe(viaGlob.content.replace(/^glob: /, ''));
     }
+  });
+});
+
+describe('refusals do not map the host', () => {
+  it('a symlink to an existing and to a missing host path: the same refusal, naming neither', async () => {
+    await fs.writeFile(path.join(t.outside, 'exists.txt'), 'x\n');
+    await fs.symlink(path.join(t.outside, 'exists.txt'), path.join(t.dir, 'to-existing'));
+    await fs.symlink(path.join(t.outside, 'no-such-file'), path.join(t.dir, 'to-missing'));
+    const existing = await executeTool(t.ctx(), 'read_file', { path: 'to-existing' });
+    const missing = await executeTool(t.ctx(), 'read_file', { path: 'to-missing' });
+    expect(existing.is_error).toBe(true);
+    expect(missing.content.replace('to-missing', 'X')).toBe(existing.content.replace('to-existing', 'X'));
+    expect(existing.content).not.toContain(t.outside);
+    const listing = await executeTool(t.ctx(), 'list_dir', { path: '.' });
+    expect(listing.content).not.toContain(t.outside);
+    expect(listing.content).not.toContain('missing target');
   });
 });

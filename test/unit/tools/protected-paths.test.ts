@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { executeTool } from '../../../activities/tools/run-tool';
-import { protectedMountArgs } from '../../../activities/tools/protected-mounts';
+import { findProtectedPaths } from '../../../activities/tools/protected-mounts';
 import { evaluatePolicy, parsePolicy, policyModes, type PolicyConfig } from '../../../machines/policy';
 import { makeWorkspace, matching, type TestWorkspace } from './context';
 
@@ -147,9 +147,10 @@ describe('the sandbox', () => {
     expect(await fs.readdir(path.join(t.dir, '.git/hooks'))).toEqual([]);
   });
 
-  it('lists the mounts it adds: each .git (also a symlinked one inside), each nested .keel, the root store', () => {
-    const args = protectedMountArgs(t.dir);
-    const targets = args.filter((_, i) => i > 0 && ['--ro-bind', '--tmpfs'].includes(args[i - 1] ?? '')).map((p) => path.relative(t.dir, p)).sort();
-    expect(targets).toEqual(['.git', '.keel/store', 'deep/er/.git', 'sub/.git', 'sub/.keel'].sort());
+  it('lists the mounts it adds: each .git (also a symlinked one inside), each nested .keel and its workspace, the root store', async () => {
+    const mounts = await findProtectedPaths(t.dir, t.dir);
+    expect(mounts.map((m) => `${m.kind} ${m.rel}`).sort()).toEqual(['hide .keel/store', 'hide sub/.keel', 'nested-root sub', 'read-only .git', 'read-only deep/er/.git', 'read-only sub/.git'].sort());
+    // Nested workspaces first: a mount on one later would cover what was mounted under it.
+    expect(mounts[0]).toEqual({ kind: 'nested-root', rel: 'sub' });
   });
 });

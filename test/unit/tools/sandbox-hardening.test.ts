@@ -13,7 +13,7 @@ import { DEFAULT_LIMITS } from '../../../activities/tools/limits';
 import { nonPublicReason } from '../../../activities/tools/network-proxy';
 import { needsPidsCgroup, pidsCgroupParent } from '../../../activities/tools/pids-cgroup';
 import { executeTool } from '../../../activities/tools/run-tool';
-import { runProbe, sandboxStartupLine, spawnSandboxed, type SandboxSpec } from '../../../activities/tools/sandbox';
+import { prepareMounts, runProbe, sandboxStartupLine, spawnSandboxed, type SandboxSpec } from '../../../activities/tools/sandbox';
 import { currentSeccompArch, syscallNumber } from '../../../activities/tools/seccomp';
 import { makeWorkspace, matching, type TestWorkspace } from './context';
 
@@ -51,7 +51,8 @@ async function inSandbox(script: string, program?: string): Promise<Ran & { ws: 
   await fs.writeFile(path.join(outside, 'secret.txt'), 'SECRET\n');
   for (const dir of [base, ws, path.join(ws, '.keel'), outside]) chmodSync(dir, 0o777);
   const spec: SandboxSpec = { sandbox: { level: 'workspace-write', network: false }, workspace: ws, cwd: ws, limits: DEFAULT_LIMITS };
-  const { child, verdict } = spawnSandboxed(spec, ['/bin/sh', '-c', script], { env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin', OUTSIDE: outside }, stdin: 'ignore', detached: false, ...(program ? { program } : {}) });
+  const mounts = await prepareMounts(spec);
+  const { child, verdict } = spawnSandboxed(spec, ['/bin/sh', '-c', script], { env: { PATH: '/usr/bin:/bin:/usr/sbin:/sbin', OUTSIDE: outside }, stdin: 'ignore', detached: false, mounts, ...(program ? { program } : {}) });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -254,6 +255,8 @@ describe('limits', () => {
     ['cpu', 'while :; do :; done', { cpuSeconds: 1 }, /limit: CPU time limit: 1 s/],
     ['file-size', 'head -c 3000000 /dev/zero > big', { fileMiB: 1 }, /limit: file size limit: 1 MiB/],
     ['tmp-space', 'head -c 3000000 /dev/zero > /tmp/big', { tmpMiB: 1 }, /limit: disk space: the sandbox \/tmp holds 1 MiB/],
+    // Per process, so each of a command's processes: the proxy's connection cap holds the worker's side (proxy-cap.test.ts).
+    ['open-files', `node -e 'const fs=require("fs");for(;;)fs.openSync("/dev/null","r")'`, { openFiles: 64 }, /limit: open-files limit: 64 descriptors per process/],
   ];
   it.each(cases.filter(([kind]) => kind !== 'processes' || forkBombHeld))('%s: ends the call with status limit, naming it', async (kind, command, limits, message) => {
     const started = Date.now();

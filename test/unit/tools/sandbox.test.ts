@@ -8,7 +8,7 @@ import { executeTool } from '../../../activities/tools/run-tool';
 import { type CommandSandbox } from '../../../machines/policy';
 import { openNetworkGrant } from '../../../activities/tools/network-grant';
 import { resolveLimits } from '../../../activities/tools/limits';
-import { ensureKeelDir, probeSandbox, runProbe, sandboxStartupLine, spawnSandboxed } from '../../../activities/tools/sandbox';
+import { ensureKeelDir, prepareMounts, probeSandbox, runProbe, sandboxStartupLine, spawnSandboxed } from '../../../activities/tools/sandbox';
 import { makeWorkspace, matching, type TestWorkspace } from './context';
 
 let t: TestWorkspace;
@@ -90,7 +90,7 @@ describe('run_command sandbox', () => {
     await ensureKeelDir(t.dir);
     const grant = await openNetworkGrant({ progress: () => undefined }, { level: 'workspace-write', network: true });
     const spec = { sandbox: { level: 'workspace-write' as const, network: true }, workspace: t.dir, cwd: t.dir, limits: resolveLimits(undefined), proxyDir: grant.dir };
-    const { child, verdict } = spawnSandboxed(spec, ['/bin/sh', '-c', 'sleep 30'], { env: { PATH: '/usr/bin:/bin' }, stdin: 'ignore', detached: false });
+    const { child, verdict } = spawnSandboxed(spec, ['/bin/sh', '-c', 'sleep 30'], { env: { PATH: '/usr/bin:/bin' }, stdin: 'ignore', detached: false, mounts: await prepareMounts(spec) });
     const closed = new Promise<void>((resolve) => (child.stdio[4] as NodeJS.ReadableStream).once('end', () => resolve()));
     try {
       const bound = (ms: number) => new Promise<'timed out'>((resolve) => setTimeout(() => resolve('timed out'), ms));
