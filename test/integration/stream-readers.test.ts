@@ -165,11 +165,24 @@ describe('many readers of one stream', () => {
         // One stream read at a time per workflow: two sessions, at most two queries in flight.
         expect(counter.most).toBeLessThanOrEqual(2);
 
-        // Gone: no read queued or running for either session, and no more queries sent.
+        // Gone: no read queued or running for either session, and no more queries sent. The
+        // server learns that a reader left when its connection closes, a moment after: a read
+        // it had paused for may still go out (one did, 1 s after, in a clean-clone run). So it
+        // waits for three quiet seconds in a row, which a reader left running never gives (it
+        // reads at least every 1.5 s, however quiet the stream).
         await expect.poll(() => counter.inFlight + streamReadsQueued(client, live.id) + streamReadsQueued(client, closed.id), { timeout: 30_000 }).toBe(0);
-        const sent = counter.sent;
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-        expect(counter.sent).toBe(sent);
+        let sent = counter.sent;
+        let quietSince = Date.now();
+        await waitUntil(
+          async () => {
+            if (counter.sent !== sent) [sent, quietSince] = [counter.sent, Date.now()];
+            return Date.now() - quietSince;
+          },
+          (quietMs) => quietMs >= 3_000,
+          30_000,
+          'three seconds without a stream query',
+        );
+        expect(counter.inFlight).toBe(0);
 
         // The sessions answer: an AG-UI run on the ended one is refused (409, where it was a
         // 504 after the API's 15 s), one on the live one runs its turn, and an approval is answered.
