@@ -10,7 +10,9 @@ import {
   APIUserAbortError,
 } from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/activity';
-import { failureClassOf, type ModelFailureClass } from '../machines/model-retry';
+import { failureClassOf, NO_RESPONSE, type ModelFailureClass } from '../machines/model-retry';
+
+export { NO_RESPONSE };
 import { ConversationStoreError } from './store/errors';
 
 export const MODEL_FAILURE = {
@@ -210,16 +212,7 @@ export function withSpentUsage(failure: ApplicationFailure, usage: SpentUsage | 
 }
 
 function failure(type: ModelFailureType, message: string, retryable: boolean, requestId: string | null = null): ApplicationFailure {
-  const details: ModelFailureDetails = {
-    status: null,
-    errorType: null,
-    apiMessage: null,
-    requestId,
-    inStream: false,
-    retryAfterMs: null,
-    failureClass: failureClassOf(type, retryable),
-    usage: null,
-  };
+  const details: ModelFailureDetails = { ...NO_RESPONSE, requestId, failureClass: failureClassOf(type, retryable), usage: null };
   return ApplicationFailure.create({ type, message, nonRetryable: !retryable, details: [details] });
 }
 
@@ -292,18 +285,7 @@ export function invalidInputFailure(problem: string): ApplicationFailure {
 
 /** The call was not sent: even shrunk, its worst case could cross `limit`. `usage`: what was spent before it (a compaction). */
 export function overBudgetFailure(over: NonNullable<ModelFailureDetails['overBudget']>, usage: SpentUsage | null): ApplicationFailure {
-  const details: ModelFailureDetails = {
-    status: null,
-    errorType: null,
-    apiMessage: null,
-    requestId: null,
-    inStream: false,
-    retryAfterMs: null,
-    failureClass: 'fatal',
-    usage,
-    retryable: false,
-    overBudget: over,
-  };
+  const details: ModelFailureDetails = { ...NO_RESPONSE, failureClass: 'fatal', usage, retryable: false, overBudget: over };
   return ApplicationFailure.create({
     type: MODEL_FAILURE.overBudget,
     message: `not sent: its worst case needs ${over.needed} of ${over.limit}, ${over.left} left`,

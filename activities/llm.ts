@@ -19,6 +19,7 @@ import {
   classifyModelError,
   invalidInputFailure,
   MODEL_FAILURE,
+  NO_RESPONSE,
   overBudgetFailure,
   type SpentUsage,
   streamDroppedFailure,
@@ -194,7 +195,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
           type: MODEL_FAILURE.contextWindow,
           message: 'The conversation exceeds the context window and has no earlier turns to compact.',
           nonRetryable: true,
-          details: [{ status: null, errorType: null, apiMessage: null, requestId: null, inStream: false, retryAfterMs: null, failureClass: 'fatal', usage: null }],
+          details: [{ ...NO_RESPONSE, failureClass: 'fatal', usage: null }],
         });
       }
     }

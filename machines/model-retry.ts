@@ -168,3 +168,6 @@ export function failureClassOf(type: string | null | undefined, retryable: boole
       return retryable ? 'transient' : 'fatal';
   }
 }
+
+/** The API-response fields of a failure's details when there was no response to describe (not sent, refused before it, a local fault). */
+export const NO_RESPONSE = { status: null, errorType: null, apiMessage: null, requestId: null, inStream: false, retryAfterMs: null } as const;

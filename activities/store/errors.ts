@@ -7,6 +7,7 @@
 // dropped connection: machines/infra-retry.ts, `transient` in the details), and shows the
 // rest (a permission, a foreign store) to its operator with the reason.
 import { ApplicationFailure } from '@temporalio/activity';
+import { NO_RESPONSE } from '../../machines/model-retry';
 import { classifyInfraError } from '../../machines/infra-retry';
 import { CONVERSATION_STORE_FAILURE, type StoreFaultCause, type StoreFailureDetails } from '../../machines/conversation-repair';
 import type { ObjectStore } from './interface';
@@ -70,12 +71,7 @@ export class ConversationStoreError extends Error {
   /** The failure the activity throws: non-retryable, classed fatal, with what the workflow needs to repair. */
   failure(): ApplicationFailure {
     const details: StoreFailureDetails = {
-      status: null,
-      errorType: null,
-      apiMessage: null,
-      requestId: null,
-      inStream: false,
-      retryAfterMs: null,
+      ...NO_RESPONSE,
       failureClass: 'fatal',
       usage: null,
       store: this.store,
