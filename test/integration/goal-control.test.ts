@@ -142,7 +142,7 @@ describe('goal control', () => {
       expect(ofKind(log, 'plan.stopped')).toHaveLength(1);
       // An agent whose turn ended just as the budget ran out reports late: recorded, not applied.
       for (const late of ofKind(log, 'event.rejected')) expect(late).toMatchObject({ state: 'stopped', event: 'task_finished' });
-      await recordGoalHistory(run.handle, 'budget-stop');
+      await recordGoalHistory(run.handle, 'budget-stop-shares');
     });
   });
 
