@@ -73,7 +73,7 @@ export class GoalHandle {
   }
 
   cancel(reason?: string): Promise<GoalControlResult> {
-    return this.call('cancel', () => this.workflowHandle.executeUpdate(cancelUpdate, { args: [reason ? { reason } : undefined] }));
+    return this.call('cancel', () => this.workflowHandle.executeUpdate(cancelUpdate, { args: [reason ? { reason } : {}] }));
   }
 
   state(): Promise<GoalStateView> {

@@ -187,7 +187,7 @@ export class SessionHandle {
   }
 
   interrupt(reason?: string): Promise<ControlResult> {
-    return this.call('interrupt', () => this.workflowHandle.executeUpdate(interruptUpdate, { args: [reason ? { reason } : undefined] }));
+    return this.call('interrupt', () => this.workflowHandle.executeUpdate(interruptUpdate, { args: [reason ? { reason } : {}] }));
   }
 
   steer(text: string): Promise<ControlResult> {
@@ -195,7 +195,7 @@ export class SessionHandle {
   }
 
   pause(reason?: string): Promise<ControlResult> {
-    return this.call('pause', () => this.workflowHandle.executeUpdate(pauseUpdate, { args: [reason ? { reason } : undefined] }));
+    return this.call('pause', () => this.workflowHandle.executeUpdate(pauseUpdate, { args: [reason ? { reason } : {}] }));
   }
 
   resume(): Promise<ControlResult> {
@@ -219,7 +219,7 @@ export class SessionHandle {
   }
 
   close(reason?: string): Promise<ControlResult> {
-    return this.call('close', () => this.workflowHandle.executeUpdate(closeUpdate, { args: [reason ? { reason } : undefined] }));
+    return this.call('close', () => this.workflowHandle.executeUpdate(closeUpdate, { args: [reason ? { reason } : {}] }));
   }
 
   state(): Promise<StateView> {

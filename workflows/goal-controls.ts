@@ -12,7 +12,6 @@ import {
   denySignal,
   goalApproveUpdate,
   goalDenyUpdate,
-  reasonSchema,
   rejectPlanSchema,
   rejectPlanSignal,
   rejectPlanUpdate,
@@ -21,7 +20,7 @@ import {
   resolveTaskUpdate,
   type GoalControlResult,
 } from './definitions';
-import { failureMessage, parseBareControl, parsePayload as parse } from './payloads';
+import { failureMessage, parseBareControl, parsePayload as parse, parseReasonControl } from './payloads';
 import { validated } from './refusal';
 import type { AgentPool } from './goal-agents';
 import type { Driven } from './host';
@@ -51,10 +50,7 @@ export function goalControls({ goal, agents, rejected, authenticatedControls }: 
     'cancel',
     cancelSignal,
     cancelUpdate,
-    (raw) => {
-      const r = parse(reasonSchema, raw, 'cancel');
-      return { type: 'cancel', ...(r?.reason ? { reason: r.reason } : {}) };
-    },
+    (raw) => ({ type: 'cancel', ...parseReasonControl(raw, 'cancel', authenticatedControls) }),
     status,
   );
 

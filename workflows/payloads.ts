@@ -3,7 +3,7 @@
 // person can act on, naming the field — never "(root): Invalid input" for a union whose
 // branch is obvious from the value.
 import { ApplicationFailure } from '@temporalio/workflow';
-import { noPayloadSchema } from './definitions';
+import { noPayloadSchema, reasonSchema } from './definitions';
 import { isUndecodable } from './payload-converter';
 
 interface Issue {
@@ -57,6 +57,21 @@ export function parseBareControl(raw: unknown, name: string, authenticated: bool
     throw new TypeError(`refused ${name}: it carries no payload, so nothing shows it came from a holder of the encryption keys (Keel's clients send {} encrypted)`);
   }
   parsePayload(noPayloadSchema, raw, name);
+}
+
+/**
+ * A control whose payload is an optional reason (interrupt, pause, close, a goal's cancel).
+ * A reason is optional, so a call without any payload used to pass, and with it the only
+ * thing encryption could check: any Temporal client could close, pause or interrupt a run
+ * whose starter held the keys. In such a run (`authenticated`) the call needs a payload —
+ * Keel's clients send `{}` (encrypted) when there is no reason — like `parseBareControl`.
+ */
+export function parseReasonControl(raw: unknown, name: string, authenticated: boolean | undefined): { reason?: string } {
+  if (authenticated === true && raw === undefined) {
+    throw new TypeError(`refused ${name}: it carries no payload, so nothing shows it came from a holder of the encryption keys (Keel's clients send {} or {"reason": …} encrypted)`);
+  }
+  const input = parsePayload(reasonSchema, raw, name);
+  return input?.reason ? { reason: input.reason } : {};
 }
 
 /**

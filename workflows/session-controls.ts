@@ -15,7 +15,6 @@ import {
   raiseBudgetSchema,
   raiseBudgetSignal,
   raiseBudgetUpdate,
-  reasonSchema,
   resetSignal,
   resetUpdate,
   restartSignal,
@@ -29,7 +28,7 @@ import {
   stopUpdate,
   type ControlResult,
 } from './definitions';
-import { parseBareControl, parsePayload as parse } from './payloads';
+import { parseBareControl, parsePayload as parse, parseReasonControl } from './payloads';
 
 export interface SessionControlHost {
   session: Driven<SessionState, SessionEvent, SessionDirective>;
@@ -39,10 +38,7 @@ export interface SessionControlHost {
 }
 
 export function sessionControls({ session, now, status, authenticatedControls }: SessionControlHost): void {
-  const reasonOf = (raw: unknown, name: string): { reason?: string } => {
-    const input = parse(reasonSchema, raw, name);
-    return input?.reason ? { reason: input.reason } : {};
-  };
+  const reasonOf = (raw: unknown, name: string) => parseReasonControl(raw, name, authenticatedControls);
   session.control('interrupt', interruptSignal, interruptUpdate, (raw) => ({ type: 'interrupt', ...reasonOf(raw, 'interrupt') }), status);
   session.control('pause', pauseSignal, pauseUpdate, (raw) => ({ type: 'pause', ...reasonOf(raw, 'pause') }), status);
   session.control('close', closeSignal, closeUpdate, (raw) => ({ type: 'close', ...reasonOf(raw, 'close') }), status);
