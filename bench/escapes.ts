@@ -7,6 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { reportMarkdown, runEscapes, type EscapeReport } from '../test/escapes/suite';
+import { runBareControlProbes } from '../test/escapes/bare-controls';
 import { runTrustProbes } from '../test/escapes/trust';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -17,9 +18,10 @@ const control = process.argv.includes('--control');
 const json = process.argv.includes('--json');
 const report = await runEscapes({ swaps, sandboxOff: control });
 // [2/9]'s trust probes (test/escapes/trust.ts): nested policy files, .git and files that run
-// later, symlinked workspaces, forged approvers, plaintext and bare signals.
+// later, symlinked workspaces, forged approvers, plaintext and bare signals; and every control
+// tried live by a Temporal client without the keys (test/escapes/bare-controls.ts).
 if (!control) {
-  const trust = await runTrustProbes();
+  const trust = [...(await runTrustProbes()), await runBareControlProbes()];
   report.routes.push(...trust);
   report.totalAttempts += trust.reduce((n, r) => n + r.attempts, 0);
   report.totalEscapes += trust.reduce((n, r) => n + r.escapes, 0);
