@@ -20,7 +20,7 @@ import { startStandin } from '../../standin/server';
 import { resolveTemporalCli, startDevServer } from '../../worker/dev-server';
 import { generateKeyLine, keelDataConverter, loadPayloadCodec } from '../../worker/encryption';
 import { createKeelWorker } from '../../worker/worker';
-import { goalEventsQuery, type GoalLogEntry, type LogEntry } from '../../workflows/definitions';
+import { goalEventsQuery } from '../../workflows/definitions';
 import type { RouteResult } from './suite';
 
 const run = promisify(execFile);
