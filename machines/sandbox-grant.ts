@@ -16,18 +16,19 @@ export const NetworkHosts = lazySchema(() => z.array(HostPattern).max(200));
 
 export const SandboxLimitsInput = lazySchema(() => z
   .object({
-    memoryMiB: z.number().int().min(64).max(1024 * 1024).optional().describe('Data memory (heap and private writable mappings) of each process, MiB.'),
+    memoryMiB: z.number().int().min(64).max(1024 * 1024).optional().describe('Memory of the command and every process it starts, together (a cgroup), and data memory of each process, MiB.'),
     processes: z.number().int().min(8).max(100_000).optional().describe('Processes and threads of the sandbox user.'),
     cpuSeconds: z.number().int().min(1).max(86_400).optional().describe('CPU time of each process, seconds.'),
     fileMiB: z.number().int().min(1).max(1024 * 1024).optional().describe('Largest file a process may write, MiB.'),
     tmpMiB: z.number().int().min(1).max(1024 * 1024).optional().describe('Size of the sandbox /tmp (RAM-backed), MiB.'),
     openFiles: z.number().int().min(64).max(1024 * 1024).optional().describe('Open files (descriptors, sockets included) of each process.'),
+    diskMiB: z.number().int().min(1).max(1024 * 1024 * 1024).optional().describe('How much one command may grow the workspace on disk, MiB.'),
   })
   .strict());
 export type SandboxLimitsInput = z.infer<typeof SandboxLimitsInput>;
 
 /** The limits a sandboxed call gets when no policy names them (activities/tools/limits.ts applies them). */
-export const DEFAULT_SANDBOX_LIMITS: Required<SandboxLimitsInput> = { memoryMiB: 8192, processes: 1024, cpuSeconds: 900, fileMiB: 4096, tmpMiB: 512, openFiles: 4096 };
+export const DEFAULT_SANDBOX_LIMITS: Required<SandboxLimitsInput> = { memoryMiB: 8192, processes: 1024, cpuSeconds: 900, fileMiB: 4096, tmpMiB: 512, openFiles: 4096, diskMiB: 4096 };
 
 /**
  * A workspace file's limits under the start options' (or the defaults): each may only be

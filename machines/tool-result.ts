@@ -6,7 +6,7 @@ import { scriptHashesSchema } from './script-hashes';
 import { lazySchema } from './lazy-schema';
 
 /** The sandbox limits a command can hit (activities/tools/limits.ts). */
-export const limitKindSchema = lazySchema(() => z.enum(['memory', 'processes', 'cpu', 'file-size', 'tmp-space', 'open-files']));
+export const limitKindSchema = lazySchema(() => z.enum(['memory', 'processes', 'cpu', 'file-size', 'tmp-space', 'open-files', 'disk']));
 export type LimitKind = z.infer<typeof limitKindSchema>;
 
 /**

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index';
 import { ACTIVITY_WORKER_OPTIONS } from '../activities/tools/index';
+import { commandLimitsLine } from '../activities/tools/command-cgroup';
 import { probeSandbox, sandboxStartupLine } from '../activities/tools/sandbox';
 import { defaultCacheBudget, maxCachedWorkflows, workflowCacheFromEnv, type WorkflowCacheSize } from './cache';
 import { keelDataConverter } from './encryption';
@@ -101,6 +102,8 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
   // Said once at start, in one line: whether commands will run confined or be refused.
   const sandbox = await probeSandbox();
   (options.log ?? console.log)(sandboxStartupLine(sandbox));
+  // And which limits hold per command tree here (cgroups), and what stands in where none can.
+  if (sandbox.ok) (options.log ?? console.log)(await commandLimitsLine());
   // The conversation store it sees must be the fleet's: else it refuses to start, in one line.
   const store = await probeStore({ connection: options.connection, namespace: options.namespace, taskQueue: options.taskQueue, ...(options.env ? { env: options.env } : {}) });
   (options.log ?? console.log)(store.line);

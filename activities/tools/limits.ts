@@ -20,6 +20,10 @@ export interface SandboxLimits {
   fileBytes: number;
   tmpBytes: number;
   openFiles: number;
+  /** How much one command may grow the workspace (command-watch.ts). */
+  diskBytes: number;
+  /** Whether memoryBytes holds for the command tree together (a memory cgroup or the watcher), set by run_command. */
+  treeMemory?: boolean;
 }
 
 const MiB = 1024 * 1024;
@@ -30,6 +34,7 @@ export const DEFAULT_LIMITS: SandboxLimits = {
   fileBytes: DEFAULT_SANDBOX_LIMITS.fileMiB * MiB,
   tmpBytes: DEFAULT_SANDBOX_LIMITS.tmpMiB * MiB,
   openFiles: DEFAULT_SANDBOX_LIMITS.openFiles,
+  diskBytes: DEFAULT_SANDBOX_LIMITS.diskMiB * MiB,
 };
 
 /** The defaults with a policy's overrides laid over them. */
@@ -41,6 +46,7 @@ export function resolveLimits(input?: SandboxLimitsInput): SandboxLimits {
     fileBytes: input?.fileMiB !== undefined ? input.fileMiB * MiB : DEFAULT_LIMITS.fileBytes,
     tmpBytes: input?.tmpMiB !== undefined ? input.tmpMiB * MiB : DEFAULT_LIMITS.tmpBytes,
     openFiles: input?.openFiles ?? DEFAULT_LIMITS.openFiles,
+    diskBytes: input?.diskMiB !== undefined ? input.diskMiB * MiB : DEFAULT_LIMITS.diskBytes,
   };
 }
 
@@ -82,11 +88,11 @@ export function limitInOutput(limits: SandboxLimits, output: string): LimitHit |
   return undefined;
 }
 
-function hit(limits: SandboxLimits, kind: LimitKind): LimitHit {
+export function hit(limits: SandboxLimits, kind: LimitKind): LimitHit {
   const mib = (bytes: number) => `${Math.round(bytes / MiB)} MiB`;
   switch (kind) {
     case 'memory':
-      return { kind, message: `memory limit: ${mib(limits.memoryBytes)} of data memory per process` };
+      return { kind, message: limits.treeMemory ? `memory limit: ${mib(limits.memoryBytes)} for the command and every process it started, together` : `memory limit: ${mib(limits.memoryBytes)} of data memory per process` };
     case 'processes':
       return { kind, message: `process limit: ${limits.processes} processes` };
     case 'cpu':
@@ -95,6 +101,8 @@ function hit(limits: SandboxLimits, kind: LimitKind): LimitHit {
       return { kind, message: `file size limit: ${mib(limits.fileBytes)} per file` };
     case 'open-files':
       return { kind, message: `open-files limit: ${limits.openFiles} descriptors per process` };
+    case 'disk':
+      return { kind, message: `disk budget: the command grew the workspace by more than ${mib(limits.diskBytes)}` };
     case 'tmp-space':
       return { kind, message: `disk space: the sandbox /tmp holds ${mib(limits.tmpBytes)}, or the workspace's disk is full` };
     default: {

@@ -5,13 +5,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { type Readable } from 'node:stream';
 import { describeConnections, openNetworkGrant } from './network-grant';
-import { makePidsCgroup, needsPidsCgroup } from './pids-cgroup';
+import { makeCommandCgroup } from './command-cgroup';
+import { watchCommand, type CommandWatch } from './command-watch';
 import { z } from 'zod';
 import { saveArtifact, artifactPath, truncateForModel } from './artifacts';
 import { DEFAULT_SANDBOX, type ToolContext } from './context';
 import { type ToolFacts, type ToolResult, toolRefused } from './result';
 import { newRunToken, recordRunning, reapOrphanedCommands, RUN_TOKEN_ENV } from './orphans';
-import { limitHit, limitInOutput, resolveLimits, type LimitHit } from './limits';
+import { hit, limitHit, limitInOutput, resolveLimits, type LimitHit } from './limits';
 import { prepareMounts, probeSandbox, sandboxIdentity, spawnSandboxed, type PreparedMounts, type SandboxVerdict } from './sandbox';
 import { openExisting, ToolError } from './workspace';
 import { hashScripts } from './script-hash';
@@ -109,11 +110,12 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
   // The workspace opened once, by descriptor, before anything else is set up for the sandbox.
   const mounts: PreparedMounts | undefined = sandbox.level !== 'off' ? await prepareMounts({ workspace: ctx.ws.root, sandbox }) : undefined;
   let network: Awaited<ReturnType<typeof openNetworkGrant>> | undefined;
-  let cgroup: Awaited<ReturnType<typeof makePidsCgroup>>;
+  let cgroup: Awaited<ReturnType<typeof makeCommandCgroup>>;
   try {
     const sandboxUser = mounts ? sandboxIdentity(mounts.owner) : undefined;
     network = sandbox.level !== 'off' && sandbox.network ? await openNetworkGrant(ctx, sandbox, undefined, sandboxUser) : undefined;
-    cgroup = sandbox.level !== 'off' && needsPidsCgroup() ? await makePidsCgroup(limits.processes) : undefined;
+    // The command tree's own cgroup (memory, processes, CPU weight), where this worker may make one.
+    cgroup = sandbox.level !== 'off' ? await makeCommandCgroup(limits) : undefined;
   } catch (error) {
     mounts?.close();
     await network?.close();
@@ -135,6 +137,25 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
   const stdout = child.stdout as Readable;
   const stderr = child.stderr as Readable;
   const pid = child.pid;
+  // memoryBytes holds for the tree together: by the cgroup, or the watcher's sum where there is none.
+  if (sandbox.level !== 'off') limits.treeMemory = true;
+  // The disk budget, and the tree's memory where no cgroup limits it: watched while it runs.
+  let watch: CommandWatch | undefined;
+  const watching =
+    sandbox.level !== 'off' && pid !== undefined
+      ? watchCommand({
+          rootPid: pid,
+          workspace: ctx.ws.root,
+          memoryBytes: limits.memoryBytes,
+          diskBytes: limits.diskBytes,
+          cgroup,
+          onLimit: (kind) => {
+            limitSeen ??= hit(limits, kind);
+            stopGroup();
+            void cgroup?.kill();
+          },
+        }).then((w) => (watch = w), () => undefined)
+      : undefined;
   // Not awaited here: the exit and data listeners must be attached in this same tick.
   // A command whose record cannot be written (say, .keel/ replaced by a file) still runs.
   const noRecord = async () => undefined;
@@ -227,6 +248,9 @@ export async function runCommand(ctx: ToolContext, input: RunCommandInput): Prom
   clearInterval(progressTimer);
   if (killTimer) clearTimeout(killTimer);
   killGroup('SIGKILL');
+  await watching;
+  const watched = await watch?.stop();
+  if (watched) limitSeen ??= hit(limits, watched);
   await (await recorded)();
   await network?.close();
   await cgroup?.close();

@@ -23,7 +23,7 @@ import { findProtectedPaths } from './protected-mounts';
 import { fdPath, openBeneath, pinKeelDir, pinWorkspace } from './pinned-workspace';
 import { KEEL_DIR, ToolError } from './workspace';
 import { limitArgs, type SandboxLimits } from './limits';
-import { needsPidsCgroup, pidsCgroupParent } from './pids-cgroup';
+import { pidsHeld } from './command-cgroup';
 import { currentSeccompArch, seccompFilter } from './seccomp';
 
 export const BWRAP = 'bwrap';
@@ -298,8 +298,8 @@ export interface SpawnSandboxedOptions {
   /** Its own process group, so that a timeout can kill everything it started. */
   detached: boolean;
   program?: string;
-  /** A cgroup.procs file bubblewrap joins before it starts (pids-cgroup.ts). */
-  cgroupProcs?: string;
+  /** cgroup.procs files bubblewrap joins before it starts (command-cgroup.ts): one per hierarchy. */
+  cgroupProcs?: readonly string[];
   /** The workspace's mounts (prepareMounts); consumed: closed here once the child holds them. */
   mounts: PreparedMounts;
 }
@@ -317,9 +317,11 @@ export function spawnSandboxed(spec: SandboxSpec, command: readonly string[], op
     args = [`--reuid=${identity.uid}`, `--regid=${identity.gid}`, '--clear-groups', '--inh-caps=-all', '--', program === BWRAP ? bwrapPath() : program, ...args];
     program = programPath('setpriv');
   }
-  if (options.cgroupProcs) {
+  if (options.cgroupProcs?.length) {
     // Joins the cgroup first, so that every process the sandbox ever has is counted.
-    args = ['-c', 'echo $$ > "$0" && exec "$@"', options.cgroupProcs, program === BWRAP ? bwrap : program, ...args];
+    const n = options.cgroupProcs.length;
+    const join = options.cgroupProcs.map((_, i) => `echo $$ > "$${i + 1}"`).join(' && ');
+    args = ['-c', `${join} && shift ${n} && exec "$@"`, 'keel-cgroup', ...options.cgroupProcs, program === BWRAP ? bwrap : program, ...args];
     program = '/bin/sh';
   }
   let child: ChildProcess;
@@ -397,11 +399,7 @@ export async function runProbe(program: string): Promise<SandboxProbe> {
     }
     if (output.includes('MOUNTED')) return { ok: false, reason: 'seccomp filter: mount is not refused' };
     if (code !== 0) return { ok: false, reason: `the probe command failed in the sandbox (exit ${code}): ${output.trim().split('\n')[0] ?? ''}` };
-    const processLimit = !needsPidsCgroup()
-      ? 'process limit (RLIMIT_NPROC)'
-      : (await pidsCgroupParent())
-        ? 'process limit (pids cgroup, as the worker is root)'
-        : 'NO process limit (the worker is root, for whom RLIMIT_NPROC does not hold, and no pids cgroup is writable)';
+    const processLimit = (await pidsHeld()) ? 'a process limit (see the command limits line)' : 'NO process limit (the worker is root, for whom RLIMIT_NPROC does not hold, and no pids cgroup is writable)';
     return {
       ok: true,
       verified: `own user namespace (uid map "${checked.uidMap}"), no capabilities (CapEff 0), no_new_privs, seccomp filter (mount and unshare refused), read-only /proc, ${processLimit}`,
@@ -411,7 +409,7 @@ export async function runProbe(program: string): Promise<SandboxProbe> {
   }
 }
 
-const DEFAULT_PROBE_LIMITS: SandboxLimits = { memoryBytes: 1024 * 1024 * 1024, processes: 64, cpuSeconds: 10, fileBytes: 1024 * 1024, tmpBytes: 1024 * 1024, openFiles: 256 };
+const DEFAULT_PROBE_LIMITS: SandboxLimits = { memoryBytes: 1024 * 1024 * 1024, processes: 64, cpuSeconds: 10, fileBytes: 1024 * 1024, tmpBytes: 1024 * 1024, openFiles: 256, diskBytes: 1024 * 1024 };
 
 /** The one line a worker prints at start about its sandbox: what was verified, or what is missing. */
 export function sandboxStartupLine(result: SandboxProbe): string {

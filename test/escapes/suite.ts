@@ -21,7 +21,7 @@ import { openWorkspace, type Workspace } from '../../activities/tools/workspace'
 import { MAX_CONNECTIONS_PER_WORKER, openProxyConnections } from '../../activities/tools/network-proxy';
 import { hashScripts } from '../../activities/tools/script-hash';
 import type { ScriptHashes } from '../../machines/script-hashes';
-import { needsPidsCgroup, pidsCgroupParent } from '../../activities/tools/pids-cgroup';
+import { pidsHeld } from '../../activities/tools/command-cgroup';
 import { currentSeccompArch, syscallNumber } from '../../activities/tools/seccomp';
 import { evaluatePolicy, parsePolicy, sandboxFor, type PolicyConfig } from '../../machines/policy';
 
@@ -597,7 +597,7 @@ export async function runEscapes(options: {
     ]);
 
     /** Limits as a policy sets them (small, so that the route is quick); the defaults are larger. */
-    const forkBombHeld = !needsPidsCgroup() || (await pidsCgroupParent()) !== undefined;
+    const forkBombHeld = await pidsHeld();
     const limitPolicy = makePolicy({ limits: { processes: 128, memoryMiB: 512, fileMiB: 8, tmpMiB: 16, cpuSeconds: 2 } });
     // Not in the control run: unconfined, a fork bomb is a fork bomb.
     if (!options.sandboxOff) await route(
