@@ -733,6 +733,56 @@ export async function runEscapes(options: {
       routes.push(r);
     }
 
+    // A limit of the whole command tree, attacked while another session runs commands: each
+    // attack must end as `limit: <kind>`, the other session's commands must all answer, and
+    // the worker (this process) lives on. Not in the control run (unconfined they fill the host).
+    const treeAttack = async (name: string, kind: string, command: string, limits: Record<string, number>, escaped: (printed: string, ws: string) => Promise<string | undefined>) => {
+      const r: RouteResult = { route: name, attempts: 0, deniedByPolicy: 0, contained: 0, toolErrors: 0, escapes: 0, limits: {}, evidence: [] };
+      const otherDir = path.join(base, `other-${kind}`);
+      await fs.mkdir(path.join(otherDir, '.keel'), { recursive: true });
+      const otherWs = await openWorkspace(otherDir);
+      for (let round = 0; round < (options.short ? 1 : 3); round += 1) {
+        let done = false;
+        const attack = executeTool({ ...ctx({ tool: 'run_command', input: {} }), sandbox: { level: 'workspace-write', network: false, limits } }, 'run_command', { command, timeout_seconds: 120 }).finally(() => (done = true));
+        let others = 0;
+        let failed = 0;
+        while (!done || others < 3) {
+          const result = await executeTool({ ...ctx({ tool: 'run_command', input: {} }), ws: otherWs, sandbox: { level: 'workspace-write', network: false } }, 'run_command', { command: `echo ALIVE-${others}` });
+          if (!result.content.includes(`ALIVE-${others}\n`)) failed += 1;
+          others += 1;
+        }
+        const result = await attack;
+        const limit = result.facts?.kind === 'command' ? result.facts.limit : undefined;
+        if (limit) r.limits[limit] = (r.limits[limit] ?? 0) + 1;
+        const echoed = result.facts?.kind === 'command' ? `$ ${result.facts.command}\n` : '';
+        const printed = result.content.startsWith(echoed) ? result.content.slice(echoed.length) : result.content;
+        const leak = (await escaped(printed, ws)) ?? (limit !== kind ? `not stopped as limit: ${kind} (${/\[[^\]]*\]\s*$/.exec(result.content)?.[0] ?? 'no status'})` : undefined);
+        r.attempts += 1 + others;
+        r.contained += 1 + others;
+        r.toolErrors += result.is_error ? 1 : 0;
+        if (leak) r.evidence.push(`run_command ${command}: ${leak}`);
+        if (failed) r.evidence.push(`run_command (another session): ${failed} of ${others} commands failed during the attack`);
+        for (const entry of await fs.readdir(ws)) if (entry !== '.keel' && entry !== 'nest') await fs.rm(path.join(ws, entry), { recursive: true, force: true });
+      }
+      r.escapes = r.evidence.length;
+      routes.push(r);
+    };
+    // Not in the short run either: CI's `npm test` proves the same at a smaller size (test/unit/tools/command-tree-limits.test.ts).
+    if (!options.sandboxOff && !options.short) {
+      // Two processes of 2 GiB each under a 3 GiB limit: each alone is under it, together not.
+      const hold = `perl -e '$| = 1; $x = "a" x (2 * 1024 * 1024 * 1024); print "HE"."LD\\n"; sleep 5'`;
+      await treeAttack('memory across processes: two processes of 2 GiB each under a 3 GiB limit, while another session runs commands', 'memory', `${hold} & ${hold} & wait`, { memoryMiB: 3072 }, async (printed) =>
+        (printed.match(/HELD/g) ?? []).length >= 2 ? 'both processes held 2 GiB at once' : undefined,
+      );
+      // 1.5 GB into the workspace in files under the file-size limit, under a 256 MiB budget.
+      await treeAttack('workspace disk fill: 1.5 GB in 50 MB files under a 256 MiB budget, while another session runs commands', 'disk', 'for i in $(seq 1 30); do head -c 50000000 /dev/zero > fill$i || exit 1; done; echo FIL""LED', { diskMiB: 256 }, async (printed, dir) => {
+        if (printed.includes('FILLED')) return 'wrote all 1.5 GB';
+        const used = (await Promise.all((await fs.readdir(dir)).filter((n) => n.startsWith('fill')).map((n) => fs.stat(path.join(dir, n)).then((st) => st.size)))).reduce((a, b) => a + b, 0);
+        // A poll every 250 ms: what a fast disk takes in a second past the budget is the most it may hold.
+        return used > (256 + 1024) * 1024 * 1024 ? `the workspace took ${Math.round(used / 1048576)} MiB` : undefined;
+      });
+    }
+
     // Every spelling of loopback and the private ranges, through the proxy with no allow-list (so IP literals are judged by range).
     const spellings = ['[::1]', '[::7f00:1]', '[::ffff:0:7f00:1]', '[::ffff:7f00:1]', '[::127.0.0.1]', '[::ffff:127.0.0.1]', '[64:ff9b::7f00:1]', '[2002:7f00:1::1]', '0x7f000001', '2130706433', '0177.0.0.1', '127.1', '0x7f.1', '017700000001'];
     await route(
