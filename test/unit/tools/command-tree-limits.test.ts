@@ -5,6 +5,9 @@
 // limited alone: two processes held 640 MiB each under a 1 GiB limit, and the workspace
 // took all 800 MB. The worker (this process) lives on and runs the next command.
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { cgroupParents, commandLimitsLine, makeCommandCgroup } from '../../../activities/tools/command-cgroup';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { executeTool } from '../../../activities/tools/run-tool';
 import { makeWorkspace, type TestWorkspace } from './context';
@@ -46,4 +49,26 @@ describe('limits per command tree', () => {
     expect(used).toBeLessThan(500_000_000);
     await alive();
   }, 90_000);
+
+  it('a command cgroup carries the tree limits and a quarter CPU weight, or the start-up line names the fallback', async () => {
+    const parents = await cgroupParents();
+    const line = await commandLimitsLine();
+    const cgroup = await makeCommandCgroup({ memoryBytes: 256 * 1024 * 1024, processes: 77 });
+    if (!cgroup) {
+      expect(line).toMatch(/^command limits: no cgroup for memory, pids, cpu \(.*\), instead memory: the resident memory of the tree summed/);
+      return;
+    }
+    try {
+      const read = async (controller: string, file: string) => {
+        const procs = cgroup.procs.find((p) => (parents.v2 ? true : p.startsWith(`${parents.v1[controller as 'memory']}/`)));
+        return procs ? (await fs.readFile(path.join(path.dirname(procs), file), 'utf8')).trim() : undefined;
+      };
+      expect(line).toMatch(/^command limits: a cgroup per command/);
+      if (parents.v2 ?? parents.v1.memory) expect(await read('memory', parents.v2 ? 'memory.max' : 'memory.limit_in_bytes')).toBe(String(256 * 1024 * 1024));
+      if (parents.v2 ?? parents.v1.pids) expect(await read('pids', 'pids.max')).toBe('77');
+      if (parents.v2 ?? parents.v1.cpu) expect(await read('cpu', parents.v2 ? 'cpu.weight' : 'cpu.shares')).toBe(parents.v2 ? '25' : '256');
+    } finally {
+      await cgroup.close();
+    }
+  });
 });
