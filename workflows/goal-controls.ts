@@ -21,6 +21,7 @@ import {
   type GoalControlResult,
 } from './definitions';
 import { failureMessage, parseBareControl, parsePayload as parse, parseReasonControl } from './payloads';
+import { refusesBareReasonControls } from './run-format';
 import { validated } from './refusal';
 import type { AgentPool } from './goal-agents';
 import type { Driven } from './host';
@@ -50,7 +51,7 @@ export function goalControls({ goal, agents, rejected, authenticatedControls }: 
     'cancel',
     cancelSignal,
     cancelUpdate,
-    (raw) => ({ type: 'cancel', ...parseReasonControl(raw, 'cancel', authenticatedControls) }),
+    (raw) => ({ type: 'cancel', ...parseReasonControl(raw, 'cancel', authenticatedControls === true && refusesBareReasonControls()) }),
     status,
   );
 

@@ -63,7 +63,8 @@ export function parseBareControl(raw: unknown, name: string, authenticated: bool
  * A control whose payload is an optional reason (interrupt, pause, close, a goal's cancel).
  * A reason is optional, so a call without any payload used to pass, and with it the only
  * thing encryption could check: any Temporal client could close, pause or interrupt a run
- * whose starter held the keys. In such a run (`authenticated`) the call needs a payload —
+ * whose starter held the keys. In such a run (`authenticated`: keys, and a run of format 2,
+ * run-format.ts) the call needs a payload —
  * Keel's clients send `{}` (encrypted) when there is no reason — like `parseBareControl`.
  */
 export function parseReasonControl(raw: unknown, name: string, authenticated: boolean | undefined): { reason?: string } {

@@ -9,7 +9,12 @@ import { patched, workflowInfo } from '@temporalio/workflow';
 import { KeelKind, KeelWorkspace } from './search-attributes';
 
 const RUN_FORMAT_MEMO = 'keelRunFormat';
-const RUN_FORMAT = 1;
+// 2: with encryption keys, a control that takes an optional reason (interrupt, pause, close, a
+//    goal's cancel) and arrives with no payload is refused. A run stamped 1 accepted it, and a
+//    signal's refusal changes what the run then does, so only runs stamped 2 refuse: a
+//    recorded run replays as it ran (a bare update's validator is not run on replay, but its
+//    handler is, so the handler needs the same answer).
+const RUN_FORMAT = 2;
 
 /**
  * The patches every format-1 run has. Never add to this list: a patch added later is asked
@@ -34,6 +39,11 @@ const FORMAT_1_PATCHES: ReadonlySet<string> = new Set([
 export function runFormat(): number {
   const value = workflowInfo().memo?.[RUN_FORMAT_MEMO];
   return typeof value === 'number' && Number.isSafeInteger(value) ? value : 0;
+}
+
+/** Whether this run refuses a payload-less reason control under encryption keys (format 2). */
+export function refusesBareReasonControls(): boolean {
+  return runFormat() >= 2;
 }
 
 /** `patched(patchId)`, answered from the stamp when the run's format has the patch (no history events). */

@@ -29,6 +29,7 @@ import {
   type ControlResult,
 } from './definitions';
 import { parseBareControl, parsePayload as parse, parseReasonControl } from './payloads';
+import { refusesBareReasonControls } from './run-format';
 
 export interface SessionControlHost {
   session: Driven<SessionState, SessionEvent, SessionDirective>;
@@ -38,7 +39,7 @@ export interface SessionControlHost {
 }
 
 export function sessionControls({ session, now, status, authenticatedControls }: SessionControlHost): void {
-  const reasonOf = (raw: unknown, name: string) => parseReasonControl(raw, name, authenticatedControls);
+  const reasonOf = (raw: unknown, name: string) => parseReasonControl(raw, name, authenticatedControls === true && refusesBareReasonControls());
   session.control('interrupt', interruptSignal, interruptUpdate, (raw) => ({ type: 'interrupt', ...reasonOf(raw, 'interrupt') }), status);
   session.control('pause', pauseSignal, pauseUpdate, (raw) => ({ type: 'pause', ...reasonOf(raw, 'pause') }), status);
   session.control('close', closeSignal, closeUpdate, (raw) => ({ type: 'close', ...reasonOf(raw, 'close') }), status);
