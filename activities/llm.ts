@@ -154,6 +154,8 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
   const signal = AbortSignal.any([ctx.cancellationSignal, idle.signal]);
 
   let requestId: string | null = null;
+  // A compaction's summary call, billed before the turn's request: an interrupt counts it too.
+  let summarySpent: SpentUsage | null = null;
   try {
     // Unset means the real API; the stand-in or a proxy is chosen by the worker's env.
     const client = anthropicClient(apiKey, settings.env.ANTHROPIC_BASE_URL?.trim() || null);
@@ -208,6 +210,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
         conversation.messages = compacted.messages;
         conversation.head = compacted.head;
         compaction = compacted.compaction;
+        summarySpent = { inputTokens: compaction.usage.input_tokens, outputTokens: compaction.usage.output_tokens, costUsd: compaction.costUsd, estimated: false };
         heartbeat();
       } else if (compactNow) {
         throw ApplicationFailure.create({
@@ -295,9 +298,11 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
     if (ctx.cancellationSignal.aborted) {
       deltas?.discard();
       const reason: unknown = ctx.cancellationSignal.reason;
-      // The interrupted attempt's spend travels with the cancel (the turn counted its own
-      // estimate from the stream when it interrupted; this is for logs and heartbeats).
-      throw reason instanceof CancelledFailure ? reason : new CancelledFailure('model call cancelled', [spent()]);
+      // The request was aborted the moment the cancel arrived (the signal closes the
+      // connection), so what the stream had brought until then is what was generated and
+      // billed: it travels with the cancel, and the turn counts what its own estimate at the
+      // interrupt had not seen (workflows/turn-results.ts settledBeyond).
+      throw new CancelledFailure(reason instanceof Error ? reason.message : 'model call cancelled', [sumSpent(sumSpent(spent(), lost), summarySpent)]);
     }
     const failure = withSpentUsage(
       idle.signal.aborted && !(error instanceof ApplicationFailure)

@@ -39,6 +39,16 @@ export function reduce(state: SessionState, event: SessionEvent): Out {
       if (state.status === 'active') return work(queued, out);
       return { state: { ...state, queue: queued.queue }, directives: out };
     }
+    case 'call_settled': {
+      const u = event.usage;
+      // Tokens and dollars only: the call was counted (and marked estimated, or unpriced) when its turn was interrupted.
+      const next: Common = { ...c, usage: { ...c.usage, inputTokens: c.usage.inputTokens + u.inputTokens, outputTokens: c.usage.outputTokens + u.outputTokens, costUsd: c.usage.costUsd + (u.costUsd ?? 0) } };
+      const out: D[] = [emit('session.usage_settled', { sessionId: id, turnId: event.turnId, callId: event.callId, inputTokens: u.inputTokens, outputTokens: u.outputTokens, costUsd: u.costUsd })];
+      // Past a limit, the session suspends as on any exhausted budget (a running turn is interrupted, as by the wall clock).
+      const exhaustion = state.status === 'suspended' || state.status === 'closing' || state.status === 'initializing' ? null : exhaustionOf(next);
+      if (exhaustion !== null) return suspend(next, exhaustion, [...out, ...forward(c, { type: 'interrupt', reason: 'the budget is exhausted' })]);
+      return { state: { ...state, ...next }, directives: out };
+    }
     case 'turn_finished': {
       const r = event.result;
       if (c.turnId !== r.turnId) return reject(`turn ${r.turnId} is not the turn in flight (${c.turnId ?? 'none'})`);
