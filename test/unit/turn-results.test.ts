@@ -131,7 +131,7 @@ describe('what an interrupted call had been billed for, from its stream', () => 
 });
 
 describe('what an interrupted call was billed for once its connection closed', () => {
-  const cancelled = (usage: unknown) => new ActivityFailure('cancelled', undefined, 'callModel', undefined, undefined, new CancelledFailure('cancelled', [usage]));
+  const cancelled = (usage: unknown) => inActivity(new CancelledFailure('cancelled', [usage]));
   const counted = { inputTokens: 700, outputTokens: 68, costUsd: 0.0031, estimated: true };
   it('is what the activity read beyond what the turn counted at the interrupt', () => {
     const beyond = settledBeyond(cancelled({ inputTokens: 700, outputTokens: 123, costUsd: 0.0039, estimated: true }), counted);
@@ -143,6 +143,6 @@ describe('what an interrupted call was billed for once its connection closed', (
     expect(settledBeyond(cancelled({ inputTokens: 700, outputTokens: 60, costUsd: 0.003 }), counted)).toBeNull();
     expect(settledBeyond(cancelled(null), counted)).toBeNull();
     expect(settledBeyond(cancelled({ inputTokens: -1, outputTokens: 'x' }), counted)).toBeNull();
-    expect(settledBeyond(new ActivityFailure('failed', undefined, 'callModel', undefined, undefined, ApplicationFailure.create({ message: 'x' })), counted)).toBeNull();
+    expect(settledBeyond(inActivity(ApplicationFailure.create({ message: 'x' })), counted)).toBeNull();
   });
 });
