@@ -20,12 +20,15 @@ export const SUMMARY_SYSTEM_PROMPT =
   'decision, file name, command and open question the assistant needs; drop pleasantries. ' +
   'Write plain prose, at most a few paragraphs.';
 
+/** Words the summary instruction always carries (scenarios and the bench find the summary call by them). */
+export const COMPACTION_MARK = 'the conversation is being compacted';
+
 /** The request asking for the summary at the end of the conversation itself: what to summarize, counted as the API counts messages. */
 export function summaryInstruction(messages: readonly Anthropic.MessageParam[], cut: number): string {
   const next = messages[cut];
   const opening = next === undefined ? '' : transcriptText([next]).replace(/^USER:\n/, '').slice(0, 160);
   return (
-    `(Keel, not the user: the conversation is being compacted to fit the context window.) Summarize the first ${cut} ` +
+    `(Keel, not the user: ${COMPACTION_MARK} to fit the context window.) Summarize the first ${cut} ` +
     `messages of this conversation — everything before message ${cut + 1}, the user's message that begins ` +
     `${JSON.stringify(opening)} — for the assistant who will continue it. Keep every fact, decision, file name, ` +
     'command and open question the assistant needs; drop pleasantries. Answer with the summary only, in plain prose ' +
