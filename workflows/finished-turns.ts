@@ -3,6 +3,7 @@
 // Read off the session's own events as they are logged; bounded, and carried across
 // continue-as-new.
 import type { CallUsage, LogPayloads, TurnEnd, Usage } from '../machines/index';
+import { addSettledUsage } from '../machines/budget';
 
 /** How a turn of the session ended, as `awaitTurn` (and the SDK's `send`) report it. */
 export interface FinishedTurn {
@@ -61,8 +62,7 @@ export class FinishedTurns {
 
   /** An interrupted call of the turn was billed for more once its connection closed. */
   settled(turnId: string, usage: CallUsage): void {
-    const add = (u: Usage | null): Usage | null =>
-      u === null ? null : { ...u, inputTokens: u.inputTokens + usage.inputTokens, outputTokens: u.outputTokens + usage.outputTokens, costUsd: u.costUsd + (usage.costUsd ?? 0) };
+    const add = (u: Usage | null): Usage | null => (u === null ? null : addSettledUsage(u, usage));
     const end = this.ending.get(turnId);
     if (end !== undefined) this.ending.set(turnId, { ...end, usage: add(end.usage) });
     const done = this.done.findLast((t) => t.turnId === turnId);
