@@ -29,7 +29,7 @@ import {
 } from './llm-errors';
 import { fitCall, type CallFit } from '../machines/call-ceiling';
 import { defaultCompactAboveTokens } from '../machines/model-limits';
-import { type Compaction, compactConversation, estimateTokens } from './conversation-compaction';
+import { type Compaction, compactConversation, estimateTokens, type SummaryUsage, summaryRequest, transcriptSummaryRequest } from './conversation-compaction';
 import { type ModelCallInput, modelCallInputSchema, type ModelCallResult, messagesOf, toolsOf } from './llm-input';
 import { billedPrice, costAt, costOf, loadPriceTable, type ModelCost, type PriceTable, type UsageForCost } from './llm-pricing';
 
@@ -154,6 +154,8 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
   const signal = AbortSignal.any([ctx.cancellationSignal, idle.signal]);
 
   let requestId: string | null = null;
+  // A compaction's summary call, billed before the turn's request: an interrupt counts it too.
+  let summarySpent: SpentUsage | null = null;
   try {
     // Unset means the real API; the stand-in or a proxy is chosen by the worker's env.
     const client = anthropicClient(apiKey, settings.env.ANTHROPIC_BASE_URL?.trim() || null);
@@ -177,18 +179,38 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
       : ref !== null
         ? (ref.compactAboveTokens ?? defaultCompactAboveTokens(input.model))
         : undefined;
+    const tools = await toolsOf(input, settings.env);
     if (compactAbove !== undefined && conversation.store !== undefined) {
-      const compacted = await compactConversation(conversation.store, conversation.messages, compactAbove, async (system, text) => {
-        const summary = await counted(() =>
-          client.messages.create({ model: input.model, max_tokens: 2048, system, messages: [{ role: 'user', content: text }] }, { signal, timeout }),
+      const before = conversation.messages;
+      const compacted = await compactConversation(conversation.store, before, compactAbove, async (cut) => {
+        // The turn's own request continued (its cached prefix read back), unless the
+        // conversation no longer fits the window at all; a continuation that answered
+        // without text (a tool call) is asked again the old way.
+        const ask = async (request: Anthropic.MessageCreateParamsNonStreaming) => {
+          const answer = await counted(() => client.messages.create(request, { signal, timeout, ...requestHeaders(input) }));
+          return { text: answer.content.map((b) => (b.type === 'text' ? b.text : '')).join('').trim(), answer };
+        };
+        const first = compactNow ? null : await ask(summaryRequest(requestBody({ ...input, tools }, before), cut));
+        const second = first === null || first.text === '' ? await ask(transcriptSummaryRequest(input.model, before, cut)) : null;
+        const calls = [first?.answer, second?.answer].filter((a) => a !== undefined);
+        const usage = calls.reduce<SummaryUsage>(
+          (sum, a) => ({
+            input_tokens: sum.input_tokens + a.usage.input_tokens,
+            output_tokens: sum.output_tokens + a.usage.output_tokens,
+            cache_creation_input_tokens: (sum.cache_creation_input_tokens ?? 0) + (a.usage.cache_creation_input_tokens ?? 0),
+            cache_read_input_tokens: (sum.cache_read_input_tokens ?? 0) + (a.usage.cache_read_input_tokens ?? 0),
+          }),
+          { input_tokens: 0, output_tokens: 0 },
         );
         // A summary call is billed like any other: its price goes into the turn's spending.
-        return { text: summary.content.map((b) => (b.type === 'text' ? b.text : '')).join(''), usage: summary.usage, costUsd: billedCost(input.model, summary.model, summary.usage, settings.prices)?.total ?? null };
+        const costs = calls.map((a) => billedCost(input.model, a.model, a.usage, settings.prices)?.total ?? null);
+        return { text: (second ?? first)!.text, usage, costUsd: costs.some((c) => c === null) ? null : costs.reduce<number>((n, c) => n + c!, 0) };
       }, conversation.keys ?? null, compactNow ? undefined : measured);
       if (compacted) {
         conversation.messages = compacted.messages;
         conversation.head = compacted.head;
         compaction = compacted.compaction;
+        summarySpent = { inputTokens: compaction.usage.input_tokens, outputTokens: compaction.usage.output_tokens, costUsd: compaction.costUsd, estimated: false };
         heartbeat();
       } else if (compactNow) {
         throw ApplicationFailure.create({
@@ -200,7 +222,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
       }
     }
     progress.connecting();
-    const body = requestBody({ ...input, tools: await toolsOf(input, settings.env) }, conversation.messages);
+    const body = requestBody({ ...input, tools }, conversation.messages);
     if (input.budget !== undefined) {
       // The budget is a ceiling before the call: shrunk to fit its worst case, or not sent.
       const inputTokens = compaction === undefined && ref?.lastInputTokens !== undefined ? measured : estimateRequestTokens(body);
@@ -276,9 +298,11 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
     if (ctx.cancellationSignal.aborted) {
       deltas?.discard();
       const reason: unknown = ctx.cancellationSignal.reason;
-      // The interrupted attempt's spend travels with the cancel (the turn counted its own
-      // estimate from the stream when it interrupted; this is for logs and heartbeats).
-      throw reason instanceof CancelledFailure ? reason : new CancelledFailure('model call cancelled', [spent()]);
+      // The request was aborted the moment the cancel arrived (the signal closes the
+      // connection), so what the stream had brought until then is what was generated and
+      // billed: it travels with the cancel, and the turn counts what its own estimate at the
+      // interrupt had not seen (workflows/turn-results.ts settledBeyond).
+      throw new CancelledFailure(reason instanceof Error ? reason.message : 'model call cancelled', [sumSpent(sumSpent(spent(), lost), summarySpent)]);
     }
     const failure = withSpentUsage(
       idle.signal.aborted && !(error instanceof ApplicationFailure)

@@ -57,6 +57,11 @@ export function addCallUsage(usage: Usage, call: CallUsage): Usage {
   };
 }
 
+/** More of a call already counted (an interrupted call settled): its tokens and dollars, not another call. */
+export function addSettledUsage(usage: Usage, more: CallUsage): Usage {
+  return { ...usage, inputTokens: usage.inputTokens + more.inputTokens, outputTokens: usage.outputTokens + more.outputTokens, costUsd: usage.costUsd + (more.costUsd ?? 0) };
+}
+
 export function addUsage(a: Usage, b: Usage): Usage {
   return {
     inputTokens: a.inputTokens + b.inputTokens,

@@ -29,6 +29,8 @@ export interface LogPayloads {
   // Keel: signals that act on the running turn, recorded where the human sent them.
   'session.control': { sessionId: string; signal: 'interrupt' | 'steer' | 'stop'; turnId: string | null };
   'session.turn_finished': { sessionId: string; turnId: string; outcome: TurnEnd; queueLength: number };
+  // Keel: an interrupted model call reads on until its connection closes (after the turn ended); what it was billed beyond the turn's count then.
+  'session.usage_settled': { sessionId: string; turnId: string; callId: string; inputTokens: number; outputTokens: number; costUsd: number | null };
   'session.budget_raised': { sessionId: string; limits: Json };
   'session.failed': { sessionId: string; error: string };
   'session.restarting': { sessionId: string };
@@ -163,6 +165,7 @@ export const SPEC_KINDS = [
 export const KEEL_KINDS = [
   'session.message_received',
   'session.turn_finished',
+  'session.usage_settled',
   'session.input_requested',
   'session.input_received',
   'session.control',

@@ -14,6 +14,16 @@ export interface Io {
   closed: Promise<void>;
   isClosed(): boolean;
   drop(): void;
+  /** Characters of generated content (text, thinking, tool input) in the whole stream, and written so far: what a client that closes early is billed for. */
+  generated?: { total: number; written: number };
+}
+
+/** Characters of generated content an SSE event carries (0 for all but content deltas). */
+export function generatedChars(event: { event: string; data: Record<string, unknown> }): number {
+  if (event.event !== 'content_block_delta') return 0;
+  const delta = event.data.delta as Record<string, unknown> | undefined;
+  const text = delta?.text ?? delta?.thinking ?? delta?.partial_json;
+  return typeof text === 'string' ? text.length : 0;
 }
 
 export async function streamReply(io: Io, message: ApiMessage, reply: Reply, fault: Fault | undefined, rid: string): Promise<WriteOutcome> {
@@ -29,7 +39,9 @@ export async function streamReply(io: Io, message: ApiMessage, reply: Reply, fau
   res.flushHeaders();
   const midStream = fault && fault.kind !== 'status' ? fault : undefined;
   let written = 0;
-  for (const event of renderStream(message, reply.chunkSize)) {
+  const events = renderStream(message, reply.chunkSize);
+  if (io.generated !== undefined) io.generated.total = events.reduce((n, e) => n + generatedChars(e), 0);
+  for (const event of events) {
     if (io.isClosed()) return 'client_closed';
     if (midStream && event.event !== 'ping' && written === midStream.afterEvents) {
       return strikeMidStream(io, midStream, rid, 'stream');
@@ -39,6 +51,7 @@ export async function streamReply(io: Io, message: ApiMessage, reply: Reply, fau
       if (io.isClosed()) return 'client_closed';
     }
     res.write(sseFrame(event.event, event.data));
+    if (io.generated !== undefined) io.generated.written += generatedChars(event);
     if (event.event !== 'ping') written += 1;
   }
   // A fault scripted past the last event strikes after message_stop.

@@ -187,12 +187,18 @@ export class Standin {
     };
     this.requests.push(record);
     let droppedByUs = false;
+    // What a streamed answer has generated; set once one streams.
+    const generated = { total: 0, written: 0 };
     const closed = new Promise<void>((resolve) => {
       res.on('close', () => {
         record.closedAt = Date.now();
         if (!res.writableFinished && !droppedByUs) {
           record.clientClosedEarly = true;
           if (record.outcome === 'pending' || record.outcome === 'hanging') record.outcome = 'client_closed';
+          // The API bills a stream the client closed for what it had generated until then.
+          if (record.usage !== null && record.facts?.stream === true && generated.total > 0) {
+            record.usage.output_tokens = Math.max(1, Math.min(record.usage.output_tokens, Math.ceil((record.usage.output_tokens * generated.written) / generated.total)));
+          }
         }
         resolve();
         this.changed();
@@ -303,6 +309,7 @@ export class Standin {
     const io: Io = {
       res,
       closed,
+      generated,
       isClosed: () => record.closedAt !== null,
       drop: () => {
         droppedByUs = true;

@@ -2,7 +2,8 @@
 // (the awaitTurn update) by message id, so two identical messages each get their own turn.
 // Read off the session's own events as they are logged; bounded, and carried across
 // continue-as-new.
-import type { LogPayloads, TurnEnd, Usage } from '../machines/index';
+import type { CallUsage, LogPayloads, TurnEnd, Usage } from '../machines/index';
+import { addSettledUsage } from '../machines/budget';
 
 /** How a turn of the session ended, as `awaitTurn` (and the SDK's `send`) report it. */
 export interface FinishedTurn {
@@ -57,6 +58,15 @@ export class FinishedTurns {
   billed(turnId: string, usage: Usage): void {
     const end = this.ending.get(turnId);
     this.ending.set(turnId, { output: end?.output ?? null, usage });
+  }
+
+  /** An interrupted call of the turn was billed for more once its connection closed. */
+  settled(turnId: string, usage: CallUsage): void {
+    const add = (u: Usage | null): Usage | null => (u === null ? null : addSettledUsage(u, usage));
+    const end = this.ending.get(turnId);
+    if (end !== undefined) this.ending.set(turnId, { ...end, usage: add(end.usage) });
+    const done = this.done.findLast((t) => t.turnId === turnId);
+    if (done !== undefined) done.usage = add(done.usage);
   }
 
   has(messageId: string): boolean {

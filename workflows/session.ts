@@ -115,6 +115,11 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
           session.record('turn', sessionEventFromTurn(result.turnId, { type: 'finish', result }));
         }),
       asked: (turnId, callId, question) => host.post(() => session.record('turn', { type: 'input_requested', turnId, callId, question })),
+      settled: (turnId, callId, usage) =>
+        host.post(() => {
+          finishedTurns.settled(turnId, usage);
+          session.record('turn', { type: 'call_settled', turnId, callId, usage });
+        }),
       observer: host.observer('turn'),
       clientTools,
     },

@@ -93,6 +93,8 @@ export interface TurnHost {
   streamedText(activityId: string): string;
   /** What a call had been billed for so far, from its stream (counted when it is interrupted); null when unknown. */
   streamedUsage?(activityId: string): CallUsage | null;
+  /** An interrupted call's connection closed: `usage` is what it was billed for beyond what its turn counted (workflows/turn-results.ts settledBeyond). */
+  settled?(turnId: string, callId: string, usage: CallUsage): void;
   /** The turn's `finish` and `ask_human` directives, for the session (or the parent goal). */
   finished(result: TurnResult): void;
   asked(turnId: string, callId: string, question: string): void;

@@ -4,7 +4,7 @@
 // what it was billed for), a tool's result or failure, and what an interrupted call had
 // been billed for, from its stream. Pure functions of their input: unit-tested in
 // test/unit/turn-results.test.ts.
-import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure } from '@temporalio/workflow';
 import type { ModelCallResult, ModelStreamEvent } from '../activities/llm';
 import type { ToolResult } from '../activities/tools/index';
 import type { CallUsage, ContentBlock, Json, ToolCallEvent, TurnEvent } from '../machines/index';
@@ -161,6 +161,26 @@ export function streamedUsageOf(events: Iterable<ModelStreamEvent>, activityId: 
   const costUsd =
     typeof start.inputCostUsd === 'number' && typeof start.outputUsdPerToken === 'number' ? start.inputCostUsd + outputTokens * start.outputUsdPerToken : null;
   return { inputTokens: start.inputTokens, outputTokens, costUsd, estimated: true };
+}
+
+/**
+ * What an interrupted model call was billed for beyond what its turn counted when it was
+ * interrupted (`counted`, from the stream the workflow had then; null: nothing): the
+ * activity read the stream until the connection closed and reports its whole usage in the
+ * cancellation's details. Null when the cancellation says nothing, or nothing more.
+ * A figure below what was counted is not taken back: a budget would rather count a token
+ * too many than one too few.
+ */
+export function settledBeyond(error: unknown, counted: CallUsage | null): CallUsage | null {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (!(cause instanceof CancelledFailure)) return null;
+  const settled = spentUsage(cause.details?.[0], false);
+  if (settled === undefined) return null;
+  const inputTokens = Math.max(0, settled.inputTokens - (counted?.inputTokens ?? 0));
+  const outputTokens = Math.max(0, settled.outputTokens - (counted?.outputTokens ?? 0));
+  const costUsd = settled.costUsd === null ? null : Math.max(0, settled.costUsd - (counted?.costUsd ?? 0));
+  if (inputTokens === 0 && outputTokens === 0 && (costUsd ?? 0) === 0) return null;
+  return { inputTokens, outputTokens, costUsd, ...(settled.estimated === true ? { estimated: true } : {}) };
 }
 
 /** A tool's result as the call's event: stopped at a sandbox limit (`limit`, when the runner's patch allows), timed out, failed or succeeded, with its checked facts. */

@@ -2,11 +2,11 @@
 // model calls and tools as activities in cancellation scopes, policy checks with the pure
 // policy, timers, conversation appends. It decides nothing itself. The session workflow
 // drives it, and the goal workflow's child agents can drive it the same way.
-import { CancellationScope, isCancellation, proxyActivities, sleep } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type { ModelActivities, ModelCallInput } from '../activities/llm';
 import { modelActivityOptions } from '../activities/llm-options';
 import type { StoreActivities } from '../activities/conversation-store';
-import type { TransitionResult, TurnLimits } from '../machines/index';
+import type { CallUsage, TransitionResult, TurnLimits } from '../machines/index';
 import { createTurn, pendingApprovals, turnMachine, type TurnDirective, type TurnEvent, type TurnState } from '../machines/turn';
 import { observe } from '../machines/core';
 import { evaluatePolicy } from '../machines/policy';
@@ -14,13 +14,15 @@ import { FINISH_TASK } from '../machines/task-outcome';
 import type { ConversationCheckpoint, ConversationLog } from './runtime';
 import { modelToolOf } from './client-tools';
 import { effectiveMaxTokens, raisedMaxTokens, thinkingOf, type TurnHost, type TurnRunnerConfig } from './turn-config';
-import { modelFailure, modelResponse, repairableStoreFailure, transientStoreFailure } from './turn-results';
+import { modelFailure, modelResponse, repairableStoreFailure, settledBeyond, transientStoreFailure } from './turn-results';
 import { InfraWaiter } from './infra-wait';
 import { TurnTools } from './turn-tools';
 
 export { effectiveMaxTokens, raisedMaxTokens, type ToolEntry, type TurnHost, type TurnRunnerConfig } from './turn-config';
 
 const ASK_TOOL = 'ask_user';
+/** Runs with this patch count an interrupted call's usage until its connection closed (`settled`). */
+export const SETTLED_USAGE_PATCH = 'interrupted-call-settled-usage';
 
 export class TurnRunner {
   state: TurnState | null = null;
@@ -31,6 +33,8 @@ export class TurnRunner {
   private readonly tools: TurnTools;
   /** The input tokens the last response reported, for the stored conversation it was measured on (proactive compaction). */
   private lastInput: { head: string | null; tokens: number } | null = null;
+  /** What each interrupted model call was counted for when it was interrupted (null: nothing), until its connection closes. */
+  private readonly countedAtInterrupt = new Map<string, CallUsage | null>();
   /** The conversation before this turn's message: a refused turn goes back to it. */
   private beforeTurn: ConversationCheckpoint | null = null;
   /** A model call waiting out its conversation store (machines/infra-retry.ts). */
@@ -122,6 +126,7 @@ export class TurnRunner {
   private complete(event: TurnEvent): TurnEvent {
     if (event.type === 'interrupt' && this.state?.status === 'calling_llm' && event.partialText === undefined) {
       const usage = this.host.streamedUsage?.(this.state.activityId) ?? null;
+      this.countedAtInterrupt.set(this.state.activityId, usage);
       return { ...event, partialText: this.host.streamedText(this.state.activityId), ...(usage !== null ? { partialUsage: usage } : {}) };
     }
     return event;
@@ -279,8 +284,17 @@ export class TurnRunner {
         this.deliver(turnId, source, modelResponse(result));
       },
       (error: unknown) => {
-        // A cancelled call was cancelled by the turn (interrupt): it already moved on.
-        if (isCancellation(error)) return;
+        // A cancelled call was cancelled by the turn (interrupt): it already moved on, having
+        // counted what the stream showed then. The activity read on until the connection
+        // closed: what it was billed for beyond that is the session's (runs recorded before
+        // did not count it, and replay so).
+        if (isCancellation(error)) {
+          const counted = this.countedAtInterrupt.get(activityId);
+          this.countedAtInterrupt.delete(activityId);
+          const beyond = counted === undefined ? null : settledBeyond(error, counted);
+          if (beyond !== null && this.host.settled !== undefined && patched(SETTLED_USAGE_PATCH)) this.host.settled(turnId, activityId, beyond);
+          return;
+        }
         if (repaired === null && repairableStoreFailure(error) !== null) {
           this.host.queue.post(() => this.repair(turnId, d, error));
           return;

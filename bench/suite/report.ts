@@ -110,6 +110,40 @@ function costTable(rows: readonly VariantSummary[]): string[] {
     `| no caching (the same requests without breakpoints, replayed) | 0.0 % | 0 | ${usd(m('goalNoCachingUsd'))} | ${vsBest(m('goalNoCachingUsd'), 'goalBestUsd')} |`,
     `| before issue 26 (last tool + last system block), replayed | ${pct(m('goalMainPlacementCacheReadShare'))} | – | ${usd(m('goalMainPlacementUsd'))} | ${vsBest(m('goalMainPlacementUsd'), 'goalBestUsd')} |`,
     `| best possible placement (computed) | ${pct(m('goalBestCacheReadShare'))} | – | ${usd(m('goalBestUsd'))} | 0.0 % |`,
+    ...(keel.extra.compactTurns === undefined ? [] : compactionLines(m, pct, usd)),
+    ...(keel.extra.costUsdAllowed === undefined ? [] : overshootLines(m)),
+  ];
+}
+
+/** The compacting session: its summaries continuing the cached conversation, and the old way's (rebuilt from the same requests, bench/suite/compaction-cost.ts). */
+function compactionLines(m: (k: string) => number, pct: (x: number) => string, usd: (x: number) => string): string[] {
+  return [
+    '',
+    `A ${m('compactTurns')}-turn session compacting above ${m('compactAboveTokens')} tokens (\`compactAboveTokens\`): ${m('compactRequests')} model calls, ${m('compactions')} of them summaries:`,
+    '',
+    '| compaction summary | summaries: cache-read share | summaries $ | session $ |',
+    '|---|---|---|---|',
+    `| continues the turn's cached request (now) | ${pct(m('compactSummaryCacheReadShare'))} | ${usd(m('compactSummaryUsd'))} | ${usd(m('compactSessionUsd'))} |`,
+    `| a request of its own, transcript as text (before issue 47; rebuilt, billed by the stand-in) | 0.0 % | ${usd(m('compactOldSummaryUsd'))} | ${usd(m('compactOldSessionUsd'))} |`,
+    `| ratio now / before | – | ${m('compactSummaryOverOld').toFixed(3)} | ${m('compactSessionOverOld').toFixed(3)} |`,
+  ];
+}
+
+/** One session per limit kind, run until its budget stops it: how far past the limit, against the bound README states. */
+function overshootLines(m: (k: string) => number): string[] {
+  const row = (kind: string, label: string, unit: (x: number) => string) =>
+    `| ${label} | ${unit(m(`${kind}Allowed`))} | ${unit(m(`${kind}Spent`))} | ${(m(`${kind}Overshoot`) * 100).toFixed(2)} % | ${(m(`${kind}Bound`) * 100).toFixed(2)} % | ${m(`${kind}Within`) === 1 ? 'yes' : '**no**'} | ${m(`${kind}Requests`)} |`;
+  const tokens = (x: number) => `${Math.round(x)} tokens`;
+  const dollars = (x: number) => `$${x.toFixed(4)}`;
+  return [
+    '',
+    'Budget overshoot per limit kind (a session run until its budget stops it; spent = what the stand-in billed):',
+    '',
+    '| limit | allowed | spent | overshoot | stated bound (input estimate error) | within | calls |',
+    '|---|---|---|---|---|---|---|',
+    row('costUsd', 'USD', dollars),
+    row('inputTokens', 'input tokens', tokens),
+    row('outputTokens', 'output tokens', tokens),
   ];
 }
 

@@ -5,6 +5,9 @@ import type { Standin } from '../../standin/server';
 import { countEvents, mapLimit, type Phase, type Pids, since, snapshot } from './measure';
 import { rssMiB } from './proc';
 import { type BilledRequest, bestPlacement, mainPlacement, replay, sessionCost, withoutBreakpoints } from './cost';
+import { compactionCost } from './compaction-cost';
+import { type LimitKind, overshoot, type Overshoot } from './budget-overshoot';
+import type { RecordedRequest } from '../../standin/server';
 import { BENCH_MODEL, benchScenario, costScenario, costTurnText, goalCostScenario, turnText, writeCostFiles, writeGoalFiles } from './script';
 import { KeelClient } from '../../client/keel-client';
 import { percentile } from './stats';
@@ -33,10 +36,13 @@ export interface Sizes {
   /** cost: turns of the one session (a file of 2–20 KB read in each), and tasks of the goal. */
   costTurns: number;
   costGoalTasks: number;
+  /** cost: turns of the compacting session, and the size above which it compacts. */
+  compactTurns: number;
+  compactAboveTokens: number;
 }
 
-export const FULL: Sizes = { singleSteps: 10, singleTurns: 3, sessions: 50, turns: 5, steps: 3, parked: 10_000, longTurns: 2_000, longCanEvery: null, streamSessions: 10, streamTurns: 5, streamDelayMs: 20, costTurns: 20, costGoalTasks: 5 };
-export const QUICK: Sizes = { singleSteps: 5, singleTurns: 2, sessions: 10, turns: 2, steps: 3, parked: 200, longTurns: 60, longCanEvery: 20, streamSessions: 10, streamTurns: 2, streamDelayMs: 20, costTurns: 20, costGoalTasks: 5 };
+export const FULL: Sizes = { singleSteps: 10, singleTurns: 3, sessions: 50, turns: 5, steps: 3, parked: 10_000, longTurns: 2_000, longCanEvery: null, streamSessions: 10, streamTurns: 5, streamDelayMs: 20, costTurns: 20, costGoalTasks: 5, compactTurns: 60, compactAboveTokens: 40_000 };
+export const QUICK: Sizes = { singleSteps: 5, singleTurns: 2, sessions: 10, turns: 2, steps: 3, parked: 200, longTurns: 60, longCanEvery: 20, streamSessions: 10, streamTurns: 2, streamDelayMs: 20, costTurns: 20, costGoalTasks: 5, compactTurns: 60, compactAboveTokens: 40_000 };
 
 /** Which variants each scenario compares (the others have nothing to say there). */
 export const SCENARIO_VARIANTS: Record<ScenarioName, readonly VariantName[]> = {
@@ -290,6 +296,28 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
       };
       const cached = await session({});
       const uncached = await session({ promptCaching: false });
+      // A 60-turn session that compacts (bench/suite/compaction-cost.ts), then one session per
+      // limit kind, run until its budget stops it (bench/suite/budget-overshoot.ts).
+      await writeCostFiles(ctx.workspace, s.compactTurns);
+      ctx.standin.setScenario(costScenario(s.compactTurns));
+      const compactFrom = ctx.standin.requests.length;
+      const compacting = await startSession(ctx.client, worker, newId(variant, `${name}-compact`), ctx.workspace, { compactAboveTokens: s.compactAboveTokens });
+      ids.push(compacting.id);
+      for (let t = 1; t <= s.compactTurns; t++) checkFinal(variant, await compacting.turn(costTurnText(t, s.compactTurns, compacting.id)));
+      await compacting.close();
+      const compaction = compactionCost(BENCH_MODEL, s.compactTurns, billed(ctx.standin.requests.slice(compactFrom)));
+      const overshoots: Overshoot[] = [];
+      for (const [limit, allowed] of OVERSHOOT_LIMITS) {
+        const from = ctx.standin.requests.length;
+        const limited = await startSession(ctx.client, worker, newId(variant, `${name}-${limit}`), ctx.workspace, { limits: { [limit]: allowed } });
+        ids.push(limited.id);
+        for (let t = 1; t <= s.compactTurns; t++) {
+          const outcome = await limited.keel!.send(costTurnText(t, s.compactTurns, limited.id)).catch(() => null);
+          if (outcome?.outcome !== 'completed') break;
+        }
+        await limited.close();
+        overshoots.push(overshoot(BENCH_MODEL, limit, allowed, billed(ctx.standin.requests.slice(from))));
+      }
       // A goal of `costGoalTasks` tasks: planner, task agents (two reads each), critic. Its
       // placement without caching is the same requests without breakpoints, replayed.
       await writeGoalFiles(ctx.workspace, s.costGoalTasks);
@@ -353,6 +381,28 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
           goalBestCacheReadShare: goalBest.cacheReadShare,
           goalBestUsd: goalBest.usd,
           goalKeelUsdOverBest: goalKeel.usd / goalBest.usd,
+          compactTurns: compaction.turns,
+          compactAboveTokens: s.compactAboveTokens,
+          compactRequests: compaction.requests,
+          compactions: compaction.compactions,
+          compactSessionUsd: compaction.session.usd,
+          compactOldSessionUsd: compaction.oldSession.usd,
+          compactSessionOverOld: compaction.session.usd / compaction.oldSession.usd,
+          compactSummaryUsd: compaction.summaries.usd,
+          compactOldSummaryUsd: compaction.oldSummaries.usd,
+          compactSummaryOverOld: compaction.summaries.usd / compaction.oldSummaries.usd,
+          compactSummaryCacheReadShare: compaction.summaries.cacheReadShare,
+          compactSessionCacheReadShare: compaction.session.cacheReadShare,
+          ...Object.fromEntries(
+            overshoots.flatMap((o) => [
+              [`${o.limit}Allowed`, o.allowed],
+              [`${o.limit}Spent`, o.spent],
+              [`${o.limit}Overshoot`, o.overshoot],
+              [`${o.limit}Bound`, o.bound],
+              [`${o.limit}Within`, o.within ? 1 : 0],
+              [`${o.limit}Requests`, o.requests],
+            ]),
+          ),
         },
       });
     }
@@ -362,6 +412,17 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
     }
   }
 }
+
+/** Each limit kind and the budget its session runs into (a few turns of the cost script each). */
+const OVERSHOOT_LIMITS: ReadonlyArray<readonly [LimitKind, number]> = [
+  ['costUsd', 0.05],
+  ['inputTokens', 150_000],
+  ['outputTokens', 400],
+];
+
+/** The answered requests, with what the stand-in billed for them. */
+const billed = (requests: readonly RecordedRequest[]): BilledRequest[] =>
+  requests.flatMap((r) => (r.usage !== null && r.status === 200 ? [{ body: r.body as Record<string, unknown>, usage: r.usage }] : []));
 
 /** Like Promise.all, but a failure is thrown only after every promise has settled. */
 async function settled<T>(promises: readonly Promise<T>[]): Promise<T[]> {

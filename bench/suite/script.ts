@@ -5,6 +5,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
+import { COMPACTION_MARK } from '../../activities/conversation-compaction';
 import type { ScenarioInput } from '../../standin/scenario';
 
 export const BENCH_MODEL = 'claude-sonnet-4-6';
@@ -63,7 +64,10 @@ export async function writeCostFiles(workspace: string, turns: number): Promise<
 }
 
 export function costScenario(turns: number): ScenarioInput {
-  const rules: ScenarioInput['rules'] = [];
+  // A compacting session's summary call (activities/conversation-compaction.ts) first: it ends with the tool results too.
+  const rules: ScenarioInput['rules'] = [
+    { name: 'summary', match: { lastUserContains: COMPACTION_MARK }, reply: { content: [{ type: 'text', text: 'Earlier turns: the user had cost files read one per turn; each holds numbered values.' }] } },
+  ];
   for (let t = 1; t <= turns; t++) {
     rules.push({
       name: `cost ${t} read`,

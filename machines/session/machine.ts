@@ -24,6 +24,7 @@ const E = [
   'close',
   'cleanup_done',
   'timer_fired',
+  'call_settled',
 ] as const;
 type Ev = SessionEvent['type'];
 const row = (from: SessionStatus, event: Ev, to: SessionStatus, guard?: string) => (guard === undefined ? { from, event, to } : { from, event, to, guard });
@@ -92,6 +93,10 @@ export const sessionMachine = defineMachine<SessionState, SessionEvent, SessionD
     ...(['initializing', 'active', 'processing', 'awaiting_input', 'paused'] as const).map((s) => row(s, 'timer_fired', 'suspended', 'wall-clock deadline')),
     row('suspended', 'timer_fired', 'suspended', 'wall-clock deadline'),
     ...(['active', 'awaiting_input', 'paused', 'suspended'] as const).map((s) => row(s, 'timer_fired', 'closing', 'idle timeout')),
+    // The usage of an interrupted call is counted whenever its connection closes; a session it
+    // exhausts suspends (its running turn interrupted, as by the wall clock).
+    ...[...OPEN, 'closing' as const].map((s) => row(s, 'call_settled', s)),
+    ...(['active', 'processing', 'awaiting_input', 'paused'] as const).map((s) => row(s, 'call_settled', 'suspended', 'budget exhausted')),
   ],
   stateSchema: sessionStateSchema,
   eventSchema: sessionEventSchema,

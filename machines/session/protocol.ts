@@ -1,7 +1,7 @@
 // What a session hears (events), what it asks its host to do (directives), and how a
 // turn's directives become session events.
 import { z } from 'zod';
-import { budgetPatchSchema, type TurnLimits } from '../budget';
+import { budgetPatchSchema, callUsageSchema, type TurnLimits } from '../budget';
 import { type CancelTimer, type StartTimer } from '../directives';
 import { type EmitEvent, type SessionStats } from '../events';
 import { turnResultSchema, type TurnDirective, type TurnEvent } from '../turn';
@@ -27,6 +27,9 @@ export const sessionEventSchema = lazySchema(() => z.discriminatedUnion('type', 
   z.strictObject({ type: z.literal('close'), reason: z.string().optional() }),
   z.strictObject({ type: z.literal('cleanup_done') }),
   z.strictObject({ type: z.literal('timer_fired'), timerId: z.string() }),
+  // An interrupted model call's connection closed after its turn had ended: what it was billed
+  // for beyond what the turn counted when interrupted (the activity read the stream until then).
+  z.strictObject({ type: z.literal('call_settled'), turnId: z.string(), callId: z.string(), usage: callUsageSchema }),
 ]));
 export type SessionEvent = z.infer<typeof sessionEventSchema>;
 export type { SessionStats };

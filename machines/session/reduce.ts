@@ -1,5 +1,5 @@
 // The session's reducer: one case per event.
-import { addUsage } from '../budget';
+import { addSettledUsage, addUsage } from '../budget';
 import { assertNever, reject } from '../core';
 import { emit } from '../events';
 import { type SessionEvent } from './protocol';
@@ -38,6 +38,16 @@ export function reduce(state: SessionState, event: SessionEvent): Out {
       const out = [emit('session.message_received', { sessionId: id, messageId: event.messageId, queued: state.status !== 'active', queueLength: queued.queue.length })];
       if (state.status === 'active') return work(queued, out);
       return { state: { ...state, queue: queued.queue }, directives: out };
+    }
+    case 'call_settled': {
+      const u = event.usage;
+      // Tokens and dollars only: the call was counted (and marked estimated, or unpriced) when its turn was interrupted.
+      const next: Common = { ...c, usage: addSettledUsage(c.usage, u) };
+      const out: D[] = [emit('session.usage_settled', { sessionId: id, turnId: event.turnId, callId: event.callId, inputTokens: u.inputTokens, outputTokens: u.outputTokens, costUsd: u.costUsd })];
+      // Past a limit, the session suspends as on any exhausted budget (a running turn is interrupted, as by the wall clock).
+      const exhaustion = state.status === 'suspended' || state.status === 'closing' || state.status === 'initializing' ? null : exhaustionOf(next);
+      if (exhaustion !== null) return suspend(next, exhaustion, [...out, ...forward(c, { type: 'interrupt', reason: 'the budget is exhausted' })]);
+      return { state: { ...state, ...next }, directives: out };
     }
     case 'turn_finished': {
       const r = event.result;

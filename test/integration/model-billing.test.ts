@@ -140,7 +140,7 @@ describe('model billing', () => {
   it('compacts before the next call when the last response said the conversation is near the window, and prices the summary', async () => {
     const s = await sessionEnv(env, workflowBundle, {
       rules: [
-        { name: 'summary', match: { systemContains: 'Summarize the conversation' }, reply: say('Earlier: the user asked twice.') },
+        { name: 'summary', match: { lastUserContains: 'the conversation is being compacted' }, reply: say('Earlier: the user asked twice.') },
         // The API counts 190 000 input tokens (the stand-in's own estimate is tiny): over 80 % of Sonnet 4.5's 200 000.
         { match: { lastUserContains: 'second' }, times: 1, reply: { ...say('Second answer.'), usage: { input_tokens: 190_000 } } },
         { match: { lastUserContains: 'first' }, reply: say('First answer.') },
@@ -159,6 +159,51 @@ describe('model billing', () => {
       expect((await run.log()).some((e) => e.kind === 'conversation.compacted')).toBe(true);
       // The summary call is in the dollars, not only in the tokens.
       expect(state?.usage.usage.costUsd).toBeCloseTo(billedUsd(s), 9);
+    });
+  });
+
+  it('the compaction summary continues the cached conversation: its prefix is read from cache, and the session pays accordingly', async () => {
+    const big = 'line of a long file with enough text to matter\n'.repeat(400);
+    const s = await sessionEnv(env, workflowBundle, {
+      rules: [
+        { name: 'summary', match: { lastUserContains: 'the conversation is being compacted' }, reply: say('Earlier: big.txt was read.') },
+        { match: { lastUserContains: 'read it', hasToolResults: false }, reply: use('read_file', { path: 'big.txt' }, undefined, 'Reading.') },
+        { match: { hasToolResults: true }, reply: say('Read.') },
+        // The API counts 190 000 input tokens: over 80 % of the window, so the next call compacts first.
+        { match: { lastUserContains: 'second' }, times: 1, reply: { ...say('Second answer.'), usage: { input_tokens: 190_000 } } },
+        { match: { lastUserContains: 'third' }, reply: say('Third answer.') },
+      ],
+    });
+    await import('node:fs/promises').then((fs) => fs.writeFile(`${s.workspace}/big.txt`, big));
+    await s.run(async () => {
+      const run = await s.start({ ...FAST, model: 'claude-sonnet-4-5' });
+      let state = null as Awaited<ReturnType<typeof run.waitForState>> | null;
+      for (const [i, text] of ['read it', 'second', 'third'].entries()) {
+        await run.handle.executeUpdate(userMessageUpdate, { args: [text] });
+        state = await run.waitForState((v) => v.status === 'active' && v.session.turns === i + 1);
+      }
+      expect(s.standin.requests.map((r) => r.rule)).toEqual(['rule 2', 'rule 3', 'rule 4', 'summary', 'rule 5']);
+      const [, , second, summary] = s.standin.requests;
+      // The same request shape as the turn's: its system, tools and breakpoints, one text block more.
+      const turnBody = second!.body as Body & { tools?: unknown };
+      const summaryBody = summary!.body as Body & { tools?: unknown };
+      expect(summaryBody.system).toEqual(turnBody.system);
+      expect(summaryBody.tools).toEqual(turnBody.tools);
+      // Its conversation begins with the turn's, byte for byte (breakpoints aside: the rolling one moves).
+      const bare = (m: unknown) => JSON.parse(JSON.stringify(m, (key, value: unknown) => (key === 'cache_control' ? undefined : value))) as unknown;
+      expect(bare(summaryBody.messages.slice(0, turnBody.messages.length))).toEqual(bare(turnBody.messages));
+      // Everything the turn's last call read or wrote is read back (the file, paid in full once).
+      const u = summary!.usage!;
+      expect(u.cache_read_input_tokens).toBeGreaterThanOrEqual(second!.usage!.cache_read_input_tokens + second!.usage!.cache_creation_input_tokens);
+      const all = u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
+      expect(u.cache_read_input_tokens / all).toBeGreaterThan(0.8);
+      // So the summary costs a fraction of the same input sent uncached (the old way: ~1×).
+      const billed = costOf('claude-sonnet-4-5', u, DEFAULT_PRICES)!.total;
+      const uncached = costOf('claude-sonnet-4-5', { input_tokens: all, output_tokens: u.output_tokens, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 }, DEFAULT_PRICES)!.total;
+      expect(billed / uncached).toBeLessThan(0.35);
+      // And the session counts exactly what was billed, the summary call included.
+      const billedAll = s.standin.requests.reduce((sum, r) => sum + costOf('claude-sonnet-4-5', r.usage!, DEFAULT_PRICES)!.total, 0);
+      expect(state?.usage.usage.costUsd).toBeCloseTo(billedAll, 9);
     });
   });
 

@@ -8,7 +8,7 @@ import { conversationProblems, type Message } from '../../machines/index';
 import { workflowsPath } from '../../worker/worker';
 import type { ModelStreamEvent } from '../../activities/llm';
 import { interruptUpdate, MODEL_TOPIC, transcriptQuery, userMessageUpdate } from '../../workflows/definitions';
-import { say, sessionEnv } from '../fixtures/session-harness';
+import { recordHistory, say, sessionEnv } from '../fixtures/session-harness';
 import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, followEventTopic, type TemporalTestEnv } from '../helpers/temporal';
 
@@ -146,6 +146,38 @@ describe('model edges', () => {
       expect(state.usage.usage.outputTokens).toBeGreaterThanOrEqual(Math.floor(streamed.length / 4));
       expect(state.usage.usage.outputTokens).toBeLessThan(600);
       expect(state.usage.usage.estimatedCalls).toBe(1);
+    });
+  });
+
+  it("an interrupted call's output is counted until its connection closed: within 5 % of what the stand-in generated", async () => {
+    // 30 s of answer at 4 characters (a token) every 10 ms: the interrupt comes long before its end.
+    const long = 'Every step of a durable workflow is recorded in its history. '.repeat(200);
+    const s = await sessionEnv(env, workflowBundle, { rules: [{ match: { lastUserContains: 'long story' }, reply: say(long, { delayMs: 10, chunkSize: 4 }) }] });
+    await s.run(async () => {
+      const run = await s.start(FAST);
+      await run.handle.executeUpdate(userMessageUpdate, { args: ['tell me a long story'] });
+      const model = followEventTopic<ModelStreamEvent>(env.client, run.handle.workflowId, MODEL_TOPIC);
+      // Some way into the answer: the workflow's stream has ~120 tokens of it (~1.2 s), as the
+      // issue's measure had (the stream then stayed open long enough for ~123 to be generated, 68 counted).
+      await model.waitFor((events) => events.reduce((n, e) => n + (e.kind === 'delta' ? e.text.length : 0), 0) >= 480, 60_000);
+      await run.handle.executeUpdate(interruptUpdate, { args: [{ reason: 'enough' }] });
+      // The stand-in bills the stream as the API does: what it had generated when the client closed it.
+      const closed = await s.standin.waitFor((r) => r.seq === 1 && r.closedAt !== null, 60_000);
+      expect(closed.clientClosedEarly).toBe(true);
+      const generated = closed.usage!.output_tokens;
+      expect(generated).toBeLessThan(Math.ceil(long.length / 4) / 2);
+      // The turn counts what its stream showed at the interrupt; the rest comes with the call's cancellation.
+      const within = (v: { usage: { usage: { outputTokens: number } } }) => Math.abs(v.usage.usage.outputTokens - generated) <= 0.05 * generated;
+      const state = await run.waitForState((v) => v.status === 'active' && v.session.turns === 1 && within(v), 30_000).catch(() => run.state());
+      const counted = state.usage.usage.outputTokens;
+      const log = await run.log();
+      console.log(`interrupted call: ${counted} output tokens counted, ${generated} generated until the connection closed`);
+      expect(counted / generated).toBeGreaterThanOrEqual(0.95);
+      expect(counted / generated).toBeLessThanOrEqual(1.05);
+      expect(state.usage.usage.estimatedCalls).toBe(1);
+      expect(log.some((e) => e.kind === 'session.usage_settled')).toBe(true);
+      // The settled usage is a new event in the workflow's history (runs recorded before replay without it).
+      await recordHistory(run.handle, 'interrupt-settled-usage');
     });
   });
 

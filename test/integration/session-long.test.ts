@@ -105,7 +105,7 @@ describe('long sessions', () => {
   it('compacts older turns into a summary when the conversation nears the context window, and says so in the log', async () => {
     const s = await sessionEnv(env, workflowBundle, {
       rules: [
-        { match: { systemContains: 'Summarize the conversation' }, reply: say('SUMMARY: the user had big.txt read several times; it holds fox sentences.') },
+        { match: { lastUserContains: 'the conversation is being compacted' }, reply: say('SUMMARY: the user had big.txt read several times; it holds fox sentences.') },
         { match: { hasToolResults: false }, reply: use('read_file', { path: 'big.txt' }) },
         { match: { hasToolResults: true }, reply: say('Read it.') },
       ],

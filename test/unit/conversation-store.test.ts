@@ -4,7 +4,8 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compactConversation, cutPoint } from '../../activities/conversation-compaction';
+import { compactConversation, cutPoint, summaryRequest } from '../../activities/conversation-compaction';
+import { withPromptCaching } from '../../activities/llm-cache';
 import { appendSegment, clearSegmentCache, readConversation, segmentCacheSize, segmentHash, setSegmentCacheLimit, storeDir } from '../../activities/conversation-store';
 import { messagesOf } from '../../activities/llm-input';
 
@@ -132,17 +133,36 @@ describe('compaction', () => {
   });
 
   it('summarizes the older turns, keeps the newest, and stores the new chain', async () => {
-    const calls: string[] = [];
-    const out = await compactConversation(dir, conversation, 2_000, async (_system, text) => {
-      calls.push(text);
+    const calls: number[] = [];
+    const out = await compactConversation(dir, conversation, 2_000, async (cut) => {
+      calls.push(cut);
       return { text: 'SUMMARY', usage: { input_tokens: 1, output_tokens: 1 } };
     });
     expect(out).not.toBeNull();
-    expect(calls[0]).toContain('USER:\nturn 1');
+    expect(calls).toEqual([12]);
     expect(out!.messages[0]!.role).toBe('user');
     expect(JSON.stringify(out!.messages[0])).toContain('SUMMARY');
     expect(out!.compaction.toMessages).toBeLessThan(out!.compaction.fromMessages);
     expect(await readConversation(dir, out!.head)).toEqual(out!.messages);
     expect(await compactConversation(dir, conversation, 1_000_000, () => Promise.reject(new Error('not called')))).toBeNull();
+  });
+
+  it('asks for the summary as a continuation of the turn\'s own request: same fields and breakpoints, one text block more', () => {
+    const messages = withPromptCaching({ system: 'be brief', messages: conversation.slice(0, 11) }).messages;
+    const body = { model: 'claude-sonnet-4-6', max_tokens: 4_096, stream: true as const, system: [{ type: 'text' as const, text: 'be brief' }], tools: [{ name: 'read_file', input_schema: { type: 'object' as const } }], thinking: { type: 'enabled' as const, budget_tokens: 2_048 }, tool_choice: { type: 'auto' as const }, messages };
+    const request = summaryRequest(body, 8);
+    expect(request.stream).toBe(false);
+    expect({ ...request, messages: undefined, stream: undefined }).toEqual({ ...body, messages: undefined, stream: undefined });
+    // Every message before the last as sent, breakpoints included; the last keeps its tool results first.
+    expect(request.messages.slice(0, -1)).toEqual(messages.slice(0, -1));
+    const last = request.messages.at(-1)!.content as Array<{ type: string; text?: string }>;
+    expect(last.slice(0, -1)).toEqual(messages.at(-1)!.content);
+    expect(last.at(-1)).toMatchObject({ type: 'text' });
+    expect(last.at(-1)!.text).toContain('first 8 messages');
+    expect(last.at(-1)!.text).toContain('turn 3');
+    // After a final assistant message (pause_turn), the instruction is a user message of its own.
+    const paused = summaryRequest({ ...body, messages: conversation.slice(0, 12) }, 8);
+    expect(paused.messages).toHaveLength(13);
+    expect(paused.messages.at(-1)!.role).toBe('user');
   });
 });

@@ -19,6 +19,17 @@ describe('finished turns (what awaitTurn answers)', () => {
     expect(t.has('msg-c')).toBe(false);
   });
 
+  it("adds what an interrupted call settled for to its turn's usage, before or after the turn finished", () => {
+    const t = new FinishedTurns();
+    t.started('s/turn-1', 'msg-a');
+    t.see({ kind: 'turn.interrupted', turnId: 's/turn-1', partialOutput: 'half' } as never);
+    t.billed('s/turn-1', usage);
+    t.settled('s/turn-1', { inputTokens: 0, outputTokens: 55, costUsd: 0.001, estimated: true });
+    t.see({ kind: 'session.turn_finished', turnId: 's/turn-1', outcome: 'interrupted' } as never);
+    t.settled('s/turn-1', { inputTokens: 0, outputTokens: 5, costUsd: null });
+    expect(t.get('msg-a')?.usage).toEqual({ inputTokens: 1, outputTokens: 62, costUsd: 0.001, unpricedCalls: 0 });
+  });
+
   it('keeps the newest 100 and carries them into the next run', () => {
     const t = new FinishedTurns();
     for (let i = 1; i <= 105; i++) {

@@ -1,10 +1,10 @@
 // The turn runner's translation of what its activities report into turn events
 // (workflows/turn-results.ts): every billed token counted, failures classed for the retry
 // table, tool results and failures as the call's events.
-import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure } from '@temporalio/workflow';
 import { describe, expect, it } from 'vitest';
 import type { ModelCallResult, ModelStreamEvent } from '../../activities/llm';
-import { modelFailure, modelResponse, spentUsage, streamedUsageOf, toolFailure, toolResultEvent } from '../../workflows/turn-results';
+import { modelFailure, modelResponse, settledBeyond, spentUsage, streamedUsageOf, toolFailure, toolResultEvent } from '../../workflows/turn-results';
 
 const cost = (total: number) => ({ currency: 'USD' as const, total, input: total, output: 0, cacheWrite: 0, cacheRead: 0, serverTools: 0 });
 
@@ -127,5 +127,22 @@ describe('what an interrupted call had been billed for, from its stream', () => 
     expect(usage).toMatchObject({ inputTokens: 600, outputTokens: 3, estimated: true });
     expect(usage?.costUsd).toBeCloseTo(0.63, 10);
     expect(streamedUsageOf([{ kind: 'retry', callId: 'm1', attempt: 1 }], 'm1')).toBeNull();
+  });
+});
+
+describe('what an interrupted call was billed for once its connection closed', () => {
+  const cancelled = (usage: unknown) => inActivity(new CancelledFailure('cancelled', [usage]));
+  const counted = { inputTokens: 700, outputTokens: 68, costUsd: 0.0031, estimated: true };
+  it('is what the activity read beyond what the turn counted at the interrupt', () => {
+    const beyond = settledBeyond(cancelled({ inputTokens: 700, outputTokens: 123, costUsd: 0.0039, estimated: true }), counted);
+    expect(beyond).toMatchObject({ inputTokens: 0, outputTokens: 55, estimated: true });
+    expect(beyond!.costUsd).toBeCloseTo(0.0008, 9);
+  });
+  it('is the whole figure when the turn had counted nothing, and nothing when there is nothing more', () => {
+    expect(settledBeyond(cancelled({ inputTokens: 700, outputTokens: 10, costUsd: null }), null)).toEqual({ inputTokens: 700, outputTokens: 10, costUsd: null });
+    expect(settledBeyond(cancelled({ inputTokens: 700, outputTokens: 60, costUsd: 0.003 }), counted)).toBeNull();
+    expect(settledBeyond(cancelled(null), counted)).toBeNull();
+    expect(settledBeyond(cancelled({ inputTokens: -1, outputTokens: 'x' }), counted)).toBeNull();
+    expect(settledBeyond(inActivity(ApplicationFailure.create({ message: 'x' })), counted)).toBeNull();
   });
 });

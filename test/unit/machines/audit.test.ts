@@ -120,7 +120,18 @@ function rareSessionRows() {
   const deadline = waiting.session.deadlineTimerId;
   if (deadline !== null) waiting.applySession({ type: 'timer_fired', timerId: deadline });
   expect(waiting.session.status).toBe('suspended');
-  return [...world.sessionSteps, ...waiting.sessionSteps];
+  // An earlier interrupted call settles past the output budget while a turn runs, and while it asks.
+  const settled = (asking: boolean) => {
+    const w = new World(createSession({ sessionId: 's', at: 0, limits: { outputTokens: 1_000 } }).state);
+    w.applySession({ type: 'initialized' });
+    w.applySession({ type: 'user_message', messageId: 'm1', text: 'hi' });
+    if (asking) w.applyTurn(modelResponseWith([{ type: 'tool_use', id: 'q1', name: 'ask', input: { question: 'which?' } }]));
+    expect(w.session.status).toBe(asking ? 'awaiting_input' : 'processing');
+    w.applySession({ type: 'call_settled', turnId: 't0', callId: 'model:t0:1:1', usage: { inputTokens: 0, outputTokens: 1_200, costUsd: null, estimated: true } });
+    expect(w.session.status).toBe('suspended');
+    return w.sessionSteps;
+  };
+  return [...world.sessionSteps, ...waiting.sessionSteps, ...settled(false), ...settled(true)];
 }
 
 describeAudit(sessionMachine, () => [...Array.from({ length: 600 }, (_, i) => sessionWalk(i, choices(2_000 + i, 150)).sessionSteps).flat(), ...rareSessionRows()]);

@@ -240,6 +240,8 @@ export function sessionEvents(state: SessionState, choice: number): { normal: Se
   if (state.idleTimerId !== null) normal.push({ type: 'timer_fired', timerId: state.idleTimerId });
   if (state.deadlineTimerId !== null && Math.floor(choice / 11) % 3 === 0) normal.push({ type: 'timer_fired', timerId: state.deadlineTimerId });
   normal.push({ type: 'timer_fired', timerId: 'idle-0' });
+  // An interrupted call's connection closed: sometimes more than a budget has left.
+  if (choice % 4 === 1) normal.push({ type: 'call_settled', turnId: `t${state.turnSeq}`, callId: `model:t${state.turnSeq}:1:1`, usage: { inputTokens: choice % 3 === 0 ? 5_000 : 0, outputTokens: choice % 3 === 0 ? 2_000 : 12, costUsd: choice % 3 === 0 ? 3 : 0.001, estimated: true } });
   return { normal, disruptive };
 }
 
