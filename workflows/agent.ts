@@ -43,6 +43,8 @@ import { code, escapeMarkdown } from './markdown';
 import { appendStreamTail } from './model-stream';
 import { TurnRunner, type ToolEntry } from './turn-runner';
 import { DEFAULT_WORKSPACE_HOST_WAIT_MS, workspaceRoute } from './workspace-host';
+import { WaitingAttribute } from './waiting-attribute';
+import { infraWaitingKey } from '../machines/infra-retry';
 import { hasPatch } from './run-format';
 
 /** A task agent's turns read the retry table's unattended row (machines/model-retry.ts). */
@@ -176,8 +178,11 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
       },
       asked: () => {},
       observer: host.observer('turn'),
+      infraChanged: () => waitingAttribute.refresh(),
     },
   );
+  // KeelWaiting: what the agent's turn waits out (a workspace host, the store).
+  const waitingAttribute = new WaitingAttribute(() => infraWaitingKey(turns.infra.current));
 
   // ---- reporting to the goal ---------------------------------------------------------
   let reportKey = '';

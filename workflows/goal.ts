@@ -22,6 +22,8 @@ import { goalDetails, goalQueries } from './goal-views';
 import { resolveGoalOptions, type GoalOptions, type GoalResult } from './goal-options';
 import { loadSetupWaiting } from './setup';
 import { InfraWaiter } from './infra-wait';
+import { WaitingAttribute } from './waiting-attribute';
+import { infraWaitingKey } from '../machines/infra-retry';
 import { sleep } from '@temporalio/workflow';
 import { workspaceRoute } from './workspace-host';
 import { hasPatch, stampedMemo } from './run-format';
@@ -84,7 +86,9 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
     },
   });
   const goalId = host.workflowId;
-  const setupWait = new InfraWaiter({ now: host.now, emit: host.publish });
+  // KeelWaiting: what the goal's setup waits out (its agents show their own).
+  const waitingAttribute = new WaitingAttribute(() => infraWaitingKey(setupWait.current));
+  const setupWait = new InfraWaiter({ now: host.now, emit: host.publish, changed: () => waitingAttribute.refresh() });
   const models = new ToolCaller({ model, maxTokens, modelActivity: options.modelActivity, retryBackoffMs: options.retryBackoffMs, calls: carry?.modelCalls, streamTail: (tail) => appendStreamTail(host.stream, tail) });
   const advisors: Advisors = new Advisors(models, { goal: () => goal, post: host.post, rejected: host.rejected }, carry?.lastProposal ?? null);
   const agents: AgentPool = new AgentPool(

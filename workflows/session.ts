@@ -28,6 +28,8 @@ import { FinishedTurns } from './finished-turns';
 import { awaitTurnHandlers } from './await-turn';
 import { loadSetupWaiting } from './setup';
 import { InfraWaiter } from './infra-wait';
+import { WaitingAttribute } from './waiting-attribute';
+import { infraWaitingKey } from '../machines/infra-retry';
 import { handoverFits } from './handover-size';
 import { ClientTools } from './client-tools';
 import { resolveSessionOptions, type SessionCarry, type SessionOptions, type SessionResult } from './session-options';
@@ -77,6 +79,8 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
     live: () => (turns.state?.status === 'calling_llm' ? turns.modelCalls : []),
   });
   const sessionId = host.workflowId;
+  // KeelWaiting: what the run waits out now (setup first, then its turns).
+  const waitingAttribute = new WaitingAttribute(() => infraWaitingKey(setupWait.current ?? turns.infra.current));
   const turns = new TurnRunner(
     {
       workspace: options.workspace,
@@ -105,6 +109,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
       policy: () => ({ policy: policy ?? defaultPolicy, approvals, headless: options.headless }),
       updateApprovals: (update) => (approvals = update(approvals)),
       emit: host.publish,
+      infraChanged: () => waitingAttribute.refresh(),
       rejected: host.rejected,
       streamTail: (tail) => appendStreamTail(host.stream, tail),
       streamedText: (activityId) => streamedText(host.stream, activityId),
@@ -183,7 +188,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   }
 
   // Setup waits out a store or workspace host that is away (workflows/infra-wait.ts), and says so.
-  const setupWait = new InfraWaiter({ now: host.now, emit: host.publish });
+  const setupWait = new InfraWaiter({ now: host.now, emit: host.publish, changed: () => waitingAttribute.refresh() });
   function initialize(): void {
     loadSetupWaiting({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp }, route, model: options.model }, setupWait).then(
       (r) =>

@@ -6,8 +6,10 @@
 // too. Now the session stays in its turn and says what it waits for; when the database is
 // back the turn completes from where it was (the command is not run again), and the
 // message sent during the outage is answered after it.
+import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeStores } from '../../activities/store/open';
@@ -18,6 +20,7 @@ import { cliEnv, keel } from '../fixtures/client-cli';
 import { closeTestEnv } from '../fixtures/worker-teardown';
 import { startPostgres, type TestPostgres } from '../helpers/postgres';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { resolveTemporalCli } from '../../worker/dev-server';
 
 const OUTAGE_MS = Number(process.env.KEEL_OUTAGE_MS ?? 30_000);
 
@@ -36,6 +39,14 @@ afterAll(async () => {
   await pg?.stop();
   await closeTestEnv(env);
 });
+
+/** The ids `temporal workflow list --query` finds: what an operator runs, against the same server. */
+async function listed(query: string): Promise<string[]> {
+  const cli = await resolveTemporalCli();
+  const { stdout } = await promisify(execFile)(cli, ['workflow', 'list', '--address', env.address, '--query', query, '--output', 'json']);
+  const rows = stdout.trim() === '' ? [] : (JSON.parse(stdout) as { execution?: { workflowId?: string } }[]);
+  return rows.map((r) => r.execution?.workflowId ?? '');
+}
 
 const texts = (body: unknown): string[] =>
   ((body as { messages?: { content: string | { type: string; text?: string }[] }[] }).messages ?? []).flatMap((m) =>
@@ -75,6 +86,9 @@ describe('the conversation store (PostgreSQL) stopped mid-turn', () => {
       // And `keel status` says so, as the state view does.
       const status = await keel(['status', run.handle.workflowId], cliEnv(s.taskQueue));
       expect(status.stdout).toMatch(/^ {2}waiting for the conversation store \(postgres .*\) since \d\d:\d\d:\d\d UTC, \d+ tr(y|ies): /m);
+      // And the KeelWaiting search attribute: an operator finds every run the outage holds.
+      const waitingQuery = `KeelWaiting = 'conversation-store' AND WorkflowId = '${run.handle.workflowId}'`;
+      await waitUntil(() => listed(waitingQuery), (ids) => ids.includes(run.handle.workflowId), 30_000, 'the run listed by KeelWaiting');
       // A message sent during the outage is taken (queued behind the turn), not refused.
       const second = await run.handle.executeUpdate(userMessageUpdate, { args: [{ text: 'second go' }] });
       expect(second.queued).toBe(true);
@@ -86,6 +100,9 @@ describe('the conversation store (PostgreSQL) stopped mid-turn', () => {
       const done = await run.waitForState((st) => st.session.turns === 2 && st.turn === null && st.queueLength === 0, 180_000);
       expect(done.status).toBe('active');
       expect(done.waiting ?? null).toBeNull();
+      // The wait is over: the attribute is gone, so the query no longer finds the run.
+      await waitUntil(() => listed(waitingQuery), (ids) => ids.length === 0, 30_000, 'KeelWaiting removed');
+      expect(await listed(`KeelWaiting IS NULL AND WorkflowId = '${run.handle.workflowId}'`)).toEqual([run.handle.workflowId]);
       const events: LogEntry[] = await run.log();
       const kinds = events.map((e) => e.kind);
       expect(kinds.filter((k) => k === 'turn.completed'), kinds.join(' ')).toHaveLength(2);
