@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeStores } from '../../activities/store/open';
 import { workflowsPath } from '../../worker/worker';
 import { userMessageUpdate, type LogEntry } from '../../workflows/definitions';
-import { say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
+import { recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
 import { cliEnv, keel } from '../fixtures/client-cli';
 import { closeTestEnv } from '../fixtures/worker-teardown';
 import { startPostgres, type TestPostgres } from '../helpers/postgres';
@@ -121,6 +121,8 @@ describe('the conversation store (PostgreSQL) stopped mid-turn', () => {
       // And the first turn's answer came after the command's result, in the same turn.
       const answered = s.standin.requests.filter((r) => texts(r.body).includes('first go') && !texts(r.body).includes('second go'));
       expect(JSON.stringify(answered.at(-1)!.body)).toContain('done');
+      // A history of a run that waited (the KeelWaiting upserts in it), for the replay test.
+      await recordHistory(run.handle, 'store-outage-waiting');
     });
   }, 300_000);
 });
