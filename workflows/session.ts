@@ -33,7 +33,8 @@ import { infraWaitingKey } from '../machines/infra-retry';
 import { handoverFits } from './handover-size';
 import { ClientTools } from './client-tools';
 import { resolveSessionOptions, type SessionCarry, type SessionOptions, type SessionResult } from './session-options';
-import { workspaceRoute } from './workspace-host';
+import { WorkspaceRouting } from './workspace-host';
+import { hostMoveHandler } from './host-move';
 import { hasPatch, runFormat, stampedMemo } from './run-format';
 
 type StartTurn = Extract<SessionDirective, { type: 'start_turn' }>;
@@ -49,7 +50,8 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   const options = resolveSessionOptions(input);
   const { storeDir } = options;
   // A workspace on one host's disk: everything that touches it runs there (workspace-host.ts).
-  const route = workspaceRoute(workflowInfo().taskQueue, options.workspaceHost, options.workspaceHostWaitMs);
+  // An operator may move it to another host (`keel host move`, workflows/host-move.ts).
+  const routing = new WorkspaceRouting(workflowInfo().taskQueue, options.workspaceHost, options.workspaceHostWaitMs);
   const conversation = new ConversationLog(carry?.conversation);
   let approvals: SessionApproval[] = carry?.approvals ?? [];
   let policy: PolicyConfig | null = carry?.policy ?? null;
@@ -84,7 +86,10 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   const turns = new TurnRunner(
     {
       workspace: options.workspace,
-      workspaceRoute: route,
+      // Read at every call: a move sends the next one to the new host.
+      get workspaceRoute() {
+        return routing.route;
+      },
       storeDir,
       model: options.model,
       maxTokens: options.maxTokens,
@@ -190,7 +195,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   // Setup waits out a store or workspace host that is away (workflows/infra-wait.ts), and says so.
   const setupWait = new InfraWaiter({ now: host.now, emit: host.publish, changed: () => waitingAttribute.refresh() });
   function initialize(): void {
-    loadSetupWaiting({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp }, route, model: options.model }, setupWait).then(
+    loadSetupWaiting({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp }, route: () => routing.route, model: options.model }, setupWait).then(
       (r) =>
         host.post(() => {
           // For good (a bad policy file, a foreign store): suspended with the reason; `restart` once fixed.
@@ -255,6 +260,8 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
 
   sessionControls({ session, now: host.now, status, authenticatedControls: options.authenticatedControls });
 
+  hostMoveHandler({ workspace: options.workspace, routing, post: host.post, publish: host.publish });
+
   // ---- queries -------------------------------------------------------------------------------
   sessionQueries({ sessionId, run, session, host, conversation, clientTools, setup: () => ({ tools, policy, policyOrigin }) }, views);
 
@@ -289,7 +296,9 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
           ...(clientTools.carry() !== undefined ? { clientTools: clientTools.carry() } : {}),
         };
         // The resolved options: the next run starts with the defaults this one used.
-        return makeContinueAsNewFunc<typeof sessionWorkflow>({ memo: stampedMemo(workflowInfo().memo) })(options, next);
+        // A moved workspace: the next run starts on the host it was moved to.
+        const moved = routing.host !== null && routing.host !== options.workspaceHost ? { ...options, workspaceHost: routing.host } : options;
+        return makeContinueAsNewFunc<typeof sessionWorkflow>({ memo: stampedMemo(workflowInfo().memo) })(moved, next);
       }
       handingOver = false;
     }
