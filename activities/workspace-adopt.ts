@@ -98,6 +98,8 @@ export function createWorkspaceAdoptActivities() {
           if (stat === null || !stat.isDirectory()) throw refused(`${from} (the workspace below --source ${request.source}) is not a directory on host "${request.to}": nothing to copy`);
           if (await exists(workspace)) {
             const entries = await fs.readdir(workspace).catch(() => null);
+            // Another run of this move (a goal and its agent share the workspace) may have just laid it out.
+            if ((await noteOf(workspace))?.moveId === request.moveId) return { copied: 0, inPlace: true };
             if (entries === null || entries.length > 0) throw refused(`workspace ${workspace} already exists on host "${request.to}" with files in it: Keel does not copy over them; move them away first`);
           }
           await fs.mkdir(path.dirname(workspace), { recursive: true });

@@ -19,6 +19,7 @@ import { describeIssues } from '../workflows/payloads';
 import { goalOptionsSchema, sessionOptionsSchema } from '../workflows/start-input';
 import { ClosableConnection } from './grpc-retry';
 import { ConnectionError, InvalidInputError, mapErrors } from './errors';
+import { hostMoveRequest, moveHostRuns, type MoveHostOptions, type MoveHostReport, type RunOnRecord } from './host-move';
 import { GoalHandle } from './goal-handle';
 import { SessionHandle } from './session-handle';
 import { resolveWorkspace, WorkspaceError } from './workspace';
@@ -241,6 +242,21 @@ export class KeelClient {
       if (out.length >= limit) break;
     }
     return out;
+  }
+
+  /**
+   * Moves every running session, goal and agent whose workspace is on host `from` to host `to`
+   * (a host that never comes back; docs/deployment.md "Moving a host's workspaces"): with the
+   * files (`files: 'copy'`, from `source` on the new host or the workspace's own path there), or
+   * declared lost (`files: 'lost'`: each run goes on in an empty workspace and its log says so).
+   * A worker with KEEL_WORKSPACE_HOST=<to> must be running: it lays each workspace out.
+   */
+  async moveHost(from: string, to: string, options: MoveHostOptions = {}): Promise<MoveHostReport> {
+    const request = hostMoveRequest(from, to, options);
+    const runs = async function* (executions: AsyncGenerator<WorkflowExecutionInfo>): AsyncGenerator<RunOnRecord> {
+      for await (const info of executions) yield { id: info.workflowId, kind: info.typedSearchAttributes.get(KIND) ?? null, workspace: info.typedSearchAttributes.get(WORKSPACE) ?? null };
+    };
+    return moveHostRuns(this.client, runs(this.listExecutions("KeelKind IS NOT NULL AND ExecutionStatus = 'Running'")), request);
   }
 
   /** Holding the encryption keys, this client's controls are encrypted, so the workflow may
