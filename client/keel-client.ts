@@ -256,7 +256,8 @@ export class KeelClient {
     const runs = async function* (executions: AsyncGenerator<WorkflowExecutionInfo>): AsyncGenerator<RunOnRecord> {
       for await (const info of executions) yield { id: info.workflowId, kind: info.typedSearchAttributes.get(KIND) ?? null, workspace: info.typedSearchAttributes.get(WORKSPACE) ?? null };
     };
-    return moveHostRuns(this.client, runs(this.listExecutions("KeelKind IS NOT NULL AND ExecutionStatus = 'Running'")), request);
+    // This fleet's runs (its task queue): a run of another fleet may have no worker to answer.
+    return moveHostRuns(this.client, runs(this.listExecutions(`KeelKind IS NOT NULL AND ExecutionStatus = 'Running' AND TaskQueue = ${quote(this.taskQueue)}`)), request);
   }
 
   /** Holding the encryption keys, this client's controls are encrypted, so the workflow may
