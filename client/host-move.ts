@@ -52,7 +52,7 @@ const WORKSPACES_AT_ONCE = 4;
 export function hostMoveRequest(from: string, to: string, options: MoveHostOptions = {}): HostMove {
   const request = { moveId: `move-${randomUUID()}`, from, to, files: options.files ?? 'copy', ...(options.source !== undefined ? { source: options.source } : {}) };
   const parsed = hostMoveSchema.safeParse(request);
-  if (!parsed.success) throw new InvalidInputError('moveHost', describeIssues(parsed.error.issues as never));
+  if (!parsed.success) throw new InvalidInputError('moveHost', describeIssues(parsed.error.issues));
   return parsed.data;
 }
 

@@ -15,7 +15,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandin } from '../../standin/server';
 import { workflowsPath } from '../../worker/worker';
-import { eventsQuery, stateQuery, userMessageUpdate, type LogEntry } from '../../workflows/definitions';
+import { eventsQuery, stateQuery, userMessageUpdate } from '../../workflows/definitions';
 import { sessionWorkflow } from '../../workflows/session';
 import { say, waitUntil } from '../fixtures/session-harness';
 import { closeTestEnv } from '../fixtures/worker-teardown';
@@ -90,7 +90,7 @@ describe('keel host move', () => {
       };
       const waitForHostA = (handle: WorkflowHandle) =>
         waitUntil(() => handle.query(stateQuery), (s) => /^waiting for workspace host "host-a" since /.test(s.waiting ?? ''), 60_000, 'the wait for host A');
-      const moves = async (handle: WorkflowHandle) => ((await handle.query(eventsQuery)).entries as LogEntry[]).filter((e) => e.kind === 'workspace.moved');
+      const moves = async (handle: WorkflowHandle) => (await handle.query(eventsQuery)).entries.filter((e) => e.kind === 'workspace.moved');
 
       // A session on a workspace every worker shares: no host to move, so the command leaves it alone.
       const shared = path.join(scratch, 'shared-ws');
