@@ -7,8 +7,8 @@
 //
 // A tool call in flight when the move comes: one that waits for the old host (its task was
 // never taken, or it waits between tries) is sent to the new host — it never ran, so it runs
-// once; one the old host had started when it died ended with that host (a time-out: the
-// model is told it may have partly run) and is not run again (workflows/turn-tools.ts).
+// once; a command the old host had started when it died ends with that host (its heartbeat
+// time-out; run_command has one attempt) and is not run again (workflows/turn-tools.ts).
 import { proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { createWorkspaceAdoptActivities } from '../activities/workspace-adopt';
 import { decideHostMove, describeHostMove, hostMoveSchema, type HostMove } from '../machines/host-move';
