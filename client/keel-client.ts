@@ -80,12 +80,15 @@ export interface ListEntry {
   summary: string | null;
   /** When it ended (null while it runs). */
   closeTime: string | null;
+  /** What it waits out now (KeelWaiting: `conversation-store`, `host:<name>`…); null when nothing, or on a server without the attribute. */
+  infraWaiting: string | null;
 }
 
 const KIND = defineSearchAttributeKey('KeelKind', SearchAttributeType.KEYWORD);
 const STATUS = defineSearchAttributeKey('KeelStatus', SearchAttributeType.KEYWORD);
 const PENDING = defineSearchAttributeKey('KeelPendingApprovals', SearchAttributeType.INT);
 const WORKSPACE = defineSearchAttributeKey('KeelWorkspace', SearchAttributeType.KEYWORD);
+const WAITING = defineSearchAttributeKey('KeelWaiting', SearchAttributeType.KEYWORD);
 
 const quote = (v: string) => `'${v.replace(/'/g, "\\'")}'`;
 
@@ -238,6 +241,7 @@ export class KeelClient {
         startTime: info.startTime.toISOString(),
         summary: typeof info.memo?.keelSummary === 'string' ? info.memo.keelSummary : null,
         closeTime: info.closeTime ? info.closeTime.toISOString() : null,
+        infraWaiting: sa.get(WAITING) ?? null,
       });
       if (out.length >= limit) break;
     }

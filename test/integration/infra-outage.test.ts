@@ -21,6 +21,7 @@ import { closeTestEnv } from '../fixtures/worker-teardown';
 import { startPostgres, type TestPostgres } from '../helpers/postgres';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 import { resolveTemporalCli } from '../../worker/dev-server';
+import { KeelClient } from '../../client/keel-client';
 
 const OUTAGE_MS = Number(process.env.KEEL_OUTAGE_MS ?? 30_000);
 
@@ -89,6 +90,10 @@ describe('the conversation store (PostgreSQL) stopped mid-turn', () => {
       // And the KeelWaiting search attribute: an operator finds every run the outage holds.
       const waitingQuery = `KeelWaiting = 'conversation-store' AND WorkflowId = '${run.handle.workflowId}'`;
       await waitUntil(() => listed(waitingQuery), (ids) => ids.includes(run.handle.workflowId), 30_000, 'the run listed by KeelWaiting');
+      // The SDK's listing (the console's and GET /api/workflows') carries it too.
+      const sdk = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
+      const entry = (await sdk.list()).find((e) => e.id === run.handle.workflowId);
+      expect(entry?.infraWaiting).toBe('conversation-store');
       // A message sent during the outage is taken (queued behind the turn), not refused.
       const second = await run.handle.executeUpdate(userMessageUpdate, { args: [{ text: 'second go' }] });
       expect(second.queued).toBe(true);
