@@ -8,13 +8,17 @@ import { createMcpBridge, parseMcpConfig } from './mcp/index';
 import { createSetupActivities } from './setup';
 import { createToolActivities } from './tools/index';
 import { extraReadPaths } from './tools/sandbox';
+import { createWaitingAttributeActivities } from './waiting-attribute';
+import { createWorkspaceAdoptActivities } from './workspace-adopt';
 
 export interface KeelActivities {
   activities: ReturnType<typeof createModelActivities> &
     ReturnType<typeof createStoreActivities> &
     ReturnType<typeof createToolActivities> &
     ReturnType<typeof createMcpBridge>['activities'] &
-    ReturnType<typeof createSetupActivities>;
+    ReturnType<typeof createSetupActivities> &
+    ReturnType<typeof createWaitingAttributeActivities> &
+    ReturnType<typeof createWorkspaceAdoptActivities>;
   /** Stops what the activities keep alive for the process (MCP servers). */
   close(): Promise<void>;
 }
@@ -34,7 +38,7 @@ export function createActivities(env: NodeJS.ProcessEnv = process.env): KeelActi
   // One table for pricing calls and for refusing a run whose model has no price.
   const prices = loadPriceTable(env);
   return {
-    activities: { ...createModelActivities({ env, prices }), ...store, ...tools, ...mcp.activities, ...createSetupActivities({ ...tools, ...store, ...mcp.activities, prices }) },
+    activities: { ...createModelActivities({ env, prices }), ...store, ...tools, ...mcp.activities, ...createSetupActivities({ ...tools, ...store, ...mcp.activities, prices }), ...createWaitingAttributeActivities(), ...createWorkspaceAdoptActivities() },
     close: () => mcp.close(),
   };
 }

@@ -6,6 +6,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, CommanderError } from 'commander';
 import { chatCommand, type ChatOptions } from './cli/chat';
 import type { CodecServerCommandOptions } from './cli/codec';
+import type { HostMoveCommandOptions } from './cli/host';
 import { answerCommand, type AnswerOptions, controlCommand, type ControlOptions, type GoalCommandOptions, goalCommand, lsCommand, statusCommand, watchCommand } from './cli/commands';
 import { EXIT } from './cli/output';
 import type { ServeCommandOptions } from './cli/serve';
@@ -131,6 +132,17 @@ program
   .argument('<id>')
   .option('--json')
   .action((id: string, o: { json?: boolean }) => statusCommand(id, o));
+
+const host = program.command('host').description('operator commands for workspace hosts (KEEL_WORKSPACE_HOST)');
+host
+  .command('move')
+  .description("move every running session, goal and agent whose workspace is on <from> (a host that never comes back) to <to>; a worker with KEEL_WORKSPACE_HOST=<to> must be running")
+  .argument('<from>', 'the old host (its KEEL_WORKSPACE_HOST)')
+  .argument('<to>', 'the new host')
+  .option('--files <files>', 'copy: the files come along (from --source, or found at the same path on <to>); lost: they are gone, each run goes on in an empty workspace and its log says so', 'copy')
+  .option('--source <path>', "copy: where the old host's files are readable on <to> (its disk mounted there, a restored backup), each workspace's path below it")
+  .option('--json')
+  .action(async (from: string, to: string, o: HostMoveCommandOptions) => (await import('./cli/host')).hostMoveCommand(from, to, o));
 
 program
   .command('codec-server')

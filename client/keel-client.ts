@@ -19,6 +19,7 @@ import { describeIssues } from '../workflows/payloads';
 import { goalOptionsSchema, sessionOptionsSchema } from '../workflows/start-input';
 import { ClosableConnection } from './grpc-retry';
 import { ConnectionError, InvalidInputError, mapErrors } from './errors';
+import { hostMoveRequest, moveHostRuns, type MoveHostOptions, type MoveHostReport, type RunOnRecord } from './host-move';
 import { GoalHandle } from './goal-handle';
 import { SessionHandle } from './session-handle';
 import { resolveWorkspace, WorkspaceError } from './workspace';
@@ -79,12 +80,15 @@ export interface ListEntry {
   summary: string | null;
   /** When it ended (null while it runs). */
   closeTime: string | null;
+  /** What it waits out now (KeelWaiting: `conversation-store`, `host:<name>`…); null when nothing, or on a server without the attribute. */
+  infraWaiting: string | null;
 }
 
 const KIND = defineSearchAttributeKey('KeelKind', SearchAttributeType.KEYWORD);
 const STATUS = defineSearchAttributeKey('KeelStatus', SearchAttributeType.KEYWORD);
 const PENDING = defineSearchAttributeKey('KeelPendingApprovals', SearchAttributeType.INT);
 const WORKSPACE = defineSearchAttributeKey('KeelWorkspace', SearchAttributeType.KEYWORD);
+const WAITING = defineSearchAttributeKey('KeelWaiting', SearchAttributeType.KEYWORD);
 
 const quote = (v: string) => `'${v.replace(/'/g, "\\'")}'`;
 
@@ -237,10 +241,27 @@ export class KeelClient {
         startTime: info.startTime.toISOString(),
         summary: typeof info.memo?.keelSummary === 'string' ? info.memo.keelSummary : null,
         closeTime: info.closeTime ? info.closeTime.toISOString() : null,
+        infraWaiting: sa.get(WAITING) ?? null,
       });
       if (out.length >= limit) break;
     }
     return out;
+  }
+
+  /**
+   * Moves every running session, goal and agent whose workspace is on host `from` to host `to`
+   * (a host that never comes back; docs/deployment.md "Moving a host's workspaces"): with the
+   * files (`files: 'copy'`, from `source` on the new host or the workspace's own path there), or
+   * declared lost (`files: 'lost'`: each run goes on in an empty workspace and its log says so).
+   * A worker with KEEL_WORKSPACE_HOST=<to> must be running: it lays each workspace out.
+   */
+  async moveHost(from: string, to: string, options: MoveHostOptions = {}): Promise<MoveHostReport> {
+    const request = hostMoveRequest(from, to, options);
+    const runs = async function* (executions: AsyncGenerator<WorkflowExecutionInfo>): AsyncGenerator<RunOnRecord> {
+      for await (const info of executions) yield { id: info.workflowId, kind: info.typedSearchAttributes.get(KIND) ?? null, workspace: info.typedSearchAttributes.get(WORKSPACE) ?? null };
+    };
+    // This fleet's runs (its task queue): a run of another fleet may have no worker to answer.
+    return moveHostRuns(this.client, runs(this.listExecutions(`KeelKind IS NOT NULL AND ExecutionStatus = 'Running' AND TaskQueue = ${quote(this.taskQueue)}`)), request);
   }
 
   /** Holding the encryption keys, this client's controls are encrypted, so the workflow may

@@ -135,6 +135,30 @@ export function describeInfraWait(w: InfraWait): string {
   return `waiting for ${what} since ${since} UTC, ${w.tries} ${w.tries === 1 ? 'try' : 'tries'}: ${w.error}`;
 }
 
+/**
+ * The KeelWaiting search attribute of a run that waits (workflows/waiting-attribute.ts): a
+ * short, stable word an operator queries by (`KeelWaiting = 'conversation-store'`,
+ * `KeelWaiting = 'host:worker-3'`), not the changing sentence of describeInfraWait. Null:
+ * the run waits for nothing (the attribute is removed).
+ */
+export function infraWaitingKey(w: Pick<InfraWait, 'service' | 'target'> | null): string | null {
+  if (w === null) return null;
+  switch (w.service) {
+    case 'conversation store':
+      return 'conversation-store';
+    case 'workspace host':
+      return `host:${w.target}`;
+    case 'temporal':
+      return 'temporal';
+    case 'file system':
+      return 'file-system';
+    default: {
+      const never: never = w.service;
+      throw new Error(`unknown infrastructure service ${JSON.stringify(never)}`);
+    }
+  }
+}
+
 /** hh:mm:ss UTC of a time in ms since the epoch (machines read no clock and make no Date). */
 function clockTime(ms: number): string {
   const s = Math.floor(ms / 1000) % 86_400;

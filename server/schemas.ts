@@ -130,6 +130,8 @@ export const listEntrySchema = z.object({
   startTime: z.string(),
   summary: z.string().nullable(),
   closeTime: z.string().nullable(),
+  /** What it waits out now (the KeelWaiting search attribute: `conversation-store`, `host:<name>`…), or null. */
+  infraWaiting: z.string().nullable(),
 });
 export const listResponse = z.object({ items: z.array(listEntrySchema) });
 

@@ -42,7 +42,10 @@ import { MachineHost } from './host';
 import { code, escapeMarkdown } from './markdown';
 import { appendStreamTail } from './model-stream';
 import { TurnRunner, type ToolEntry } from './turn-runner';
-import { DEFAULT_WORKSPACE_HOST_WAIT_MS, workspaceRoute } from './workspace-host';
+import { DEFAULT_WORKSPACE_HOST_WAIT_MS, WorkspaceRouting } from './workspace-host';
+import { hostMoveHandler } from './host-move';
+import { WaitingAttribute } from './waiting-attribute';
+import { infraWaitingKey } from '../machines/infra-retry';
 import { hasPatch } from './run-format';
 
 /** A task agent's turns read the retry table's unattended row (machines/model-retry.ts). */
@@ -141,10 +144,15 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
 
   // The goal hands over the tools without ask_user: nobody talks to a task agent directly.
   const tools = input.tools;
+  const routing = new WorkspaceRouting(workflowInfo().taskQueue, input.workspaceHost, input.workspaceHostWaitMs);
+  hostMoveHandler({ workspace: input.workspace, routing, post: host.post, publish: host.publish });
   const turns: TurnRunner = new TurnRunner(
     {
       workspace: input.workspace,
-      workspaceRoute: workspaceRoute(workflowInfo().taskQueue, input.workspaceHost, input.workspaceHostWaitMs),
+      // Read at every call: an operator's host move sends the next one to the new host.
+      get workspaceRoute() {
+        return routing.route;
+      },
       storeDir: input.storeDir,
       model: input.model,
       maxTokens: input.maxTokens,
@@ -176,8 +184,11 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
       },
       asked: () => {},
       observer: host.observer('turn'),
+      infraChanged: () => waitingAttribute.refresh(),
     },
   );
+  // KeelWaiting: what the agent's turn waits out (a workspace host, the store).
+  const waitingAttribute = new WaitingAttribute(() => infraWaitingKey(turns.infra.current));
 
   // ---- reporting to the goal ---------------------------------------------------------
   let reportKey = '';

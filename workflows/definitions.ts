@@ -4,6 +4,7 @@
 // that a caller may want an answer to also exists as an update of the same name, whose
 // synchronous validator rejects with the machine's reason.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { hostMoveSchema, HostMoveFiles } from '../machines/host-move';
 import { z } from 'zod';
 import type { ClientToolCall, ClientToolResultInput } from './client-tools';
 import type { PolicyConfig, PolicyOrigin } from '../machines/policy';
@@ -63,6 +64,23 @@ export const awaitTurnUpdate = defineUpdate<AwaitTurnResult, [AwaitTurnInput]>('
 /** `send`: the message posted and its turn awaited in one update; `moved` names the message to await in the next run. */
 export type SendMessageResult = ({ kind: 'finished' } & FinishedTurn) | { kind: 'moved'; messageId: string };
 export const sendMessageUpdate = defineUpdate<SendMessageResult, [UserMessageInput]>('sendMessage');
+
+/**
+ * An operator moved the run's workspace host (`keel host move`, machines/host-move.ts): sent
+ * to every running session, goal and agent; refused (`not_on_host`, `shared_workspace`) by the
+ * runs whose workspace is elsewhere, so a refusal there changes nothing and records nothing.
+ */
+export type MoveWorkspaceHostInput = z.input<typeof hostMoveSchema>;
+export interface MoveWorkspaceHostResult {
+  /** `moved`: from now on its calls go to the new host; `already_there`: the same move was applied before. */
+  outcome: 'moved' | 'already_there';
+  host: string;
+  workspace: string;
+  files: HostMoveFiles;
+  /** What the run's log says (the `workspace.moved` event's message). */
+  message: string;
+}
+export const moveWorkspaceHostUpdate = defineUpdate<MoveWorkspaceHostResult, [MoveWorkspaceHostInput]>('moveWorkspaceHost');
 
 // Updates: the same operations with an answer; validators reject with a specific reason.
 export const userMessageUpdate = defineUpdate<UserMessageResult, [UserMessageInput]>('userMessage');

@@ -27,6 +27,8 @@ export interface AgentPoolHost {
   options: ResolvedGoalOptions;
   goal(): GoalState;
   setup(): { tools: ToolEntry[]; toolsRef: string | null; policy: PolicyConfig | null; storeId?: string | undefined };
+  /** Where the workspace is now (an operator may have moved it off a dead host); null: shared. */
+  workspaceHost(): string | null;
   publish(event: GoalRunnerEvent): void;
   refuse(source: string, machine: string, event: string, message: string): void;
   post(work: () => void): void;
@@ -104,6 +106,7 @@ export class AgentPool {
     this.children.set(d.agentId, { taskId: d.taskId, attempt: d.attempt, scope, token, evidence: null, share });
     const earlier = this.attempts.get(d.taskId) ?? [];
     const { tools, toolsRef, policy, storeId } = this.h.setup();
+    const workspaceHost = this.h.workspaceHost();
     const input: AgentInput = {
       goalId,
       goal: options.goal,
@@ -113,7 +116,7 @@ export class AgentPool {
       instructions: d.instructions,
       role: d.role,
       workspace: options.workspace,
-      ...(options.workspaceHost !== undefined ? { workspaceHost: options.workspaceHost, workspaceHostWaitMs: options.workspaceHostWaitMs } : {}),
+      ...(workspaceHost !== null ? { workspaceHost, workspaceHostWaitMs: options.workspaceHostWaitMs } : {}),
       storeDir: options.storeDir,
       // Its model calls are checked against the goal's store, as a session's are (older goals' agents were not).
       ...(storeId !== undefined && hasPatch(AGENTS_CHECK_STORE_PATCH) ? { storeId } : {}),

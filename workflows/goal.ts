@@ -22,8 +22,11 @@ import { goalDetails, goalQueries } from './goal-views';
 import { resolveGoalOptions, type GoalOptions, type GoalResult } from './goal-options';
 import { loadSetupWaiting } from './setup';
 import { InfraWaiter } from './infra-wait';
+import { WaitingAttribute } from './waiting-attribute';
+import { infraWaitingKey } from '../machines/infra-retry';
 import { sleep } from '@temporalio/workflow';
-import { workspaceRoute } from './workspace-host';
+import { WorkspaceRouting } from './workspace-host';
+import { hostMoveHandler } from './host-move';
 import { hasPatch, stampedMemo } from './run-format';
 
 export { thinkingFor } from './goal-agents';
@@ -61,7 +64,8 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
   let toolsRef: string | null = carry?.toolsRef ?? null;
   let storeId: string | undefined = carry?.storeId;
   // A workspace on one host's disk: setup and the agents' tools run there (workspace-host.ts).
-  const route = workspaceRoute(workflowInfo().taskQueue, options.workspaceHost, options.workspaceHostWaitMs);
+  // An operator may move it to another host (`keel host move`, workflows/host-move.ts): agents started later go there.
+  const routing = new WorkspaceRouting(workflowInfo().taskQueue, options.workspaceHost, options.workspaceHostWaitMs);
   let policy: PolicyConfig | null = carry?.policy ?? null;
   let policyOrigin: PolicyOrigin | null = carry?.policyOrigin ?? null;
   let ready = carry !== undefined;
@@ -84,7 +88,9 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
     },
   });
   const goalId = host.workflowId;
-  const setupWait = new InfraWaiter({ now: host.now, emit: host.publish });
+  // KeelWaiting: what the goal's setup waits out (its agents show their own).
+  const waitingAttribute = new WaitingAttribute(() => infraWaitingKey(setupWait.current));
+  const setupWait = new InfraWaiter({ now: host.now, emit: host.publish, changed: () => waitingAttribute.refresh() });
   const models = new ToolCaller({ model, maxTokens, modelActivity: options.modelActivity, retryBackoffMs: options.retryBackoffMs, calls: carry?.modelCalls, streamTail: (tail) => appendStreamTail(host.stream, tail) });
   const advisors: Advisors = new Advisors(models, { goal: () => goal, post: host.post, rejected: host.rejected }, carry?.lastProposal ?? null);
   const agents: AgentPool = new AgentPool(
@@ -93,6 +99,7 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
       options,
       goal: () => goal.state,
       setup: () => ({ tools, toolsRef, policy, storeId }),
+      workspaceHost: () => routing.host,
       publish: host.publish,
       refuse: (source, machine, event, message) => host.rejected(source, { code: 'guard_failed', machine, state: goal.state.status, event, message }),
       post: host.post,
@@ -163,7 +170,7 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
    */
   async function setUp(): Promise<Awaited<ReturnType<typeof loadSetupWaiting>>> {
     for (;;) {
-      const r = await loadSetupWaiting({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'agents' }, route, model: options.model }, setupWait);
+      const r = await loadSetupWaiting({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'agents' }, route: () => routing.route, model: options.model }, setupWait);
       if (r.ok || r.permanent !== true) return r;
       const decision = setupWait.failed('file system', `workspace ${options.workspace}`, `setup failed: ${r.error}; fix it and the goal goes on, or cancel it`);
       if (!decision.wait) return r;
@@ -191,6 +198,8 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
 
   // ---- signals and updates ----------------------------------------------------------------------
   goalControls({ goal, agents, rejected: host.rejected, authenticatedControls: options.authenticatedControls });
+  // Its agents are moved by the same command (each is a run of its own, sent the update too).
+  hostMoveHandler({ workspace: options.workspace, routing, post: host.post, publish: host.publish });
 
   // ---- queries (workflows/goal-views.ts) -----------------------------------------------------------
   goalQueries({ goalId, goal, agents, host, setup: () => ({ policy, policyOrigin }), waiting: () => setupWait.waiting });
@@ -232,7 +241,9 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
       run,
     };
     // The resolved options: the next run starts with the defaults this one used.
-    return makeContinueAsNewFunc<typeof goalWorkflow>({ memo: stampedMemo(workflowInfo().memo) })(options, next);
+    // A moved workspace: the next run starts on the host it was moved to.
+    const moved = routing.host !== null && routing.host !== options.workspaceHost ? { ...options, workspaceHost: routing.host } : options;
+    return makeContinueAsNewFunc<typeof goalWorkflow>({ memo: stampedMemo(workflowInfo().memo) })(moved, next);
   }
   await CancellationScope.nonCancellable(async () => {
     // A planner or critic still talking is no longer needed; cancelled agents confirm that they stopped.

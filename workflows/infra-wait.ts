@@ -14,7 +14,12 @@ export class InfraWaiter {
   private wait: InfraWait | null = null;
 
   constructor(
-    private readonly host: { now(): number; emit(event: InfraWaitingEvent | InfraRecoveredEvent): void },
+    private readonly host: {
+      now(): number;
+      emit(event: InfraWaitingEvent | InfraRecoveredEvent): void;
+      /** What the run waits for changed (a wait began, ended or was dropped): the KeelWaiting attribute follows. */
+      changed?(): void;
+    },
     private readonly horizonMs?: number | undefined,
   ) {}
 
@@ -38,7 +43,9 @@ export class InfraWaiter {
     const same = this.wait !== null && this.wait.service === service && this.wait.target === target;
     const wait: InfraWait = same ? { ...this.wait!, tries: this.wait!.tries + 1, error } : { service, target, since: now, tries: 1, error };
     const decision = infraWaitDecision({ tries: wait.tries, since: wait.since, now, horizonMs: this.horizonMs });
+    const began = this.wait === null || this.wait.service !== service || this.wait.target !== target;
     this.wait = decision.wait ? wait : null;
+    if (began || !decision.wait) this.host.changed?.();
     // Tries 1, 2, 4, 8…: a wait of hours logs a dozen lines, not hundreds.
     if ((wait.tries & (wait.tries - 1)) === 0 || !decision.wait) {
       this.host.emit({
@@ -60,10 +67,13 @@ export class InfraWaiter {
     if (wait === null) return;
     this.wait = null;
     this.host.emit({ kind: 'infra.recovered', service: wait.service, target: wait.target, tries: wait.tries, waitedMs: this.host.now() - wait.since });
+    this.host.changed?.();
   }
 
   /** Forgets a wait whose call nobody needs any more (an interrupted turn). */
   drop(): void {
+    if (this.wait === null) return;
     this.wait = null;
+    this.host.changed?.();
   }
 }

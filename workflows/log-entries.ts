@@ -2,6 +2,7 @@
 // shape of one entry (re-exported by workflows/definitions.ts).
 import type { Json, LogEvent } from '../machines/index';
 import type { InfraService } from '../machines/infra-retry';
+import type { HostMoveFiles } from '../machines/host-move';
 
 /** An event the session could not take, recorded instead of being dropped. */
 export interface RejectedEvent {
@@ -63,8 +64,25 @@ export interface InfraRecoveredEvent {
   waitedMs: number;
 }
 
+/**
+ * An operator moved the run's workspace to another host (`keel host move`, machines/host-move.ts).
+ * `files: lost`: the message says the workspace was lost in the move and the run goes on in
+ * an empty one — what a human must know before trusting anything the agent reports of it.
+ */
+export interface WorkspaceMovedEvent {
+  kind: 'workspace.moved';
+  moveId: string;
+  workspace: string;
+  from: string;
+  to: string;
+  files: HostMoveFiles;
+  source?: string;
+  copied: number;
+  message: string;
+}
+
 /** What the session adds to the machines' events in its log. */
-export type RunnerEvent = RejectedEvent | CompactedEvent | RepairedEvent | InfraWaitingEvent | InfraRecoveredEvent;
+export type RunnerEvent = RejectedEvent | CompactedEvent | RepairedEvent | InfraWaitingEvent | InfraRecoveredEvent | WorkspaceMovedEvent;
 
 /** One entry of the `events` topic. */
 export type LogEntry = (LogEvent | RunnerEvent) & { seq: number; at: string; sessionId: string };

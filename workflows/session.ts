@@ -28,10 +28,13 @@ import { FinishedTurns } from './finished-turns';
 import { awaitTurnHandlers } from './await-turn';
 import { loadSetupWaiting } from './setup';
 import { InfraWaiter } from './infra-wait';
+import { WaitingAttribute } from './waiting-attribute';
+import { infraWaitingKey } from '../machines/infra-retry';
 import { handoverFits } from './handover-size';
 import { ClientTools } from './client-tools';
 import { resolveSessionOptions, type SessionCarry, type SessionOptions, type SessionResult } from './session-options';
-import { workspaceRoute } from './workspace-host';
+import { WorkspaceRouting } from './workspace-host';
+import { hostMoveHandler } from './host-move';
 import { hasPatch, runFormat, stampedMemo } from './run-format';
 
 type StartTurn = Extract<SessionDirective, { type: 'start_turn' }>;
@@ -47,7 +50,8 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   const options = resolveSessionOptions(input);
   const { storeDir } = options;
   // A workspace on one host's disk: everything that touches it runs there (workspace-host.ts).
-  const route = workspaceRoute(workflowInfo().taskQueue, options.workspaceHost, options.workspaceHostWaitMs);
+  // An operator may move it to another host (`keel host move`, workflows/host-move.ts).
+  const routing = new WorkspaceRouting(workflowInfo().taskQueue, options.workspaceHost, options.workspaceHostWaitMs);
   const conversation = new ConversationLog(carry?.conversation);
   let approvals: SessionApproval[] = carry?.approvals ?? [];
   let policy: PolicyConfig | null = carry?.policy ?? null;
@@ -77,10 +81,15 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
     live: () => (turns.state?.status === 'calling_llm' ? turns.modelCalls : []),
   });
   const sessionId = host.workflowId;
+  // KeelWaiting: what the run waits out now (setup first, then its turns).
+  const waitingAttribute = new WaitingAttribute(() => infraWaitingKey(setupWait.current ?? turns.infra.current));
   const turns = new TurnRunner(
     {
       workspace: options.workspace,
-      workspaceRoute: route,
+      // Read at every call: a move sends the next one to the new host.
+      get workspaceRoute() {
+        return routing.route;
+      },
       storeDir,
       model: options.model,
       maxTokens: options.maxTokens,
@@ -105,6 +114,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
       policy: () => ({ policy: policy ?? defaultPolicy, approvals, headless: options.headless }),
       updateApprovals: (update) => (approvals = update(approvals)),
       emit: host.publish,
+      infraChanged: () => waitingAttribute.refresh(),
       rejected: host.rejected,
       streamTail: (tail) => appendStreamTail(host.stream, tail),
       streamedText: (activityId) => streamedText(host.stream, activityId),
@@ -188,9 +198,9 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   }
 
   // Setup waits out a store or workspace host that is away (workflows/infra-wait.ts), and says so.
-  const setupWait = new InfraWaiter({ now: host.now, emit: host.publish });
+  const setupWait = new InfraWaiter({ now: host.now, emit: host.publish, changed: () => waitingAttribute.refresh() });
   function initialize(): void {
-    loadSetupWaiting({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp }, route, model: options.model }, setupWait).then(
+    loadSetupWaiting({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp }, route: () => routing.route, model: options.model }, setupWait).then(
       (r) =>
         host.post(() => {
           // For good (a bad policy file, a foreign store): suspended with the reason; `restart` once fixed.
@@ -255,6 +265,8 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
 
   sessionControls({ session, now: host.now, status, authenticatedControls: options.authenticatedControls });
 
+  hostMoveHandler({ workspace: options.workspace, routing, post: host.post, publish: host.publish });
+
   // ---- queries -------------------------------------------------------------------------------
   sessionQueries({ sessionId, run, session, host, conversation, clientTools, setup: () => ({ tools, policy, policyOrigin }) }, views);
 
@@ -289,7 +301,9 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
           ...(clientTools.carry() !== undefined ? { clientTools: clientTools.carry() } : {}),
         };
         // The resolved options: the next run starts with the defaults this one used.
-        return makeContinueAsNewFunc<typeof sessionWorkflow>({ memo: stampedMemo(workflowInfo().memo) })(options, next);
+        // A moved workspace: the next run starts on the host it was moved to.
+        const moved = routing.host !== null && routing.host !== options.workspaceHost ? { ...options, workspaceHost: routing.host } : options;
+        return makeContinueAsNewFunc<typeof sessionWorkflow>({ memo: stampedMemo(workflowInfo().memo) })(moved, next);
       }
       handingOver = false;
     }

@@ -1,7 +1,7 @@
 // What a session or a goal loads once when it starts: the tools (built in, and the MCP
 // servers' for a session that asks), the approval policy, and the tool definitions written
 // to the conversation store, so every model call names them by id.
-import { ActivityFailure, proxyActivities, proxyLocalActivities, sleep, TimeoutFailure } from '@temporalio/workflow';
+import { ActivityFailure, condition, proxyActivities, proxyLocalActivities, TimeoutFailure } from '@temporalio/workflow';
 import type { StoreActivities } from '../activities/conversation-store';
 import type { createSetupActivities } from '../activities/setup';
 import type { McpBridge } from '../activities/mcp/index';
@@ -28,8 +28,8 @@ export interface SetupInput {
   policy?: PolicyConfigInput | undefined;
   /** A session's own tools, with the MCP servers' when `mcp`; a goal's task agents get no ask_user and end with finish_task. */
   for: { kind: 'session'; mcp: boolean } | { kind: 'agents' };
-  /** A workspace on one host's disk: setup reads its policy there (workflows/workspace-host.ts). */
-  route?: WorkspaceRoute | null | undefined;
+  /** A workspace on one host's disk: setup reads its policy there (workflows/workspace-host.ts); a function when an operator may move it meanwhile. */
+  route?: WorkspaceRoute | null | undefined | (() => WorkspaceRoute | null);
   /** The run's model, refused at setup when the worker has no price for it. */
   model?: string | undefined;
 }
@@ -38,7 +38,7 @@ export interface SetupInput {
 export async function loadSetup(input: SetupInput, hostGoneThrows = false): Promise<Setup> {
   // One activity does it all; histories from before it was one replay the three.
   if (hasPatch('setup-one-activity')) {
-    const route = input.route ?? null;
+    const route = routeOf(input);
     const options = { startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 3 } } as const;
     // A stamped run (workflows/run-format.ts) on a shared workspace without MCP servers loads it
     // as a local activity, in its first workflow task: a marker instead of three activity events
@@ -111,8 +111,9 @@ export function setupFailure(error: unknown, route: WorkspaceRoute | null): Setu
  * caller suspends the run with the reason) or one that outlasted the horizon.
  */
 export async function loadSetupWaiting(input: SetupInput, waiter: InfraWaiter): Promise<Setup & { permanent?: boolean }> {
-  const route = input.route ?? null;
   for (;;) {
+    // Each try goes where the workspace is now: an operator may have moved it off a dead host.
+    const route = routeOf(input);
     let failure: SetupFailure;
     try {
       const setup = await loadSetup(input, true);
@@ -132,6 +133,11 @@ export async function loadSetupWaiting(input: SetupInput, waiter: InfraWaiter): 
     if (!failure.transient) return { ok: false, error: failure.message, permanent: true };
     const decision = waiter.failed(failure.service, failure.target, failure.message);
     if (!decision.wait) return { ok: false, error: `${failure.message} (${decision.reason})`, permanent: true };
-    await sleep(decision.delayMs);
+    // A move ends the wait at once (the same timer when nothing moves: the commands are those of before).
+    await condition(() => routeOf(input) !== route, decision.delayMs);
   }
+}
+
+function routeOf(input: SetupInput): WorkspaceRoute | null {
+  return (typeof input.route === 'function' ? input.route() : input.route) ?? null;
 }

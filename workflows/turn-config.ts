@@ -85,6 +85,8 @@ export interface TurnHost {
   /** Changes the remembered approvals: binds one to the files its calls ran, or drops one whose file changed. */
   updateApprovals?(update: (approvals: readonly SessionApproval[]) => SessionApproval[]): void;
   emit(event: LogEvent | CompactedEvent | RepairedEvent | InfraWaitingEvent | InfraRecoveredEvent): void;
+  /** What the turn waits out changed (a wait began or ended): the run's KeelWaiting follows. */
+  infraChanged?(): void;
   /** An event the turn refused (a late activity result, a stale timer): recorded, not lost. */
   rejected(source: string, error: TransitionError): void;
   /** The end of a call's stream that came with its result (appended to the `model` topic). */

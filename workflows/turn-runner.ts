@@ -46,7 +46,7 @@ export class TurnRunner {
     private readonly config: TurnRunnerConfig,
     private readonly host: TurnHost,
   ) {
-    this.infra = new InfraWaiter({ now: () => host.now(), emit: (event) => host.emit(event) });
+    this.infra = new InfraWaiter({ now: () => host.now(), emit: (event) => host.emit(event), changed: () => host.infraChanged?.() });
     this.transition = host.observer ? observe(turnMachine, host.observer) : (state, event) => turnMachine.transition(state, event);
     this.tools = new TurnTools(config, host, {
       track: (activityId, run) => this.track(activityId, run),

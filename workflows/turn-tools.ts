@@ -2,7 +2,7 @@
 // host), the approval it runs under and the files that approval is bound to, a read-only
 // call run again after a worker's shutdown, and what comes back, as the call's events
 // (workflows/turn-results.ts). The turn runner hands it the directives.
-import { ActivityCancellationType, isCancellation, proxyActivities, proxyLocalActivities, sleep, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
+import { ActivityCancellationType, condition, isCancellation, proxyActivities, proxyLocalActivities, type ActivityOptions, type LocalActivityOptions } from '@temporalio/workflow';
 import type { McpBridge } from '../activities/mcp/index';
 import type { ToolActivities, ToolResult } from '../activities/tools/index';
 import type { Json, TurnEvent } from '../machines/index';
@@ -11,7 +11,7 @@ import { bindScripts, scriptWordsOf, type ScriptHashes } from '../machines/scrip
 import { interruptedToolResult, parseToolFacts, type ToolFacts } from '../machines/tool-result';
 import type { ToolEntry, TurnHost, TurnRunnerConfig } from './turn-config';
 import { stoppedByShutdown, toolFailure, toolResultEvent } from './turn-results';
-import { routed, workspaceHostGone } from './workspace-host';
+import { routed, workspaceHostGone, type WorkspaceRoute } from './workspace-host';
 import { hasPatch } from './run-format';
 import { InfraWaiter } from './infra-wait';
 
@@ -129,10 +129,10 @@ export class TurnTools {
     // A read-only tool stopped by a worker's shutdown runs again (on another worker) under a
     // new activity id; the call keeps its id, so an interrupt still finds and cancels it.
     const local = this.localOptions(tool);
-    const run = (rerun: number, hostTry: number) => {
+    const run = (rerun: number, hostTry: number, route: WorkspaceRoute | null) => {
       const options: ActivityOptions = {
         ...tool.activityOptions,
-        ...routed(this.config.workspaceRoute ?? null),
+        ...routed(route),
         activityId: `${activityId}${rerun === 0 ? '' : `-rerun-${rerun}`}${hostTry === 0 ? '' : `-host-${hostTry}`}`,
         // The result of a cancelled command must mean its process is gone.
         cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
@@ -147,11 +147,16 @@ export class TurnTools {
       return hashing === undefined ? start() : hashing.then(start);
     };
     const attempt = (rerun: number, hostTry = 0, delayMs = 0): void => {
+      // The route this try is sent on: an operator's host move (workflows/host-move.ts) changes
+      // the run's route, and a try that waited for the old host is then sent to the new one.
+      let sentOn: WorkspaceRoute | null = this.config.workspaceRoute ?? null;
       this.hooks
         .track(activityId, async () => {
-          // Waiting for the workspace host: a durable timer an interrupt cancels with the call.
-          if (delayMs > 0) await sleep(delayMs);
-          return run(rerun, hostTry);
+          // Waiting for the workspace host: a durable timer an interrupt cancels with the call,
+          // ended early by a host move (the same timer when nothing moves: the commands are those of before).
+          if (delayMs > 0) await condition(() => (this.config.workspaceRoute ?? null) !== sentOn, delayMs);
+          sentOn = this.config.workspaceRoute ?? null;
+          return run(rerun, hostTry, sentOn);
         })
         .then(
         (result: ToolResult) => {
@@ -169,9 +174,14 @@ export class TurnTools {
           // The workspace's host is away: the call never started anywhere, so it is sent again
           // when the host may be back (a restart, a reboot), for as long as the infrastructure
           // table's horizon; then it fails, saying so (runs recorded before fail at once).
-          const route = this.config.workspaceRoute ?? null;
+          const route = sentOn;
           const gone = workspaceHostGone(error, route);
           if (gone !== null) {
+            // Moved meanwhile: the old host never took it (it never ran), so it goes to the new host now.
+            if ((this.config.workspaceRoute ?? null) !== route) {
+              attempt(rerun, hostTry + 1);
+              return;
+            }
             if (route !== null && InfraWaiter.enabled()) {
               const decision = this.hooks.infra().failed('workspace host', route.host, gone);
               if (decision.wait) {

@@ -16,8 +16,7 @@ import { ActivityFailure, TimeoutFailure, type ActivityOptions } from '@temporal
 /** How long a call waits for the workspace host by default (the options resolvers fill it in). */
 export const DEFAULT_WORKSPACE_HOST_WAIT_MS = 60_000;
 
-/** A host name as it appears in a task queue name (and in KEEL_WORKSPACE_HOST). */
-export const WORKSPACE_HOST_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+export { WORKSPACE_HOST_PATTERN } from '../machines/host-move';
 
 /** The task queue a workspace host's worker polls for the activities of its workspaces. */
 export function workspaceQueue(taskQueue: string, host: string): string {
@@ -34,6 +33,36 @@ export interface WorkspaceRoute {
 export function workspaceRoute(workflowTaskQueue: string, host: string | undefined, waitMs: number): WorkspaceRoute | null {
   if (host === undefined) return null;
   return { host, taskQueue: workspaceQueue(workflowTaskQueue, host), waitMs };
+}
+
+/**
+ * Where a run's workspace is now. A host that never comes back is replaced by an operator
+ * (workflows/host-move.ts): every later call goes to the new host, so whoever sends one reads
+ * `route` when it sends it. A move makes a new route object: a call that was sent on the old
+ * one sees the change by identity.
+ */
+export class WorkspaceRouting {
+  private current: WorkspaceRoute | null;
+
+  constructor(
+    private readonly taskQueue: string,
+    host: string | undefined,
+    private readonly waitMs: number,
+  ) {
+    this.current = workspaceRoute(taskQueue, host, waitMs);
+  }
+
+  get route(): WorkspaceRoute | null {
+    return this.current;
+  }
+
+  get host(): string | null {
+    return this.current?.host ?? null;
+  }
+
+  moveTo(host: string): void {
+    this.current = { host, taskQueue: workspaceQueue(this.taskQueue, host), waitMs: this.waitMs };
+  }
 }
 
 /** Activity options that send a call to the workspace host (none for a shared workspace). */

@@ -6,18 +6,22 @@
 // too. Now the session stays in its turn and says what it waits for; when the database is
 // back the turn completes from where it was (the command is not run again), and the
 // message sent during the outage is answered after it.
+import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeStores } from '../../activities/store/open';
 import { workflowsPath } from '../../worker/worker';
 import { userMessageUpdate, type LogEntry } from '../../workflows/definitions';
-import { say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
+import { recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
 import { cliEnv, keel } from '../fixtures/client-cli';
 import { closeTestEnv } from '../fixtures/worker-teardown';
 import { startPostgres, type TestPostgres } from '../helpers/postgres';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { resolveTemporalCli } from '../../worker/dev-server';
+import { KeelClient } from '../../client/keel-client';
 
 const OUTAGE_MS = Number(process.env.KEEL_OUTAGE_MS ?? 30_000);
 
@@ -36,6 +40,14 @@ afterAll(async () => {
   await pg?.stop();
   await closeTestEnv(env);
 });
+
+/** The ids `temporal workflow list --query` finds: what an operator runs, against the same server. */
+async function listed(query: string): Promise<string[]> {
+  const cli = await resolveTemporalCli();
+  const { stdout } = await promisify(execFile)(cli, ['workflow', 'list', '--address', env.address, '--query', query, '--output', 'json']);
+  const rows = stdout.trim() === '' ? [] : (JSON.parse(stdout) as { execution?: { workflowId?: string } }[]);
+  return rows.map((r) => r.execution?.workflowId ?? '');
+}
 
 const texts = (body: unknown): string[] =>
   ((body as { messages?: { content: string | { type: string; text?: string }[] }[] }).messages ?? []).flatMap((m) =>
@@ -75,6 +87,13 @@ describe('the conversation store (PostgreSQL) stopped mid-turn', () => {
       // And `keel status` says so, as the state view does.
       const status = await keel(['status', run.handle.workflowId], cliEnv(s.taskQueue));
       expect(status.stdout).toMatch(/^ {2}waiting for the conversation store \(postgres .*\) since \d\d:\d\d:\d\d UTC, \d+ tr(y|ies): /m);
+      // And the KeelWaiting search attribute: an operator finds every run the outage holds.
+      const waitingQuery = `KeelWaiting = 'conversation-store' AND WorkflowId = '${run.handle.workflowId}'`;
+      await waitUntil(() => listed(waitingQuery), (ids) => ids.includes(run.handle.workflowId), 30_000, 'the run listed by KeelWaiting');
+      // The SDK's listing (the console's and GET /api/workflows') carries it too.
+      const sdk = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
+      const entry = (await sdk.list()).find((e) => e.id === run.handle.workflowId);
+      expect(entry?.infraWaiting).toBe('conversation-store');
       // A message sent during the outage is taken (queued behind the turn), not refused.
       const second = await run.handle.executeUpdate(userMessageUpdate, { args: [{ text: 'second go' }] });
       expect(second.queued).toBe(true);
@@ -86,6 +105,9 @@ describe('the conversation store (PostgreSQL) stopped mid-turn', () => {
       const done = await run.waitForState((st) => st.session.turns === 2 && st.turn === null && st.queueLength === 0, 180_000);
       expect(done.status).toBe('active');
       expect(done.waiting ?? null).toBeNull();
+      // The wait is over: the attribute is gone, so the query no longer finds the run.
+      await waitUntil(() => listed(waitingQuery), (ids) => ids.length === 0, 30_000, 'KeelWaiting removed');
+      expect(await listed(`KeelWaiting IS NULL AND WorkflowId = '${run.handle.workflowId}'`)).toEqual([run.handle.workflowId]);
       const events: LogEntry[] = await run.log();
       const kinds = events.map((e) => e.kind);
       expect(kinds.filter((k) => k === 'turn.completed'), kinds.join(' ')).toHaveLength(2);
@@ -104,6 +126,8 @@ describe('the conversation store (PostgreSQL) stopped mid-turn', () => {
       // And the first turn's answer came after the command's result, in the same turn.
       const answered = s.standin.requests.filter((r) => texts(r.body).includes('first go') && !texts(r.body).includes('second go'));
       expect(JSON.stringify(answered.at(-1)!.body)).toContain('done');
+      // A history of a run that waited (the KeelWaiting upserts in it), for the replay test.
+      await recordHistory(run.handle, 'store-outage-waiting');
     });
   }, 300_000);
 });

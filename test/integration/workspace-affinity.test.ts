@@ -9,12 +9,9 @@
 // polling …") — running nowhere meanwhile, not on host B's empty directory, while the
 // session says which host it waits for. A new worker on host A takes the waiting calls, and
 // the turn goes on. A session whose host never polls waits at start, saying so (it used to fail).
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandin } from '../../standin/server';
 import { workflowsPath } from '../../worker/worker';
@@ -22,16 +19,11 @@ import { stateQuery, userMessageUpdate } from '../../workflows/definitions';
 import { goalWorkflow } from '../../workflows/goal';
 import { sessionWorkflow } from '../../workflows/session';
 import { critic, FAST_MODEL, plan, planner, review, task, writesFile } from '../fixtures/goal-harness';
-import { KEY, say, waitUntil } from '../fixtures/session-harness';
+import { say, waitUntil } from '../fixtures/session-harness';
 import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
-import { compiledWorker } from '../fixtures/compiled-cli';
-import { killWhenTestEnds } from '../fixtures/child-teardown';
+import { activitiesOf, killHostWorker, startHostWorker, type WorkerProcess } from '../fixtures/host-workers';
 
-// The worker process, compiled once for the run (tsx transpiled it again at every start).
-const sessionWorker = await compiledWorker('session-worker');
-
-const here = path.dirname(fileURLToPath(import.meta.url));
 const WAIT_MS = 3_000;
 
 let env: TemporalTestEnv;
@@ -50,47 +42,9 @@ afterAll(async () => {
   if (scratch) await fs.rm(scratch, { recursive: true, force: true });
 });
 
-interface WorkerProcess {
-  child: ChildProcess;
-  identity: string;
-  output: string[];
-}
-
-/** A worker process; with `hide`, in its own mount namespace where that directory is an empty tmpfs (another machine's view). */
-function startWorker(taskQueue: string, extra: NodeJS.ProcessEnv, hide?: string): Promise<WorkerProcess> {
-  const node = [...sessionWorker, env.address, taskQueue, codePath];
-  const [command, ...args] = hide === undefined ? node : ['unshare', '--mount', '--propagation', 'private', '--', 'sh', '-c', 'mount -t tmpfs keel-other-host "$0" && exec "$@"', hide, ...node];
-  const child = killWhenTestEnds(spawn(command!, args, { cwd: path.join(here, '../..'), stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ANTHROPIC_API_KEY: KEY, ...extra } }));
-  const output: string[] = [];
-  return new Promise((resolve, reject) => {
-    child.stdout?.on('data', (chunk: Buffer) => {
-      output.push(chunk.toString());
-      if (chunk.toString().includes('worker ready')) resolve({ child, identity: `${child.pid}@${os.hostname()}`, output });
-    });
-    child.once('exit', (code) => reject(new Error(`worker exited with ${code}: ${output.join('')}`)));
-  });
-}
-
-async function kill(worker: WorkerProcess): Promise<void> {
-  if (worker.child.exitCode !== null || worker.child.signalCode !== null) return;
-  const exited = new Promise((resolve) => worker.child.once('exit', resolve));
-  worker.child.kill('SIGKILL');
-  await exited;
-}
-
-/** Each activity of the workflow's history: its type, the queue it was sent to, and the worker that took it. */
-async function activities(handle: WorkflowHandle): Promise<{ type: string; queue: string; worker: string }[]> {
-  const events = (await handle.fetchHistory()).events ?? [];
-  const scheduled = new Map<string, { type: string; queue: string }>();
-  const out: { type: string; queue: string; worker: string }[] = [];
-  for (const e of events) {
-    const s = e.activityTaskScheduledEventAttributes;
-    if (s) scheduled.set(String(e.eventId), { type: s.activityType?.name ?? '', queue: s.taskQueue?.name ?? '' });
-    const started = e.activityTaskStartedEventAttributes;
-    if (started) out.push({ ...scheduled.get(String(started.scheduledEventId))!, worker: (started.identity ?? '').replace(/^keel-store=\S+ /, '') });
-  }
-  return out;
-}
+const startWorker = (taskQueue: string, extra: NodeJS.ProcessEnv, hide?: string) => startHostWorker(env.address, taskQueue, codePath, extra, hide);
+const kill = killHostWorker;
+const activities = activitiesOf;
 
 const command = (turn: string) => ({
   content: [

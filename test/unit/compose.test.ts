@@ -137,7 +137,7 @@ describe('docker-compose.yml', () => {
     const registered = (job.environment?.KEEL_SEARCH_ATTRIBUTES ?? '').split(/\s+/).filter(Boolean);
     const expected = searchAttributeFlags().filter((flag) => flag !== '--search-attribute');
     expect(registered).toEqual(expected);
-    expect(registered).toEqual(['KeelKind=Keyword', 'KeelStatus=Keyword', 'KeelPendingApprovals=Int', 'KeelWorkspace=Keyword']);
+    expect(registered).toEqual(['KeelKind=Keyword', 'KeelStatus=Keyword', 'KeelPendingApprovals=Int', 'KeelWorkspace=Keyword', 'KeelWaiting=Keyword']);
     const script = job.command?.join('\n') ?? '';
     expect(script).toMatch(/temporal operator search-attribute create --address "\$\$TEMPORAL_ADDRESS" --namespace "\$\$TEMPORAL_NAMESPACE"/);
     expect(job.environment?.TEMPORAL_ADDRESS).toBe('temporal:7233');

@@ -12,6 +12,8 @@ describe('search attributes', () => {
       'KeelPendingApprovals=Int',
       '--search-attribute',
       'KeelWorkspace=Keyword',
+      '--search-attribute',
+      'KeelWaiting=Keyword',
     ]);
   });
 });

@@ -1,7 +1,7 @@
 // The infrastructure table: what is waited out and what a human decides, and how long the
 // waits are. A store outage used to end a turn at once (store errors were non-retryable).
 import { describe, expect, it } from 'vitest';
-import { classifyInfraError, describeInfraWait, INFRA_WAIT, infraWaitDecision } from '../../../machines/infra-retry';
+import { classifyInfraError, describeInfraWait, INFRA_WAIT, infraWaitDecision, infraWaitingKey } from '../../../machines/infra-retry';
 import { createSession, sessionMachine, type SessionEvent, type SessionState } from '../../../machines/index';
 
 describe('classifyInfraError', () => {
@@ -41,6 +41,14 @@ describe('infraWaitDecision', () => {
       'waiting for the conversation store (postgres postgres://keel@db:5432/keel) since 12:03:07 UTC, 14 tries: connect ECONNREFUSED',
     );
     expect(describeInfraWait({ service: 'workspace host', target: 'host-b', since, tries: 1, error: 'not polling' })).toMatch(/^waiting for workspace host "host-b" since 12:03:07 UTC, 1 try: /);
+  });
+
+  it('names what it waits for in one stable word an operator queries KeelWaiting by', () => {
+    expect(infraWaitingKey({ service: 'conversation store', target: 'postgres postgres://keel@db:5432/keel' })).toBe('conversation-store');
+    expect(infraWaitingKey({ service: 'workspace host', target: 'host-b' })).toBe('host:host-b');
+    expect(infraWaitingKey({ service: 'temporal', target: 'a worker of this task queue' })).toBe('temporal');
+    expect(infraWaitingKey({ service: 'file system', target: '/w' })).toBe('file-system');
+    expect(infraWaitingKey(null)).toBeNull();
   });
 });
 

@@ -78,7 +78,7 @@ export function ListPage() {
             <td>${page ? html`<a href=${`#/${page}/${enc(i.id)}`}>${i.summary ?? i.id}</a>` : (i.summary ?? i.id)}${i.summary ? html`<div class="muted id">${i.id}</div>` : null}</td>
             <td>${i.kind ?? ''}</td>
             <td><${Badge} status=${i.status} /></td>
-            <td>${i.pendingApprovals ? String(i.pendingApprovals) : i.status === 'awaiting_plan_approval' ? 'plan' : ''}</td>
+            <td>${i.pendingApprovals ? String(i.pendingApprovals) : i.status === 'awaiting_plan_approval' ? 'plan' : ''}${i.infraWaiting ? html`<div class="muted" title="waiting out an outage (KeelWaiting)">for ${i.infraWaiting}</div>` : null}</td>
             <td class="muted">${i.workspace ?? ''}</td>
             <td class="muted">${dateTime(i.startTime)}</td>
           </tr>`;
