@@ -102,7 +102,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
   const sandbox = await probeSandbox();
   (options.log ?? console.log)(sandboxStartupLine(sandbox));
   // The conversation store it sees must be the fleet's: else it refuses to start, in one line.
-  const store = await probeStore({ connection: options.connection, namespace: options.namespace, taskQueue: options.taskQueue, ...(options.env ? { env: options.env } : {}) });
+  const store = await probeStore({ connection: options.connection, namespace: options.namespace, taskQueue: options.taskQueue, ...(options.env ? { env: options.env } : {}), ...(options.log ? { log: options.log } : {}) });
   (options.log ?? console.log)(store.line);
   let workspaceHost: string | null;
   try {

@@ -25,6 +25,7 @@ export function fleetMarkdown(command: string, o: Omit<FleetOptions, 'cli' | 'lo
     `| side effects logged / run twice / missing | ${r.sideEffects.commandsLogged} / ${r.sideEffects.twice.length} / ${r.sideEffects.missing.length} |`,
     `| task tool calls without exactly one result | ${r.sideEffects.toolCallsWithoutOneResult.length} |`,
     `| workflow task failures / time-outs (histories read) | ${r.workflowTaskFailures.total} / ${r.workflowTaskFailures.timedOut} (${r.workflowTaskFailures.histories})${Object.keys(r.workflowTaskFailures.byCause).length ? `: ${Object.entries(r.workflowTaskFailures.byCause).map(([k, v]) => `${k} ×${v}`).join(', ')}` : ''} |`,
+    `| workers that exited by themselves (started again) | ${r.workerExits.length} |`,
     `| runs that waited for a service | ${Object.entries(r.waited).map(([k, v]) => `${k} ×${v}`).join(', ') || 'none'} |`,
     '',
     '| # | fault | worker | at | away | recovered after back |',
@@ -41,7 +42,7 @@ export function fleetMarkdown(command: string, o: Omit<FleetOptions, 'cli' | 'lo
   }
   lines.push('');
   if (r.failedChecks.length) lines.push('## Failed checks', '', ...r.failedChecks.map((c) => `- ${c}`), '');
-  const detail = [...g.stopped, ...g.failed, ...g.stuck, ...g.needsHuman, ...ss.failed, ...ss.stuck, ...ss.needsHuman, ...r.messages.lost, ...r.sideEffects.twice, ...r.sideEffects.missing, ...r.sideEffects.toolCallsWithoutOneResult];
+  const detail = [...r.workerExits, ...g.stopped, ...g.failed, ...g.stuck, ...g.needsHuman, ...ss.failed, ...ss.stuck, ...ss.needsHuman, ...r.messages.lost, ...r.sideEffects.twice, ...r.sideEffects.missing, ...r.sideEffects.toolCallsWithoutOneResult];
   if (detail.length) lines.push('## Details', '', ...detail.slice(0, 100).map((d) => `- ${d.replace(/\n/g, ' ')}`), '');
   return lines.join('\n');
 }

@@ -14,6 +14,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import os from 'node:os';
 import { promisify } from 'node:util';
+import { setMaxListeners } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { KeelClient } from '../../client/keel-client';
@@ -65,6 +66,8 @@ export interface FleetResult {
   seed: number;
   workers: number;
   goals: { total: number; met: number; stopped: string[]; failed: string[]; stuck: string[]; needsHuman: string[] };
+  /** Workers that exited by themselves (not killed by the harness), started again. */
+  workerExits: string[];
   sessions: { total: number; turnsExpected: number; turnsAnswered: number; allAnswered: number; failed: string[]; stuck: string[]; needsHuman: string[] };
   messages: { sent: number; lost: string[] };
   approvals: { sdk: number; http: number; signal: number; retried: number };
@@ -96,6 +99,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
   const between = (lo: number, hi: number) => lo + random() * (hi - lo);
   const children = new Children();
   const onAbort = () => children.killAll();
+  // Every session's driver and every wait in flight sleeps on the run's signal: many at once is expected.
+  if (signal) setMaxListeners(0, signal);
   signal?.addEventListener('abort', onAbort, { once: true });
   const dir = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'keel-fleet-')));
   // The workers and sessions of a root run commands as the workspace's owner: the tree must be reachable.
@@ -107,6 +112,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
     seed: o.seed,
     workers: o.workers,
     goals: { total: o.goals, met: 0, stopped: [], failed: [], stuck: [], needsHuman: [] },
+    workerExits: [],
     sessions: { total: o.sessions, turnsExpected: o.sessions * o.turns, turnsAnswered: 0, allAnswered: 0, failed: [], stuck: [], needsHuman: [] },
     messages: { sent: 0, lost: [] },
     approvals: { sdk: 0, http: 0, signal: 0, retried: 0 },
@@ -123,6 +129,9 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
   let standin: Standin | null = null;
   let keel: KeelClient | null = null;
   const workers: Worker[] = [];
+  let windowOpened = Date.now();
+  const windowOpenAt = () => windowOpened;
+  const sinceOpen = () => Date.now() - windowOpened;
   try {
     const bundleFile = o.bundleFile ?? path.join(dir, 'workflows.js');
     const bundled = o.bundleFile
@@ -178,6 +187,28 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
       child.stdout.resume();
       child.stderr.resume();
       w.down = false;
+      // A worker that ends by itself is started again, as a supervisor (systemd, a container
+      // runtime) would; each such exit is a finding of the run.
+      child.once('exit', (code, sig) => {
+        if (w.down || w.child !== child || signal?.aborted) return;
+        w.down = true;
+        result.workerExits.push(`${w.host} exited (${code ?? sig}) by itself at ${(sinceOpen() / 1000).toFixed(1)} s: ${output.slice(-500)}`);
+        log(`  ${w.host} exited by itself (${code ?? sig}); starting it again`);
+        void bringUp(w).catch(() => undefined);
+      });
+    };
+    /** Starts a worker, and again while it exits before polling (each such exit counted), until the horizon. */
+    const bringUp = async (w: Worker): Promise<void> => {
+      for (;;) {
+        try {
+          return await startWorker(w);
+        } catch (error) {
+          if (signal?.aborted || Date.now() > windowOpenAt() + o.windowMs + o.quietMs) throw error;
+          result.workerExits.push(`${w.host} exited before polling at ${(sinceOpen() / 1000).toFixed(1)} s: ${(error as Error).message.slice(-600)}`);
+          log(`  ${w.host} exited before polling; starting it again in 2 s`);
+          await sleep(2_000, signal);
+        }
+      }
     };
     const killWorker = async (w: Worker) => {
       const child = w.child;
@@ -195,6 +226,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
       workers.push(w);
     }
     await Promise.all(workers.map(startWorker));
+    windowOpened = Date.now();
     log(`fleet: ${o.workers} workers polling`);
 
     // ---- keel serve: the HTTP API ----
@@ -219,9 +251,9 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
 
     keel = await KeelClient.connect({ address, namespace, taskQueue, env: {} });
     const client = keel;
-    const windowOpen = Date.now();
+    windowOpened = Date.now();
+    const windowOpen = windowOpened;
     const deadline = windowOpen + o.windowMs + o.quietMs;
-    const sinceOpen = () => Date.now() - windowOpen;
     /** A client call made again while the server is away or busy, until the run's horizon. */
     const retrying = async <T>(call: () => Promise<T>, what: string): Promise<T> => {
       for (let tries = 1; ; tries++) {
@@ -284,7 +316,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
           f.struckMs = stamp();
           log(`  fault ${f.id}: kill -9 ${w.host} (${f.kind === 'worker-away' ? `away ${Math.round(f.downMs / 1000)} s` : `back in ${(f.downMs / 1000).toFixed(1)} s`})`);
           await sleep(f.downMs, signal);
-          await startWorker(w);
+          await bringUp(w);
           break;
         }
         case 'server-restart': {
@@ -443,6 +475,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
       }
     };
     const sessionDrives = Promise.all(Array.from({ length: o.sessions }, (_, s) => driveSession(s)));
+    // Awaited below; an abort before then must not make them unhandled rejections.
+    for (const p of [faultLoop, sessionDrives]) p.catch(() => undefined);
 
     await goalStarts;
     log(`fleet: ${goalRuns.length} goals started at ${(sinceOpen() / 1000).toFixed(0)} s`);
