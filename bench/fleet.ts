@@ -1,6 +1,6 @@
 // `npm run fleet -- [--workers 3] [--goals 100] [--sessions 30] [--turns 3] [--seed N]
 //   [--window 600] [--kill-every 30] [--away 300] [--server-restarts 3] [--pg-stop 20]
-//   [--pg-blip 1] [--quiet 900]` (durations in seconds): a Keel fleet under faults
+//   [--pg-blip 1] [--quiet 900] [--keep]` (durations in seconds; --keep keeps the run's directory, as a failed run's always is): a Keel fleet under faults
 // (bench/fleet/run.ts). Writes bench/results/fleet-<seed>.{json,md}; exits 0 only when every
 // goal was met, every session's turns were answered, 0 messages were lost, 0 side effects ran
 // twice, 0 runs were stuck and 0 needed a human. Without --seed it draws one and prints it.
@@ -30,6 +30,7 @@ const { values } = parseArgs({
     'pg-stop': { type: 'string', default: '20' },
     'pg-blip': { type: 'string', default: '1' },
     quiet: { type: 'string', default: '900' },
+    keep: { type: 'boolean', default: false },
   },
 });
 const num = (name: keyof typeof values) => {
@@ -53,14 +54,14 @@ const options = {
   pgBlipMs: num('pg-blip') * 1000,
   quietMs: num('quiet') * 1000,
 };
-const command = `npm run fleet -- ${Object.entries(values).filter(([k, v]) => k !== 'seed' && v !== undefined).map(([k, v]) => `--${k} ${String(v)}`).join(' ')} --seed ${seed}`;
+const command = `npm run fleet -- ${Object.entries(values).filter(([k, v]) => k !== 'seed' && k !== 'keep' && v !== undefined).map(([k, v]) => `--${k} ${String(v)}`).join(' ')} --seed ${seed}`;
 console.log(`fleet: seed ${seed} (${command})`);
 const cli = await compiledCli(process.pid);
 await stopEsbuild();
 const stop = stopOnSignals('fleet');
 try {
   const at = new Date().toISOString();
-  const result = await runFleet({ ...options, cli, log: (l) => console.log(l), signal: stop.signal }).catch((error: unknown) => {
+  const result = await runFleet({ ...options, keep: values.keep, cli, log: (l) => console.log(l), signal: stop.signal }).catch((error: unknown) => {
     if (stop.signal.aborted) return null;
     throw error;
   });

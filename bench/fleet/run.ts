@@ -10,6 +10,7 @@
 //
 // `npm run fleet` (bench/fleet.ts) runs it at full size; test/integration/fleet.test.ts a short one.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import os from 'node:os';
@@ -50,6 +51,8 @@ export interface FleetOptions extends Omit<ScheduleOptions, 'workers'> {
   bundleFile?: string;
   log?: (line: string) => void;
   signal?: AbortSignal;
+  /** Keep the run's directory even when it passes (a failed run's is always kept). */
+  keep?: boolean;
 }
 
 export interface FaultRecord extends Fault {
@@ -132,6 +135,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
   let windowOpened = Date.now();
   const windowOpenAt = () => windowOpened;
   const sinceOpen = () => Date.now() - windowOpened;
+  let checked = false;
+  const passed = () => checked && verdictOf(result).length === 0;
   try {
     const bundleFile = o.bundleFile ?? path.join(dir, 'workflows.js');
     const bundled = o.bundleFile
@@ -175,15 +180,20 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
       children.add(child);
       w.child = child;
       let output = '';
+      // Every worker's output, kept with the run's directory when it fails (--keep keeps it always).
+      const logFile = createWriteStream(path.join(w.storeDir, '..', 'worker.log'), { flags: 'a' });
+      logFile.write(`---- started at ${new Date().toISOString()} (pid ${child.pid})\n`);
+      child.stdout.on('data', (c: Buffer) => logFile.write(c));
+      child.stderr.on('data', (c: Buffer) => logFile.write(c));
+      child.once('close', () => logFile.end());
       await new Promise<void>((resolve, reject) => {
         child.stdout.on('data', (c: Buffer) => {
-          output += c.toString();
+          output = (output + c.toString()).slice(-20_000);
           if (output.includes('keel worker: polling task queue')) resolve();
         });
         child.stderr.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-20_000)));
         child.once('exit', (code, sig) => reject(new Error(`worker ${w.host} exited (${code ?? sig}) before polling: ${output.slice(-2000)}`)));
       });
-      child.stdout.removeAllListeners('data');
       child.stdout.resume();
       child.stderr.resume();
       w.down = false;
@@ -261,7 +271,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
           return await call();
         } catch (error) {
           if (signal?.aborted || !isTransient(error) || Date.now() > deadline) throw error;
-          if (tries % 20 === 1) log(`  (retrying ${what}: ${String((error as Error).message).slice(0, 120)})`);
+          if (tries % 20 === 1) log(`  (retrying ${what}: ${described(error).slice(0, 200)})`);
           await sleep(1_000, signal);
         }
       }
@@ -284,7 +294,17 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
         const k = ++canarySeq;
         c.posted++;
         const want = c.posted;
-        await retrying(() => c.handle.post(canaryMessage(k), `canary-${k}`), 'canary message');
+        // A message refused (not a server away: retrying() waits those out) is tried a few times more, the reason logged.
+        for (let refused = 0; ; refused++) {
+          try {
+            await retrying(() => c.handle.post(canaryMessage(k), `canary-${k}`), 'canary message');
+            break;
+          } catch (error) {
+            log(`  (canary ${k} on ${host} refused: ${described(error)})`);
+            if (refused >= 5 || signal?.aborted) throw error;
+            await sleep(5_000, signal);
+          }
+        }
         for (;;) {
           if (Date.now() > deadline) return null;
           const view = await retrying(() => c.handle.state(), 'canary state').catch(() => null);
@@ -351,7 +371,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
         if (wait > 0) await sleep(wait, signal);
         faultRuns.push(
           strike(f).catch((error: unknown) => {
-            f.note = `the harness failed: ${(error as Error).message.slice(0, 300)}`;
+            f.note = `the harness failed: ${described(error).slice(0, 400)}`;
             log(`  fault ${f.id}: ${f.note}`);
           }),
         );
@@ -461,7 +481,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
                 if (last !== undefined) result.approvals.retried++;
                 approved.set(p.callId, Date.now());
                 const channel = channels[(s + t + (last !== undefined ? 1 : 0)) % channels.length]!;
-                await approve(handle, p.callId, channel).catch((error: unknown) => log(`  (approval of ${p.callId} in ${run.id} by ${channel} failed: ${String((error as Error).message).slice(0, 160)})`));
+                await approve(handle, p.callId, channel).catch((error: unknown) => log(`  (approval of ${p.callId} in ${run.id} by ${channel} failed: ${described(error).slice(0, 300)})`));
               }
             }
             await sleep(between(1_500, 3_000), signal);
@@ -527,6 +547,12 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
       else if (s.end === 'stuck') result.sessions.stuck.push(`${s.id}: ${s.reason ?? ''}`);
       else result.sessions.failed.push(`${s.id}: ${s.end ?? 'unknown'}: ${s.reason ?? `${s.answered} of ${o.turns} turns answered`}`);
     }
+    // A canary is a session too: one whose probes were not all answered is stuck (or failed).
+    for (const c of canaries) {
+      const view = await retrying(() => c.handle.state(), 'canary state').catch((error: unknown) => described(error));
+      if (typeof view === 'string') result.sessions.stuck.push(`${c.handle.id}: does not answer: ${view.slice(0, 300)}`);
+      else if (view.session.turns < c.posted) result.sessions.stuck.push(`${c.handle.id}: ${view.session.turns} of ${c.posted} canary turns answered (${view.status})`);
+    }
     // Side effects: every line of every workspace's fx.log once.
     const workspaces = [...goalRuns.map((g) => ({ id: g.id, dir: g.workspace, expect: g.verdict === 'goal_met' ? ['run'] : [] })), ...sessionRuns.map((s) => ({ id: s.id, dir: s.workspace, expect: [] as string[] })), ...canaries.map((c) => ({ id: `canary ${c.host}`, dir: c.workspace, expect: [] as string[] }))];
     for (const ws of workspaces) {
@@ -570,6 +596,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
       const entries = await retrying(() => s.log(0, 500), 'events').then((p) => p.entries, () => []);
       for (const e of entries) if (e.kind === 'infra.waiting' && (e as { tries?: number }).tries === 1) result.waited[(e as { service?: string }).service ?? '?'] = (result.waited[(e as { service?: string }).service ?? '?'] ?? 0) + 1;
     }
+    checked = true;
   } finally {
     signal?.removeEventListener('abort', onAbort);
     children.killAll();
@@ -577,18 +604,33 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
     await standin?.close().catch(() => undefined);
     await (server as DevServer | null)?.stop().catch(() => undefined);
     await (pg as TestPostgres | null)?.stop().catch(() => undefined);
-    await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    // A failed run's directory (worker logs, workspaces, PostgreSQL's and Temporal's files) is kept to read.
+    if (o.keep || (!signal?.aborted && !passed())) log(`fleet: the run's directory is kept: ${dir}`);
+    else await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
   }
   result.durationMs = Date.now() - began;
-  const f = result.failedChecks;
+  result.failedChecks.push(...verdictOf(result));
+  result.pass = result.failedChecks.length === 0;
+  return result;
+}
+
+/** An error with its causes, in one line (the SDK's "Workflow Update failed" says why only in its cause). */
+function described(error: unknown): string {
+  const parts: string[] = [];
+  for (let e = error as { message?: unknown; cause?: unknown } | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++) parts.push(String(e.message ?? e));
+  return parts.join(' ← ').replace(/\s+/g, ' ');
+}
+
+/** What keeps a run from passing (none: it passed). */
+function verdictOf(result: FleetResult): string[] {
+  const f: string[] = [];
   const g = result.goals;
   if (g.met !== g.total) f.push(`${g.met} of ${g.total} goals met (${g.stopped.length} stopped, ${g.failed.length} failed, ${g.stuck.length} stuck, ${g.needsHuman.length} need a human)`);
   const s = result.sessions;
-  if (s.allAnswered !== s.total) f.push(`${s.allAnswered} of ${s.total} sessions had every turn answered (${s.failed.length} failed, ${s.stuck.length} stuck, ${s.needsHuman.length} need a human)`);
+  if (s.allAnswered !== s.total || s.stuck.length + s.failed.length + s.needsHuman.length > 0) f.push(`${s.allAnswered} of ${s.total} sessions had every turn answered (${s.failed.length} failed, ${s.stuck.length} stuck, ${s.needsHuman.length} need a human)`);
   if (result.messages.lost.length > 0) f.push(`${result.messages.lost.length} message(s) lost`);
   if (result.sideEffects.twice.length > 0) f.push(`${result.sideEffects.twice.length} side effect(s) run twice`);
   if (result.sideEffects.toolCallsWithoutOneResult.length > 0) f.push(`${result.sideEffects.toolCallsWithoutOneResult.length} tool call(s) without exactly one result`);
   if (result.faults.some((x) => x.note?.startsWith('the harness failed'))) f.push('a fault could not be applied or undone');
-  result.pass = f.length === 0;
-  return result;
+  return f;
 }
