@@ -240,7 +240,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
     log(`fleet: ${o.workers} workers polling`);
 
     // ---- keel serve: the HTTP API ----
-    const serve = spawn(...(diesWithParent(process.execPath, [o.cli, 'serve', '--port', '0', '--workspace', dir]) as [string, string[]]), {
+    const serve = spawn(...(diesWithParent(process.execPath, [o.cli, 'serve', '--port', '0', '--workspace', dir])), {
       env: { ...process.env, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: namespace, KEEL_TASK_QUEUE: taskQueue, KEEL_API_TOKEN: TOKEN, KEEL_API_APPROVER: 'fleet', NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -318,6 +318,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
 
     // ---- the faults ----
     const faultRuns: Promise<void>[] = [];
+    // A fault of every host is measured on the hosts that are up: a host away for minutes would measure its own absence.
+    const upHosts = () => workers.filter((w) => !w.down).map((w) => w.host);
     const strike = async (f: FaultRecord) => {
       const stamp = () => sinceOpen();
       switch (f.kind) {
@@ -340,7 +342,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
           break;
         }
         case 'server-restart': {
-          f.hosts = workers.map((w) => w.host);
+          f.hosts = upHosts();
           const s = server!;
           s.process.kill('SIGKILL');
           await new Promise((r) => (s.process.exitCode !== null || s.process.signalCode !== null ? r(null) : s.process.once('exit', r)));
@@ -351,7 +353,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
         }
         case 'pg-stop':
         case 'pg-restart': {
-          f.hosts = workers.map((w) => w.host);
+          f.hosts = upHosts();
           await pg!.halt();
           f.struckMs = stamp();
           log(`  fault ${f.id}: PostgreSQL stopped for ${(f.downMs / 1000).toFixed(1)} s`);
@@ -507,7 +509,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
         const handle = g.handle;
         const outcome = await Promise.race([
           retrying(() => handle.result(), 'goal result').then(
-            (r) => ({ verdict: r.verdict as string, summary: r.summary }),
+            (r) => ({ verdict: r.verdict, summary: r.summary }),
             (error: unknown) => ({ verdict: 'failed', summary: (error as Error).message }),
           ),
           sleep(Math.max(0, deadline - Date.now()), signal).then(() => null),
@@ -599,11 +601,13 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
     checked = true;
   } finally {
     signal?.removeEventListener('abort', onAbort);
+    // Stopped by the harness: not an exit by itself.
+    for (const w of workers) w.down = true;
     children.killAll();
     await keel?.close().catch(() => undefined);
     await standin?.close().catch(() => undefined);
-    await (server as DevServer | null)?.stop().catch(() => undefined);
-    await (pg as TestPostgres | null)?.stop().catch(() => undefined);
+    await (server)?.stop().catch(() => undefined);
+    await (pg)?.stop().catch(() => undefined);
     // A failed run's directory (worker logs, workspaces, PostgreSQL's and Temporal's files) is kept to read.
     if (o.keep || (!signal?.aborted && !passed())) log(`fleet: the run's directory is kept: ${dir}`);
     else await fs.rm(dir, { recursive: true, force: true }).catch(() => undefined);
@@ -617,7 +621,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
 /** An error with its causes, in one line (the SDK's "Workflow Update failed" says why only in its cause). */
 function described(error: unknown): string {
   const parts: string[] = [];
-  for (let e = error as { message?: unknown; cause?: unknown } | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++) parts.push(String(e.message ?? e));
+  for (let e = error as { message?: unknown; cause?: unknown } | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++) parts.push(typeof e.message === 'string' ? e.message : JSON.stringify(e));
   return parts.join(' ← ').replace(/\s+/g, ' ');
 }
 
