@@ -270,7 +270,8 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
         try {
           return await call();
         } catch (error) {
-          if (signal?.aborted || !isTransient(error) || Date.now() > deadline) throw error;
+          // A workflow between attempts of a timed-out workflow task ("Workflow Task in failed state", a busy machine) answers later too.
+          if (signal?.aborted || !(isTransient(error) || /Workflow Task in failed state/.test(described(error))) || Date.now() > deadline) throw error;
           if (tries % 20 === 1) log(`  (retrying ${what}: ${described(error).slice(0, 200)})`);
           await sleep(1_000, signal);
         }
