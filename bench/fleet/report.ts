@@ -28,7 +28,7 @@ export function fleetMarkdown(command: string, o: Omit<FleetOptions, 'cli' | 'lo
     `| workers that exited by themselves (started again) | ${r.workerExits.length} |`,
     `| runs that waited for a service | ${Object.entries(r.waited).map(([k, v]) => `${k} ×${v}`).join(', ') || 'none'} |`,
     '',
-    '| # | fault | worker | at | away | recovered after back |',
+    '| # | fault | host(s) struck or measured | at | away | recovered after back |',
     '|---:|---|---|---:|---:|---:|',
     ...r.faults.map((f) => `| ${f.id} | ${f.kind} | ${f.hosts.length === 1 ? f.hosts[0] : f.kind.startsWith('worker') ? `worker ${f.worker}` : 'all'} | ${s(f.struckMs)} | ${f.struckMs !== null && f.backMs !== null ? s(f.backMs - f.struckMs) : '—'} | ${s(f.recoveredMs)}${f.note ? ` (${f.note})` : ''} |`),
     '',
