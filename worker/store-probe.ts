@@ -12,7 +12,10 @@ import os from 'node:os';
 import { msToTs } from '@temporalio/common/lib/time';
 import type { NativeConnection } from '@temporalio/worker';
 import { storeIdentity } from '../activities/conversation-store';
+import { ConversationStoreError } from '../activities/store/errors';
 import { workerStore } from '../activities/store/open';
+import { infraWaitDecision } from '../machines/infra-retry';
+import { temporalWaitMs } from './temporal-wait';
 
 export class StoreProbeError extends Error {
   override readonly name = 'StoreProbeError';
@@ -40,6 +43,11 @@ export async function probeStore(options: {
   env?: NodeJS.ProcessEnv;
   /** How long to wait for listed workers of another store to show they run (default 10 s). */
   watchMs?: number;
+  /** Where a wait for an unreachable store is told, one line a try (default console.log). */
+  log?: (line: string) => void;
+  /** How long an unreachable store is waited for (default KEEL_TEMPORAL_WAIT_MS, else the infrastructure table's horizon). */
+  horizonMs?: number;
+  sleep?: (ms: number) => Promise<void>;
 }): Promise<StoreProbe> {
   const env = options.env ?? process.env;
   let store;
@@ -54,7 +62,7 @@ export async function probeStore(options: {
     line = 'keel worker: conversation store: the directory each session names (<workspace>/.keel/store); workers on several hosts need KEEL_STORE_URL=postgres://… or one shared KEEL_STORE_DIR';
   } else {
     try {
-      const found = await storeIdentity(store);
+      const found = await waitForStore(() => storeIdentity(store), `${store.kind} ${store.where}`, { ...options, horizonMs: options.horizonMs ?? temporalWaitMs(env) });
       storeId = found.id;
       line = `keel worker: conversation store: ${store.kind} ${store.where} (id ${found.id}${found.created ? ', marked by this worker: the first of its fleet' : ''})`;
     } catch (error) {
@@ -92,6 +100,35 @@ export async function probeStore(options: {
   throw new StoreProbeError(
     `keel worker: refusing to start: ${count} worker${count === 1 ? '' : 's'} polling task queue "${options.taskQueue}" use conversation store ${theirs === 'none' ? 'of each session' : theirs}, but this one's is ${where}; give it the fleet's KEEL_STORE_URL / KEEL_STORE_DIR`,
   );
+}
+
+/**
+ * The store's answer, once it answers: a store that cannot be reached now (a database
+ * restarting, a network blip: transient in machines/infra-retry.ts) is tried again on the
+ * table's backoff, one line a try, like Temporal at start (worker/temporal-wait.ts). A worker
+ * restarted while PostgreSQL was down used to exit 1 at once ("cannot use the conversation
+ * store … ECONNREFUSED"), and its host's runs waited for a worker nobody started again
+ * (npm run fleet, seed 4501). A permanent error (a wrong password, a foreign store) still
+ * ends the start at once.
+ */
+async function waitForStore<T>(read: () => Promise<T>, where: string, options: { log?: (line: string) => void; horizonMs: number; sleep?: (ms: number) => Promise<void> }): Promise<T> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const since = Date.now();
+  for (let tries = 1; ; tries++) {
+    try {
+      const value = await read();
+      if (tries > 1) log(`keel worker: the conversation store ${where} answered after ${tries} tries (${Math.round((Date.now() - since) / 1000)} s)`);
+      return value;
+    } catch (error) {
+      const message = (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
+      if (!(error instanceof ConversationStoreError && error.transient)) throw error;
+      const decision = infraWaitDecision({ tries, since, now: Date.now(), horizonMs: options.horizonMs });
+      if (!decision.wait) throw new Error(`${decision.reason}: ${message}`, { cause: error });
+      log(`keel worker: waiting for the conversation store ${where}, try ${tries}: ${message}; next try in ${Math.round(decision.delayMs / 1000)} s`);
+      await sleep(decision.delayMs);
+    }
+  }
 }
 
 /** How long the probe waits for a listed worker of another store to show that it runs. */

@@ -105,7 +105,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
   // And which limits hold per command tree here (cgroups), and what stands in where none can.
   if (sandbox.ok) (options.log ?? console.log)(await commandLimitsLine());
   // The conversation store it sees must be the fleet's: else it refuses to start, in one line.
-  const store = await probeStore({ connection: options.connection, namespace: options.namespace, taskQueue: options.taskQueue, ...(options.env ? { env: options.env } : {}) });
+  const store = await probeStore({ connection: options.connection, namespace: options.namespace, taskQueue: options.taskQueue, ...(options.env ? { env: options.env } : {}), ...(options.log ? { log: options.log } : {}) });
   (options.log ?? console.log)(store.line);
   let workspaceHost: string | null;
   try {

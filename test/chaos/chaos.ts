@@ -402,7 +402,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 }
 
 /** A dev server (started or restarted), however long a busy machine takes to bring it up; not up within the patience: Outwaited. */
-async function serverWithin(patience: number, options: { port: number; dbFile: string }): Promise<DevServer> {
+export async function serverWithin(patience: number, options: { port: number; dbFile: string }): Promise<DevServer> {
   try {
     return await startDevServer({ ...options, readyTimeoutMs: patience });
   } catch (error) {
@@ -412,7 +412,7 @@ async function serverWithin(patience: number, options: { port: number; dbFile: s
 }
 
 /** A call that failed on the way to the server (restarting, busy): made again. */
-function isTransient(error: unknown): boolean {
+export function isTransient(error: unknown): boolean {
   const message = String((error as Error).message) + String((error as { cause?: Error }).cause?.message ?? '');
   return /UNAVAILABLE|unavailable|connect|ECONNREFUSED|DEADLINE|deadline|timed out|Failed to query/i.test(message);
 }

@@ -19,9 +19,10 @@ import { recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/sess
 import { cliEnv, keel } from '../fixtures/client-cli';
 import { closeTestEnv } from '../fixtures/worker-teardown';
 import { startPostgres, type TestPostgres } from '../helpers/postgres';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 import { resolveTemporalCli } from '../../worker/dev-server';
 import { KeelClient } from '../../client/keel-client';
+import { probeStore } from '../../worker/store-probe';
 
 const OUTAGE_MS = Number(process.env.KEEL_OUTAGE_MS ?? 30_000);
 
@@ -130,4 +131,31 @@ describe('the conversation store (PostgreSQL) stopped mid-turn', () => {
       await recordHistory(run.handle, 'store-outage-waiting');
     });
   }, 300_000);
+});
+
+describe('a worker started while its conversation store (PostgreSQL) is down', () => {
+  it('waits for the store, one line a try, and starts when it is back (it used to exit 1 at once)', async () => {
+    const storeUrl = await pg.createDatabase('probe_outage');
+    await pg.halt();
+    const lines: string[] = [];
+    let resumed = false;
+    try {
+      const probing = probeStore({ connection: env.nativeConnection, namespace: env.namespace, taskQueue: uniqueTaskQueue('probe-outage'), env: { KEEL_STORE_URL: storeUrl }, log: (l) => lines.push(l) });
+      const outcome = probing.then(
+        (p) => ({ ok: true as const, p }),
+        (e: unknown) => ({ ok: false as const, e }),
+      );
+      // Still waiting after its first tries: it has not given up.
+      await waitUntil(async () => lines.length, (n) => n >= 2, 60_000, 'two waiting lines');
+      expect(lines[0]).toMatch(/^keel worker: waiting for the conversation store postgres postgres:\/\/keel@127\.0\.0\.1:\d+\/probe_outage, try 1: .*(ECONNREFUSED|connect).*; next try in 1 s$/);
+      await pg.resume();
+      resumed = true;
+      const done = await outcome;
+      expect(done.ok, done.ok ? '' : String((done.e as Error).message)).toBe(true);
+      if (done.ok) expect(done.p.line).toMatch(/^keel worker: conversation store: postgres postgres:\/\/keel@127\.0\.0\.1:\d+\/probe_outage \(id [0-9a-f-]{36}, marked by this worker/);
+      expect(lines.at(-1)).toMatch(/^keel worker: the conversation store postgres \S+ answered after \d+ tries/);
+    } finally {
+      if (!resumed) await pg.resume();
+    }
+  }, 180_000);
 });
