@@ -67,6 +67,28 @@ async function countFiles(dir: string): Promise<number> {
   return n;
 }
 
+/**
+ * As root, a copy keeps each file's owner, which `fs.cp` does not: a workspace that became
+ * root's would run its commands as host uid 0 (activities/tools/sandbox.ts sandboxIdentity),
+ * and root's files would be theirs to read. Not as another user: it can only own its own.
+ */
+async function keepOwners(from: string, to: string): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  const walk = async (rel: string): Promise<void> => {
+    const source = await fs.lstat(path.join(from, rel));
+    await fs.lchown(path.join(to, rel), source.uid, source.gid);
+    if (source.isDirectory()) for (const name of await fs.readdir(path.join(from, rel))) await walk(path.join(rel, name));
+  };
+  await walk('');
+}
+
+/** As root, an empty workspace made for a lost one belongs to whoever owns the directory it is in (see keepOwners). */
+async function ownLikeParent(dir: string): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  const parent = await fs.stat(path.dirname(dir));
+  await fs.lchown(dir, parent.uid, parent.gid);
+}
+
 /** A refusal the operator must act on: the move fails and the run stays where it was. */
 const refused = (message: string) => ApplicationFailure.create({ type: 'host_move_refused', message, nonRetryable: true });
 
@@ -80,6 +102,7 @@ export function createWorkspaceAdoptActivities() {
         case 'lost': {
           // The operator's word: the files are gone. An empty workspace, and the note that says why it is empty.
           await fs.mkdir(workspace, { recursive: true });
+          await ownLikeParent(workspace);
           await writeNote(workspace, request);
           return { copied: 0, inPlace: false };
         }
@@ -106,6 +129,7 @@ export function createWorkspaceAdoptActivities() {
           const staging = `${workspace}.keel-move-${randomBytes(6).toString('hex')}`;
           try {
             await fs.cp(from, staging, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true, errorOnExist: true, force: false });
+            await keepOwners(from, staging);
             const copied = await countFiles(staging);
             await writeNote(staging, request);
             // An empty directory in the way (made by hand) is replaced; a laid-out one (another run of this move) wins.
