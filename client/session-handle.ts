@@ -86,7 +86,11 @@ export class SessionHandle {
     // Refused here, with the limit: sent, it fails in Temporal as "Failed to signal Workflow".
     if (tooLarge !== null) return Promise.reject(new InvalidInputError('userMessage', [tooLarge]));
     const clientTools = options.clientTools?.length ? { clientTools: options.clientTools } : {};
-    return this.call('userMessage', () => this.workflowHandle.executeUpdate(userMessageUpdate, { args: [{ text, ...(messageId ? { messageId } : {}), ...clientTools }] }));
+    // With a message id, the update id is the message id: posted again (a caller retrying after
+    // a lost reply), the server answers for the same update and the message is queued once.
+    return this.call('userMessage', () =>
+      this.workflowHandle.executeUpdate(userMessageUpdate, { args: [{ text, ...(messageId ? { messageId } : {}), ...clientTools }], ...(messageId ? { updateId: messageId } : {}) }),
+    );
   }
 
   /** The result of a client tool call (a tool the message's sender declared and ran itself): the turn goes on with it. */

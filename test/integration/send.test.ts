@@ -71,6 +71,15 @@ describe('send(): one update per turn', () => {
       await session.resume();
       expect((await waiting).output).toBe('Hi!');
       expect(await acceptedUpdates(session.workflowHandle)).toEqual(['sendMessage', 'sendMessage', 'sendMessage', 'sendMessage', 'sendMessage', 'pause', 'sendMessage', 'resume']);
+
+      // post() with a message id, posted again (the HTTP API's caller retrying after a lost
+      // reply): one message, one turn.
+      const posted = await Promise.all([1, 2].map(() => session.post('posted twice', 'msg-posted')));
+      expect(posted.map((p) => p.messageId)).toEqual(['msg-posted', 'msg-posted']);
+      expect((await session.turnOf('msg-posted')).output).toBe('Sure.');
+      expect((await session.state()).session.turns).toBe(6);
+      expect((await acceptedUpdates(session.workflowHandle)).slice(-1)).toEqual(['userMessage']);
+      expect((await acceptedUpdates(session.workflowHandle)).length).toBe(9);
       await session.close();
     });
   });
