@@ -117,6 +117,11 @@ describe('goal control', () => {
       expect(result.exhaustion).toMatchObject({ limit: 'output_tokens', allowed: 20_000 });
       // A ceiling across the tree: the two agents running at once had half of what was left each.
       expect(result.usage.outputTokens).toBeLessThanOrEqual(20_000);
+      // And every token the stand-in billed is in the goal's figures, the slow agent's cut-off call too.
+      const billed = await waitUntil(async () => g.standin.requests, (rs) => rs.every((r) => r.closedAt !== null), 30_000, 'every call closed');
+      const billedOut = billed.reduce((n, r) => n + (r.usage?.output_tokens ?? 0), 0);
+      expect(Math.abs(result.usage.outputTokens - billedOut)).toBeLessThanOrEqual(0.05 * billedOut);
+      expect(result.usage.inputTokens).toBe(billed.reduce((n, r) => n + (r.usage === null ? 0 : r.usage.input_tokens + (r.usage.cache_creation_input_tokens ?? 0) + (r.usage.cache_read_input_tokens ?? 0)), 0));
       const hogCall = g.standin.requests.find((r) => JSON.stringify(r.body).includes('task [hog]'))!;
       const slowCall = g.standin.requests.find((r) => JSON.stringify(r.body).includes('task [slow]'))!;
       const hogMax = (hogCall.body as { max_tokens: number }).max_tokens;
