@@ -14,7 +14,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { TurnLimits, TurnResult, Usage } from '../machines/index';
-import { ZERO_USAGE, type Exhaustion } from '../machines/budget';
+import { addSettledUsage, ZERO_USAGE, type Exhaustion } from '../machines/budget';
 import { approvalFrom, describeApproval, EXACT_APPROVALS_PATCH, rememberApproval, type PolicyConfig, type SessionApproval } from '../machines/policy';
 import {
   AGENT_SIGNALS,
@@ -118,6 +118,13 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
   let result: TurnResult | null = null;
   // Evidence is folded from the tool events as they pass (machines/evidence.ts).
   let folded: EvidenceState = EMPTY_EVIDENCE;
+  // What interrupted calls were billed for beyond what the turn counted (a call the goal's
+  // cancel cut off reads on until its connection closes): the agent's, and so the goal's.
+  let settled: Usage = ZERO_USAGE;
+  const usageNow = (): Usage => {
+    const u = turns.state?.usage ?? ZERO_USAGE;
+    return settled === ZERO_USAGE ? u : { ...u, inputTokens: u.inputTokens + settled.inputTokens, outputTokens: u.outputTokens + settled.outputTokens, costUsd: u.costUsd + settled.costUsd };
+  };
 
   const host: MachineHost<GoalLogEntry> = new MachineHost<GoalLogEntry>({
     kind: 'agent',
@@ -128,7 +135,7 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
       if (event.kind === 'tool.call' || event.kind === 'tool.result') folded = foldEvidence(folded, event);
     },
     view: () => {
-      const usage = turns.state?.usage ?? ZERO_USAGE;
+      const usage = usageNow();
       const waiting = pending();
       const status = turns.state?.status ?? 'idle';
       const details =
@@ -183,6 +190,7 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
         result = r;
       },
       asked: () => {},
+      settled: (_turnId, _callId, usage) => host.post(() => (settled = addSettledUsage(settled, usage))),
       observer: host.observer('turn'),
       infraChanged: () => waitingAttribute.refresh(),
     },
@@ -198,7 +206,7 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
     return turnId === null ? [] : turns.pendingApprovals().map((p) => ({ ...p, turnId }));
   }
   function reportToGoal(): void {
-    const usage = turns.state?.usage ?? ZERO_USAGE;
+    const usage = usageNow();
     const waiting = pending();
     // Evidence rides along with the next change of usage or approvals (every tool result is
     // followed by a model call), so the number of reports stays what it was.
@@ -274,6 +282,14 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
         if (!r.ok) rejected('cancel', r.error);
       });
       await condition(() => !turns.busy);
+      // The call it cut off was billed until its connection closed (the turn runner's
+      // `settled`, in runs with its patch): the goal hears of it before the agent ends. Sent
+      // from here, since a signal from the cancelled workflow's own scope would not go out.
+      if (settled !== ZERO_USAGE) {
+        reportKey = '';
+        reportToGoal();
+      }
+      await sent;
     });
     throw error;
   }
@@ -284,5 +300,5 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
   host.report();
   await sent;
   host.stream.detachPollers();
-  return { agentId, taskId: input.taskId, attempt: input.attempt, outcome: decided.outcome, summary: decided.summary, turnOutcome: finished.outcome, evidence, usage: finished.usage, steps: finished.steps, ...(finished.outcome === 'budget_exhausted' && finished.exhaustion !== null ? { exhaustion: finished.exhaustion } : {}) };
+  return { agentId, taskId: input.taskId, attempt: input.attempt, outcome: decided.outcome, summary: decided.summary, turnOutcome: finished.outcome, evidence, usage: settled === ZERO_USAGE ? finished.usage : usageNow(), steps: finished.steps, ...(finished.outcome === 'budget_exhausted' && finished.exhaustion !== null ? { exhaustion: finished.exhaustion } : {}) };
 }

@@ -3,10 +3,10 @@
 // approvals, evidence; trusted only with the agent's secret), approvals forwarded to them,
 // what each attempt did (told to the next attempt), and their usage rolled up into the
 // goal's budget.
-import { CancellationScope, getExternalWorkflowHandle, isCancellation, startChild, uuid4 } from '@temporalio/workflow';
+import { CancellationScope, getExternalWorkflowHandle, isCancellation, patched, startChild, uuid4 } from '@temporalio/workflow';
 import { goalMachine, ZERO_USAGE, type GoalDirective, type GoalEvent, type GoalState, type Usage } from '../machines/index';
 import { agentShare, shareSlots } from '../machines/budget-share';
-import type { TurnLimits } from '../machines/budget';
+import { addUsage, type TurnLimits } from '../machines/budget';
 import { commandEnding } from '../machines/evidence';
 import { approvalFrom, defaultPolicy, unknownCallMessage, type PolicyConfig } from '../machines/policy';
 import { agentWorkflow, type AgentInput, type AgentResult } from './agent';
@@ -17,6 +17,9 @@ import { refusal, validated } from './refusal';
 import { describeAttempts, type AttemptRecord } from './planning';
 import type { ToolEntry } from './turn-runner';
 import { hasPatch, stampedMemo, startSearchAttributes } from './run-format';
+
+/** Goals from this marker on count what their agents report after the goal ended (a cancelled agent's cut-off call, billed until its connection closed). */
+export const LATE_USAGE_PATCH = 'goal-late-agent-usage';
 
 /** Agents of goals started before it got their goal's store id (their model calls were not checked). */
 const AGENTS_CHECK_STORE_PATCH = 'agents-check-store-id';
@@ -60,6 +63,12 @@ export class AgentPool {
   readonly usage: Record<string, Usage>;
   readonly evidence: Record<string, TaskEvidence>;
   private readonly approvals = new Map<string, GoalPendingApproval[]>();
+  /**
+   * What agents reported after the goal had ended: the goal stopped and cancelled them, and
+   * the model calls it cut off were billed until their connections closed. The machine's
+   * figures are final then (its stopped state takes no event); the goal's result adds these.
+   */
+  late: Usage = ZERO_USAGE;
 
   constructor(
     private readonly h: AgentPoolHost,
@@ -262,6 +271,8 @@ export class AgentPool {
     if (delta === null) return;
     this.usage[agentId] = { ...total };
     if (!goalMachine.isTerminal(goal)) this.h.record(`agent ${agentId}`, { type: 'usage_reported', usage: delta });
+    // Goals recorded before replay as they ran (their results without it).
+    else if (patched(LATE_USAGE_PATCH)) this.late = addUsage(this.late, delta);
   }
 }
 

@@ -1,7 +1,8 @@
 // What people see of a goal: the markdown details of the Temporal UI, its usage, why it
 // stopped, and the queries that answer them (read only).
 import { setHandler } from '@temporalio/workflow';
-import { findExhaustion, type GoalState, type LogEvent } from '../machines/index';
+import { addUsage } from '../machines/budget';
+import { findExhaustion, ZERO_USAGE, type GoalState, type LogEvent } from '../machines/index';
 import type { PolicyConfig, PolicyOrigin } from '../machines/policy';
 import { goalEventsQuery, goalPendingApprovalsQuery, goalStateQuery, goalUsageQuery, planQuery, transcriptQuerySchema, type GoalLogEntry, type GoalRunnerEvent, type GoalStateView, type GoalUsageView } from './definitions';
 import { parsePayload as parse } from './payloads';
@@ -41,7 +42,8 @@ export interface GoalQueryHost extends GoalViewHost {
 
 export function goalQueries({ goalId, goal, agents, host, setup, waiting }: GoalQueryHost): void {
   const usageView = (): GoalUsageView => ({
-    usage: goal.state.usage,
+    // With what its cancelled agents were billed for after it stopped (AgentPool.late).
+    usage: agents.late === ZERO_USAGE ? goal.state.usage : addUsage(goal.state.usage, agents.late),
     limits: goal.state.config.limits,
     agents: { ...agents.usage },
     exhaustion: goal.state.status === 'stopped' ? goal.state.exhaustion : findExhaustion(goal.state.config.limits, { usage: goal.state.usage }),

@@ -7,6 +7,7 @@
 // points: once a new run is wanted, the directives that would start work (agents, planner,
 // critic) wait for the next run, and the goal hands over when nothing is running.
 import { CancellationScope, condition, isCancellation, makeContinueAsNewFunc, setHandler, workflowInfo } from '@temporalio/workflow';
+import { addUsage, ZERO_USAGE } from '../machines/budget';
 import { createGoal, goalMachine, type GoalDirective, type GoalEvent, type GoalReport, type GoalState, type LogEvent } from '../machines/index';
 import type { PolicyConfig, PolicyOrigin } from '../machines/policy';
 import { agentReportSignal, GOAL_SIGNALS, type GoalLogEntry, type GoalRunnerEvent } from './definitions';
@@ -253,14 +254,16 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
   });
 
   const final = done as unknown as GoalReport;
+  // What the goal's cancelled agents were billed for after it stopped (workflows/goal-agents.ts `late`).
+  const usage = agents.late === ZERO_USAGE ? final.usage : addUsage(final.usage, agents.late);
   return {
     goalId,
     verdict: final.verdict,
     summary: final.reason,
     tasks: final.tasks.map((t) => ({ ...t, details: agents.evidence[t.id] ?? null })),
     reviews: [...final.reviews],
-    usage: final.usage,
-    cost: final.usage.costUsd,
+    usage,
+    cost: usage.costUsd,
     exhaustion: final.exhaustion,
     planVersion: goal.state.planVersion,
     runs: run,

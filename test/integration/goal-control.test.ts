@@ -117,6 +117,11 @@ describe('goal control', () => {
       expect(result.exhaustion).toMatchObject({ limit: 'output_tokens', allowed: 20_000 });
       // A ceiling across the tree: the two agents running at once had half of what was left each.
       expect(result.usage.outputTokens).toBeLessThanOrEqual(20_000);
+      // And every token the stand-in billed is in the goal's figures, the slow agent's cut-off call too.
+      const billed = await waitUntil(async () => g.standin.requests, (rs) => rs.every((r) => r.closedAt !== null), 30_000, 'every call closed');
+      const billedOut = billed.reduce((n, r) => n + (r.usage?.output_tokens ?? 0), 0);
+      expect(Math.abs(result.usage.outputTokens - billedOut)).toBeLessThanOrEqual(0.05 * billedOut);
+      expect(result.usage.inputTokens).toBe(billed.reduce((n, r) => n + (r.usage === null ? 0 : r.usage.input_tokens + (r.usage.cache_creation_input_tokens ?? 0) + (r.usage.cache_read_input_tokens ?? 0)), 0));
       const hogCall = g.standin.requests.find((r) => JSON.stringify(r.body).includes('task [hog]'))!;
       const slowCall = g.standin.requests.find((r) => JSON.stringify(r.body).includes('task [slow]'))!;
       const hogMax = (hogCall.body as { max_tokens: number }).max_tokens;
@@ -143,6 +148,44 @@ describe('goal control', () => {
       // An agent whose turn ended just as the budget ran out reports late: recorded, not applied.
       for (const late of ofKind(log, 'event.rejected')) expect(late).toMatchObject({ state: 'stopped', event: 'task_finished' });
       await recordGoalHistory(run.handle, 'budget-stop-shares');
+    });
+  });
+
+  it("a goal that cancels its agent mid-stream counts what the stand-in billed for the cut-off call: within 5 % in all", async () => {
+    // A long answer held after ~300 of its ~650 deltas until the client closes it.
+    const g = await goalEnv(env, workflowBundle, {
+      rules: [
+        { match: planner(), reply: plan([task('slow', 'Slow', 'Talk slowly.')]) },
+        { match: agent('slow'), reply: { content: [{ type: 'text' as const, text: 'a long story '.repeat(400) }], chunkSize: 8 }, fault: { kind: 'hang' as const, afterEvents: 300 } },
+      ],
+    });
+    await g.run(async () => {
+      const run = await g.start({ goal: 'Tell it', autoApprove: true });
+      const isSlow = (r: { body: unknown }) => JSON.stringify(r.body).includes('task [slow]');
+      // Its answer is streaming (the stand-in rendered it, and writes it up to the hang at once): the goal is cancelled under it.
+      await waitUntil(async () => g.standin.requests.some((r) => isSlow(r) && r.usage !== null), (streaming) => streaming, 120_000, "the slow agent's answer");
+      expect((await run.handle.executeUpdate(cancelUpdate, { args: [{ reason: 'enough' }] })).status).toBe('stopped');
+      const result = await run.handle.result();
+      expect(result.tasks.map((t) => [t.id, t.status])).toEqual([['slow', 'cancelled']]);
+      // The stand-in bills as the API does: the cut-off stream for what it had generated when the client closed it.
+      const slowCall = await g.standin.waitFor((r) => isSlow(r) && r.closedAt !== null, 30_000);
+      expect(slowCall.clientClosedEarly).toBe(true);
+      // One attempt, cut off: some way into its ~1,300 tokens.
+      expect(g.standin.requests.filter(isSlow)).toHaveLength(1);
+      expect(slowCall.usage!.output_tokens).toBeGreaterThan(100);
+      expect(slowCall.usage!.output_tokens).toBeLessThan(1_000);
+      const billed = g.standin.requests.filter((r) => r.usage !== null).map((r) => r.usage!);
+      const input = billed.reduce((n, u) => n + u.input_tokens + (u.cache_creation_input_tokens ?? 0) + (u.cache_read_input_tokens ?? 0), 0);
+      const output = billed.reduce((n, u) => n + u.output_tokens, 0);
+      console.log(`goal cancelled mid-stream: ${result.usage.inputTokens} in / ${result.usage.outputTokens} out counted, ${input} / ${output} billed (the cut-off call ${slowCall.usage!.output_tokens} out)`);
+      expect(Math.abs(result.usage.inputTokens - input)).toBeLessThanOrEqual(0.05 * input);
+      expect(Math.abs(result.usage.outputTokens - output)).toBeLessThanOrEqual(0.05 * output);
+      const usage = await run.handle.query(goalUsageQuery);
+      expect(usage.usage).toEqual(result.usage);
+      expect(usage.agents[`${run.handle.workflowId}/task-slow/1`]?.outputTokens).toBeGreaterThan(0);
+      expect(ofKind(await run.log(), 'event.rejected')).toEqual([]);
+      await recordGoalHistory(run.handle, 'cancel-settled-usage');
+      await recordGoalHistory(env.client.workflow.getHandle(`${run.handle.workflowId}/task-slow/1`), 'cancel-settled-usage-agent');
     });
   });
 
