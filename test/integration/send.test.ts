@@ -78,8 +78,7 @@ describe('send(): one update per turn', () => {
       expect(posted.map((p) => p.messageId)).toEqual(['msg-posted', 'msg-posted']);
       expect((await session.turnOf('msg-posted')).output).toBe('Sure.');
       expect((await session.state()).session.turns).toBe(6);
-      expect((await acceptedUpdates(session.workflowHandle)).slice(-1)).toEqual(['userMessage']);
-      expect((await acceptedUpdates(session.workflowHandle)).length).toBe(9);
+      expect((await acceptedUpdates(session.workflowHandle)).filter((name) => name === 'userMessage')).toEqual(['userMessage']);
       await session.close();
     });
   });
