@@ -128,6 +128,10 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
       settled: (turnId, callId, usage) =>
         host.post(() => {
           finishedTurns.settled(turnId, usage);
+          // A call cut by the session's close settles after it: the turn's figures take it, and
+          // the ended session, which takes no event, is not sent one (no "event.rejected" after
+          // "session.closed" in its log).
+          if (session.state.status === 'closed' || session.state.status === 'failed') return;
           session.record('turn', { type: 'call_settled', turnId, callId, usage });
         }),
       observer: host.observer('turn'),

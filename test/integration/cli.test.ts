@@ -144,10 +144,11 @@ describe('keel chat and the session commands', () => {
       expect(chat.stdout).not.toContain('\u001b[');
       expect(await fs.readFile(path.join(s.workspace, 'NOTE.md'), 'utf8')).toBe('Written by Keel.\n');
       const log = (await KeelClient.connect({ client: env.client })).getSession(id).log();
-      const kinds = (await log).entries.map((e) => e.kind);
+      const { entries } = await log;
+      const kinds = entries.map((e) => e.kind);
       expect(kinds).toContain('tool.approved');
       expect(kinds).toContain('turn.interrupted');
-      expect(kinds.at(-1)).toBe('session.closed');
+      expect(kinds.at(-1), JSON.stringify(entries.slice(-3))).toBe('session.closed');
     });
   });
 
