@@ -21,7 +21,7 @@ import { say, waitUntil } from '../fixtures/session-harness';
 import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, recordHistoryIn, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
 import { cliEnv, keel } from '../fixtures/client-cli';
-import { activitiesOf, killHostWorker, startHostWorker, viewOf, type WorkerProcess } from '../fixtures/host-workers';
+import { activitiesOf, command, killHostWorker, startHostWorker, toolResults, viewOf, type WorkerProcess } from '../fixtures/host-workers';
 
 const WAIT_MS = 3_000;
 
@@ -40,23 +40,6 @@ afterAll(async () => {
   await closeTestEnv(env);
   if (scratch) await fs.rm(scratch, { recursive: true, force: true });
 });
-
-const command = (turn: string) => ({
-  content: [
-    { type: 'tool_use' as const, name: 'run_command', input: { command: `echo ${turn} >> runs.log` } },
-    { type: 'tool_use' as const, name: 'read_file', input: { path: 'notes.md' } },
-  ],
-});
-
-/** The tool results the model was sent for `turn`'s calls. */
-function toolResults(requests: { body: unknown }[], turn: string): { content: string; is_error?: boolean }[] {
-  const answered = requests.filter((r) => JSON.stringify(r.body).includes(`${turn} >> runs.log`) && JSON.stringify(r.body).includes('tool_result')).at(0);
-  const messages = (answered?.body as { messages: { role: string; content: unknown }[] } | undefined)?.messages ?? [];
-  const last = messages.at(-1)?.content;
-  return (Array.isArray(last) ? last : [])
-    .filter((b: { type?: string }) => b.type === 'tool_result')
-    .map((b: { content: unknown; is_error?: boolean }) => ({ content: typeof b.content === 'string' ? b.content : JSON.stringify(b.content), ...(b.is_error ? { is_error: true } : {}) }));
-}
 
 describe('keel host move', () => {
   it("moves a dead host's sessions to another host: with their files (the waiting call runs once, there), or declared lost (the log says so)", async () => {

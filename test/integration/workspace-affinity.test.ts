@@ -22,7 +22,7 @@ import { critic, FAST_MODEL, plan, planner, review, task, writesFile } from '../
 import { say, waitUntil } from '../fixtures/session-harness';
 import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
-import { activitiesOf, killHostWorker, startHostWorker, type WorkerProcess } from '../fixtures/host-workers';
+import { activitiesOf, command, killHostWorker, startHostWorker, toolResults, type WorkerProcess } from '../fixtures/host-workers';
 
 const WAIT_MS = 3_000;
 
@@ -45,23 +45,6 @@ afterAll(async () => {
 const startWorker = (taskQueue: string, extra: NodeJS.ProcessEnv, hide?: string) => startHostWorker(env.address, taskQueue, codePath, extra, hide);
 const kill = killHostWorker;
 const activities = activitiesOf;
-
-const command = (turn: string) => ({
-  content: [
-    { type: 'tool_use' as const, name: 'run_command', input: { command: `echo ${turn} >> runs.log` } },
-    { type: 'tool_use' as const, name: 'read_file', input: { path: 'notes.md' } },
-  ],
-});
-
-/** The tool results the model was sent in the request that answered `turn`'s calls. */
-function toolResults(requests: { body: unknown }[], turn: string): { content: string; is_error?: boolean }[] {
-  const answered = requests.filter((r) => JSON.stringify(r.body).includes(`${turn} >> runs.log`) && JSON.stringify(r.body).includes('tool_result')).at(0);
-  const messages = (answered?.body as { messages: { role: string; content: unknown }[] } | undefined)?.messages ?? [];
-  const last = messages.at(-1)?.content;
-  return (Array.isArray(last) ? last : [])
-    .filter((b: { type?: string }) => b.type === 'tool_result')
-    .map((b: { content: unknown; is_error?: boolean }) => ({ content: typeof b.content === 'string' ? b.content : JSON.stringify(b.content), ...(b.is_error ? { is_error: true } : {}) }));
-}
 
 describe('workspace affinity', () => {
   it("a session's and a goal's setup and tools run on its workspace's host; with that host gone the call waits for it, runs nowhere meanwhile, and runs there once a new worker is back", async () => {
