@@ -13,7 +13,6 @@ import {
   planQuery,
   rejectPlanUpdate,
   resolveTaskUpdate,
-  type BareControlInput,
   type GoalControlResult,
   type GoalLogEntry,
   type GoalPendingApproval,
@@ -51,7 +50,7 @@ export class GoalHandle {
   }
 
   approvePlan(): Promise<GoalControlResult> {
-    return this.call('approvePlan', () => this.workflowHandle.executeUpdate<GoalControlResult, [BareControlInput]>(approvePlanUpdate.name, { args: [{}] }));
+    return this.call('approvePlan', () => this.workflowHandle.executeUpdate(approvePlanUpdate, { args: [{}] }));
   }
 
   rejectPlan(feedback: string): Promise<GoalControlResult> {

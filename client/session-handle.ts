@@ -28,7 +28,6 @@ import {
   userMessageUpdate,
   type ApprovalResult,
   type AwaitTurnResult,
-  type BareControlInput,
   type ControlResult,
   type LogEntry,
   type PendingApproval,
@@ -42,7 +41,7 @@ import {
 import type { SessionResult, sessionWorkflow } from '../workflows/session';
 import type { ClientTool } from '../workflows/client-tools';
 import { InvalidInputError, mapErrors, toKeelError, WorkflowEndedError } from './errors';
-import { messageTooLarge } from '../workflows/control-schemas';
+import { messageTooLarge } from '../workflows/protocol/controls';
 import { followStream, type EventsOptions, type SessionStreamItem } from './events';
 import { queryOnce } from './closed-run-answers';
 
@@ -203,15 +202,15 @@ export class SessionHandle {
   }
 
   resume(): Promise<ControlResult> {
-    return this.call('resume', () => this.workflowHandle.executeUpdate<ControlResult, [BareControlInput]>(resumeUpdate.name, { args: [{}] }));
+    return this.call('resume', () => this.workflowHandle.executeUpdate(resumeUpdate, { args: [{}] }));
   }
 
   stop(): Promise<ControlResult> {
-    return this.call('stop', () => this.workflowHandle.executeUpdate<ControlResult, [BareControlInput]>(stopUpdate.name, { args: [{}] }));
+    return this.call('stop', () => this.workflowHandle.executeUpdate(stopUpdate, { args: [{}] }));
   }
 
   reset(): Promise<ControlResult> {
-    return this.call('reset', () => this.workflowHandle.executeUpdate<ControlResult, [BareControlInput]>(resetUpdate.name, { args: [{}] }));
+    return this.call('reset', () => this.workflowHandle.executeUpdate(resetUpdate, { args: [{}] }));
   }
 
   answer(text: string): Promise<ControlResult> {

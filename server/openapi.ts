@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Route } from './routes';
 import { resolveTaskSchema } from '../workflows/definitions';
 import { agUiRunInput, problemSchema } from './schemas';
+import { EVENTS_TOPIC, MODEL_TOPIC } from '../workflows/protocol/topics';
 
 type Json = Record<string, unknown>;
 
@@ -87,7 +88,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
         { name: 'from', in: 'query', required: false, schema: { type: 'string', pattern: '^[0-9]{1,15}$' } },
       ],
       responses: {
-        '200': { description: '`event: events` (the event log) and `event: model` (streamed text), `event: end` when the workflow ended', content: { 'text/event-stream': { schema: sseEvent(['events', 'model', 'end']) } } },
+        '200': { description: '`event: events` (the event log) and `event: model` (streamed text), `event: end` when the workflow ended', content: { 'text/event-stream': { schema: sseEvent([EVENTS_TOPIC, MODEL_TOPIC, 'end']) } } },
         '400': problem('Bad offset'),
         '401': problem('No or wrong bearer token'),
         '404': problem('No such goal or session'),

@@ -10,10 +10,12 @@ import { describe, expect, it } from 'vitest';
 import { createGoal } from '../../machines/autonomy';
 import { defaultPolicy } from '../../machines/policy';
 import { createSession } from '../../machines/session';
-import { resolveAgentInput, type AgentInput } from '../../workflows/agent';
-import { resolveGoalOptions, type GoalOptions } from '../../workflows/goal-options';
-import { resolveSessionOptions, type SessionOptions } from '../../workflows/session-options';
-import { goalOptionsSchema, sessionOptionsSchema } from '../../workflows/start-input';
+import { resolveAgentInput } from '../../workflows/agent';
+import type { AgentInput } from '../../workflows/protocol/agent';
+import { resolveGoalOptions } from '../../workflows/goal-options';
+import { resolveSessionOptions } from '../../workflows/session-options';
+import { goalOptionsSchema, type GoalOptions } from '../../workflows/protocol/goal';
+import { sessionOptionsSchema, type SessionOptions } from '../../workflows/protocol/session';
 
 const nullableMs = fc.option(fc.integer({ min: 1, max: 10_000_000 }), { nil: null });
 const limit = fc.option(fc.integer({ min: 0, max: 1_000_000 }), { nil: null });
