@@ -182,7 +182,7 @@ describe('resolveGoalOptions', () => {
 function documentedDefaults(file: string): Record<string, unknown> {
   const source = fs.readFileSync(new URL(`../../workflows/${file}`, import.meta.url), 'utf8');
   const found: Record<string, unknown> = {};
-  for (const m of source.matchAll(/\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*\n\s*(\w+)\?:/g)) {
+  for (const m of source.matchAll(/\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*\n\s*(\w+)\??:/g)) {
     const said = /\bdefault:? ([^),;:]+)/.exec(m[1]!)?.[1]?.trim().replace(/\.$/, '');
     if (said === undefined) continue;
     const seconds = /^(\d+) s$/.exec(said);
@@ -199,10 +199,10 @@ function documentedDefaults(file: string): Record<string, unknown> {
   return found;
 }
 
-describe('the option types name the default their resolver applies', () => {
+describe('the option schemas (their types derive from them) name the default their resolver applies', () => {
   it.each([
-    ['session-options.ts', resolveSessionOptions({ workspace: '/w' }) as Record<string, unknown>],
-    ['goal-options.ts', resolveGoalOptions({ goal: 'g', workspace: '/w' }) as Record<string, unknown>],
+    ['protocol/session.ts', resolveSessionOptions({ workspace: '/w' }) as Record<string, unknown>],
+    ['protocol/goal.ts', resolveGoalOptions({ goal: 'g', workspace: '/w' }) as Record<string, unknown>],
   ])('%s', (file, resolved) => {
     const documented = documentedDefaults(file);
     // Given, not defaulted; and the two a docstring says in words (`<workspace>/.keel/store`, no limits), which the tests above pin.

@@ -14,7 +14,7 @@ import { lazySchema } from '../../machines/lazy-schema';
 import { approveSchema, denySchema, GOAL_TEXT_MAX, goalText, noPayloadSchema, reasonSchema, type PendingApproval, type PolicyView, type transcriptQuerySchema } from './controls';
 import { controlNames, defineControl } from './control';
 import { absolutePath, activityOverrides, backoff, positiveInt, thinking, thinkingBudget, timeoutMs, workspaceHost } from './option-fields';
-import { agentReportSchema, type TaskEvidence } from './agent';
+import type { agentReportSchema, TaskEvidence } from './agent';
 
 /**
  * A goal's options: the workflow parses its input with this first thing (invalid input fails
@@ -78,7 +78,7 @@ export const goalOptionsSchema = lazySchema(() => z.strictObject({
   continueAsNewWhenSuggested: z.boolean().optional(),
   /** Set by Keel's clients when they hold the encryption keys: a control that names nothing
    *  (resume, stop, reset, restart, approvePlan) must then carry its empty argument, which the
-   *  encryption authenticates; one sent with no payload at all proves nothing and is refused. */
+   *  encryption authenticates; one sent with no payload at all proves nothing and is refused (default false). */
   authenticatedControls: z.boolean().optional(),
 }));
 /** What a goal is started with: the schema's input (defaults are filled in by workflows/goal-options.ts). */

@@ -100,7 +100,7 @@ export const sessionOptionsSchema = lazySchema(() => z.strictObject({
   promptCacheTtl: z.enum(['5m', '1h']).optional(),
   /** Set by Keel's clients when they hold the encryption keys: a control that names nothing
    *  (resume, stop, reset, restart, approvePlan) must then carry its empty argument, which the
-   *  encryption authenticates; one sent with no payload at all proves nothing and is refused. */
+   *  encryption authenticates; one sent with no payload at all proves nothing and is refused (default false). */
   authenticatedControls: z.boolean().optional(),
 }));
 /** What a session is started with: the schema's input (defaults are filled in by workflows/session-options.ts). */
