@@ -14,10 +14,10 @@ import type { ResolvedAgentInput } from '../../workflows/agent';
 import type { ResolvedGoalOptions } from '../../workflows/goal-options';
 import type { ResolvedSessionOptions } from '../../workflows/session-options';
 import type { ToolEntry as TurnToolEntry } from '../../workflows/turn-runner';
-import { agentApproveSignal, agentDenySignal, AGENT_SIGNALS, agentInputSchema, type AgentInput } from '../../workflows/protocol/agent';
+import { agentApproveSignal, agentDenySignal, AGENT_SIGNALS, type agentInputSchema, type AgentInput } from '../../workflows/protocol/agent';
 import { approveSchema, noPayloadSchema, reasonSchema } from '../../workflows/protocol/controls';
-import { GOAL_CONTROLS, GOAL_SIGNALS, goalOptionsSchema, type GoalOptions } from '../../workflows/protocol/goal';
-import { SESSION_CONTROLS, SESSION_SIGNALS, sessionOptionsSchema, type SessionOptions } from '../../workflows/protocol/session';
+import { GOAL_CONTROLS, GOAL_SIGNALS, type goalOptionsSchema, type GoalOptions } from '../../workflows/protocol/goal';
+import { SESSION_CONTROLS, SESSION_SIGNALS, type sessionOptionsSchema, type SessionOptions } from '../../workflows/protocol/session';
 import { toolActivityOptionsSchema, toolEntrySchema, type ToolActivityOptions, type ToolEntry } from '../../workflows/protocol/tool-entry';
 import { EVENTS_TOPIC, MODEL_TOPIC } from '../../workflows/protocol/topics';
 
