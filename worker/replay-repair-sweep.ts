@@ -41,9 +41,20 @@ export function sweepIntervalMs(env: NodeJS.ProcessEnv = process.env): number {
   return seconds * 1000;
 }
 
+/**
+ * Replays per look, at most: a replay costs CPU, and the runs the server marks are mostly runs
+ * whose tasks timed out on a loaded machine (they replay fine). The rest wait for the next look.
+ */
+export const MAX_REPLAYS_PER_SWEEP = 3;
+
 export function startReplayRepairSweep(options: SweepOptions): Sweep {
   // A run left to a human is not looked at again by this worker (its reason was logged once).
   const left = new Set<string>();
+  // A run that replayed is looked at again only once its history has grown: its tasks timed
+  // out (a busy worker, a killed one) rather than failed to replay, and replaying it again every
+  // look would add to the load that made them time out (seen in `npm run fleet`: 81 runs marked
+  // at load 26, each replayed by three workers every 30 s).
+  const replayed = new Map<string, number>();
   let unsupported = false;
   let timer: NodeJS.Timeout | null = null;
   let stopped = false;
@@ -52,12 +63,15 @@ export function startReplayRepairSweep(options: SweepOptions): Sweep {
     const done: { workflowId: string; runId: string; outcome: RepairOutcome }[] = [];
     if (unsupported) return done;
     try {
+      let replays = 0;
       for await (const run of options.client.workflow.list({ query: stuckRunsQuery(options.taskQueue) })) {
-        if (left.has(run.runId)) continue;
+        if (left.has(run.runId) || replayed.get(run.runId) === run.historyLength) continue;
+        if (replays++ >= MAX_REPLAYS_PER_SWEEP) break;
         const outcome = await repairRun(options.client, await options.replay(), { workflowId: run.workflowId, runId: run.runId });
         done.push({ workflowId: run.workflowId, runId: run.runId, outcome });
         switch (outcome.kind) {
           case 'healthy':
+            replayed.set(run.runId, run.historyLength);
             break;
           case 'reset':
             options.log(`keel worker: repaired ${run.workflowId} (run ${run.runId}): ${outcome.reason}; new run ${outcome.newRunId}`);
