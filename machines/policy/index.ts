@@ -7,7 +7,7 @@
 export { builtinToolKinds, type BuiltinToolName, MCP_TOOL_PREFIX, toolKind, type ToolKind } from './tool-kinds';
 export { defaultPolicy, HeadlessAsk, parsePolicy, POLICY_FILE, PolicyConfig, type PolicyConfigInput, PolicyMode, policyModes, type PolicyParse, PolicyRule, SandboxLevel, sandboxLevels, SandboxRule } from './config';
 export { mergePolicies, type PolicyOrigin, type PolicySource, type ResolvedPolicy, resolvePolicy } from './merge';
-export { evaluatePolicy, type PolicyContext, type PolicyDecision, type PolicyRequest, type PolicyVerdict } from './evaluate';
+export { approvalOf, describeGrounds, evaluatePolicy, type PolicyContext, type PolicyDecision, type PolicyGrounds, type PolicyRequest, type PolicyVerdict } from './evaluate';
 export { type CommandSandbox, describeSandbox, sandboxFor } from './sandbox';
 export { commandMatches, pathGlobMatches, ruleCovers } from './matching';
 export { type CommandPart, commandPartsOf } from './subjects';
