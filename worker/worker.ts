@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index';
-import { ACTIVITY_WORKER_OPTIONS } from '../activities/tools/index';
+import { ACTIVITY_WORKER_OPTIONS, type RunnableTool } from '../activities/tools/index';
 import { commandLimitsLine } from '../activities/tools/command-cgroup';
 import { probeSandbox, sandboxStartupLine } from '../activities/tools/sandbox';
 import { defaultCacheBudget, maxCachedWorkflows, workflowCacheFromEnv, type WorkflowCacheSize } from './cache';
@@ -82,6 +82,12 @@ export interface KeelWorkerOptions {
    * long-lived worker keeps workflow activations off the thread its activities run on.
    */
   workflowsOnCallingThread?: boolean;
+  /**
+   * The worker's own tools, offered to the model after the built-in ones: each made with one
+   * `defineTool` call (activities/tools/define-tool.ts; docs/adding-a-tool.md). Every worker
+   * of a task queue must have the same ones.
+   */
+  tools?: readonly RunnableTool[];
 }
 
 export interface KeelWorker {
@@ -114,7 +120,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
     throw new StoreProbeError(`keel worker: ${(error as Error).message}`);
   }
   if (workspaceHost !== null) (options.log ?? console.log)(workspaceHostLine(options.taskQueue, workspaceHost));
-  const keelActivities = createActivities(options.env);
+  const keelActivities = createActivities(options.env, options.tools ? { tools: options.tools } : {});
   const { activities } = keelActivities;
   const close = () => keelActivities.close();
   try {

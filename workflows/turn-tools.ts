@@ -6,8 +6,8 @@ import { ActivityCancellationType, condition, isCancellation, proxyActivities, p
 import type { McpBridge } from '../activities/mcp/index';
 import type { ToolActivities, ToolResult } from '../activities/tools/index';
 import type { Json, TurnEvent } from '../machines/index';
-import { type CommandSandbox, describeApproval, sandboxFor, toolKind, type SessionApproval } from '../machines/policy';
-import { bindScripts, scriptWordsOf, type ScriptHashes } from '../machines/script-binding';
+import { type CommandSandbox, sameApproval, sandboxFor, toolKind, type SessionApproval, type ToolKind } from '../machines/policy';
+import { bindScripts, scriptWordsOf, settleApproval, settlementOf, type ScriptHashes } from '../machines/script-binding';
 import { interruptedToolResult, parseToolFacts, type ToolFacts } from '../machines/tool-result';
 import type { ToolEntry, TurnHost, TurnRunnerConfig } from './turn-config';
 import { stoppedByShutdown, toolFailure, toolResultEvent } from './turn-results';
@@ -26,8 +26,8 @@ export interface ToolRunnerHooks {
 }
 
 export class TurnTools {
-  /** The remembered approval (by its label) each call runs under: it binds the files they run. */
-  private readonly approvalOf = new Map<string, string>();
+  /** The remembered approval each call runs under (its verdict's grounds, or the human's grant): it binds the files they run. */
+  private readonly approvalOf = new Map<string, SessionApproval>();
   /** The files each command waiting for approval runs, hashed when it was asked. */
   private readonly askedScripts = new Map<string, ScriptHashes>();
   private readonly pendingHashes = new Map<string, Promise<undefined>>();
@@ -38,26 +38,36 @@ export class TurnTools {
     private readonly hooks: ToolRunnerHooks,
   ) {}
 
-  /** The policy allowed `callId` by `matchedRule`: a remembered approval is noted, so its run binds the files it runs. */
-  allowedBy(callId: string, matchedRule: string | null | undefined): void {
-    if (matchedRule?.startsWith(SESSION_RULE)) this.approvalOf.set(callId, matchedRule.slice(SESSION_RULE.length));
+  /**
+   * The kind of a call of `name`: the policy's own table for a built-in or MCP name, else the
+   * kind the tool's definition declared (the setup's list; tool-kinds.ts).
+   */
+  kindOf(name: string): ToolKind {
+    return toolKind(name, this.host.tools().find((t) => t.spec.name === name)?.kind);
+  }
+
+  /** The policy allowed `callId` under a remembered approval (its verdict's grounds): its run binds the files it runs. */
+  allowedUnder(callId: string, approval: SessionApproval | null): void {
+    if (approval !== null) this.approvalOf.set(callId, approval);
   }
 
   /** The sandbox a command runs in, from the same policy that allowed it. */
   private sandboxOf(name: string, input: Json): { sandbox?: CommandSandbox } {
-    if (toolKind(name) !== 'execute') return {};
-    return { sandbox: sandboxFor(this.host.policy().policy, { tool: name, input }) };
+    const kind = this.kindOf(name);
+    if (kind !== 'execute') return {};
+    return { sandbox: sandboxFor(this.host.policy().policy, { tool: name, input, kind }) };
   }
 
-  /** A human approved `callId` for the rest of the session, remembered as `label`: its run binds the files it runs. */
-  approvedForSession(callId: string, label: string): void {
-    this.approvalOf.set(callId, label);
+  /** A human approved `callId` for the rest of the session, remembered as `approval`: its run binds the files it runs. */
+  approvedForSession(callId: string, approval: SessionApproval): void {
+    this.approvalOf.set(callId, approval);
   }
 
   /** The file hashes the approval a call runs under is bound to, for the activity to check. */
   private boundScriptsOf(callId: string): { scripts?: ScriptHashes } {
-    const label = this.approvalOf.get(callId);
-    const approval = label === undefined ? undefined : this.host.policy().approvals.find((a) => describeApproval(a) === label);
+    const under = this.approvalOf.get(callId);
+    // As remembered now: an earlier call under it may have bound it to the files it ran.
+    const approval = under === undefined ? undefined : this.host.policy().approvals.find((a) => sameApproval(a, under));
     const asked = this.askedScripts.get(callId);
     this.askedScripts.delete(callId);
     const scripts = approval?.scripts !== undefined ? bindScripts(approval.scripts, asked ?? {}) : asked;
@@ -70,6 +80,7 @@ export class TurnTools {
    * what the files said when the human was asked.
    */
   hashAtAsk(callId: string, name: string, input: Json): void {
+    // A command of run_command's (the table's execute tools): a defined tool's input names no script.
     if (toolKind(name) !== 'execute' || scriptWordsOf(typeof input === 'object' && input !== null && !Array.isArray(input) ? input.command : undefined).length === 0 || !hasPatch(SCRIPTS_AT_ASK)) return;
     const hashing = proxyActivities<ToolActivities>(HASH_ACTIVITY_OPTIONS)
       .hashCommandScripts({ workspace: this.config.workspace, input })
@@ -86,15 +97,11 @@ export class TurnTools {
    * the same call asks a human again.
    */
   private settleApproval(callId: string, facts: ToolFacts | undefined): void {
-    const label = this.approvalOf.get(callId);
+    const under = this.approvalOf.get(callId);
     this.approvalOf.delete(callId);
-    if (label === undefined || this.host.updateApprovals === undefined) return;
-    const same = (a: SessionApproval) => describeApproval(a) === label;
-    if (facts?.kind === 'refused' && facts.reason === 'script_changed') this.host.updateApprovals((list) => list.filter((a) => !same(a)));
-    else if (facts?.kind === 'command' && facts.scripts !== undefined) {
-      const ran = facts.scripts;
-      this.host.updateApprovals((list) => list.map((a) => (same(a) ? { ...a, scripts: bindScripts(a.scripts, ran) } : a)));
-    }
+    if (under === undefined || this.host.updateApprovals === undefined) return;
+    const settlement = settlementOf(facts);
+    if (settlement !== null) this.host.updateApprovals((list) => settleApproval(list, under, settlement));
   }
 
   /**
@@ -107,9 +114,10 @@ export class TurnTools {
    * said `local` have no such entry and replay as they ran.
    */
   private localOptions(tool: ToolEntry): LocalActivityOptions | null {
-    // The flag is data (a hand-started agent's input carries it too): the policy's own table,
-    // not the entry's readOnly, must call the tool a read; an MCP tool's name never is one.
-    if (tool.local !== true || toolKind(tool.spec.name) !== 'read' || this.config.workspaceRoute || tool.activityOptions === undefined) return null;
+    // The flag is data (a hand-started agent's input carries it too): the policy's own table
+    // (for a defined tool, its declared kind), not the entry's readOnly, must call the tool a
+    // read; a built-in tool's kind cannot be declared otherwise, and an MCP tool's never is one.
+    if (tool.local !== true || this.kindOf(tool.spec.name) !== 'read' || this.config.workspaceRoute || tool.activityOptions === undefined) return null;
     const { startToCloseTimeout, retry } = tool.activityOptions;
     return { startToCloseTimeout, retry, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
   }
@@ -215,8 +223,6 @@ export class TurnTools {
 
 /** A tool that is not read-only and was cut by a worker's shutdown ends as worker_lost instead of running again. */
 const SHUTDOWN_IS_WORKER_LOST = 'shutdown-tool-is-worker-lost';
-/** How the policy names a remembered approval that allowed a call (machines/policy/). */
-const SESSION_RULE = 'session: ';
 /** Commands waiting for approval have the files they run hashed (runs before it: not). */
 const SCRIPTS_AT_ASK = 'scripts-hashed-at-ask';
 const HASH_ACTIVITY_OPTIONS: ActivityOptions = { startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } };

@@ -13,7 +13,7 @@ export { commandMatches, pathGlobMatches, ruleCovers } from './matching';
 export { type CommandPart, commandPartsOf } from './subjects';
 export { mcpWorkspacePath, normalizeWorkspacePath, pathArgumentsOf, type WorkspacePath } from './paths';
 export { splitShellCommand, tokenizeShell } from './shell';
-export { type ApprovalGrant, ApprovalScope, canonicalJson, describeApproval, EXACT_APPROVALS_PATCH, ExactCall, rememberApproval, SessionApproval, sessionApprovalFor } from './session-approval';
+export { type ApprovalGrant, ApprovalScope, canonicalJson, describeApproval, EXACT_APPROVALS_PATCH, ExactCall, rememberApproval, sameApproval, SessionApproval, sessionApprovalFor } from './session-approval';
 export { legacySessionRuleFor, suggestedRuleFor } from './suggestions';
 export { approvalFrom, suggestedSessionRule, unknownCallMessage, type ApprovalAnswer, type ApprovalDecision, type ApprovalRefusalCode, type WaitingCall } from './approval';
 export { programName } from './command-views';

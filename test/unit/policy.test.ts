@@ -135,6 +135,7 @@ describe('modes', () => {
     expect(evaluatePolicy(defaultPolicy, write('a'))).toEqual({
       decision: 'ask',
       reason: 'mode ask: writing files (write_file) needs approval',
+      grounds: { type: 'mode', mode: 'ask' },
       matchedRule: 'mode: ask',
     });
   });
@@ -307,6 +308,7 @@ describe('session approvals', () => {
     expect(evaluatePolicy(defaultPolicy, run('npm test'), { approvals })).toEqual({
       decision: 'allow',
       reason: 'run_command was approved for the rest of the session (run_command(npm test*)) [sandbox workspace-write, no network]',
+      grounds: { type: 'session_approval', approval: approvals[0] },
       matchedRule: 'session: run_command(npm test*)',
       sandbox: { level: 'workspace-write', network: false },
     });
