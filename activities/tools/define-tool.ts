@@ -26,6 +26,13 @@ export interface RunnableTool<Name extends string = string> extends ToolSpec<Nam
 /** A tool of the registry: one the worker runs, or one the workflow handles (ask_user: a person answers it). */
 export type RegisteredTool<Name extends string = string> = RunnableTool<Name> | (ToolSpec<Name, z.ZodType, undefined> & { execute?: undefined });
 
+/**
+ * A record of implementations for a list of specs, one per name: a spec left without an
+ * implementation is a missing property, an implementation without a spec an unknown one (the
+ * built-in tools' registry is typed by it: definitions.ts).
+ */
+export type Implementations<Spec extends ToolSpec> = { [S in Extract<Spec, { activity: ToolActivityOptions }> as S['name']]: RunnableTool<S['name']> };
+
 /** The kinds a tool defined outside Keel may have: `interact` is ask_user's, which the workflow handles. */
 export type DefinableKind = 'read' | 'write' | 'execute';
 

@@ -5,8 +5,7 @@
 import { z } from 'zod';
 import { builtinToolSpecs, type BuiltinToolSpec, editFileSpec, globSpec, grepSpec, listDirSpec, readFileSpec, runCommandSpec, writeFileSpec } from '../../machines/builtin-tools';
 import { MCP_TOOL_PREFIX } from '../../machines/policy';
-import { type ToolActivityOptions } from '../../machines/tool-spec';
-import { bindTool, type RegisteredTool, type RunnableTool } from './define-tool';
+import { bindTool, type Implementations, type RegisteredTool, type RunnableTool } from './define-tool';
 import { editFile } from './edit-file';
 import { glob } from './glob';
 import { grep } from './grep';
@@ -27,15 +26,13 @@ export interface ModelToolSpec {
   input_schema: Record<string, unknown>;
 }
 
-type ActivitySpec = Extract<BuiltinToolSpec, { activity: ToolActivityOptions }>;
-
 /**
  * Every built-in tool that runs as an activity: its spec bound to its implementation, which
  * takes the input its spec's schema gives. The type names each spec: a spec left without an
  * implementation is a missing property, an implementation without a spec an unknown one,
  * and one of another input a type error — none compiles.
  */
-const runnable: { [S in ActivitySpec as S['name']]: RunnableTool<S['name']> } = {
+const runnable: Implementations<BuiltinToolSpec> = {
   read_file: bindTool(readFileSpec, (input, ctx) => readFile(ctx, input)),
   list_dir: bindTool(listDirSpec, (input, ctx) => listDir(ctx, input)),
   glob: bindTool(globSpec, (input, ctx) => glob(ctx, input)),
