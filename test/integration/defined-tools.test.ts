@@ -10,7 +10,7 @@ import { KeelClient } from '../../client/index';
 import { workflowsPath } from '../../worker/worker';
 import { eventsQuery } from '../../workflows/definitions';
 import { shoutTool, stampTool } from '../fixtures/custom-tools';
-import { say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
+import { recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
 import { closeTestEnv } from '../fixtures/worker-teardown';
 import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 
@@ -95,6 +95,7 @@ describe('tools a worker defines', () => {
         ['toolu_stamp', 'success'],
       ]);
       await session.close();
+      await recordHistory(session.workflowHandle, 'defined-tools');
 
       // Client tools: allowed unless the policy says otherwise; a deny rule refuses one, and its call never reaches the client.
       const clientSession = await keel.startSession({ workspace: s.workspace, policy: { mode: 'ask', deny: ['delete_account'] } });
@@ -111,6 +112,8 @@ describe('tools a worker defines', () => {
       expect(refused).toEqual([expect.objectContaining({ tool_use_id: 'toolu_delete', is_error: true, content: expect.stringContaining('delete_account matches deny rule delete_account') as unknown })]);
       expect(toolResultsIn(all, all.length)).toEqual([expect.objectContaining({ tool_use_id: 'toolu_map', content: 'shown' })]);
       await clientSession.close();
+      // A client tool a rule refused: the patch marker of client tools decided by the policy.
+      await recordHistory(clientSession.workflowHandle, 'client-tool-denied');
     });
   });
 });
