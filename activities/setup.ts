@@ -3,7 +3,8 @@
 // approval policy, and the tool definitions written to the conversation store. One
 // activity instead of three is six history events and two workflow tasks fewer for every
 // run (docs/performance.md).
-import type { PolicyConfig, PolicyConfigInput, PolicyOrigin, ToolKind } from '../machines/policy';
+import type { PolicyConfig, PolicyConfigInput, PolicyOrigin } from '../machines/policy';
+import type { DefinedToolKind } from '../machines/tool-spec';
 import type { McpToolList } from './mcp/activities';
 import { DEFAULT_PRICES, noPriceMessage, priceOf, type PriceTable } from './llm-pricing';
 import type { LoadedPolicy, ToolActivityOptions, ToolDescription } from './tools/index';
@@ -35,7 +36,7 @@ export interface SetupTool {
    * the built-in tools (the policy's own table knows them: machines/builtin-tools.ts), an MCP
    * server's and a run's own (finish_task), and in runs set up before tools could be defined.
    */
-  kind?: ToolKind;
+  kind?: DefinedToolKind;
 }
 
 export type SetupResult =

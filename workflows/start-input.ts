@@ -14,6 +14,7 @@ import type { AgentInput } from './agent';
 import type { GoalOptions } from './goal';
 import type { SessionOptions } from './session';
 import { lazySchema } from '../machines/lazy-schema';
+import { definedToolKinds } from '../machines/tool-spec';
 
 const absolutePath = (what: string) =>
   z
@@ -102,6 +103,8 @@ const toolEntrySchema = lazySchema(() => z.object({
   activityOptions: z.record(z.string(), z.unknown()).optional(),
   mcp: z.boolean().optional(),
   local: z.boolean().optional(),
+  /** A worker-defined tool's kind (activities/setup.ts SetupTool.kind). */
+  kind: z.enum(definedToolKinds).optional(),
 }));
 
 /** A task agent is started by its goal only; the same checks keep a hand-started one honest. */

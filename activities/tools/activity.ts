@@ -14,8 +14,9 @@ import { TOOL_STREAM_TOPIC, ToolProgressEvents, type ToolProgressEvent } from '.
 import { openExisting, openWorkspace } from './workspace';
 import { hashScripts } from './script-hash';
 import { type LoadedPolicy, loadPolicy } from './policy-file';
-import { type CommandSandbox, type PolicyConfigInput, type ToolKind } from '../../machines/policy';
+import { type CommandSandbox, type PolicyConfigInput } from '../../machines/policy';
 import type { ScriptHashes } from '../../machines/script-binding';
+import type { DefinedToolKind } from '../../machines/tool-spec';
 
 export interface RunToolRequest {
   /** Absolute path of the session's workspace directory. */
@@ -36,7 +37,7 @@ export interface RunToolRequest {
 export interface ToolDescription {
   spec: ModelToolSpec;
   readOnly: boolean;
-  kind: ToolKind;
+  kind: DefinedToolKind;
   /** Absent for ask_user: the workflow handles it. */
   activityOptions: ToolActivityOptions | undefined;
   /** Runs as a local activity where it can (ToolDefinition.local); absent when not. */
