@@ -9,7 +9,7 @@ import type { StoreActivities } from '../activities/conversation-store';
 import type { CallUsage, TransitionResult, TurnLimits } from '../machines/index';
 import { createTurn, pendingApprovals, turnMachine, type TurnDirective, type TurnEvent, type TurnState } from '../machines/turn';
 import { observe } from '../machines/core';
-import { approvalOf, evaluatePolicy, type SessionApproval } from '../machines/policy';
+import { evaluatePolicy, type SessionApproval } from '../machines/policy';
 import { FINISH_TASK } from '../machines/task-outcome';
 import type { ConversationCheckpoint, ConversationLog } from './runtime';
 import { modelToolOf } from './client-tools';
@@ -181,7 +181,7 @@ export class TurnRunner {
           this.deliver(turnId, 'policy', { type: 'tool', callId: d.callId, event: { type: 'policy_decided', decision: 'allow', reason: 'a client tool: the client that declared it runs it' } });
           return;
         }
-        if (!client) this.tools.allowedUnder(d.callId, approvalOf(verdict));
+        if (!client) this.tools.decided(d.callId, verdict);
         this.deliver(turnId, 'policy', { type: 'tool', callId: d.callId, event: { type: 'policy_decided', decision: verdict.decision, reason: verdict.reason } });
         return;
       }

@@ -6,7 +6,7 @@ import { ActivityCancellationType, condition, isCancellation, proxyActivities, p
 import type { McpBridge } from '../activities/mcp/index';
 import type { ToolActivities, ToolResult } from '../activities/tools/index';
 import type { Json, TurnEvent } from '../machines/index';
-import { type CommandSandbox, sameApproval, sandboxFor, toolKind, type SessionApproval, type ToolKind } from '../machines/policy';
+import { approvalOf, type CommandSandbox, type PolicyVerdict, sameApproval, sandboxFor, toolKind, type SessionApproval, type ToolKind } from '../machines/policy';
 import { bindScripts, scriptWordsOf, settleApproval, settlementOf, type ScriptHashes } from '../machines/script-binding';
 import { interruptedToolResult, parseToolFacts, type ToolFacts } from '../machines/tool-result';
 import type { ToolEntry, TurnHost, TurnRunnerConfig } from './turn-config';
@@ -28,6 +28,8 @@ export interface ToolRunnerHooks {
 export class TurnTools {
   /** The remembered approval each call runs under (its verdict's grounds, or the human's grant): it binds the files they run. */
   private readonly approvalOf = new Map<string, SessionApproval>();
+  /** The sandbox each command's verdict named, until it runs. */
+  private readonly sandboxes = new Map<string, CommandSandbox>();
   /** The files each command waiting for approval runs, hashed when it was asked. */
   private readonly askedScripts = new Map<string, ScriptHashes>();
   private readonly pendingHashes = new Map<string, Promise<undefined>>();
@@ -46,16 +48,24 @@ export class TurnTools {
     return toolKind(name, this.host.tools().find((t) => t.spec.name === name)?.kind);
   }
 
-  /** The policy allowed `callId` under a remembered approval (its verdict's grounds): its run binds the files it runs. */
-  allowedUnder(callId: string, approval: SessionApproval | null): void {
+  /**
+   * The policy's verdict on `callId`, as data: a call allowed under a remembered approval
+   * binds the files it runs to it, and a command runs in the sandbox its verdict named (the
+   * one a human was shown when asked).
+   */
+  decided(callId: string, verdict: PolicyVerdict): void {
+    const approval = approvalOf(verdict);
     if (approval !== null) this.approvalOf.set(callId, approval);
+    if (verdict.sandbox !== undefined) this.sandboxes.set(callId, verdict.sandbox);
   }
 
-  /** The sandbox a command runs in, from the same policy that allowed it. */
-  private sandboxOf(name: string, input: Json): { sandbox?: CommandSandbox } {
+  /** The sandbox a command runs in: its verdict's (else the same policy's, for the same call). */
+  private sandboxOf(callId: string, name: string, input: Json): { sandbox?: CommandSandbox } {
+    const decided = this.sandboxes.get(callId);
+    this.sandboxes.delete(callId);
     const kind = this.kindOf(name);
     if (kind !== 'execute') return {};
-    return { sandbox: sandboxFor(this.host.policy().policy, { tool: name, input, kind }) };
+    return { sandbox: decided ?? sandboxFor(this.host.policy().policy, { tool: name, input, kind }) };
   }
 
   /** A human approved `callId` for the rest of the session, remembered as `approval`: its run binds the files it runs. */
@@ -134,9 +144,11 @@ export class TurnTools {
       this.hooks.deliver(turnId, source, { type: 'tool', callId, event: { type: 'failed', error: `Unknown tool ${name}. Use one of the tools offered.` } });
       return;
     }
+    const local = this.localOptions(tool);
+    // Taken once: a rerun (after a worker's shutdown) runs in the same sandbox.
+    const sandbox = this.sandboxOf(callId, name, input);
     // A read-only tool stopped by a worker's shutdown runs again (on another worker) under a
     // new activity id; the call keeps its id, so an interrupt still finds and cancels it.
-    const local = this.localOptions(tool);
     const run = (rerun: number, hostTry: number, route: WorkspaceRoute | null) => {
       const options: ActivityOptions = {
         ...tool.activityOptions,
@@ -148,7 +160,7 @@ export class TurnTools {
       const start = () =>
         tool.mcp
           ? proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace, callId })
-          : (local === null ? proxyActivities<ToolActivities>(options) : proxyLocalActivities<ToolActivities>(local)).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...this.sandboxOf(name, input), ...this.boundScriptsOf(callId) });
+          : (local === null ? proxyActivities<ToolActivities>(options) : proxyLocalActivities<ToolActivities>(local)).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...sandbox, ...this.boundScriptsOf(callId) });
       // An approval given before its files' hashes arrived waits for them: the run is checked against them all the same.
       const hashing = this.pendingHashes.get(callId);
       this.pendingHashes.delete(callId);
