@@ -40,7 +40,7 @@ export interface ToolDescription {
   kind: DefinedToolKind;
   /** Absent for ask_user: the workflow handles it. */
   activityOptions: ToolActivityOptions | undefined;
-  /** Runs as a local activity where it can (ToolDefinition.local); absent when not. */
+  /** Runs as a local activity where it can (ToolSpec.local); absent when not. */
   local?: true;
   /** A tool the worker defined (defineTool), not a built-in one: the workflow is told its kind. */
   defined?: true;

@@ -16,8 +16,6 @@ import { writeFile } from './write-file';
 
 export type { ToolActivityOptions } from '../../machines/tool-spec';
 export type { RegisteredTool, RunnableTool } from './define-tool';
-/** A tool as the worker knows it (its spec, and how it runs). */
-export type ToolDefinition = RegisteredTool;
 
 /** What the model is given for each tool (Anthropic Messages API `tools` entry). */
 export interface ModelToolSpec {
