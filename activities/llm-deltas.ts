@@ -11,9 +11,6 @@
 // alone after the interval (an interrupt before any text still sees what input was billed).
 // A cancel drops the held deltas: nobody should see more of an attempt after its interrupt.
 
-/** The workflow-stream topic model output travels on. */
-export const MODEL_STREAM_TOPIC = 'model';
-
 export type ModelStreamEvent =
   /** A new attempt begins: everything shown from earlier attempts of this call is void. */
   | { kind: 'retry'; callId: string | null; attempt: number }

@@ -4,10 +4,10 @@
 // activity instead of three is six history events and two workflow tasks fewer for every
 // run (docs/performance.md).
 import type { PolicyConfig, PolicyConfigInput, PolicyOrigin } from '../machines/policy';
-import type { DefinedToolKind } from '../machines/tool-spec';
 import type { McpToolList } from './mcp/activities';
 import { DEFAULT_PRICES, noPriceMessage, priceOf, type PriceTable } from './llm-pricing';
-import type { LoadedPolicy, ToolActivityOptions, ToolDescription } from './tools/index';
+import type { LoadedPolicy, ToolDescription } from './tools/index';
+import type { ToolEntry } from '../workflows/protocol/tool-entry';
 
 export interface SetupRequest {
   workspace: string;
@@ -23,21 +23,8 @@ export interface SetupRequest {
   model?: string;
 }
 
-export interface SetupTool {
-  spec: { name: string; description: string; input_schema: Record<string, unknown> };
-  readOnly: boolean;
-  /** Absent for ask_user, which a person answers. */
-  activityOptions?: ToolActivityOptions | undefined;
-  mcp?: boolean;
-  /** A quick built-in tool a session on a shared workspace runs as a local activity (activities/tools/definitions.ts). */
-  local?: boolean;
-  /**
-   * A tool the worker defined (defineTool): its kind, which the policy judges it by. Absent for
-   * the built-in tools (the policy's own table knows them: machines/builtin-tools.ts), an MCP
-   * server's and a run's own (finish_task), and in runs set up before tools could be defined.
-   */
-  kind?: DefinedToolKind;
-}
+/** A tool as setup lists it: the entry a run carries and hands its task agents (one schema: workflows/protocol/tool-entry.ts). */
+export type SetupTool = ToolEntry;
 
 export type SetupResult =
   | {

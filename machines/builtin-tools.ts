@@ -6,7 +6,7 @@
 // and the policy import it; the schemas are built on first use (machines/lazy-schema.ts).
 import { z } from 'zod';
 import { lazySchema } from './lazy-schema';
-import { type ToolActivityOptions, toolSpec } from './tool-spec';
+import { type ActivityOptions, toolSpec } from './tool-spec';
 
 /** The most a command may ask for (runCommandInput's timeout_seconds). */
 export const MAX_COMMAND_TIMEOUT_SECONDS = 1800;
@@ -138,14 +138,14 @@ export const ASK_USER_DESCRIPTION =
 const fileRetry = { maximumAttempts: 3, initialInterval: 500, backoffCoefficient: 2, maximumInterval: 5_000 };
 
 // Quick filesystem work: short timeouts, a few retries (they are idempotent).
-const readActivity: ToolActivityOptions = { startToCloseTimeout: 60_000, heartbeatTimeout: 10_000, retry: fileRetry };
-const writeActivity: ToolActivityOptions = { startToCloseTimeout: 30_000, heartbeatTimeout: 10_000, retry: fileRetry };
+const readActivity: ActivityOptions = { startToCloseTimeout: 60_000, heartbeatTimeout: 10_000, retry: fileRetry };
+const writeActivity: ActivityOptions = { startToCloseTimeout: 30_000, heartbeatTimeout: 10_000, retry: fileRetry };
 /**
  * A command runs at most once. Its own timeout (the input's timeout_seconds) ends it
  * first; startToClose is a backstop above the largest allowed. A short heartbeat
  * timeout is how a dead worker is noticed, and heartbeats are how cancellation arrives.
  */
-const commandActivity: ToolActivityOptions = {
+const commandActivity: ActivityOptions = {
   startToCloseTimeout: (MAX_COMMAND_TIMEOUT_SECONDS + 60) * 1000,
   heartbeatTimeout: 5_000,
   retry: { maximumAttempts: 1 },

@@ -3,7 +3,8 @@
 // are written in), and how a call of it runs. Pure data, so workflow code and the policy may
 // read it; what a call does is bound to it on the activity side (activities/tools/define-tool.ts),
 // typed by the same input schema. docs/adding-a-tool.md.
-import type { z } from 'zod';
+import { z } from 'zod';
+import { lazySchema } from './lazy-schema';
 
 /**
  * What a tool can do to the world; the modes are defined in these terms. `mcp`, `client` and
@@ -16,21 +17,30 @@ export type ToolKind = 'read' | 'write' | 'execute' | 'interact' | 'mcp' | 'clie
 export type DefinedToolKind = Extract<ToolKind, 'read' | 'write' | 'execute' | 'interact'>;
 export const definedToolKinds = ['read', 'write', 'execute', 'interact'] as const satisfies readonly DefinedToolKind[];
 
-/** Plain-data activity options (durations in ms), ready for proxyActivities. */
-export interface ToolActivityOptions {
-  startToCloseTimeout: number;
-  heartbeatTimeout: number;
-  retry: {
-    maximumAttempts: number;
-    initialInterval?: number;
-    backoffCoefficient?: number;
-    maximumInterval?: number;
-    nonRetryableErrorTypes?: string[];
-  };
-}
+const ms = lazySchema(() => z.number().int().positive());
+
+/**
+ * Plain-data activity options of a tool's activity (durations in ms), ready for
+ * proxyActivities: every built-in, defined and MCP tool names these three, nothing else. The
+ * tool entry a run carries is checked against it (workflows/protocol/tool-entry.ts, which
+ * names the type ToolActivityOptions).
+ */
+export const toolActivityOptionsSchema = lazySchema(() => z.strictObject({
+  startToCloseTimeout: ms,
+  heartbeatTimeout: ms,
+  retry: z.strictObject({
+    maximumAttempts: z.number().int().positive(),
+    initialInterval: ms.optional(),
+    backoffCoefficient: z.number().min(1).optional(),
+    maximumInterval: ms.optional(),
+    nonRetryableErrorTypes: z.array(z.string()).optional(),
+  }),
+}));
+/** A tool's activity options (ToolActivityOptions of the tool entry: the same schema). */
+export type ActivityOptions = z.output<typeof toolActivityOptionsSchema>;
 
 /** A tool's description for the model, its input and its kind, and where its calls run. */
-export interface ToolSpec<Name extends string = string, Input extends z.ZodType = z.ZodType, Activity extends ToolActivityOptions | undefined = ToolActivityOptions | undefined> {
+export interface ToolSpec<Name extends string = string, Input extends z.ZodType = z.ZodType, Activity extends ActivityOptions | undefined = ActivityOptions | undefined> {
   readonly name: Name;
   readonly description: string;
   /** Validates the model's input; the JSON Schema the model sees is made from it. */
@@ -51,7 +61,7 @@ export interface ToolSpec<Name extends string = string, Input extends z.ZodType 
 }
 
 /** The fields a definition is written with; `readOnly` follows from the kind, `local` defaults to false. */
-export interface ToolSpecInput<Name extends string, Input extends z.ZodType, Activity extends ToolActivityOptions | undefined> {
+export interface ToolSpecInput<Name extends string, Input extends z.ZodType, Activity extends ActivityOptions | undefined> {
   name: Name;
   description: string;
   input: Input;
@@ -68,7 +78,7 @@ export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
  * tool that runs as an activity. Thrown when it is wrong: a definition is code, read once when
  * the worker starts, so a mistake in it stops the worker rather than a session later.
  */
-export function toolSpec<const Name extends string, Input extends z.ZodType, Activity extends ToolActivityOptions | undefined>(spec: ToolSpecInput<Name, Input, Activity>): ToolSpec<Name, Input, Activity> {
+export function toolSpec<const Name extends string, Input extends z.ZodType, Activity extends ActivityOptions | undefined>(spec: ToolSpecInput<Name, Input, Activity>): ToolSpec<Name, Input, Activity> {
   if (!TOOL_NAME.test(spec.name)) throw new Error(`tool ${JSON.stringify(spec.name)}: a tool name is 1-128 letters, digits, _ or -`);
   // The policy takes every mcp__ name for an MCP server's tool (machines/policy/tool-kinds.ts).
   if (spec.name.startsWith('mcp__')) throw new Error(`tool ${spec.name}: names starting with mcp__ are the MCP servers' tools`);

@@ -7,7 +7,7 @@
 // (machines/builtin-tools.ts) and are bound to their implementations by bindTool, typed the
 // same way. docs/adding-a-tool.md.
 import { type z } from 'zod';
-import { type ToolActivityOptions, type ToolSpec, toolSpec } from '../../machines/tool-spec';
+import { type ActivityOptions as ToolActivityOptions, type ToolSpec, toolSpec } from '../../machines/tool-spec';
 import { type ToolContext } from './context';
 import { type ToolResult, toolError, toolOk } from './result';
 import { ToolError } from './workspace';

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { builtinToolSpecs, type BuiltinToolSpec, editFileSpec, globSpec, grepSpec, listDirSpec, readFileSpec, runCommandSpec, writeFileSpec } from '../../machines/builtin-tools';
 import { MCP_TOOL_PREFIX } from '../../machines/policy';
+import type { ToolEntry } from '../../workflows/protocol/tool-entry';
 import { bindTool, type Implementations, type RegisteredTool, type RunnableTool } from './define-tool';
 import { editFile } from './edit-file';
 import { glob } from './glob';
@@ -14,15 +15,12 @@ import { readFile } from './read-file';
 import { runCommand } from './run-command';
 import { writeFile } from './write-file';
 
-export type { ToolActivityOptions } from '../../machines/tool-spec';
+/** Plain-data activity options (durations in ms), ready for proxyActivities: the tool entry's schema says what they are. */
+export type { ToolActivityOptions } from '../../workflows/protocol/tool-entry';
 export type { RegisteredTool, RunnableTool } from './define-tool';
 
-/** What the model is given for each tool (Anthropic Messages API `tools` entry). */
-export interface ModelToolSpec {
-  name: string;
-  description: string;
-  input_schema: Record<string, unknown>;
-}
+/** What the model is given for each tool (Anthropic Messages API `tools` entry): the tool entry's `spec`. */
+export type ModelToolSpec = ToolEntry['spec'];
 
 /**
  * Every built-in tool that runs as an activity: its spec bound to its implementation, which
