@@ -6,7 +6,7 @@ import { createModelActivities } from './llm';
 import { loadPriceTable } from './llm-pricing';
 import { createMcpBridge, parseMcpConfig } from './mcp/index';
 import { createSetupActivities } from './setup';
-import { createToolActivities } from './tools/index';
+import { createToolActivities, type RunnableTool } from './tools/index';
 import { extraReadPaths } from './tools/sandbox';
 import { createWaitingAttributeActivities } from './waiting-attribute';
 import { createWorkspaceAdoptActivities } from './workspace-adopt';
@@ -27,14 +27,14 @@ export interface KeelActivities {
 export type KeelActivityFunctions = KeelActivities['activities'];
 
 /**
- * Builds the activities from the worker's environment. KEEL_MCP_CONFIG names a JSON or
+ * Builds the activities from the worker's environment, with the worker's own tools (defineTool). KEEL_MCP_CONFIG names a JSON or
  * YAML file `{ servers: { name: { command, args, env, … } } }`; a bad file fails the
  * worker at start rather than a session later.
  */
-export function createActivities(env: NodeJS.ProcessEnv = process.env): KeelActivities {
+export function createActivities(env: NodeJS.ProcessEnv = process.env, options: { tools?: readonly RunnableTool[] } = {}): KeelActivities {
   const mcp = createMcpBridge(parseMcpConfig(readMcpConfig(env.KEEL_MCP_CONFIG), `KEEL_MCP_CONFIG ${env.KEEL_MCP_CONFIG ?? ''}`.trim()));
   const store = createStoreActivities(env);
-  const tools = createToolActivities({ sandboxRead: extraReadPaths(env) });
+  const tools = createToolActivities({ sandboxRead: extraReadPaths(env), ...(options.tools ? { tools: options.tools } : {}) });
   // One table for pricing calls and for refusing a run whose model has no price.
   const prices = loadPriceTable(env);
   return {

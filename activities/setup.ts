@@ -1,5 +1,5 @@
-// What a session or a goal loads when a run starts, in one activity: the built-in tools
-// (less those the caller leaves out, plus its own), the MCP servers' tools when asked, the
+// What a session or a goal loads when a run starts, in one activity: the worker's tools (the
+// built-in ones less those the caller leaves out, the worker's defined ones, plus the caller's own), the MCP servers' tools when asked, the
 // approval policy, and the tool definitions written to the conversation store. One
 // activity instead of three is six history events and two workflow tasks fewer for every
 // run (docs/performance.md).
@@ -54,14 +54,14 @@ export function createSetupActivities(parts: Parts) {
     async prepareSetup(request: SetupRequest): Promise<SetupResult> {
       // A budget cannot stop what it cannot count: an unpriced model is refused before its first call.
       if (request.model !== undefined && priceOf(request.model, parts.prices ?? DEFAULT_PRICES) === null) return { ok: false, error: noPriceMessage(request.model), refused: true };
-      const [builtin, loaded, mcp] = await Promise.all([
+      const [listed, loaded, mcp] = await Promise.all([
         parts.listTools(),
         parts.loadPolicy({ workspace: request.workspace, ...(request.policy !== undefined ? { options: request.policy } : {}) }),
         request.mcp ? parts.listMcpTools() : Promise.resolve({ tools: [], errors: [] }),
       ]);
       if (!loaded.ok) return { ok: false, error: loaded.error };
       const tools: SetupTool[] = [
-        ...builtin.filter((t) => !request.omit.includes(t.spec.name)).map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions, ...(t.local ? { local: true } : {}) })),
+        ...listed.filter((t) => !request.omit.includes(t.spec.name)).map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions, ...(t.local ? { local: true } : {}), ...(t.defined ? { kind: t.kind } : {}) })),
         ...mcp.tools.map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions, mcp: true })),
         ...request.extra,
       ];

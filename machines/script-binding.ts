@@ -7,8 +7,9 @@
 // workspace and hashes them (activities/tools/script-hash.ts). A remembered approval holds
 // the hashes; a call under it whose file changed is not run, and the approval is dropped,
 // so the same call asks the human again.
-import { commandPartsOf, programName, type CommandPart } from './policy';
+import { commandPartsOf, programName, sameApproval, type CommandPart, type SessionApproval } from './policy';
 import type { ScriptHashes } from './script-hashes';
+import type { ToolFacts } from './tool-result';
 
 export { scriptHashesSchema, type ScriptHashes } from './script-hashes';
 
@@ -84,4 +85,36 @@ export function describeScriptChanges(changes: readonly ScriptChange[]): string 
 export function bindScripts(bound: ScriptHashes | undefined, extra: ScriptHashes): ScriptHashes {
   const next: ScriptHashes = { ...extra, ...bound };
   return Object.fromEntries(Object.entries(next).slice(0, 64));
+}
+
+/** What a call that ran under a remembered approval does to it: binds the files it ran, or drops it because one changed. */
+export type ApprovalSettlement = { type: 'bind'; scripts: ScriptHashes } | { type: 'drop' };
+
+/**
+ * From the facts of a call that ran under a remembered approval: the files it ran bind the
+ * approval, and a refusal because one changed drops it, so the same call asks a human again.
+ * Null: the approval stays as it is.
+ */
+export function settlementOf(facts: ToolFacts | undefined): ApprovalSettlement | null {
+  if (facts?.kind === 'refused' && facts.reason === 'script_changed') return { type: 'drop' };
+  if (facts?.kind === 'command' && facts.scripts !== undefined) return { type: 'bind', scripts: facts.scripts };
+  return null;
+}
+
+/**
+ * The remembered approvals after a settlement of `under` (the approval the call's verdict
+ * carried): found as data (sameApproval), never by how an approval reads. What was bound
+ * first stays bound.
+ */
+export function settleApproval(approvals: readonly SessionApproval[], under: SessionApproval, settlement: ApprovalSettlement): SessionApproval[] {
+  switch (settlement.type) {
+    case 'drop':
+      return approvals.filter((a) => !sameApproval(a, under));
+    case 'bind':
+      return approvals.map((a) => (sameApproval(a, under) ? { ...a, scripts: bindScripts(a.scripts, settlement.scripts) } : a));
+    default: {
+      const never: never = settlement;
+      throw new Error(`unknown settlement ${JSON.stringify(never)}`);
+    }
+  }
 }

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import { bundleWorkflowCode, type NativeConnection, type ReplayWorkerOptions, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index';
-import { ACTIVITY_WORKER_OPTIONS } from '../activities/tools/index';
+import { ACTIVITY_WORKER_OPTIONS, type RunnableTool } from '../activities/tools/index';
 import { commandLimitsLine } from '../activities/tools/command-cgroup';
 import { probeSandbox, sandboxStartupLine } from '../activities/tools/sandbox';
 import { defaultCacheBudget, maxCachedWorkflows, workflowCacheFromEnv, type WorkflowCacheSize } from './cache';
@@ -84,6 +84,12 @@ export interface KeelWorkerOptions {
    * long-lived worker keeps workflow activations off the thread its activities run on.
    */
   workflowsOnCallingThread?: boolean;
+  /**
+   * The worker's own tools, offered to the model after the built-in ones: each made with one
+   * `defineTool` call (activities/tools/define-tool.ts; docs/adding-a-tool.md). Every worker
+   * of a task queue must have the same ones.
+   */
+  tools?: readonly RunnableTool[];
 }
 
 export interface KeelWorker {
@@ -116,7 +122,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
     throw new StoreProbeError(`keel worker: ${(error as Error).message}`);
   }
   if (workspaceHost !== null) (options.log ?? console.log)(workspaceHostLine(options.taskQueue, workspaceHost));
-  const keelActivities = createActivities(options.env);
+  const keelActivities = createActivities(options.env, options.tools ? { tools: options.tools } : {});
   const { activities } = keelActivities;
   const close = () => keelActivities.close();
   try {

@@ -14,7 +14,7 @@ import {
 } from '@temporalio/workflow';
 import type { TurnResult, Usage } from '../machines/index';
 import { addSettledUsage, ZERO_USAGE, type Exhaustion } from '../machines/budget';
-import { approvalFrom, describeApproval, EXACT_APPROVALS_PATCH, rememberApproval, type SessionApproval } from '../machines/policy';
+import { approvalFrom, EXACT_APPROVALS_PATCH, rememberApproval, type SessionApproval } from '../machines/policy';
 import { agentReportSignal, approveSchema, denySchema, transcriptQuerySchema, type GoalLogEntry, type PendingApproval } from './definitions';
 import {
   AGENT_SIGNALS,
@@ -213,7 +213,7 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
         const legacy = d.legacyRule !== null && !hasPatch(EXACT_APPROVALS_PATCH) ? d.legacyRule : null;
         const approval = legacy !== null ? { rule: legacy, grantedBy: 'human' } : d.remember;
         approvals = rememberApproval(approvals, { ...approval, grantedAt: new Date(now()).toISOString() });
-        turns.approvedForSession(d.callId, describeApproval(approval));
+        turns.approvedForSession(d.callId, approval);
       }
     }),
   );

@@ -3,7 +3,7 @@
 // rule the human gave), for the rest of the session.
 import { setHandler } from '@temporalio/workflow';
 import type { TransitionError, TurnEvent } from '../machines/index';
-import { approvalFrom, describeApproval, EXACT_APPROVALS_PATCH, rememberApproval, unknownCallMessage, type SessionApproval } from '../machines/policy';
+import { approvalFrom, EXACT_APPROVALS_PATCH, rememberApproval, unknownCallMessage, type SessionApproval } from '../machines/policy';
 import { approveSchema, approveSignal, approveUpdate, denySchema, denySignal, denyUpdate, type ControlResult, type PendingApproval } from './definitions';
 import { approverLabel, parsePayload as parse } from './payloads';
 import { machineRefusal, refusal, validated } from './refusal';
@@ -47,7 +47,7 @@ export function sessionApprovalHandlers(h: ApprovalHost): void {
     if (a.remember === null) return;
     h.remember(rememberApproval(h.approvals(), { ...a.remember, grantedAt: new Date(h.now()).toISOString() }));
     // The files this call runs bind the approval when it runs (workflows/turn-runner.ts).
-    if (a.event.type === 'tool') h.turns.approvedForSession(a.event.callId, describeApproval(a.remember));
+    if (a.event.type === 'tool') h.turns.approvedForSession(a.event.callId, a.remember);
   };
   setHandler(approveSignal, (raw) =>
     h.post(() => {

@@ -9,7 +9,7 @@ import type { StoreActivities } from '../activities/conversation-store';
 import type { CallUsage, TransitionResult, TurnLimits } from '../machines/index';
 import { createTurn, pendingApprovals, turnMachine, type TurnDirective, type TurnEvent, type TurnState } from '../machines/turn';
 import { observe } from '../machines/core';
-import { evaluatePolicy } from '../machines/policy';
+import { evaluatePolicy, type SessionApproval } from '../machines/policy';
 import { FINISH_TASK } from '../machines/task-outcome';
 import type { ConversationCheckpoint, ConversationLog } from './runtime';
 import { modelToolOf } from './client-tools';
@@ -23,6 +23,8 @@ export { effectiveMaxTokens, raisedMaxTokens, type ToolEntry, type TurnHost, typ
 const ASK_TOOL = 'ask_user';
 /** Runs with this patch count an interrupted call's usage until its connection closed (`settled`). */
 export const SETTLED_USAGE_PATCH = 'interrupted-call-settled-usage';
+/** Client tools are decided by the policy (runs before it allowed every one). */
+const CLIENT_TOOLS_BY_POLICY = 'client-tools-by-policy';
 
 export class TurnRunner {
   state: TurnState | null = null;
@@ -55,9 +57,9 @@ export class TurnRunner {
     });
   }
 
-  /** A human approved `callId` for the rest of the session, remembered as `label`: its run binds the files it runs. */
-  approvedForSession(callId: string, label: string): void {
-    this.tools.approvedForSession(callId, label);
+  /** A human approved `callId` for the rest of the session, remembered as `approval`: its run binds the files it runs. */
+  approvedForSession(callId: string, approval: SessionApproval): void {
+    this.tools.approvedForSession(callId, approval);
   }
 
   get turnId(): string | null {
@@ -168,13 +170,18 @@ export class TurnRunner {
         this.callModel(turnId, d);
         return;
       case 'check_policy': {
-        if (this.host.clientTools?.has(turnId, d.name)) {
+        // A client tool is judged as one (kind `client`: allowed unless a rule says otherwise);
+        // any other by its kind, the policy's own for a built-in tool.
+        const client = this.host.clientTools?.has(turnId, d.name) === true;
+        const { policy, approvals, headless } = this.host.policy();
+        const verdict = evaluatePolicy(policy, { tool: d.name, input: d.input, workspace: this.config.workspace, kind: client ? 'client' : this.tools.kindOf(d.name) }, { headless, approvals });
+        // Runs from before the policy decided client tools allowed them all: one that a rule
+        // would not allow runs as it ran (the marker is asked only then, so nothing else records it).
+        if (client && verdict.decision !== 'allow' && !patched(CLIENT_TOOLS_BY_POLICY)) {
           this.deliver(turnId, 'policy', { type: 'tool', callId: d.callId, event: { type: 'policy_decided', decision: 'allow', reason: 'a client tool: the client that declared it runs it' } });
           return;
         }
-        const { policy, approvals, headless } = this.host.policy();
-        const verdict = evaluatePolicy(policy, { tool: d.name, input: d.input, workspace: this.config.workspace }, { headless, approvals });
-        if (verdict.decision === 'allow') this.tools.allowedBy(d.callId, verdict.matchedRule);
+        if (!client) this.tools.decided(d.callId, verdict);
         this.deliver(turnId, 'policy', { type: 'tool', callId: d.callId, event: { type: 'policy_decided', decision: verdict.decision, reason: verdict.reason } });
         return;
       }

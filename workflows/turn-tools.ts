@@ -6,8 +6,8 @@ import { ActivityCancellationType, condition, isCancellation, proxyActivities, p
 import type { McpBridge } from '../activities/mcp/index';
 import type { ToolActivities, ToolResult } from '../activities/tools/index';
 import type { Json, TurnEvent } from '../machines/index';
-import { type CommandSandbox, describeApproval, sandboxFor, toolKind, type SessionApproval } from '../machines/policy';
-import { bindScripts, scriptWordsOf, type ScriptHashes } from '../machines/script-binding';
+import { approvalOf, type CommandSandbox, type PolicyVerdict, sameApproval, sandboxFor, toolKind, type SessionApproval, type ToolKind } from '../machines/policy';
+import { bindScripts, scriptWordsOf, settleApproval, settlementOf, type ScriptHashes } from '../machines/script-binding';
 import { interruptedToolResult, parseToolFacts, type ToolFacts } from '../machines/tool-result';
 import type { ToolEntry, TurnHost, TurnRunnerConfig } from './turn-config';
 import { stoppedByShutdown, toolFailure, toolResultEvent } from './turn-results';
@@ -26,8 +26,10 @@ export interface ToolRunnerHooks {
 }
 
 export class TurnTools {
-  /** The remembered approval (by its label) each call runs under: it binds the files they run. */
-  private readonly approvalOf = new Map<string, string>();
+  /** The remembered approval each call runs under (its verdict's grounds, or the human's grant): it binds the files they run. */
+  private readonly approvalOf = new Map<string, SessionApproval>();
+  /** The sandbox each command's verdict named, until it runs. */
+  private readonly sandboxes = new Map<string, CommandSandbox>();
   /** The files each command waiting for approval runs, hashed when it was asked. */
   private readonly askedScripts = new Map<string, ScriptHashes>();
   private readonly pendingHashes = new Map<string, Promise<undefined>>();
@@ -38,26 +40,44 @@ export class TurnTools {
     private readonly hooks: ToolRunnerHooks,
   ) {}
 
-  /** The policy allowed `callId` by `matchedRule`: a remembered approval is noted, so its run binds the files it runs. */
-  allowedBy(callId: string, matchedRule: string | null | undefined): void {
-    if (matchedRule?.startsWith(SESSION_RULE)) this.approvalOf.set(callId, matchedRule.slice(SESSION_RULE.length));
+  /**
+   * The kind of a call of `name`: the policy's own table for a built-in or MCP name, else the
+   * kind the tool's definition declared (the setup's list; tool-kinds.ts).
+   */
+  kindOf(name: string): ToolKind {
+    return toolKind(name, this.host.tools().find((t) => t.spec.name === name)?.kind);
   }
 
-  /** The sandbox a command runs in, from the same policy that allowed it. */
-  private sandboxOf(name: string, input: Json): { sandbox?: CommandSandbox } {
-    if (toolKind(name) !== 'execute') return {};
-    return { sandbox: sandboxFor(this.host.policy().policy, { tool: name, input }) };
+  /**
+   * The policy's verdict on `callId`, as data: a call allowed under a remembered approval
+   * binds the files it runs to it, and a command runs in the sandbox its verdict named (the
+   * one a human was shown when asked).
+   */
+  decided(callId: string, verdict: PolicyVerdict): void {
+    const approval = approvalOf(verdict);
+    if (approval !== null) this.approvalOf.set(callId, approval);
+    if (verdict.sandbox !== undefined) this.sandboxes.set(callId, verdict.sandbox);
   }
 
-  /** A human approved `callId` for the rest of the session, remembered as `label`: its run binds the files it runs. */
-  approvedForSession(callId: string, label: string): void {
-    this.approvalOf.set(callId, label);
+  /** The sandbox a command runs in: its verdict's (else the same policy's, for the same call). */
+  private sandboxOf(callId: string, name: string, input: Json): { sandbox?: CommandSandbox } {
+    const decided = this.sandboxes.get(callId);
+    this.sandboxes.delete(callId);
+    const kind = this.kindOf(name);
+    if (kind !== 'execute') return {};
+    return { sandbox: decided ?? sandboxFor(this.host.policy().policy, { tool: name, input, kind }) };
+  }
+
+  /** A human approved `callId` for the rest of the session, remembered as `approval`: its run binds the files it runs. */
+  approvedForSession(callId: string, approval: SessionApproval): void {
+    this.approvalOf.set(callId, approval);
   }
 
   /** The file hashes the approval a call runs under is bound to, for the activity to check. */
   private boundScriptsOf(callId: string): { scripts?: ScriptHashes } {
-    const label = this.approvalOf.get(callId);
-    const approval = label === undefined ? undefined : this.host.policy().approvals.find((a) => describeApproval(a) === label);
+    const under = this.approvalOf.get(callId);
+    // As remembered now: an earlier call under it may have bound it to the files it ran.
+    const approval = under === undefined ? undefined : this.host.policy().approvals.find((a) => sameApproval(a, under));
     const asked = this.askedScripts.get(callId);
     this.askedScripts.delete(callId);
     const scripts = approval?.scripts !== undefined ? bindScripts(approval.scripts, asked ?? {}) : asked;
@@ -70,6 +90,7 @@ export class TurnTools {
    * what the files said when the human was asked.
    */
   hashAtAsk(callId: string, name: string, input: Json): void {
+    // A command of run_command's (the table's execute tools): a defined tool's input names no script.
     if (toolKind(name) !== 'execute' || scriptWordsOf(typeof input === 'object' && input !== null && !Array.isArray(input) ? input.command : undefined).length === 0 || !hasPatch(SCRIPTS_AT_ASK)) return;
     const hashing = proxyActivities<ToolActivities>(HASH_ACTIVITY_OPTIONS)
       .hashCommandScripts({ workspace: this.config.workspace, input })
@@ -86,15 +107,11 @@ export class TurnTools {
    * the same call asks a human again.
    */
   private settleApproval(callId: string, facts: ToolFacts | undefined): void {
-    const label = this.approvalOf.get(callId);
+    const under = this.approvalOf.get(callId);
     this.approvalOf.delete(callId);
-    if (label === undefined || this.host.updateApprovals === undefined) return;
-    const same = (a: SessionApproval) => describeApproval(a) === label;
-    if (facts?.kind === 'refused' && facts.reason === 'script_changed') this.host.updateApprovals((list) => list.filter((a) => !same(a)));
-    else if (facts?.kind === 'command' && facts.scripts !== undefined) {
-      const ran = facts.scripts;
-      this.host.updateApprovals((list) => list.map((a) => (same(a) ? { ...a, scripts: bindScripts(a.scripts, ran) } : a)));
-    }
+    if (under === undefined || this.host.updateApprovals === undefined) return;
+    const settlement = settlementOf(facts);
+    if (settlement !== null) this.host.updateApprovals((list) => settleApproval(list, under, settlement));
   }
 
   /**
@@ -107,9 +124,10 @@ export class TurnTools {
    * said `local` have no such entry and replay as they ran.
    */
   private localOptions(tool: ToolEntry): LocalActivityOptions | null {
-    // The flag is data (a hand-started agent's input carries it too): the policy's own table,
-    // not the entry's readOnly, must call the tool a read; an MCP tool's name never is one.
-    if (tool.local !== true || toolKind(tool.spec.name) !== 'read' || this.config.workspaceRoute || tool.activityOptions === undefined) return null;
+    // The flag is data (a hand-started agent's input carries it too): the policy's own table
+    // (for a defined tool, its declared kind), not the entry's readOnly, must call the tool a
+    // read; a built-in tool's kind cannot be declared otherwise, and an MCP tool's never is one.
+    if (tool.local !== true || this.kindOf(tool.spec.name) !== 'read' || this.config.workspaceRoute || tool.activityOptions === undefined) return null;
     const { startToCloseTimeout, retry } = tool.activityOptions;
     return { startToCloseTimeout, retry, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
   }
@@ -126,9 +144,11 @@ export class TurnTools {
       this.hooks.deliver(turnId, source, { type: 'tool', callId, event: { type: 'failed', error: `Unknown tool ${name}. Use one of the tools offered.` } });
       return;
     }
+    const local = this.localOptions(tool);
+    // Taken once: a rerun (after a worker's shutdown) runs in the same sandbox.
+    const sandbox = this.sandboxOf(callId, name, input);
     // A read-only tool stopped by a worker's shutdown runs again (on another worker) under a
     // new activity id; the call keeps its id, so an interrupt still finds and cancels it.
-    const local = this.localOptions(tool);
     const run = (rerun: number, hostTry: number, route: WorkspaceRoute | null) => {
       const options: ActivityOptions = {
         ...tool.activityOptions,
@@ -140,7 +160,7 @@ export class TurnTools {
       const start = () =>
         tool.mcp
           ? proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace, callId })
-          : (local === null ? proxyActivities<ToolActivities>(options) : proxyLocalActivities<ToolActivities>(local)).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...this.sandboxOf(name, input), ...this.boundScriptsOf(callId) });
+          : (local === null ? proxyActivities<ToolActivities>(options) : proxyLocalActivities<ToolActivities>(local)).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...sandbox, ...this.boundScriptsOf(callId) });
       // An approval given before its files' hashes arrived waits for them: the run is checked against them all the same.
       const hashing = this.pendingHashes.get(callId);
       this.pendingHashes.delete(callId);
@@ -215,8 +235,6 @@ export class TurnTools {
 
 /** A tool that is not read-only and was cut by a worker's shutdown ends as worker_lost instead of running again. */
 const SHUTDOWN_IS_WORKER_LOST = 'shutdown-tool-is-worker-lost';
-/** How the policy names a remembered approval that allowed a call (machines/policy/). */
-const SESSION_RULE = 'session: ';
 /** Commands waiting for approval have the files they run hashed (runs before it: not). */
 const SCRIPTS_AT_ASK = 'scripts-hashed-at-ask';
 const HASH_ACTIVITY_OPTIONS: ActivityOptions = { startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } };

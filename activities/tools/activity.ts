@@ -7,15 +7,16 @@ import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { WORKER_SHUTDOWN_FAILURE } from '../../machines/tool-result';
 import { DEFAULT_OUTPUT_CAP_BYTES } from './artifacts';
 import { DEFAULT_ENV_ALLOW_LIST, type ToolContext } from './context';
-import { builtinTools, modelToolSpec, type ModelToolSpec, type ToolActivityOptions } from './definitions';
+import { modelToolSpec, toolRegistry, type ModelToolSpec, type RunnableTool, type ToolActivityOptions } from './definitions';
 import { type ToolResult } from './result';
 import { executeTool } from './run-tool';
 import { TOOL_STREAM_TOPIC, ToolProgressEvents, type ToolProgressEvent } from './progress';
 import { openExisting, openWorkspace } from './workspace';
 import { hashScripts } from './script-hash';
 import { type LoadedPolicy, loadPolicy } from './policy-file';
-import { type CommandSandbox, type PolicyConfigInput, type ToolKind } from '../../machines/policy';
+import { type CommandSandbox, type PolicyConfigInput } from '../../machines/policy';
 import type { ScriptHashes } from '../../machines/script-binding';
+import type { DefinedToolKind } from '../../machines/tool-spec';
 
 export interface RunToolRequest {
   /** Absolute path of the session's workspace directory. */
@@ -36,11 +37,13 @@ export interface RunToolRequest {
 export interface ToolDescription {
   spec: ModelToolSpec;
   readOnly: boolean;
-  kind: ToolKind;
+  kind: DefinedToolKind;
   /** Absent for ask_user: the workflow handles it. */
   activityOptions: ToolActivityOptions | undefined;
-  /** Runs as a local activity where it can (ToolDefinition.local); absent when not. */
+  /** Runs as a local activity where it can (ToolSpec.local); absent when not. */
   local?: true;
+  /** A tool the worker defined (defineTool), not a built-in one: the workflow is told its kind. */
+  defined?: true;
 }
 
 export interface ToolActivitiesConfig {
@@ -48,6 +51,8 @@ export interface ToolActivitiesConfig {
   outputCapBytes?: number;
   /** Extra host paths sandboxed commands may read (KEEL_SANDBOX_READ). */
   sandboxRead?: readonly string[];
+  /** The worker's own tools, after the built-in ones (defineTool; docs/adding-a-tool.md). */
+  tools?: readonly RunnableTool[];
 }
 
 const HEARTBEAT_EVERY_MS = 500;
@@ -66,6 +71,9 @@ function stoppedBy(reason: unknown): unknown {
 }
 
 export function createToolActivities(config: ToolActivitiesConfig = {}) {
+  // Checked once, when the worker starts: a name used twice stops it here.
+  const registry = toolRegistry(config.tools);
+  const defined = new Set(config.tools?.map((tool) => tool.name));
   return {
     async runTool(request: RunToolRequest): Promise<ToolResult> {
       const context = Context.current();
@@ -94,7 +102,7 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
       // Every tool heartbeats, not only commands: it is how a long grep hears of a cancel.
       const beat = info.isLocal ? undefined : setInterval(() => context.heartbeat(lastProgress), HEARTBEAT_EVERY_MS);
       try {
-        const result = await executeTool(ctx, request.tool, request.input);
+        const result = await executeTool(ctx, request.tool, request.input, registry);
         // A cancelled activity must end as cancelled, whatever the tool made of it.
         if (context.cancellationSignal.aborted) throw stoppedBy(context.cancellationSignal.reason);
         return result;
@@ -125,14 +133,15 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
       return loadPolicy(await openWorkspace(request.workspace), request.options);
     },
 
-    /** The built-in tools for the model, with their activity options as data. */
+    /** The tools for the model (the built-in ones, then the worker's own), with their activity options as data. */
     async listTools(): Promise<ToolDescription[]> {
-      return builtinTools.map((tool) => ({
+      return registry.map((tool) => ({
         spec: modelToolSpec(tool),
         readOnly: tool.readOnly,
         kind: tool.kind,
         activityOptions: tool.activity,
         ...(tool.local ? { local: true as const } : {}),
+        ...(defined.has(tool.name) ? { defined: true as const } : {}),
       }));
     },
   };

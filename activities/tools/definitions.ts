@@ -1,85 +1,70 @@
-// The registry of built-in tools, as plain data: name, description for the model,
-// input schema (zod, which also yields the JSON schema the model sees), kind
-// (read-only or not, from the policy's table), and the activity options that fit.
+// The registry of tools the worker runs: the built-in ones — each spec (machines/builtin-tools.ts)
+// bound to its implementation here, by name, typed by its input — then the worker's own,
+// defined with defineTool. The model's spec (the JSON Schema made from the zod input) and
+// the activity options listTools hands the workflow come from the same objects.
 import { z } from 'zod';
-import { builtinToolKinds, type BuiltinToolName, type ToolKind } from '../../machines/policy';
-import type { ToolActivityOptions, ToolEntry } from '../../workflows/protocol/tool-entry';
-import { ASK_USER_DESCRIPTION, askUserInput } from './ask-user';
-import { EDIT_FILE_DESCRIPTION, editFileInput } from './edit-file';
-import { GLOB_DESCRIPTION, globInput } from './glob';
-import { GREP_DESCRIPTION, grepInput } from './grep';
-import { LIST_DIR_DESCRIPTION, listDirInput } from './list-dir';
-import { READ_FILE_DESCRIPTION, readFileInput } from './read-file';
-import { MAX_COMMAND_TIMEOUT_SECONDS, RUN_COMMAND_DESCRIPTION, runCommandInput } from './run-command';
-import { WRITE_FILE_DESCRIPTION, writeFileInput } from './write-file';
+import { builtinToolSpecs, type BuiltinToolSpec, editFileSpec, globSpec, grepSpec, listDirSpec, readFileSpec, runCommandSpec, writeFileSpec } from '../../machines/builtin-tools';
+import { MCP_TOOL_PREFIX } from '../../machines/policy';
+import type { ToolEntry } from '../../workflows/protocol/tool-entry';
+import { bindTool, type Implementations, type RegisteredTool, type RunnableTool } from './define-tool';
+import { editFile } from './edit-file';
+import { glob } from './glob';
+import { grep } from './grep';
+import { listDir } from './list-dir';
+import { readFile } from './read-file';
+import { runCommand } from './run-command';
+import { writeFile } from './write-file';
 
 /** Plain-data activity options (durations in ms), ready for proxyActivities: the tool entry's schema says what they are. */
-export type { ToolActivityOptions };
-
-export interface ToolDefinition {
-  name: string;
-  description: string;
-  input: z.ZodType;
-  kind: ToolKind;
-  /** Read-only tools of one step may run in parallel; the others run one at a time. */
-  readOnly: boolean;
-  /** Absent for ask_user, which the workflow handles without an activity. */
-  activity: ToolActivityOptions | undefined;
-  /**
-   * Quick and bounded (one file, one directory): a session on a shared workspace runs it as
-   * a local activity, in the workflow task that asked for it — no task-queue round trip, and
-   * a marker instead of three activity events and the workflow task its result would wake
-   * (workflows/turn-tools.ts). The walks (glob, grep) stay activities: they can run long, and
-   * heartbeat their progress and hear of a cancel that way.
-   */
-  local: boolean;
-}
+export type { ToolActivityOptions } from '../../workflows/protocol/tool-entry';
+export type { RegisteredTool, RunnableTool } from './define-tool';
 
 /** What the model is given for each tool (Anthropic Messages API `tools` entry): the tool entry's `spec`. */
 export type ModelToolSpec = ToolEntry['spec'];
 
-const fileRetry = { maximumAttempts: 3, initialInterval: 500, backoffCoefficient: 2, maximumInterval: 5_000 };
-
-// Quick filesystem work: short timeouts, a few retries (they are idempotent).
-const readActivity: ToolActivityOptions = { startToCloseTimeout: 60_000, heartbeatTimeout: 10_000, retry: fileRetry };
-const writeActivity: ToolActivityOptions = { startToCloseTimeout: 30_000, heartbeatTimeout: 10_000, retry: fileRetry };
 /**
- * A command runs at most once. Its own timeout (the input's timeout_seconds) ends it
- * first; startToClose is a backstop above the largest allowed. A short heartbeat
- * timeout is how a dead worker is noticed, and heartbeats are how cancellation arrives.
+ * Every built-in tool that runs as an activity: its spec bound to its implementation, which
+ * takes the input its spec's schema gives. The type names each spec: a spec left without an
+ * implementation is a missing property, an implementation without a spec an unknown one,
+ * and one of another input a type error — none compiles.
  */
-const commandActivity: ToolActivityOptions = {
-  startToCloseTimeout: (MAX_COMMAND_TIMEOUT_SECONDS + 60) * 1000,
-  heartbeatTimeout: 5_000,
-  retry: { maximumAttempts: 1 },
+const runnable: Implementations<BuiltinToolSpec> = {
+  read_file: bindTool(readFileSpec, (input, ctx) => readFile(ctx, input)),
+  list_dir: bindTool(listDirSpec, (input, ctx) => listDir(ctx, input)),
+  glob: bindTool(globSpec, (input, ctx) => glob(ctx, input)),
+  grep: bindTool(grepSpec, (input, ctx) => grep(ctx, input)),
+  write_file: bindTool(writeFileSpec, (input, ctx) => writeFile(ctx, input)),
+  edit_file: bindTool(editFileSpec, (input, ctx) => editFile(ctx, input)),
+  run_command: bindTool(runCommandSpec, (input, ctx) => runCommand(ctx, input)),
 };
 
-function define(name: BuiltinToolName, description: string, input: z.ZodType, activity: ToolActivityOptions | undefined, local = false): ToolDefinition {
-  const kind = builtinToolKinds[name];
-  return { name, description, input, kind, readOnly: kind === 'read', activity, local };
+/** The built-in tools in the order the model is offered them; ask_user, which a person answers, has no implementation. */
+export const builtinTools: readonly RegisteredTool[] = builtinToolSpecs.map((spec): RegisteredTool => (spec.activity === undefined ? spec : runnable[spec.name]));
+export function findBuiltinTool(name: string): RegisteredTool | undefined {
+  return builtinTools.find((tool) => tool.name === name);
 }
 
-export const builtinTools: readonly ToolDefinition[] = [
-  define('read_file', READ_FILE_DESCRIPTION, readFileInput, readActivity, true),
-  define('list_dir', LIST_DIR_DESCRIPTION, listDirInput, readActivity, true),
-  define('glob', GLOB_DESCRIPTION, globInput, readActivity),
-  define('grep', GREP_DESCRIPTION, grepInput, readActivity),
-  define('write_file', WRITE_FILE_DESCRIPTION, writeFileInput, writeActivity),
-  define('edit_file', EDIT_FILE_DESCRIPTION, editFileInput, writeActivity),
-  define('run_command', RUN_COMMAND_DESCRIPTION, runCommandInput, commandActivity),
-  define('ask_user', ASK_USER_DESCRIPTION, askUserInput, undefined),
-];
-
-export function findBuiltinTool(name: string): ToolDefinition | undefined {
-  return builtinTools.find((tool) => tool.name === name);
+/**
+ * The built-in tools and the worker's own after them. A name used twice, or an own tool
+ * named like a built-in one or an MCP server's, stops the worker at start: which of the two
+ * a call meant could not be told.
+ */
+export function toolRegistry(own: readonly RunnableTool[] = []): readonly RegisteredTool[] {
+  const seen = new Set(builtinTools.map((tool) => tool.name));
+  for (const tool of own) {
+    if (tool.name.startsWith(MCP_TOOL_PREFIX)) throw new Error(`tool ${tool.name}: names starting with ${MCP_TOOL_PREFIX} are the MCP servers' tools`);
+    if (seen.has(tool.name)) throw new Error(`tool ${tool.name} is defined twice (or is a built-in tool's name)`);
+    seen.add(tool.name);
+  }
+  return [...builtinTools, ...own];
 }
 
 // A tool's spec never changes while the worker runs, and every session's setup asks for all of
 // them: zod's JSON Schema conversion is done once per tool (it was ~1.7 ms of worker CPU a
 // session; bench allocation profile 2026-11-28). Shared, so read-only.
-const specs = new WeakMap<ToolDefinition, ModelToolSpec>();
+const specs = new WeakMap<RegisteredTool, ModelToolSpec>();
 
-export function modelToolSpec(tool: ToolDefinition): ModelToolSpec {
+export function modelToolSpec(tool: RegisteredTool): ModelToolSpec {
   let spec = specs.get(tool);
   if (spec === undefined) {
     const schema = z.toJSONSchema(tool.input, { io: 'input' }) as Record<string, unknown>;

@@ -1,28 +1,15 @@
 // edit_file: exact string replacement. The old text must occur exactly once (or
 // replace_all must be set); a retry after a crash never applies the edit twice,
 // because the intended before/after hashes are recorded before the file changes.
-import { z } from 'zod';
 import { type ToolContext } from './context';
 import { readRecord, sha256, writeRecord } from './ledger';
 import { type ToolResult, toolOk } from './result';
 import { looksBinary } from './text';
 import { openExisting, ToolError, writeFileInside } from './workspace';
 import { changed } from './write-file';
-
-export const editFileInput = z
-  .object({
-    path: z.string().min(1).describe('File path relative to the workspace root.'),
-    old_string: z.string().min(1).describe('The exact text to replace, including whitespace and indentation (no line-number prefixes).'),
-    new_string: z.string().describe('The text to put in its place.'),
-    replace_all: z.boolean().optional().describe('Replace every occurrence instead of requiring exactly one. Default false.'),
-  })
-  .strict();
-export type EditFileInput = z.infer<typeof editFileInput>;
-
-export const EDIT_FILE_DESCRIPTION =
-  'Replace text in an existing file of the workspace. old_string must match the file exactly ' +
-  '(whitespace included) and occur exactly once, unless replace_all is true; add surrounding ' +
-  'lines to old_string to make it unique. Read the file first.';
+import { type EditFileInput } from '../../machines/builtin-tools';
+// The input schema and the description are the tool's spec, pure, so the policy and workflows read them too.
+export { editFileInput, type EditFileInput, EDIT_FILE_DESCRIPTION } from '../../machines/builtin-tools';
 
 export async function editFile(ctx: ToolContext, input: EditFileInput): Promise<ToolResult> {
   if (input.old_string === input.new_string) throw new ToolError('old_string and new_string are the same; nothing to change');

@@ -1,23 +1,13 @@
 // glob: files whose workspace path matches a glob pattern. Symlinks are listed but
 // never followed; .git, .keel and node_modules are skipped unless the pattern names them.
 import picomatch from 'picomatch';
-import { z } from 'zod';
 import { type ToolContext } from './context';
 import { type ToolResult, toolOk } from './result';
 import { assertGlobInside, SKIPPED_DIRS, walk } from './walk';
 import { relativePath } from './workspace';
-
-export const globInput = z
-  .object({
-    pattern: z.string().min(1).describe('Glob relative to path, e.g. "**/*.ts" or "src/*.{js,json}".'),
-    path: z.string().optional().describe('Directory to search from, relative to the workspace root. Default ".".'),
-  })
-  .strict();
-export type GlobInput = z.infer<typeof globInput>;
-
-export const GLOB_DESCRIPTION =
-  'Find files in the workspace by glob pattern ("**/*.ts", "src/**/test_*.py"). Returns matching paths ' +
-  'relative to the workspace root, sorted. Skips .git, .keel and node_modules unless the pattern starts with them.';
+import { type GlobInput } from '../../machines/builtin-tools';
+// The input schema and the description are the tool's spec, pure, so the policy and workflows read them too.
+export { globInput, type GlobInput, GLOB_DESCRIPTION } from '../../machines/builtin-tools';
 
 const MAX_RESULTS = 500;
 const MAX_WALK = 200_000;

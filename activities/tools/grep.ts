@@ -1,6 +1,5 @@
 // grep: lines matching a regular expression in the workspace's text files.
 import picomatch from 'picomatch';
-import { z } from 'zod';
 import { type ToolContext } from './context';
 import { progressReporter } from './progress';
 import { type ToolFacts, type ToolResult, toolOk } from './result';
@@ -8,23 +7,9 @@ import { looksBinary } from './text';
 import { type FileHandle } from 'node:fs/promises';
 import { assertGlobInside, openWalked, SKIPPED_DIRS, walk } from './walk';
 import { hardLinkRefusal, openExisting, relativePath, ToolError } from './workspace';
-
-export const grepInput = z
-  .object({
-    pattern: z.string().min(1).describe('JavaScript regular expression, e.g. "function\\\\s+main" or "TODO|FIXME".'),
-    path: z.string().optional().describe('File or directory to search, relative to the workspace root. Default ".".'),
-    glob: z.string().optional().describe('Only search files whose path (relative to path) matches this glob, e.g. "**/*.ts".'),
-    ignore_case: z.boolean().optional().describe('Case-insensitive match. Default false.'),
-    max_results: z.number().int().min(1).max(2000).optional().describe('Stop after this many matching lines. Default 200.'),
-  })
-  .strict();
-export type GrepInput = z.infer<typeof grepInput>;
-
-export const GREP_DESCRIPTION =
-  'Search the text files of the workspace for a regular expression (JavaScript syntax). Returns ' +
-  '"path:line: text" for each matching line. Files of any size are read as a stream. Binary files, ' +
-  'files with several hard links, .git, .keel and node_modules are skipped (search .keel/artifacts by passing it as path); ' +
-  'the answer says when files with several hard links were skipped.';
+import { type GrepInput } from '../../machines/builtin-tools';
+// The input schema and the description are the tool's spec, pure, so the policy and workflows read them too.
+export { grepInput, type GrepInput, GREP_DESCRIPTION } from '../../machines/builtin-tools';
 
 const MAX_LINE_CHARS = 300;
 /** A line longer than this is matched on its first part only; the answer says so. */

@@ -1,23 +1,13 @@
 // list_dir: one directory's entries, directories first marked with "/", symlinks with
 // their target, files with their size.
 import fs from 'node:fs/promises';
-import { z } from 'zod';
 import { type ToolContext } from './context';
 import { type ToolResult, toolOk } from './result';
 import { formatBytes } from './text';
 import { displayName, errorCode, isInside, openExisting, readDirectory, relativeOf, type Workspace } from './workspace';
-
-export const listDirInput = z
-  .object({
-    path: z.string().optional().describe('Directory relative to the workspace root. Default "." (the root).'),
-  })
-  .strict();
-export type ListDirInput = z.infer<typeof listDirInput>;
-
-export const LIST_DIR_DESCRIPTION =
-  'List the entries of one directory of the workspace (not recursive): subdirectories end with "/", ' +
-  'symlinks show their target inside the workspace (or that it is outside), files show their size. Names that are not valid UTF-8 show the odd bytes as \\xNN; ' +
-  'pass them the same way in paths.';
+import { type ListDirInput } from '../../machines/builtin-tools';
+// The input schema and the description are the tool's spec, pure, so the policy and workflows read them too.
+export { listDirInput, type ListDirInput, LIST_DIR_DESCRIPTION } from '../../machines/builtin-tools';
 
 const MAX_ENTRIES = 1000;
 

@@ -1,26 +1,13 @@
 // read_file: a text file, by line range, with line numbers, within a size budget.
-import { z } from 'zod';
 import { type ToolContext } from './context';
 import { type FileHandle } from 'node:fs/promises';
 import { progressReporter } from './progress';
 import { type ToolFacts, type ToolResult, toolOk } from './result';
 import { looksBinary, formatBytes } from './text';
 import { openExisting, ToolError } from './workspace';
-
-export const readFileInput = z
-  .object({
-    path: z.string().min(1).describe('File path relative to the workspace root, e.g. "src/index.ts".'),
-    offset: z.number().int().min(1).optional().describe('First line to return (1-based). Default 1.'),
-    limit: z.number().int().min(1).max(5000).optional().describe('How many lines to return. Default 2000.'),
-  })
-  .strict();
-export type ReadFileInput = z.infer<typeof readFileInput>;
-
-export const READ_FILE_DESCRIPTION =
-  'Read a text file from the workspace. Returns the lines prefixed with their line numbers ' +
-  '("   12\\tcontent"; the prefix is not part of the file). Reads up to 2000 lines; use offset and ' +
-  'limit for other ranges of long files. Binary files are not shown. Paths are relative to the ' +
-  'workspace root; truncated tool output saved under .keel/artifacts/ can be read with this tool.';
+import { type ReadFileInput } from '../../machines/builtin-tools';
+// The input schema and the description are the tool's spec, pure, so the policy and workflows read them too.
+export { readFileInput, type ReadFileInput, READ_FILE_DESCRIPTION } from '../../machines/builtin-tools';
 
 /** Larger files are refused: grep them or read a range with run_command instead. */
 export const MAX_READ_FILE_BYTES = 64 * 1024 * 1024;

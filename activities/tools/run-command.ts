@@ -7,7 +7,6 @@ import { type Readable } from 'node:stream';
 import { describeConnections, openNetworkGrant } from './network-grant';
 import { makeCommandCgroup } from './command-cgroup';
 import { watchCommand, type CommandWatch } from './command-watch';
-import { z } from 'zod';
 import { saveArtifact, artifactPath, truncateForModel } from './artifacts';
 import { DEFAULT_SANDBOX, type ToolContext } from './context';
 import { type ToolFacts, type ToolResult, toolRefused } from './result';
@@ -17,29 +16,11 @@ import { prepareMounts, probeSandbox, sandboxIdentity, spawnSandboxed, type Prep
 import { openExisting, ToolError } from './workspace';
 import { hashScripts } from './script-hash';
 import { changedScripts, describeScriptChanges } from '../../machines/script-binding';
-
-export const runCommandInput = z
-  .object({
-    command: z
-      .union([z.string().min(1), z.array(z.string()).min(1)])
-      .describe('A shell command line (run with /bin/sh -c), or an argv array run directly without a shell, e.g. ["npm", "test"].'),
-    cwd: z.string().optional().describe('Working directory relative to the workspace root. Default ".".'),
-    timeout_seconds: z.number().int().min(1).max(1800).optional().describe('Kill the command after this many seconds. Default 120, at most 1800.'),
-  })
-  .strict();
-export type RunCommandInput = z.infer<typeof runCommandInput>;
-
-export const RUN_COMMAND_DESCRIPTION =
-  'Run a command in the workspace and return its combined stdout and stderr and its exit code. ' +
-  'A non-zero exit code is reported as an error. There is no terminal and no stdin; do not start ' +
-  'interactive programs or servers that never exit. The command and every process it starts are ' +
-  'killed at the timeout. Long output is truncated (the middle is cut) and saved in full under .keel/artifacts/. ' +
-  'The command runs at most once: it is not retried automatically. It runs in a sandbox: only the workspace ' +
-  'is writable (.keel/ is not), system directories are read-only, other host files are not visible, /tmp is ' +
-  'private and empty, HOME is /tmp/home, and the network is off unless the policy allows it.';
+import { type RunCommandInput } from '../../machines/builtin-tools';
+// The input schema and the description are the tool's spec, pure, so the policy and workflows read them too.
+export { runCommandInput, type RunCommandInput, RUN_COMMAND_DESCRIPTION, MAX_COMMAND_TIMEOUT_SECONDS } from '../../machines/builtin-tools';
 
 export const DEFAULT_COMMAND_TIMEOUT_SECONDS = 120;
-export const MAX_COMMAND_TIMEOUT_SECONDS = 1800;
 /** Output kept for the artifact; beyond this only the count of bytes is kept. */
 const MAX_RETAINED_BYTES = 64 * 1024 * 1024;
 const PROGRESS_EVERY_MS = 500;

@@ -15,6 +15,12 @@ export interface PolicyRequest {
   /** The model's input, as given (validated or not: the policy only reads it). */
   input: unknown;
   /**
+   * The kind the tool's definition declares, for a tool the policy's own table does not know
+   * (one defined with defineTool; `client` for a tool a client declared). Never overrides a
+   * built-in tool's kind nor an MCP tool's (tool-kinds.ts).
+   */
+  kind?: ToolKind | undefined;
+  /**
    * The workspace root (absolute). MCP tools name files by absolute path; with the root
    * known, those inside become workspace paths the rules can judge. Without it, every
    * absolute path is outside.
@@ -31,13 +37,63 @@ export interface PolicyContext {
 
 export type PolicyDecision = 'allow' | 'ask' | 'deny';
 
-export interface PolicyVerdict {
-  decision: PolicyDecision;
+/**
+ * What decided a call, as data: the runner acts on this (a call allowed by a remembered
+ * approval runs bound to that approval's files), never on how the verdict reads.
+ */
+export type PolicyGrounds =
+  /** A path outside the workspace. */
+  | { type: 'workspace' }
+  /** A protected path (.keel/, .git/): machines/protected-paths.ts. */
+  | { type: 'protected' }
+  /** A write to a file that runs later outside the sandbox: a human looks at it. */
+  | { type: 'runs_later' }
+  /** A rule of the policy's deny, ask or allow list. */
+  | { type: 'rule'; list: 'deny' | 'ask' | 'allow'; rule: string }
+  /** An approval a human gave for the rest of the session. */
+  | { type: 'session_approval'; approval: SessionApproval }
+  /** No rule matched: the mode's default for the tool's kind. */
+  | { type: 'mode'; mode: PolicyMode };
+
+interface VerdictCommon {
   reason: string;
-  /** The rule that decided, e.g. `deny: run_command(rm *)` or `mode: ask`. */
-  matchedRule?: string;
-  /** For commands that may run: the sandbox they run in. */
-  sandbox?: CommandSandbox;
+  grounds: PolicyGrounds;
+  /** How the grounds read, e.g. `deny: run_command(rm *)` or `mode: ask`: for display only (describeGrounds). */
+  matchedRule: string;
+}
+
+export type PolicyVerdict =
+  | (VerdictCommon & { decision: 'deny'; sandbox?: undefined })
+  /** For a command that may run: the sandbox it runs in (absent for other kinds). */
+  | (VerdictCommon & { decision: 'ask' | 'allow'; sandbox?: CommandSandbox });
+
+/** How a verdict's grounds read in events, prompts and the CLI. Display only: nothing parses it. */
+export function describeGrounds(grounds: PolicyGrounds): string {
+  switch (grounds.type) {
+    case 'workspace':
+      return 'workspace';
+    case 'protected':
+      return 'protected';
+    case 'runs_later':
+      return 'protected: runs later';
+    case 'rule':
+      return `${grounds.list}: ${grounds.rule}`;
+    case 'session_approval':
+      return `session: ${describeApproval(grounds.approval)}`;
+    case 'mode':
+      return `mode: ${grounds.mode}`;
+    default:
+      return assertNever(grounds);
+  }
+}
+
+/** The remembered approval an allowed call runs under (its run is bound to the files it names), or null. */
+export function approvalOf(verdict: PolicyVerdict): SessionApproval | null {
+  return verdict.decision === 'allow' && verdict.grounds.type === 'session_approval' ? verdict.grounds.approval : null;
+}
+
+function verdict(decision: PolicyDecision, reason: string, grounds: PolicyGrounds): PolicyVerdict {
+  return { decision, reason, grounds, matchedRule: describeGrounds(grounds) };
 }
 
 /**
@@ -56,14 +112,15 @@ function withHeadless(policy: PolicyConfig, verdict: PolicyVerdict, context: Pol
     return { ...verdict, decision: 'allow', reason: `${verdict.reason}; allowed without a human because headless.ask is "allow"` };
   }
   return {
-    ...verdict,
+    grounds: verdict.grounds,
+    matchedRule: verdict.matchedRule,
     decision: 'deny',
     reason: `${verdict.reason}; no human can answer in a headless run, so it is denied (set headless.ask to "allow" to change this)`,
   };
 }
 
 function withSandbox(policy: PolicyConfig, request: PolicyRequest, verdict: PolicyVerdict): PolicyVerdict {
-  if (toolKind(request.tool) !== 'execute' || verdict.decision === 'deny') return verdict;
+  if (toolKind(request.tool, request.kind) !== 'execute' || verdict.decision === 'deny') return verdict;
   const sandbox = sandboxFor(policy, request);
   return { ...verdict, sandbox, reason: `${verdict.reason} [${describeSandbox(sandbox)}]` };
 }
@@ -73,96 +130,88 @@ function evaluateWithoutHeadless(
   request: PolicyRequest,
   approvals: readonly SessionApproval[],
 ): PolicyVerdict {
-  const kind = toolKind(request.tool);
+  const kind = toolKind(request.tool, request.kind);
   const subject = subjectOf(request);
 
   if (subject.type === 'path' && subject.path.type === 'outside') {
-    return {
-      decision: 'deny',
-      reason: `${request.tool}: path ${JSON.stringify(subject.path.raw)} is outside the workspace`,
-      matchedRule: 'workspace',
-    };
+    return verdict('deny', `${request.tool}: path ${JSON.stringify(subject.path.raw)} is outside the workspace`, { type: 'workspace' });
   }
   if (subject.type === 'paths') {
     const outside = subject.paths.find((p) => p.type === 'outside');
     if (outside && outside.type === 'outside') {
-      return { decision: 'deny', reason: `${request.tool}: path ${JSON.stringify(outside.raw)} is outside the workspace`, matchedRule: 'workspace' };
+      return verdict('deny', `${request.tool}: path ${JSON.stringify(outside.raw)} is outside the workspace`, { type: 'workspace' });
     }
   }
   const refusal = protectedRefusal(request.tool, kind, subject, request.input);
-  if (refusal) return { decision: 'deny', reason: refusal, matchedRule: 'protected' };
+  if (refusal) return verdict('deny', refusal, { type: 'protected' });
 
   const deny = firstMatch(policy.deny, request, subject, 'any');
-  if (deny) return { decision: 'deny', reason: `${request.tool} matches deny rule ${deny}`, matchedRule: `deny: ${deny}` };
+  if (deny) return verdict('deny', `${request.tool} matches deny rule ${deny}`, { type: 'rule', list: 'deny', rule: deny });
   // A program computed when the command runs cannot be held to a rule that names programs.
   const opaque = subject.type === 'command' ? opaqueProgram(subject.parts) : undefined;
   const namingDeny = opaque === undefined ? undefined : programRules(policy.deny, request.tool)[0];
   if (opaque !== undefined && namingDeny !== undefined) {
-    return {
-      decision: 'deny',
-      reason: `${request.tool}: which program \`${opaque}\` runs is only known when it runs, so deny rule ${namingDeny} cannot be checked against it; write the program's name out`,
-      matchedRule: `deny: ${namingDeny}`,
-    };
+    return verdict(
+      'deny',
+      `${request.tool}: which program \`${opaque}\` runs is only known when it runs, so deny rule ${namingDeny} cannot be checked against it; write the program's name out`,
+      { type: 'rule', list: 'deny', rule: namingDeny },
+    );
   }
 
   const exact = canonicalJson(request.input);
   const sameCall = approvals.find((approval) => 'call' in approval && approval.call.tool === request.tool && approval.call.input === exact);
   if (sameCall) {
-    return {
-      decision: 'allow',
-      reason: `${request.tool} with exactly this input was approved for the rest of the session`,
-      matchedRule: `session: ${describeApproval(sameCall)}`,
-    };
+    return verdict('allow', `${request.tool} with exactly this input was approved for the rest of the session`, { type: 'session_approval', approval: sameCall });
   }
+  const byRule = approvals.flatMap((approval) => ('rule' in approval ? [approval] : []));
   const approved = firstMatch(
-    approvals.flatMap((approval) => ('rule' in approval ? [approval.rule] : [])),
+    byRule.map((approval) => approval.rule),
     request,
     subject,
     'every',
   );
-  if (approved) {
-    return {
-      decision: 'allow',
-      reason: `${request.tool} was approved for the rest of the session (${approved})`,
-      matchedRule: `session: ${approved}`,
-    };
+  const approval = approved === undefined ? undefined : byRule.find((a) => a.rule === approved);
+  if (approved !== undefined && approval !== undefined) {
+    return verdict('allow', `${request.tool} was approved for the rest of the session (${approved})`, { type: 'session_approval', approval });
   }
 
   // Files that run later outside the sandbox: a human looks at every write (only an
   // approval the human gave for this session, above, or a deny rule decides otherwise).
   const later = kind === 'write' && subject.type === 'path' && subject.path.type === 'inside' ? runsLaterReason(subject.path.path) : undefined;
-  if (later) return { decision: 'ask', reason: `${request.tool}: WARNING ${later}; a human must approve`, matchedRule: 'protected: runs later' };
+  if (later) return verdict('ask', `${request.tool}: WARNING ${later}; a human must approve`, { type: 'runs_later' });
 
   const ask = firstMatch(policy.ask, request, subject, 'any');
-  if (ask) return { decision: 'ask', reason: `${request.tool} matches ask rule ${ask}`, matchedRule: `ask: ${ask}` };
+  if (ask) return verdict('ask', `${request.tool} matches ask rule ${ask}`, { type: 'rule', list: 'ask', rule: ask });
   const namingAsk = opaque === undefined ? undefined : programRules(policy.ask, request.tool)[0];
   if (opaque !== undefined && namingAsk !== undefined) {
-    return { decision: 'ask', reason: `${request.tool}: which program \`${opaque}\` runs is only known when it runs, so ask rule ${namingAsk} cannot be checked against it`, matchedRule: `ask: ${namingAsk}` };
+    return verdict('ask', `${request.tool}: which program \`${opaque}\` runs is only known when it runs, so ask rule ${namingAsk} cannot be checked against it`, { type: 'rule', list: 'ask', rule: namingAsk });
   }
 
   const allow = firstMatch(policy.allow, request, subject, 'every');
-  if (allow) return { decision: 'allow', reason: `${request.tool} matches allow rule ${allow}`, matchedRule: `allow: ${allow}` };
+  if (allow) return verdict('allow', `${request.tool} matches allow rule ${allow}`, { type: 'rule', list: 'allow', rule: allow });
 
   return modeDefault(policy.mode, kind, request.tool);
 }
 
 function modeDefault(mode: PolicyMode, kind: ToolKind, tool: string): PolicyVerdict {
-  const matchedRule = `mode: ${mode}`;
-  if (kind === 'interact') return { decision: 'allow', reason: `${tool} asks the human; it needs no approval`, matchedRule };
+  const grounds: PolicyGrounds = { type: 'mode', mode };
+  if (kind === 'interact') return verdict('allow', `${tool} asks the human; it needs no approval`, grounds);
+  // The client that declared it runs it, not the worker: allowed unless a rule says otherwise.
+  if (kind === 'client') return verdict('allow', `${tool} is a client tool: the client that declared it runs it`, grounds);
   if (kind === 'read') {
-    return { decision: 'allow', reason: `${tool} only reads the workspace (mode ${mode})`, matchedRule };
+    return verdict('allow', `${tool} only reads the workspace (mode ${mode})`, grounds);
   }
   switch (mode) {
     case 'read-only':
-      return { decision: 'deny', reason: `mode read-only: ${describeKind(kind, tool)} is not allowed`, matchedRule };
+      return verdict('deny', `mode read-only: ${describeKind(kind, tool)} is not allowed`, grounds);
     case 'ask':
-      return { decision: 'ask', reason: `mode ask: ${describeKind(kind, tool)} needs approval`, matchedRule };
+      return verdict('ask', `mode ask: ${describeKind(kind, tool)} needs approval`, grounds);
     case 'auto-edit':
       return kind === 'write'
-        ? { decision: 'allow', reason: `mode auto-edit: ${tool} writes inside the workspace`, matchedRule }
-        : { decision: 'ask', reason: `mode auto-edit: ${describeKind(kind, tool)} needs approval`, matchedRule };
+        ? verdict('allow', `mode auto-edit: ${tool} writes inside the workspace`, grounds)
+        : verdict('ask', `mode auto-edit: ${describeKind(kind, tool)} needs approval`, grounds);
     case 'full-auto':
-      return { decision: 'allow', reason: `mode full-auto: ${tool} allowed (no deny rule matched)`, matchedRule };
+      return verdict('allow', `mode full-auto: ${tool} allowed (no deny rule matched)`, grounds);
     default:
       return assertNever(mode);
   }
@@ -180,6 +229,8 @@ function describeKind(kind: ToolKind, tool: string): string {
       return `asking the human (${tool})`;
     case 'mcp':
       return `the MCP tool ${tool}`;
+    case 'client':
+      return `the client tool ${tool}`;
     case 'unknown':
       return `the unknown tool ${tool}`;
     default:

@@ -7,13 +7,13 @@
 export { builtinToolKinds, type BuiltinToolName, MCP_TOOL_PREFIX, toolKind, type ToolKind } from './tool-kinds';
 export { defaultPolicy, HeadlessAsk, parsePolicy, POLICY_FILE, PolicyConfig, type PolicyConfigInput, PolicyMode, policyModes, type PolicyParse, PolicyRule, SandboxLevel, sandboxLevels, SandboxRule } from './config';
 export { mergePolicies, type PolicyOrigin, type PolicySource, type ResolvedPolicy, resolvePolicy } from './merge';
-export { evaluatePolicy, type PolicyContext, type PolicyDecision, type PolicyRequest, type PolicyVerdict } from './evaluate';
+export { approvalOf, describeGrounds, evaluatePolicy, type PolicyContext, type PolicyDecision, type PolicyGrounds, type PolicyRequest, type PolicyVerdict } from './evaluate';
 export { type CommandSandbox, describeSandbox, sandboxFor } from './sandbox';
 export { commandMatches, pathGlobMatches, ruleCovers } from './matching';
 export { type CommandPart, commandPartsOf } from './subjects';
 export { mcpWorkspacePath, normalizeWorkspacePath, pathArgumentsOf, type WorkspacePath } from './paths';
 export { splitShellCommand, tokenizeShell } from './shell';
-export { type ApprovalGrant, ApprovalScope, canonicalJson, describeApproval, EXACT_APPROVALS_PATCH, ExactCall, rememberApproval, SessionApproval, sessionApprovalFor } from './session-approval';
+export { type ApprovalGrant, ApprovalScope, canonicalJson, describeApproval, EXACT_APPROVALS_PATCH, ExactCall, rememberApproval, sameApproval, SessionApproval, sessionApprovalFor } from './session-approval';
 export { legacySessionRuleFor, suggestedRuleFor } from './suggestions';
 export { approvalFrom, suggestedSessionRule, unknownCallMessage, type ApprovalAnswer, type ApprovalDecision, type ApprovalRefusalCode, type WaitingCall } from './approval';
 export { programName } from './command-views';

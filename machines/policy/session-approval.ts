@@ -38,6 +38,15 @@ export function describeApproval(approval: SessionApproval): string {
   return 'call' in approval ? `exactly ${approval.call.tool} ${approval.call.input}` : approval.rule;
 }
 
+/**
+ * Whether two approvals are the same grant: the same exact call, or the same rule. Compared
+ * as data, never by how they read (describeApproval is for display).
+ */
+export function sameApproval(a: SessionApproval, b: SessionApproval): boolean {
+  if ('call' in a) return 'call' in b && a.call.tool === b.call.tool && a.call.input === b.call.input;
+  return 'rule' in b && a.rule === b.rule;
+}
+
 export type ApprovalGrant = { ok: true; approval: SessionApproval; label: string } | { ok: false; code: 'invalid_rule' | 'rule_does_not_cover'; error: string };
 
 /**

@@ -266,10 +266,11 @@ describe('tool activities on a real worker', () => {
     expect(verdicts[0]).toEqual({
       decision: 'allow',
       reason: 'run_command matches allow rule run_command(npm test*) [sandbox workspace-write, no network]',
+      grounds: { type: 'rule', list: 'allow', rule: 'run_command(npm test*)' },
       matchedRule: 'allow: run_command(npm test*)',
       sandbox: { level: 'workspace-write', network: false },
     });
-    expect(verdicts[1]).toMatchObject({ decision: 'deny', matchedRule: 'mode: ask' });
+    expect(verdicts[1]).toMatchObject({ decision: 'deny', grounds: { type: 'mode', mode: 'ask' }, matchedRule: 'mode: ask' });
   });
 
   it('a sandboxed command dies with its worker: nothing is left to reap', async () => {

@@ -45,7 +45,7 @@ describe('policy properties', () => {
           expect(normalizeWorkspacePath(path).type).toBe('outside');
           expect(verdict.decision).toBe('deny');
         }
-        if (verdict.decision === 'allow' && verdict.matchedRule?.startsWith('allow:')) {
+        if (verdict.decision === 'allow' && verdict.grounds.type === 'rule') {
           expect(escapes(path)).toBe(false);
         }
       }),
@@ -79,6 +79,7 @@ describe('policy properties', () => {
         const approvals = [{ rule: 'run_command' }, { rule: `run_command(${denied.join(' ')}*)` }];
         const verdict = evaluatePolicy(policy, { tool: 'run_command', input: { command: text } }, { headless, approvals });
         expect(verdict.decision).toBe('deny');
+        expect(verdict.grounds).toMatchObject({ type: 'rule', list: 'deny' });
         expect(verdict.matchedRule).toMatch(/^deny: /);
       }),
       { numRuns: 1000 },

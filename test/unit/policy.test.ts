@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  approvalOf,
   commandMatches,
   defaultPolicy,
   evaluatePolicy,
@@ -16,6 +17,7 @@ import {
   splitShellCommand,
   suggestedRuleFor,
 } from '../../machines/policy';
+import { settleApproval, settlementOf } from '../../machines/script-binding';
 import { matching } from './tools/context';
 
 function policy(input: PolicyConfigInput): PolicyConfig {
@@ -135,6 +137,7 @@ describe('modes', () => {
     expect(evaluatePolicy(defaultPolicy, write('a'))).toEqual({
       decision: 'ask',
       reason: 'mode ask: writing files (write_file) needs approval',
+      grounds: { type: 'mode', mode: 'ask' },
       matchedRule: 'mode: ask',
     });
   });
@@ -307,6 +310,7 @@ describe('session approvals', () => {
     expect(evaluatePolicy(defaultPolicy, run('npm test'), { approvals })).toEqual({
       decision: 'allow',
       reason: 'run_command was approved for the rest of the session (run_command(npm test*)) [sandbox workspace-write, no network]',
+      grounds: { type: 'session_approval', approval: approvals[0] },
       matchedRule: 'session: run_command(npm test*)',
       sandbox: { level: 'workspace-write', network: false },
     });
@@ -378,5 +382,79 @@ describe('MCP tool arguments that name files', () => {
     expect(evaluatePolicy(p, mcp({ paths: ['/srv/ws/a', '/tmp/b'] })).decision).toBe('deny');
     // Without the workspace root known, an absolute path cannot be proved inside.
     expect(evaluatePolicy(p, { tool: 'mcp__fs__read_file', input: { path: '/srv/ws/a' } }).decision).toBe('deny');
+  });
+});
+
+describe('verdicts carry data, labels are for display', () => {
+  const exact = (request: { tool: string; input: unknown }): SessionApproval => ({ call: { tool: request.tool, input: JSON.stringify(request.input) }, grantedBy: 'ada' });
+
+  it('an allow under a remembered approval carries that approval, exact or by rule', () => {
+    const byCall = exact(run('rm -rf build'));
+    const byRule: SessionApproval = { rule: 'run_command(npm test*)', grantedBy: 'bob', scripts: { 'package.json': 'sha256:1' } };
+    const approvals = [byCall, byRule];
+    const first = evaluatePolicy(defaultPolicy, run('rm -rf build'), { approvals });
+    expect(first.grounds).toEqual({ type: 'session_approval', approval: byCall });
+    expect(approvalOf(first)).toBe(byCall);
+    expect(approvalOf(evaluatePolicy(defaultPolicy, run('npm test'), { approvals }))).toBe(byRule);
+    // Allowed by a rule of the policy or by the mode: no approval to bind.
+    expect(approvalOf(evaluatePolicy(policy({ allow: ['run_command(ls)'] }), run('ls'), { approvals }))).toBeNull();
+    expect(approvalOf(evaluatePolicy(defaultPolicy, read('a'), { approvals }))).toBeNull();
+  });
+
+  it('rewording a label changes nothing: the approval a call runs under, and what its run binds, come from the data', () => {
+    const approvals: SessionApproval[] = [{ rule: 'run_command(./build.sh*)', grantedBy: 'ada' }, exact(run('./build.sh'))];
+    const verdict = evaluatePolicy(defaultPolicy, run('./build.sh --fast'), { approvals });
+    const reworded = { ...verdict, matchedRule: 'remembered for this session: anything at all', reason: 'a human said so earlier' };
+    const under = approvalOf(reworded);
+    expect(under).toBe(approvals[0]);
+    // The run bound the files it ran: the same approval is bound (found as data), the other is not touched.
+    const bound = settleApproval(approvals, under!, { type: 'bind', scripts: { 'build.sh': 'sha256:a' } });
+    expect(bound).toEqual([{ rule: 'run_command(./build.sh*)', grantedBy: 'ada', scripts: { 'build.sh': 'sha256:a' } }, approvals[1]]);
+    // The approval as remembered later (with its grant time, and bound) is still the same one: a changed file drops it.
+    const later = bound.map((a) => ({ ...a, grantedAt: '2026-11-29T09:00:00.000Z' }));
+    expect(settleApproval(later, under!, { type: 'drop' })).toEqual([later[1]]);
+    expect(settlementOf({ kind: 'refused', reason: 'script_changed' })).toEqual({ type: 'drop' });
+    expect(settlementOf(undefined)).toBeNull();
+  });
+
+  it('says what decided as data for every way of deciding', () => {
+    const p = policy({ deny: ['run_command(rm *)'], ask: ['run_command(git push*)'], allow: ['run_command(git *)'] });
+    expect(evaluatePolicy(p, run('rm x')).grounds).toEqual({ type: 'rule', list: 'deny', rule: 'run_command(rm *)' });
+    expect(evaluatePolicy(p, run('git push')).grounds).toEqual({ type: 'rule', list: 'ask', rule: 'run_command(git push*)' });
+    expect(evaluatePolicy(p, run('git status')).grounds).toEqual({ type: 'rule', list: 'allow', rule: 'run_command(git *)' });
+    expect(evaluatePolicy(p, write('../x')).grounds).toEqual({ type: 'workspace' });
+    expect(evaluatePolicy(p, write('.git/config')).grounds).toEqual({ type: 'protected' });
+    expect(evaluatePolicy(p, write('.github/workflows/ci.yml')).grounds).toEqual({ type: 'runs_later' });
+    expect(evaluatePolicy(p, write('a')).grounds).toEqual({ type: 'mode', mode: 'ask' });
+  });
+});
+
+describe('client tools and tools a worker defines', () => {
+  const client = (name: string) => ({ tool: name, input: { city: 'Oslo' }, kind: 'client' as const });
+
+  it('allows a client tool in every mode, headless too, unless a rule says otherwise', () => {
+    for (const mode of ['read-only', 'ask', 'auto-edit', 'full-auto'] as const) {
+      expect(evaluatePolicy(policy({ mode }), client('show_map')), mode).toMatchObject({ decision: 'allow', reason: 'show_map is a client tool: the client that declared it runs it' });
+      expect(evaluatePolicy(policy({ mode }), client('show_map'), { headless: true }).decision, mode).toBe('allow');
+    }
+    const p = policy({ deny: ['delete_account'], ask: ['pay*'] });
+    expect(evaluatePolicy(p, client('delete_account'))).toMatchObject({ decision: 'deny', grounds: { type: 'rule', list: 'deny', rule: 'delete_account' } });
+    expect(evaluatePolicy(p, client('pay_invoice')).decision).toBe('ask');
+    expect(evaluatePolicy(p, client('pay_invoice'), { headless: true }).decision).toBe('deny');
+    expect(evaluatePolicy(p, client('show_map')).decision).toBe('allow');
+  });
+
+  it('judges a defined tool by the kind its definition declares, never a built-in one by a declared kind', () => {
+    const stamp = { tool: 'stamp', input: { word: 'ok' }, kind: 'write' as const };
+    expect(evaluatePolicy(policy({ mode: 'ask' }), stamp).decision).toBe('ask');
+    expect(evaluatePolicy(policy({ mode: 'auto-edit' }), stamp).decision).toBe('allow');
+    expect(evaluatePolicy(policy({ mode: 'read-only' }), stamp).decision).toBe('deny');
+    expect(evaluatePolicy(policy({ mode: 'read-only' }), { tool: 'shout', input: {}, kind: 'read' }).decision).toBe('allow');
+    expect(evaluatePolicy(policy({ mode: 'ask', deny: ['stamp'] }), stamp).decision).toBe('deny');
+    // Undeclared: unknown, as before.
+    expect(evaluatePolicy(policy({ mode: 'ask' }), { tool: 'stamp', input: {} }).decision).toBe('ask');
+    // A declaration does not make run_command a read, nor give it no sandbox.
+    const claimed = evaluatePolicy(policy({ mode: 'auto-edit' }), { ...run('rm -rf build'), kind: 'read' });
+    expect(claimed).toMatchObject({ decision: 'ask', sandbox: { level: 'workspace-write' } });
   });
 });

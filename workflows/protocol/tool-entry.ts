@@ -4,25 +4,14 @@
 // is checked against it, and the setup activity builds entries of its type.
 import { z } from 'zod';
 import { lazySchema } from '../../machines/lazy-schema';
-
-const ms = lazySchema(() => z.number().int().positive());
+import { definedToolKinds, toolActivityOptionsSchema } from '../../machines/tool-spec';
 
 /**
  * Plain-data activity options of a tool's activity (durations in ms), ready for
- * proxyActivities: every built-in and MCP tool names these three, nothing else
- * (activities/tools/definitions.ts, activities/mcp/activities.ts).
+ * proxyActivities: every built-in, defined and MCP tool names these three, nothing else
+ * (machines/tool-spec.ts holds the schema, where the tools' pure specs use it too).
  */
-export const toolActivityOptionsSchema = lazySchema(() => z.strictObject({
-  startToCloseTimeout: ms,
-  heartbeatTimeout: ms,
-  retry: z.strictObject({
-    maximumAttempts: z.number().int().positive(),
-    initialInterval: ms.optional(),
-    backoffCoefficient: z.number().min(1).optional(),
-    maximumInterval: ms.optional(),
-    nonRetryableErrorTypes: z.array(z.string()).optional(),
-  }),
-}));
+export { toolActivityOptionsSchema };
 export type ToolActivityOptions = z.output<typeof toolActivityOptionsSchema>;
 
 /** What the model is given for a tool (the Messages API's `tools` entry). */
@@ -36,6 +25,12 @@ export const toolEntrySchema = lazySchema(() => z.object({
   mcp: z.boolean().optional(),
   /** A quick built-in tool a session on a shared workspace runs as a local activity (activities/tools/definitions.ts). */
   local: z.boolean().optional(),
+  /**
+   * A tool the worker defined (defineTool): its kind, which the policy judges it by. Absent for
+   * the built-in tools (the policy's own table knows them: machines/builtin-tools.ts), an MCP
+   * server's and a run's own (finish_task), and in runs set up before tools could be defined.
+   */
+  kind: z.enum(definedToolKinds).optional(),
 }));
 /** A tool the model may call, as the setup activity lists it and a run carries it. */
 export type ToolEntry = z.output<typeof toolEntrySchema>;
