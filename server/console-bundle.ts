@@ -5,7 +5,7 @@
 // the file is missing or older than a source file, the server builds it at start (about
 // 40 KB, a few tens of ms) with esbuild, a devDependency, and writes it for the next start.
 // An install without devDependencies cannot, and says to run `npm run build` where they are.
-import { mkdirSync, readdirSync, readFileSync, renameSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,20 +52,27 @@ function newestSource(): number | null {
   return Math.max(...entries.map((f) => mtime(path.join(sources, f)) ?? 0));
 }
 
-/** Builds the console into `file` now (esbuild loaded only here: it is a devDependency). */
-function buildOnDemand(file: string): void {
+/** Builds the console now and writes it to `file` (esbuild loaded only here: it is a devDependency); returns the script. */
+function buildOnDemand(file: string): string {
   let esbuild: typeof Esbuild;
   try {
     esbuild = createRequire(import.meta.url)('esbuild') as typeof Esbuild;
   } catch {
     throw new Error(`the web console is not built (${path.relative(root, file)}) and esbuild is not installed to build it: run \`npm run build\` in a checkout with its devDependencies`);
   }
-  mkdirSync(path.dirname(file), { recursive: true });
+  const script = esbuild.buildSync({ ...consoleBuildOptions(file), write: false }).outputFiles[0]!.text;
   // Written beside and renamed into place: servers starting together (parallel tests) each
-  // build it, and none reads another's half-written file.
+  // build it, and none reads another's half-written file. A server that may not write there
+  // (another user's checkout) serves what it built.
   const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  esbuild.buildSync(consoleBuildOptions(temp));
-  renameSync(temp, file);
+  try {
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(temp, script);
+    renameSync(temp, file);
+  } catch {
+    rmSync(temp, { force: true });
+  }
+  return script;
 }
 
 let cached: string | null = null;
@@ -75,7 +82,6 @@ export function consoleScript(): string {
   if (cached !== null) return cached;
   const built = mtime(CONSOLE_SCRIPT_FILE);
   const newest = newestSource();
-  if (built === null || (newest !== null && newest > built)) buildOnDemand(CONSOLE_SCRIPT_FILE);
-  cached = readFileSync(CONSOLE_SCRIPT_FILE, 'utf8');
+  cached = built === null || (newest !== null && newest > built) ? buildOnDemand(CONSOLE_SCRIPT_FILE) : readFileSync(CONSOLE_SCRIPT_FILE, 'utf8');
   return cached;
 }
