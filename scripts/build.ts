@@ -3,13 +3,15 @@
 // own modules; npm packages stay imports), and the workflow bundle is built here once,
 // with the same bundler the worker would run at every start, into dist/workflow-bundle.js.
 // `npm start` (and the Docker image) then runs `node dist/worker/main.js`: no tsx, no
-// webpack at start.
+// webpack at start. The web console (server/console/src, .tsx) is compiled here too, into
+// dist/console/app.js, the file `keel serve` serves (server/console-bundle.ts).
 import { copyFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { build } from 'esbuild';
 import { esmSubpaths } from './esbuild-plugins';
+import { consoleBuildOptions } from '../server/console-bundle';
 import { payloadConverterPath as SOURCE_PAYLOAD_CONVERTER, workflowsPath } from '../worker/worker';
 import { BUNDLE_FILE, ENCODED_FAILURES_BUNDLE_FILE, PAYLOAD_CONVERTER_FILE, PRELOADED_WORKFLOW_MODULES, WORKFLOW_INTERCEPTOR_MODULES } from '../worker/workflow-bundle';
 
@@ -60,5 +62,7 @@ await writeFile(path.join(dist, ENCODED_FAILURES_BUNDLE_FILE), encoded.code);
 // The failure converter the worker loads by path when encryption keys are set (worker/worker.ts
 // resolves it beside its own module, which is dist/worker/main.js once compiled).
 await copyFile(path.join(root, 'worker/failure-converter.cjs'), path.join(dist, 'worker/failure-converter.cjs'));
+// The console: the same options as the server's build on demand.
+await build(consoleBuildOptions(path.join(dist, 'console', 'app.js')));
 const size = `${BUNDLE_FILE} (${((await stat(path.join(dist, BUNDLE_FILE))).size / 1024).toFixed(0)} KiB)`;
-console.log(`keel build: ${path.relative(root, dist)}/worker/main.js, worker/healthcheck.js, ${size} in ${Date.now() - started} ms`);
+console.log(`keel build: ${path.relative(root, dist)}/worker/main.js, worker/healthcheck.js, console/app.js, ${size} in ${Date.now() - started} ms`);

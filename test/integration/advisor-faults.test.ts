@@ -6,26 +6,15 @@
 import fs from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startStandin } from '../../standin/server';
-import { createKeelWorker, workflowsPath } from '../../worker/worker';
+import { createKeelWorker } from '../../worker/worker';
 import { goalWorkflow } from '../../workflows/goal';
 import { critic, KEY, makeWorkspace, plan, planner, review, task, writesFile } from '../fixtures/goal-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { uniqueTaskQueue } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 /** Forwards to `target`; the first `cuts` requests offering `tool` get their socket closed before any answer. */
 async function cuttingProxy(target: string, cutsPerTool: Record<string, number>) {

@@ -3,24 +3,12 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowsPath } from '../../worker/worker';
+import { describe, expect, it } from 'vitest';
 import { approveUpdate, userMessageUpdate } from '../../workflows/definitions';
 import { say, sessionEnv, use } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 const rejection = async (promise: Promise<unknown>): Promise<string> => {
   const error = await promise.then(

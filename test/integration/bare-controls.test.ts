@@ -7,28 +7,16 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Client, WorkflowUpdateFailedError } from '@temporalio/client';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/index';
 import { resolveTemporalCli } from '../../worker/dev-server';
 import { generateKeyLine, keelDataConverter } from '../../worker/encryption';
-import { workflowsPath } from '../../worker/worker';
 import { goalEventsQuery, type GoalLogEntry, type LogEntry } from '../../workflows/definitions';
 import { plan, planner, task } from '../fixtures/goal-harness';
 import { sessionEnv, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 const run = promisify(execFile);
 

@@ -1,26 +1,14 @@
 // A budget is a ceiling before the call: each call is shrunk to what the output and USD
 // budgets leave, or not made; the session stops with budget_exhausted and the figures, and
 // send() to a session suspended on its budget answers at once with the reason.
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/index';
 import { costOf, DEFAULT_PRICES } from '../../activities/llm-pricing';
-import { workflowsPath } from '../../worker/worker';
 import { usageQuery, userMessageUpdate } from '../../workflows/definitions';
 import { say, sessionEnv, use } from '../fixtures/session-harness';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await env?.close();
-});
+const { env, workflowBundle } = useTemporal();
 
 const billed = (input: number, output: number) => ({ input_tokens: input, output_tokens: output, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
 const maxTokensSent = (s: { standin: { requests: { body: unknown }[] } }) => s.standin.requests.map((r) => (r.body as { max_tokens: number }).max_tokens);

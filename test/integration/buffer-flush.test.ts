@@ -6,26 +6,13 @@
 // workflow, Keel's or a bare one, meets it the same way (bench/results/fuzz.json counts it
 // apart from failures of workflow code, as `serverForcedRetries`). What Keel must show is
 // that nothing is lost: every message of the flood becomes a turn.
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowsPath } from '../../worker/worker';
+import { describe, expect, it } from 'vitest';
 import { userMessageSignal } from '../../workflows/definitions';
 import { say, sessionEnv } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 import { historyEvents } from '../chaos/fuzz';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 /** temporal.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE_COMMAND */
 const FORCE_CLOSE_COMMAND = 17;

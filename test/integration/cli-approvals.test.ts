@@ -1,25 +1,13 @@
 // `always` in keel chat: it offers the rule it would remember, the person may keep or edit
 // it, and it approves only what that rule covers — a later call of another tool is asked.
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import os from 'node:os';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/index';
-import { workflowsPath } from '../../worker/worker';
 import { cliEnv, keelLive } from '../fixtures/client-cli';
 import { say, sessionEnv, use } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 describe('keel chat: always', () => {
   it('remembers the rule it showed (edited by the person), approves only what it covers, with the real approver', async () => {

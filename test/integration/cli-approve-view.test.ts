@@ -9,28 +9,16 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/index';
-import { workflowsPath } from '../../worker/worker';
 import { cliEnv, keel, keelLive } from '../fixtures/client-cli';
 import { say, sessionEnv, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const run = promisify(execFile);
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../client/bin/keel.js');
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 // A command longer than any preview, with an escape sequence that would clear the screen.
 const COMMAND = `echo start && echo ${'x'.repeat(9_000)} && printf '\u001b[2J' && echo THE-END-OF-THE-COMMAND`;

@@ -1,24 +1,11 @@
 // `keel chat` shows how a turn ended when it did not simply finish: a refusal with the
 // API's category and explanation, an answer cut at max_tokens.
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowsPath } from '../../worker/worker';
+import { describe, expect, it } from 'vitest';
 import { cliEnv, keelLive } from '../fixtures/client-cli';
 import { say, sessionEnv } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 describe('keel chat turn outcomes', () => {
   it('shows a refusal with its category and explanation, and a truncated answer as truncated', async () => {

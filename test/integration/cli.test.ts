@@ -6,31 +6,19 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient, type GoalResult, type ListEntry } from '../../client/index';
 import { loadScenario } from '../../standin/scenario';
-import { workflowsPath } from '../../worker/worker';
 import { cliEnv, keel, keelBin, keelLive } from '../fixtures/client-cli';
 import { goalEnv, waitUntil } from '../fixtures/goal-harness';
 import { sessionEnv } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const goalScenario = path.join(here, '../../client/demo/goal-demo.yaml');
 const sessionScenario = path.join(here, '../fixtures/scenarios/session-demo.yaml');
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 describe('keel goal, status, ls, watch, approve, cancel', () => {
   it('keel goal --json --auto-approve returns the report; status, ls, a refusal, an unknown id, bad arguments', async () => {

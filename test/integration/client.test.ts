@@ -5,30 +5,18 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient, NotFoundError, UpdateRejectedError, type GoalStreamItem } from '../../client/index';
 import { loadScenario } from '../../standin/scenario';
-import { workflowsPath } from '../../worker/worker';
 import { goalEnv, waitUntil } from '../fixtures/goal-harness';
 import { sessionEnv } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const demoScenario = path.join(here, '../../client/demo/goal-demo.yaml');
 const sessionScenario = path.join(here, '../fixtures/scenarios/session-demo.yaml');
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 describe('KeelClient: goals', () => {
   it('starts a goal idempotently, approves its plan and tool calls, follows and resumes its events, and returns the report', async () => {

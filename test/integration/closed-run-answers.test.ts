@@ -1,24 +1,11 @@
 // Reads of a closed session (client/closed-run-answers.ts): many at once are all answered,
 // each replayed once, and kept; an open session's reads still follow its changes.
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/keel-client';
-import { workflowsPath } from '../../worker/worker';
 import { say, sessionEnv, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 describe('reads of a closed session', () => {
   it('answers twenty reads at once, replaying each distinct one once, and answers them again after the worker is gone', async () => {

@@ -13,22 +13,20 @@ import { transcriptQuery, userMessageSignal } from '../../workflows/definitions'
 import { sessionWorkflow } from '../../workflows/session';
 import { buildCompiledWorker, type CompiledBuild, type CompiledWorker } from '../fixtures/compiled-worker';
 import { makeWorkspace, say, use } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { uniqueTaskQueue } from '../helpers/temporal';
 import { hostPidWith } from '../unit/tools/context';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const KEY = 'sk-ant-test-compiled-1';
 
-let env: TemporalTestEnv;
+const { env } = useTemporal({ workflows: false });
 let build: CompiledBuild;
 
 beforeAll(async () => {
-  env = await connectTestEnv();
   build = await buildCompiledWorker();
   // The build is ~12 s of CPU, shared with the rest of the run: at load 40 it passed 180 s.
 }, 600_000);
 afterAll(async () => {
-  await closeTestEnv(env);
 });
 
 const startCompiledWorker = (taskQueue: string, extra: NodeJS.ProcessEnv) =>

@@ -1,28 +1,15 @@
 // Keel against recorded-shape API responses (test/conformance/transcripts), served by a
 // plain replay server instead of the stand-in: for each stop reason and content block
 // type, what the user sees (the turn's outcome and events) and what Keel sends next.
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { conversationProblems, type Message, type Usage } from '../../machines/index';
-import { workflowsPath } from '../../worker/worker';
 import { type LogEntry, userMessageUpdate } from '../../workflows/definitions';
 import type { SessionOptions } from '../../workflows/session';
 import { type Recorded, startReplayServer } from '../conformance/replay-server';
 import { sessionEnv } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 interface Body {
   max_tokens: number;

@@ -11,45 +11,31 @@
 //   with no event lost or repeated;
 // - axe-core finds no serious or critical violation on any page, light or dark.
 // Screenshots go to .keel/screenshots (and to docs/images with KEEL_UPDATE_SCREENSHOTS=1).
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/keel-client';
 import { loadScenario } from '../../standin/scenario';
-import { workflowsPath } from '../../worker/worker';
-import { axeViolations, shotBoth } from '../fixtures/browser';
+import { axeViolations, launchChromium, shotBoth } from '../fixtures/browser';
 import { authed, startServe, TEST_TOKEN, type ServeProcess } from '../fixtures/serve-process';
 import { sessionEnv, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '../..');
 const shots = path.join(root, '.keel', 'screenshots');
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
+const { env, workflowBundle } = useTemporal();
 let browser: Browser;
 
-function chromiumPath(): string {
-  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
-  return execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' }).trim();
-}
-
 beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
   await fs.mkdir(shots, { recursive: true });
-  // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
-  browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking'] });
+  browser = await launchChromium(['--headless', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking']);
 });
 afterAll(async () => {
   await browser?.close();
-  await closeTestEnv(env);
 });
 
 const focusedKey = (page: Page) => page.evaluate<string | null>(`document.activeElement?.closest('.inbox-item')?.dataset.key ?? null`);

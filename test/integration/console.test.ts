@@ -3,45 +3,31 @@
 // started from the page, its plan approved and its tool calls approved from the inbox by
 // keyboard until "Goal met"; a session is driven from its page; a context without the token
 // is refused. Screenshots of each page go to .keel/screenshots/.
-import { execFileSync } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadScenario } from '../../standin/scenario';
-import { workflowsPath } from '../../worker/worker';
-import { axeViolations, shotBoth } from '../fixtures/browser';
+import { axeViolations, launchChromium, shotBoth } from '../fixtures/browser';
 import { goalEnv } from '../fixtures/goal-harness';
 import { startServe, TEST_TOKEN, type ServeProcess } from '../fixtures/serve-process';
 import { sessionEnv } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '../..');
 const shots = path.join(root, '.keel', 'screenshots');
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
+const { env, workflowBundle } = useTemporal();
 let browser: Browser;
 
-function chromiumPath(): string {
-  if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
-  return execFileSync('sh', ['-c', 'command -v chromium || command -v chromium-browser'], { encoding: 'utf8' }).trim();
-}
-
 beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
   await fs.mkdir(shots, { recursive: true });
-  // --no-sandbox: CI runs as root, where Chromium's sandbox refuses to start.
-  browser = await chromium.launch({ executablePath: chromiumPath(), args: ['--no-sandbox', '--disable-dev-shm-usage'] });
+  browser = await launchChromium(['--disable-dev-shm-usage']);
 });
 afterAll(async () => {
   await browser?.close();
-  await closeTestEnv(env);
 });
 
 const shot = (page: Page, name: string) => page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });

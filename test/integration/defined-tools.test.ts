@@ -4,26 +4,14 @@
 // tool errors, not as activity failures; the policy judges it by the kind it declared (a write
 // asks in mode ask). And client tools are decided by the same policy: a deny rule refuses one,
 // the others run as before.
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/index';
-import { workflowsPath } from '../../worker/worker';
 import { eventsQuery } from '../../workflows/definitions';
 import { shoutTool, stampTool } from '../fixtures/custom-tools';
 import { recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 type Body = { tools?: { name: string; input_schema: unknown }[]; messages?: { role: string; content: unknown }[] };
 

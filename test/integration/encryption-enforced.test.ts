@@ -7,27 +7,15 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Client, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/keel-client';
 import { generateKeyLine, keelDataConverter } from '../../worker/encryption';
-import { workflowsPath } from '../../worker/worker';
 import { approveSignal, approveUpdate, eventsQuery, stateQuery, userMessageUpdate } from '../../workflows/definitions';
 import { sessionWorkflow } from '../../workflows/session';
 import { say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 const FAILURE_CANARY = 'FAILCANARY-7d1 contents of secret.txt';
 

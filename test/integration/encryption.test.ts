@@ -7,17 +7,14 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from '@temporalio/client';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { resolveTemporalCli } from '../../worker/dev-server';
 import { generateKeyLine, keelDataConverter } from '../../worker/encryption';
-import { workflowsPath } from '../../worker/worker';
 import { transcriptQuery, userMessageUpdate } from '../../workflows/definitions';
 import { sessionWorkflow } from '../../workflows/session';
 import { keelLive } from '../fixtures/client-cli';
 import { say, sessionEnv } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const run = promisify(execFile);
 
@@ -42,16 +39,7 @@ function readable(json: string): string {
 }
 const CANARY = 'CANARY-b41e9 the launch code is 0000';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 describe('encrypted payloads', () => {
   it('keeps a canary out of the raw history; Keel and the codec server read it back', async () => {

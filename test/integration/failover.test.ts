@@ -14,17 +14,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandin } from '../../standin/server';
-import { workflowsPath } from '../../worker/worker';
 import { eventsQuery, stateQuery, userMessageUpdate, type LogEntry } from '../../workflows/definitions';
 import { goalWorkflow } from '../../workflows/goal';
 import { sessionWorkflow } from '../../workflows/session';
 import { critic, FAST_MODEL, KEY, makeWorkspace, plan, planner, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
 import { say, use } from '../fixtures/session-harness';
 import { startPostgres, type TestPostgres } from '../helpers/postgres';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { uniqueTaskQueue } from '../helpers/temporal';
 import { compiledWorker } from '../fixtures/compiled-cli';
 import { killWhenTestEnds } from '../fixtures/child-teardown';
+import { useTemporal } from '../fixtures/use-temporal';
 
 // The worker process, compiled once for the run (tsx transpiled it again at every start).
 const sessionWorker = await compiledWorker('session-worker');
@@ -38,24 +37,16 @@ const TEST_TIMEOUT_MS = 240_000 * Math.max(1, (SESSIONS * TURNS) / 9);
 /** The turn during which a worker is killed. */
 const KILL_TURN = Math.min(2, TURNS);
 
-let env: TemporalTestEnv;
+const fixture = useTemporal();
+const { env } = fixture;
 let pg: TestPostgres;
-let codeDir: string;
-let codePath: string;
 
 beforeAll(async () => {
-  env = await connectTestEnv();
   pg = await startPostgres();
-  const workflowBundle = await bundle(workflowsPath);
-  codeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-failover-'));
-  codePath = path.join(codeDir, 'workflows.js');
-  await fs.writeFile(codePath, workflowBundle.code);
 }, 180_000);
 
 afterAll(async () => {
   await pg?.stop();
-  await closeTestEnv(env);
-  if (codeDir) await fs.rm(codeDir, { recursive: true, force: true });
 });
 
 interface WorkerProcess {
@@ -65,7 +56,7 @@ interface WorkerProcess {
 }
 
 function startWorker(taskQueue: string, extra: NodeJS.ProcessEnv): Promise<WorkerProcess> {
-  const child = killWhenTestEnds(spawn(sessionWorker[0], [sessionWorker[1], env.address, taskQueue, codePath], {
+  const child = killWhenTestEnds(spawn(sessionWorker[0], [sessionWorker[1], env.address, taskQueue, fixture.bundleFile], {
     cwd: path.join(here, '../..'),
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ANTHROPIC_API_KEY: KEY, ...extra },

@@ -5,23 +5,11 @@
 // ends, so a test that timed out leaves no worker polling and no hog burning.
 import { type ChildProcess, spawn } from 'node:child_process';
 import os from 'node:os';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { workflowsPath } from '../../worker/worker';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { type FuzzResult, runFuzz } from '../chaos/fuzz';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await env?.close();
-});
+const { env, workflowBundle } = useTemporal();
 
 /** How long one wait may last: far beyond what a loaded machine needs, well inside the test's timeout. */
 const PATIENCE_MS = 4 * 60_000;

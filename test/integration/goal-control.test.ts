@@ -7,28 +7,15 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { KeelClient, UpdateRejectedError } from '../../client/index';
 import { resolveTemporalCli } from '../../worker/dev-server';
-import { workflowsPath } from '../../worker/worker';
 import { cancelUpdate, eventsQuery, goalApproveUpdate, goalPendingApprovalsQuery, goalUsageQuery, resolveTaskUpdate, type GoalLogEntry } from '../../workflows/definitions';
 import { agent, finish, attachGoal, critic, goalEnv, plan, planner, recordGoalHistory, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 import { hostPidWith, isAlive, matching } from '../unit/tools/context';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 const ofKind = <T = Record<string, unknown>>(entries: GoalLogEntry[], kind: string) => entries.filter((e) => e.kind === kind) as unknown as T[];
 

@@ -2,31 +2,18 @@
 // report as the same goal in one run, and no run's history reaches 10,000 events. `npm test`
 // runs 24 tasks; `npm run test:goal-long` runs the 300 of the issue ([4/7]).
 import type { temporal } from '@temporalio/proto';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowsPath } from '../../worker/worker';
+import { describe, expect, it } from 'vitest';
 import { metricsQuery } from '../../workflows/definitions';
 import type { GoalResult } from '../../workflows/goal';
 import { critic, finish, goalEnv, plan, planner, recordGoalHistory, review, task, type GoalRun } from '../fixtures/goal-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const TASKS = Number(process.env.KEEL_GOAL_LONG_TASKS ?? 24);
 const HISTORY_LIMIT = 10_000;
 /** Both goals send the same prompts to one stand-in: without this the second would read the first's simulated prompt cache and pay less. */
 const NO_CACHE = { cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 /** Every run of a workflow id, newest first, with its history's length (each run names the one it continued). */
 async function runs(workflowId: string): Promise<{ runId: string; events: number }[]> {

@@ -1,23 +1,11 @@
 // A planner call that fails mid-stream was billed for what the API had started: that usage
 // reaches the goal's usage (and budget), and the failed call is tried again.
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowsPath } from '../../worker/worker';
+import { describe, expect, it } from 'vitest';
 import { cancelSignal, goalUsageQuery } from '../../workflows/definitions';
 import { goalEnv, plan, planner, task } from '../fixtures/goal-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 const billed = (input: number, output: number) => ({ input_tokens: input, output_tokens: output, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
 

@@ -14,30 +14,25 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandin } from '../../standin/server';
-import { workflowsPath } from '../../worker/worker';
 import { eventsQuery, stateQuery, userMessageUpdate } from '../../workflows/definitions';
 import { sessionWorkflow } from '../../workflows/session';
 import { say, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, recordHistoryIn, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { recordHistoryIn, uniqueTaskQueue } from '../helpers/temporal';
 import { cliEnv, keel } from '../fixtures/client-cli';
 import { activitiesOf, command, killHostWorker, startHostWorker, toolResults, viewOf, type WorkerProcess } from '../fixtures/host-workers';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const WAIT_MS = 3_000;
 
-let env: TemporalTestEnv;
+const fixture = useTemporal();
+const { env } = fixture;
 let scratch: string;
-let codePath: string;
 
 beforeAll(async () => {
-  env = await connectTestEnv();
   scratch = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'keel-host-move-')));
-  codePath = path.join(scratch, 'workflows.js');
-  await fs.writeFile(codePath, (await bundle(workflowsPath)).code);
-}, 180_000);
+});
 
 afterAll(async () => {
-  await closeTestEnv(env);
   if (scratch) await fs.rm(scratch, { recursive: true, force: true });
 });
 
@@ -58,8 +53,8 @@ describe('keel host move', () => {
     const workers: WorkerProcess[] = [];
     const cli = cliEnv(taskQueue);
     try {
-      const startB = startHostWorker(env.address, taskQueue, codePath, { ...common, KEEL_WORKSPACE_HOST: 'host-b' }, disk);
-      const startA = startHostWorker(env.address, taskQueue, codePath, { ...common, KEEL_WORKSPACE_HOST: 'host-a' });
+      const startB = startHostWorker(env.address, taskQueue, fixture.bundleFile, { ...common, KEEL_WORKSPACE_HOST: 'host-b' }, disk);
+      const startA = startHostWorker(env.address, taskQueue, fixture.bundleFile, { ...common, KEEL_WORKSPACE_HOST: 'host-a' });
       for (const r of await Promise.allSettled([startB, startA])) if (r.status === 'fulfilled') workers.push(r.value);
       const [b, a1] = await Promise.all([startB, startA]);
 
@@ -113,7 +108,7 @@ describe('keel host move', () => {
       expect(await fs.readFile(viewOf(b, path.join(ws1, 'runs.log')), 'utf8')).toBe('t1\nt2\nt3\n');
 
       // ---- declared lost -----------------------------------------------------------------
-      const a2 = await startHostWorker(env.address, taskQueue, codePath, { ...common, KEEL_WORKSPACE_HOST: 'host-a' });
+      const a2 = await startHostWorker(env.address, taskQueue, fixture.bundleFile, { ...common, KEEL_WORKSPACE_HOST: 'host-a' });
       workers.push(a2);
       const s2 = await start('s2', ws2);
       await turn(s2, 'u1', 1);

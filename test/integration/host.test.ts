@@ -2,27 +2,14 @@
 // goals and agents (transition counts from the host's observers); `send` resolving by
 // message id; and a session under a steady queue of messages that still continues as new,
 // handing the queue over to the next run in order.
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/index';
-import { workflowsPath } from '../../worker/worker';
 import { metricsQuery, resumeSignal, transcriptQuery, type MetricsView } from '../../workflows/definitions';
 import { agent, critic, finish, goalEnv, plan, planner, review, task } from '../fixtures/goal-harness';
 import { recordHistory, say, sessionEnv } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 /** How many times `machine` took `event` (any from / to), from the metrics query. */
 const taken = (m: MetricsView, machine: string, event: string) =>

@@ -7,33 +7,22 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { WorkflowFailedError, WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { clearSegmentCache } from '../../activities/conversation-store';
 import { KeelClient } from '../../client/keel-client';
 import { InvalidInputError } from '../../client/errors';
 import { resolveTemporalCli } from '../../worker/dev-server';
-import { createKeelWorker, workflowsPath } from '../../worker/worker';
+import { createKeelWorker } from '../../worker/worker';
 import { eventsQuery, goalStateQuery, stateQuery, stopUpdate, pauseUpdate, userMessageUpdate, type LogEntry } from '../../workflows/definitions';
 import { goalWorkflow } from '../../workflows/goal';
 import { sessionWorkflow } from '../../workflows/session';
 import { agent, finish, attachGoal, critic, goalEnv, plan, planner, review, task } from '../fixtures/goal-harness';
 import { KEY, makeWorkspace, say, sessionEnv, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, uniqueTaskQueue, type TemporalTestEnv } from '../helpers/temporal';
+import { uniqueTaskQueue } from '../helpers/temporal';
 import { startStandin } from '../../standin/server';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 async function workflowTaskFailures(handle: WorkflowHandle): Promise<number> {
   const history = await handle.fetchHistory();

@@ -10,36 +10,30 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeStores } from '../../activities/store/open';
-import { workflowsPath } from '../../worker/worker';
 import { userMessageUpdate, type LogEntry } from '../../workflows/definitions';
 import { recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
 import { cliEnv, keel } from '../fixtures/client-cli';
-import { closeTestEnv } from '../fixtures/worker-teardown';
 import { startPostgres, type TestPostgres } from '../helpers/postgres';
-import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { uniqueTaskQueue } from '../helpers/temporal';
 import { resolveTemporalCli } from '../../worker/dev-server';
 import { KeelClient } from '../../client/keel-client';
 import { probeStore } from '../../worker/store-probe';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const OUTAGE_MS = Number(process.env.KEEL_OUTAGE_MS ?? 30_000);
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
+const { env, workflowBundle } = useTemporal();
 let pg: TestPostgres;
 
 beforeAll(async () => {
-  env = await connectTestEnv();
   pg = await startPostgres();
-  workflowBundle = await bundle(workflowsPath);
 }, 180_000);
 
 afterAll(async () => {
   await closeStores();
   await pg?.stop();
-  await closeTestEnv(env);
 });
 
 /** The ids `temporal workflow list --query` finds: what an operator runs, against the same server. */

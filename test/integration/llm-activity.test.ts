@@ -4,7 +4,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { forgetReaders, noteReader } from '../../activities/live-readers';
 import { MODEL_FAILURE, type ModelCallHeartbeat, type ModelCallInput, type ModelStreamEvent } from '../../activities/llm';
@@ -13,25 +12,19 @@ import { type Standin, startStandin } from '../../standin/server';
 import { FAST_RETRY, withModelWorker } from '../fixtures/llm-harness';
 import { interruptSignal } from '../fixtures/llm-workflow';
 import { waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const KEY = 'sk-ant-test-7f3a9c1e5b';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
+const { env, workflowBundle } = useTemporal({ workflows: path.join(here, '../fixtures/llm-workflow.ts') });
 let standin: Standin;
 
 beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(path.join(here, '../fixtures/llm-workflow.ts'));
   standin = await startStandin({ scenario: { rules: [] } });
 });
-
 afterAll(async () => {
   await standin?.close();
-  await closeTestEnv(env);
 });
 
 const config = () => ({ env: { ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: standin.url } });

@@ -2,29 +2,22 @@
 // handled by the real activity under a real Temporal retry policy.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MODEL_FAILURE, type ModelCallInput, type ModelStreamEvent } from '../../activities/llm';
 import { type Standin, startStandin } from '../../standin/server';
 import { FAST_RETRY, withModelWorker } from '../fixtures/llm-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
+const { env, workflowBundle } = useTemporal({ workflows: path.join(here, '../fixtures/llm-workflow.ts') });
 let standin: Standin;
 
 beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(path.join(here, '../fixtures/llm-workflow.ts'));
   standin = await startStandin({ scenario: { rules: [] } });
 });
-
 afterAll(async () => {
   await standin?.close();
-  await closeTestEnv(env);
 });
 
 const config = (extra: { streamIdleTimeoutMs?: number; requestTimeoutMs?: number } = {}) => ({

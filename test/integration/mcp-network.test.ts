@@ -14,7 +14,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createMcpBridge, parseMcpConfig } from '../../activities/mcp/index';
 import type { ConnectionRecord } from '../../activities/tools/network-proxy';
@@ -22,10 +21,9 @@ import { TOOL_STREAM_TOPIC, type ToolProgressEvent } from '../../activities/tool
 import { probeSandbox } from '../../activities/tools/sandbox';
 import type { ToolResult } from '../../activities/tools/result';
 import { userMessageUpdate } from '../../workflows/definitions';
-import { workflowsPath } from '../../worker/worker';
 import { say, sessionEnv, use } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, followEventTopic, type TemporalTestEnv } from '../helpers/temporal';
+import { followEventTopic } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const GRANTED = 'granted.keel.test';
 const NOT_GRANTED = 'elsewhere.keel.test';
@@ -101,17 +99,13 @@ describe('an MCP server with a network grant', () => {
 });
 
 describe('an MCP server\'s connections through a real worker', () => {
-  let env: TemporalTestEnv;
-  let workflowBundle: WorkflowBundleWithSourceMap;
+  const { env, workflowBundle } = useTemporal();
   let dir: string;
 
   beforeAll(async () => {
-    env = await connectTestEnv();
-    workflowBundle = await bundle(workflowsPath);
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-mcp-net-config-'));
   });
   afterAll(async () => {
-    await closeTestEnv(env);
     if (dir) await fs.rm(dir, { recursive: true, force: true });
   });
 

@@ -8,14 +8,14 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMcpBridge, type McpBridge, type McpToolList, parseMcpConfig, parseMcpToolName } from '../../activities/mcp/index';
 import { ACTIVITY_WORKER_OPTIONS, type ToolResult } from '../../activities/tools/index';
 import { callMcpToolWorkflow } from '../fixtures/tools-workflow';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue, WORKFLOWS_ON_CALLING_THREAD } from '../helpers/temporal';
+import { uniqueTaskQueue, WORKFLOWS_ON_CALLING_THREAD } from '../helpers/temporal';
 import { matching } from '../unit/tools/context';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const serverScript = path.join(here, '../fixtures/mcp-server.ts');
@@ -204,15 +204,7 @@ describe('MCP config and names', () => {
 });
 
 describe('MCP tool through a real worker', () => {
-  let env: TemporalTestEnv;
-  let workflowBundle: WorkflowBundleWithSourceMap;
-  beforeAll(async () => {
-    env = await connectTestEnv();
-    workflowBundle = await bundle(path.join(here, '../fixtures/tools-workflow.ts'));
-  });
-  afterAll(async () => {
-    await closeTestEnv(env);
-  });
+  const { env, workflowBundle } = useTemporal({ workflows: path.join(here, '../fixtures/tools-workflow.ts') });
 
   it('runs as an activity with the options the bridge listed', async () => {
     const taskQueue = uniqueTaskQueue('mcp');

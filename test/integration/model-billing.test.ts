@@ -3,27 +3,14 @@
 // The conversation is read from the cache; an empty text block never goes back; server
 // tool blocks survive a pause_turn and web searches are priced; a refused turn is as if
 // not sent; compaction is priced and starts from the API's own token count; thinking modes.
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { costOf, DEFAULT_PRICES } from '../../activities/llm-pricing';
 import { conversationProblems, type Message } from '../../machines/index';
-import { workflowsPath } from '../../worker/worker';
 import { userMessageUpdate } from '../../workflows/definitions';
 import { say, sessionEnv, use } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 type Body = { messages: Message[]; system?: unknown; thinking?: unknown; model: string };
 const bodies = (s: { standin: { requests: { body: unknown }[] } }) => s.standin.requests.map((r) => r.body as Body);

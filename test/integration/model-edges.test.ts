@@ -2,27 +2,15 @@
 // stand-in: a max_tokens stop inside a tool_use, a refusal, pause_turn, a call interrupted
 // mid-stream and calls that keep failing — and that every billed token of each reaches
 // the session's usage and its budget.
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { conversationProblems, type Message } from '../../machines/index';
-import { workflowsPath } from '../../worker/worker';
 import type { ModelStreamEvent } from '../../activities/llm';
 import { interruptUpdate, MODEL_TOPIC, transcriptQuery, userMessageUpdate } from '../../workflows/definitions';
 import { recordHistory, say, sessionEnv } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, followEventTopic, type TemporalTestEnv } from '../helpers/temporal';
+import { followEventTopic } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 /** Exact usage, so the test can add it up (no prompt-cache split). */
 const billed = (input: number, output: number) => ({ input_tokens: input, output_tokens: output, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });

@@ -4,26 +4,14 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { costOf } from '../../activities/llm-pricing';
-import { workflowsPath } from '../../worker/worker';
 import { usageQuery, userMessageUpdate } from '../../workflows/definitions';
 import { goalEnv, plan, planner, task } from '../fixtures/goal-harness';
 import { say, sessionEnv } from '../fixtures/session-harness';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await env?.close();
-});
+const { env, workflowBundle } = useTemporal();
 
 const UNPRICED = 'claude-unreleased-9';
 const answer = { rules: [{ match: {}, reply: say('Priced.', { usage: { input_tokens: 1_000, output_tokens: 100 } }) }], models: [UNPRICED] };

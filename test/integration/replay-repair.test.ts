@@ -15,26 +15,22 @@ import { WorkflowUpdateStage } from '@temporalio/client';
 import { Context } from '@temporalio/activity';
 import proto from '@temporalio/proto';
 import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { keelWorkflowSinks } from '../../worker/telemetry';
 import { diagnoseHistory, historyMarks } from '../../worker/replay-repair';
 import { startReplayRepairSweep } from '../../worker/replay-repair-sweep';
 import { workflowsPath } from '../../worker/worker';
 import { noteUpdate, repairWorkflow } from '../fixtures/repair-workflow';
 import { waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv, stopWhenTestEnds } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { stopWhenTestEnds } from '../fixtures/worker-teardown';
+import { useTemporal } from '../fixtures/use-temporal';
+import { bundle, uniqueTaskQueue } from '../helpers/temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { temporal } = proto;
 
-let env: TemporalTestEnv;
-beforeAll(async () => {
-  env = await connectTestEnv();
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+// Both tests bundle their own workflows (the fleet's history is Keel's; the live one a fixture's).
+const { env } = useTemporal({ workflows: false });
 
 describe('replay repair', () => {
   it("the fleet run stuck on the SDK's update ordering: today's code fails at event 197; the repair resets to the retried task (196), before which it replays", async () => {

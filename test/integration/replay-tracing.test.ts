@@ -36,8 +36,8 @@ import { stampedMemo, startSearchAttributes } from '../../workflows/run-format';
 import { sessionWorkflow } from '../../workflows/session';
 import { agent, critic, FAST_MODEL, finish, plan, planner, review, task } from '../fixtures/goal-harness';
 import { KEY, makeWorkspace, say, use, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { uniqueTaskQueue } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const workflowsPath = path.join(here, '../../workflows/index.ts');
@@ -49,7 +49,7 @@ interface Config {
 }
 type History = temporal.api.history.v1.IHistory;
 
-let env: TemporalTestEnv;
+const { env } = useTemporal({ workflows: false });
 let standin: Standin;
 let receiver: Server;
 let spansReceived = 0;
@@ -67,7 +67,6 @@ function workflowCodeFor(telemetry: Telemetry): Promise<WorkflowBundleWithSource
 }
 
 beforeAll(async () => {
-  env = await connectTestEnv();
   receiver = createServer((req, res) => {
     req.resume();
     req.on('end', () => {
@@ -109,7 +108,6 @@ afterAll(async () => {
   await configs.off?.telemetry.shutdown();
   await standin?.close();
   receiver?.close();
-  await closeTestEnv(env);
 });
 
 /** Every run of a workflow id, oldest first. */

@@ -4,27 +4,14 @@
 // the same. Before, the next run got the options as the client sent them and derived the
 // defaults again (a default changed by a deployment in between would have changed a running
 // session).
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/index';
-import { workflowsPath } from '../../worker/worker';
 import { resolveSessionOptions } from '../../workflows/session-options';
 import type { SessionOptions } from '../../workflows/protocol/session';
 import { recordHistory, say, sessionEnv, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 describe('resolved options', () => {
   it('the second run of a session started with no model options starts with the first run’s resolved options and asks for the same model', async () => {

@@ -4,29 +4,17 @@
 // Before, each turn carried its own 1/2/3 s copy and still waited 1 s.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { userMessageUpdate } from '../../workflows/definitions';
 import { CHANGED_TRANSIENT_BACKOFF_MS } from '../fixtures/retry-row-workflows';
 import { say, sessionEnv } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const changedWorkflows = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/retry-row-workflows.ts');
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  // Not preloaded: the fixture changes a row of machines/model-retry.ts's table, which a
-  // preloaded (shared, frozen) module would not let it do.
-  workflowBundle = await bundle(changedWorkflows, { preload: false });
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+// Not preloaded: the fixture changes a row of machines/model-retry.ts's table, which a
+// preloaded (shared, frozen) module would not let it do.
+const { env, workflowBundle } = useTemporal({ workflows: changedWorkflows, preload: false });
 
 describe('the retry table row a turn reads', () => {
   it('a changed row changes the turn’s retry timer', async () => {

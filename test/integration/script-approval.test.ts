@@ -5,26 +5,13 @@
 // given while the file changed after the human was asked does not run it either.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ToolFacts } from '../../machines/tool-result';
 import { approveUpdate, userMessageUpdate } from '../../workflows/definitions';
-import { workflowsPath } from '../../worker/worker';
 import { recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 type Result = { callId: string; status: string; output: string; facts?: ToolFacts };
 

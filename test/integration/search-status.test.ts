@@ -2,29 +2,16 @@
 // and an agent's steps write no search attributes of their own, so history does not grow
 // by two upserts a turn; approvals still show at once, and a run recorded before the
 // change (test/histories) replays with its old upserts (replay.test.ts).
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/index';
 import { readInbox } from '../../server/inbox';
-import { workflowsPath } from '../../worker/worker';
 import { approveUpdate, closeUpdate, userMessageUpdate } from '../../workflows/definitions';
 import { critic, goalEnv, plan, planner, recordGoalHistory, review, task, writesFile } from '../fixtures/goal-harness';
 import { recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 /** The KeelStatus / KeelPendingApprovals values each upsert in a run's history wrote, in order. */
 async function upserts(handle: WorkflowHandle): Promise<string[]> {

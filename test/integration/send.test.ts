@@ -3,27 +3,14 @@
 // continue-as-new it answers `moved` and the wait goes on in the next run (awaitTurn); a
 // refused message is refused with the machine's reason; a worker that has no
 // `sendMessage` gets `userMessage` + `awaitTurn` as before.
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient, UpdateRejectedError } from '../../client/index';
-import { workflowsPath } from '../../worker/worker';
 import { sendMessageUpdate } from '../../workflows/definitions';
 import { say, sessionEnv, waitUntil as waitFor } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 /** The names of the updates a run's history accepted, in order. */
 async function acceptedUpdates(handle: WorkflowHandle): Promise<string[]> {

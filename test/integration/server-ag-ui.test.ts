@@ -8,29 +8,17 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildResumeArray, HttpAgent } from '@ag-ui/client';
 import { EventType, type BaseEvent } from '@ag-ui/core';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/keel-client';
 import { startServer } from '../../server/main';
 import { loadScenario } from '../../standin/scenario';
-import { workflowsPath } from '../../worker/worker';
 import { TEST_TOKEN } from '../fixtures/serve-process';
 import { sessionEnv } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 describe('AG-UI', () => {
   it('an @ag-ui/client HttpAgent runs a turn through an approval interrupt and resume, reloads the thread from snapshots, and runs are matched by message id', async () => {

@@ -4,30 +4,18 @@
 // a fresh request after the API process was killed and started again.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadScenario } from '../../standin/scenario';
-import { workflowsPath } from '../../worker/worker';
 import type { GoalLogEntry } from '../../workflows/definitions';
 import type { InboxItem } from '../../server/schemas';
 import { goalEnv, waitUntil } from '../fixtures/goal-harness';
 import { authed, readSse, startServe, TEST_TOKEN } from '../fixtures/serve-process';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const demoScenario = path.join(here, '../../client/demo/goal-demo.yaml');
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 type Problem = { type: string; title: string; status: number; detail: string; errors?: { pointer: string; message: string }[]; reason?: string };
 

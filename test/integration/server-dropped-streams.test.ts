@@ -5,26 +5,14 @@
 // made every later update (a message, an approval) wait out the API's 15 s bound and answer
 // 504. Here twelve readers of a quiet session drop their streams, then a message goes through
 // at once.
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/keel-client';
 import { startServer } from '../../server/main';
-import { workflowsPath } from '../../worker/worker';
 import { TEST_TOKEN } from '../fixtures/serve-process';
 import { KEY, sessionEnv } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 const auth = { Authorization: `Bearer ${TEST_TOKEN}` };
 

@@ -13,29 +13,25 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/keel-client';
 import { startServer, type RunningServer } from '../../server/main';
-import { workflowsPath } from '../../worker/worker';
 import { TEST_TOKEN } from '../fixtures/serve-process';
 import { KEY, sessionEnv, type SessionEnv } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 import { killWhenTestEnds } from '../fixtures/child-teardown';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const reportDir = path.join(root, '.keel', 'schemathesis');
 
-let env: TemporalTestEnv;
+const { env, workflowBundle } = useTemporal();
 let server: RunningServer;
 let s: SessionEnv;
 
 beforeAll(async () => {
-  env = await connectTestEnv();
-  s = await sessionEnv(env, await bundle(workflowsPath), { name: 'ok', apiKeys: [KEY], rules: [{ name: 'ok', match: {}, reply: { content: [{ type: 'text', text: 'ok' }] } }] }, {}, { ownWorkflowThread: true });
+  s = await sessionEnv(env, workflowBundle, { name: 'ok', apiKeys: [KEY], rules: [{ name: 'ok', match: {}, reply: { content: [{ type: 'text', text: 'ok' }] } }] }, {}, { ownWorkflowThread: true });
   const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
   server = await startServer({ keel, port: 0, workspace: s.workspace, env: { KEEL_API_TOKEN: TEST_TOKEN, KEEL_API_APPROVER: 'schemathesis' } });
 });
 afterAll(async () => {
   await server?.close();
-  await closeTestEnv(env);
 });
 
 /** Workflow task failures of the workflows the run started: a start input that passed the API's validation but wedges its workflow. */

@@ -8,16 +8,14 @@
 // AG-UI every frame is an AG-UI event (checked by @ag-ui/core's own schemas) starting with
 // RUN_STARTED. Afterwards the server and the session still work.
 import { EventSchemas } from '@ag-ui/core/schemas';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/keel-client';
 import { startServer, type RunningServer } from '../../server/main';
-import { workflowsPath } from '../../worker/worker';
 import { TEST_TOKEN } from '../fixtures/serve-process';
 import { KEY, sessionEnv, type SessionEnv } from '../fixtures/session-harness';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const MAX_BYTES = 64 * 1024;
 const MAX_MS = 1_500;
@@ -35,16 +33,7 @@ const SEED = Number(process.env.KEEL_STREAM_FUZZ_SEED ?? 29);
  */
 const EVENTS_AT_ONCE = 10;
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await env?.close();
-});
+const { env, workflowBundle } = useTemporal();
 
 type Operation = { responses: Record<string, { content?: Record<string, { schema?: { properties?: { event?: { enum?: string[] } } } }> }> };
 

@@ -2,29 +2,16 @@
 // run_command, steer mid-turn, a message queued while a turn runs, pause and resume.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { ModelStreamEvent } from '../../activities/llm';
 import { conversationProblems, type Message } from '../../machines/index';
-import { workflowsPath } from '../../worker/worker';
 import { interruptUpdate, MODEL_TOPIC, pauseSignal, resumeUpdate, steerUpdate, transcriptQuery, userMessageSignal, userMessageUpdate } from '../../workflows/definitions';
 import { recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
 import { hostPidWith, isAlive } from '../unit/tools/context';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 const lastRequest = (s: { standin: { requests: { body: unknown }[] } }) => s.standin.requests.at(-1)!.body as { messages: Message[] };
 /** A valid request ends with a user message; check what was sent plus the reply. */

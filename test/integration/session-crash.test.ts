@@ -4,24 +4,21 @@
 // it, `temporal workflow signal --name approve` approves.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startStandin } from '../../standin/server';
 import { conversationProblems, type Message } from '../../machines/index';
 import { resolveTemporalCli } from '../../worker/dev-server';
-import { workflowsPath } from '../../worker/worker';
 import { eventsQuery, userMessageSignal, userMessageUpdate } from '../../workflows/definitions';
 import { sessionWorkflow } from '../../workflows/session';
 import { attachRun, KEY, makeWorkspace, recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { uniqueTaskQueue } from '../helpers/temporal';
 import { compiledWorker } from '../fixtures/compiled-cli';
 import { hostPidWith, isAlive } from '../unit/tools/context';
 import { killWhenTestEnds } from '../fixtures/child-teardown';
+import { useTemporal } from '../fixtures/use-temporal';
 
 // The worker process, compiled once for the run (tsx transpiled it again at every start).
 const sessionWorker = await compiledWorker('session-worker');
@@ -29,26 +26,11 @@ const sessionWorker = await compiledWorker('session-worker');
 const here = path.dirname(fileURLToPath(import.meta.url));
 const run = promisify(execFile);
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-let codeDir: string;
-let codePath: string;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-  codeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-bundle-'));
-  codePath = path.join(codeDir, 'workflows.js');
-  await fs.writeFile(codePath, workflowBundle.code);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-  if (codeDir) await fs.rm(codeDir, { recursive: true, force: true });
-});
+const fixture = useTemporal();
+const { env, workflowBundle } = fixture;
 
 function startWorker(taskQueue: string, standinUrl: string): Promise<ChildProcess> {
-  const child = killWhenTestEnds(spawn(sessionWorker[0], [sessionWorker[1], env.address, taskQueue, codePath], {
+  const child = killWhenTestEnds(spawn(sessionWorker[0], [sessionWorker[1], env.address, taskQueue, fixture.bundleFile], {
     cwd: path.join(here, '../..'),
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: standinUrl },

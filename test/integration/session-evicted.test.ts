@@ -15,26 +15,17 @@
 // flight can outlive that; CI saw it once in ~40 runs (stop 38). It costs one wait and no
 // message, so it is allowed once, on a sticky queue, and printed.
 import fs from 'node:fs/promises';
-import { NativeConnection, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/index';
 import { startStandin } from '../../standin/server';
-import { createKeelWorker, type KeelWorker, workflowsPath } from '../../worker/worker';
+import { createKeelWorker, type KeelWorker } from '../../worker/worker';
 import { KEY, makeWorkspace, say, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { uniqueTaskQueue } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 describe('a parked session after its worker is replaced', () => {
   it('send() resolves on the new worker (replayed), a closed session leaves the cache, and send() resolves with the cache off; no message lost', async () => {

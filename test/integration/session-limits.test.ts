@@ -1,24 +1,11 @@
 // Budgets, the error threshold, closing and the idle timeout, on a real worker with the
 // model stand-in.
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { workflowsPath } from '../../worker/worker';
+import { describe, expect, it } from 'vitest';
 import { closeSignal, eventsQuery, raiseBudgetUpdate, resetUpdate, usageQuery, userMessageSignal, userMessageUpdate } from '../../workflows/definitions';
 import { recordHistory, say, sessionEnv } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 describe('session limits', () => {
   it('budget exhaustion suspends the session with the reason; raiseBudget continues with the queued message', async () => {

@@ -4,30 +4,17 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import proto, { type temporal } from '@temporalio/proto';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { conversationProblems, type Message } from '../../machines/index';
-import { workflowsPath } from '../../worker/worker';
 import { approveUpdate, eventsQuery, pauseUpdate, resumeUpdate, transcriptQuery, userMessageUpdate } from '../../workflows/definitions';
 import { recordHistory, say, sessionEnv, use } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const { HistoryEvent } = proto.temporal.api.history.v1;
 /** Turns of the history-growth test (see there why 60 suffice). */
 const TURNS = 60;
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 async function historyBytes(handle: { fetchHistory(): Promise<temporal.api.history.v1.IHistory> }): Promise<{ bytes: number; events: number; byType: Record<string, number> }> {
   const history = await handle.fetchHistory();

@@ -4,27 +4,17 @@ import { fileURLToPath } from 'node:url';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker, type WorkerOptions, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Worker, type WorkerOptions } from '@temporalio/worker';
+import { describe, expect, inject, it } from 'vitest';
 import * as activities from '../fixtures/smoke-activities';
 import { addItem, finish, items, limitQuery, setLimit, sleeper, smokeWorkflow, spinner } from '../fixtures/smoke-workflow';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue, WORKFLOW_DEADLOCK_TIMEOUT, WORKFLOWS_ON_CALLING_THREAD } from '../helpers/temporal';
+import { uniqueTaskQueue, WORKFLOW_DEADLOCK_TIMEOUT, WORKFLOWS_ON_CALLING_THREAD } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const workflowsPath = path.join(here, '../fixtures/smoke-workflow.ts');
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal({ workflows: workflowsPath });
 
 describe('smoke: a real worker against a real temporal server start-dev', () => {
   it('runs signals, queries, a validated update and a retried activity', async () => {

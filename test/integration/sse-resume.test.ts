@@ -4,31 +4,19 @@
 // the stream query (workflows/stream-read.ts) a reconnect after the end got none of it.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/keel-client';
 import { startServer } from '../../server/main';
 import { loadScenario } from '../../standin/scenario';
-import { workflowsPath } from '../../worker/worker';
 import type { ModelStreamEvent } from '../../activities/llm-deltas';
 import type { LogEntry } from '../../workflows/definitions';
 import { authed, readSse, TEST_TOKEN } from '../fixtures/serve-process';
 import { sessionEnv, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 type SseItem = { event: string; id: string | null; data: unknown };
 const kind = (e: SseItem) => (e.event === 'events' ? (e.data as LogEntry).kind : null);

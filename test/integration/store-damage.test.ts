@@ -11,27 +11,21 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clearSegmentCache } from '../../activities/conversation-store';
-import { workflowsPath } from '../../worker/worker';
 import { resetUpdate, userMessageUpdate, type LogEntry } from '../../workflows/definitions';
 import { say, sessionEnv, type SessionEnv, type SessionRun, use } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const run = promisify(execFile);
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
+const { env, workflowBundle } = useTemporal();
 let s: SessionEnv;
 let running: Promise<unknown>;
 let root: string;
 const mounts: string[] = [];
 
 beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
   root = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-damage-'));
   s = await sessionEnv(env, workflowBundle, {
     rules: [
@@ -49,7 +43,6 @@ afterAll(async () => {
   await s?.standin.close();
   for (const m of mounts) await run('umount', [m]).catch(() => {});
   await fs.rm(root, { recursive: true, force: true });
-  await closeTestEnv(env);
 });
 
 let n = 0;

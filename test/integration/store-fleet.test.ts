@@ -7,28 +7,22 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { clearIdentityCache, createStoreActivities, storeIdentity } from '../../activities/conversation-store';
-import { createKeelWorker, workflowsPath } from '../../worker/worker';
+import { createKeelWorker } from '../../worker/worker';
 import { probeStore, StoreProbeError } from '../../worker/store-probe';
 import { waitUntil } from '../fixtures/session-harness';
 import { goalEnv, plan, planner, task, writesFile } from '../fixtures/goal-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { uniqueTaskQueue } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
+const { env, workflowBundle } = useTemporal();
 let root: string;
 
 beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
   root = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-fleet-'));
 });
-
 afterAll(async () => {
-  await closeTestEnv(env);
   await fs.rm(root, { recursive: true, force: true });
 });
 

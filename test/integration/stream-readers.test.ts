@@ -8,29 +8,17 @@
 // were leftover buffered tasks when evicting run" seconds after that session closed).
 import { type Interceptor, InterceptingCall } from '@grpc/grpc-js';
 import { Client, Connection } from '@temporalio/client';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hasReader } from '../../activities/live-readers';
 import { KeelClient } from '../../client/keel-client';
 import { streamReadsQueued } from '../../client/stream-reads';
 import { startServer } from '../../server/main';
-import { workflowsPath } from '../../worker/worker';
 import { TEST_TOKEN } from '../fixtures/serve-process';
 import { KEY, sessionEnv, waitUntil } from '../fixtures/session-harness';
 import { streamReadQuery } from '../../workflows/stream-read';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 const auth = { Authorization: `Bearer ${TEST_TOKEN}` };
 const READERS = 10;

@@ -24,8 +24,8 @@ import { buildCompiledWorker, type CompiledBuild, type CompiledWorker } from '..
 import { agent, critic, finish, plan, planner, review, task } from '../fixtures/goal-harness';
 import { makeWorkspace, say, use, waitUntil } from '../fixtures/session-harness';
 import { treeSvg, treeText, type TreeSpan } from '../fixtures/span-tree';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { uniqueTaskQueue } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -60,7 +60,7 @@ const asTree = (s: OtlpSpan): TreeSpan => ({
   links: s.links?.length ?? 0,
 });
 
-let env: TemporalTestEnv;
+const { env } = useTemporal({ workflows: false });
 let build: CompiledBuild;
 let receiver: Server;
 let worker: CompiledWorker;
@@ -75,7 +75,6 @@ const spans: OtlpSpan[] = [];
 let sessionTrace = '';
 
 beforeAll(async () => {
-  env = await connectTestEnv();
   build = await buildCompiledWorker();
   receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -138,7 +137,6 @@ afterAll(async () => {
   worker?.child.kill('SIGKILL');
   await standin?.close();
   receiver?.close();
-  await closeTestEnv(env);
 });
 
 /** Runs `body` inside a new span of the application (a request), returning the span's trace id. */

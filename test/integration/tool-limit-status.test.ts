@@ -4,28 +4,15 @@
 // the call ended as a plain `error` and only the text said `[limit: …]`.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { toolResultLine, type Output } from '../../client/cli/output';
 import type { ToolFacts } from '../../machines/tool-result';
 import { userMessageUpdate } from '../../workflows/definitions';
-import { workflowsPath } from '../../worker/worker';
 import { probeSandbox } from '../../activities/tools/sandbox';
 import { recordHistory, say, sessionEnv, use } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 describe('a sandbox limit is a tool-call status', () => {
   it('a file larger than the limit ends the call as `limit` (file-size) in the event log and the counts; a plain failure stays `error`', async () => {

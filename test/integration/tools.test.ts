@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createToolActivities, findBuiltinTool, ACTIVITY_WORKER_OPTIONS, type ToolActivityOptions } from '../../activities/tools/index';
 import { isZombie, processStartTicks, reapOrphanedCommands, runningDir } from '../../activities/tools/orphans';
@@ -17,11 +17,11 @@ import { cancelTool, policyWorkflow, releaseTool, runToolWorkflow, streamedToolW
 import { TOOL_STREAM_TOPIC, type ToolProgressEvent } from '../../activities/tools/progress';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue, WORKFLOWS_ON_CALLING_THREAD } from '../helpers/temporal';
+import { uniqueTaskQueue, WORKFLOWS_ON_CALLING_THREAD } from '../helpers/temporal';
 import { compiledWorker } from '../fixtures/compiled-cli';
 import { isAlive, waitFor } from '../unit/tools/context';
 import { killWhenTestEnds } from '../fixtures/child-teardown';
+import { useTemporal } from '../fixtures/use-temporal';
 
 // The worker process, compiled once for the run (tsx transpiled it again at every start).
 const toolsWorker = await compiledWorker('tools-worker');
@@ -29,18 +29,13 @@ const toolsWorker = await compiledWorker('tools-worker');
 const here = path.dirname(fileURLToPath(import.meta.url));
 const workflowsPath = path.join(here, '../fixtures/tools-workflow.ts');
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
+const { env, workflowBundle } = useTemporal({ workflows: workflowsPath });
 let workspace: string;
 
 beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
   workspace = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'keel-tools-it-')));
 });
-
 afterAll(async () => {
-  await closeTestEnv(env);
   if (workspace) await fs.rm(workspace, { recursive: true, force: true });
 });
 

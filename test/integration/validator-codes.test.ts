@@ -4,25 +4,13 @@
 // schema's for `userMessage`. The session is untouched by each. Real worker, dev server,
 // stand-in.
 import { ApplicationFailure, WorkflowUpdateFailedError } from '@temporalio/client';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/index';
 import { toKeelError, UpdateRejectedError } from '../../client/errors';
-import { workflowsPath } from '../../worker/worker';
 import { sessionEnv, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 /** The refusal's code and message, as the Temporal client and Keel's client see them. */
 async function refused(p: Promise<unknown>, update: string): Promise<{ type: string | undefined; code: string | undefined; message: string }> {

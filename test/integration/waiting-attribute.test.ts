@@ -10,27 +10,17 @@ import path from 'node:path';
 import { Client } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal } from '@temporalio/proto';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKeelWorker, workflowsPath } from '../../worker/worker';
+import { describe, expect, it } from 'vitest';
+import { createKeelWorker } from '../../worker/worker';
 import { stateQuery } from '../../workflows/definitions';
 import { keelSearchAttributes, KeelWaiting } from '../../workflows/search-attributes';
 import { sessionWorkflow } from '../../workflows/session';
 import { KEY, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv, stopWhenTestEnds } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { stopWhenTestEnds } from '../fixtures/worker-teardown';
+import { uniqueTaskQueue } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-}, 180_000);
-
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 describe('KeelWaiting on a namespace that does not have it registered', () => {
   it('is not written: the run waits as before, and no workflow task fails', async () => {

@@ -10,38 +10,23 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { temporal } from '@temporalio/proto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startStandin } from '../../standin/server';
 import { checkWorkerHealth } from '../../worker/healthcheck';
-import { workflowsPath } from '../../worker/worker';
 import { goalWorkflow } from '../../workflows/goal';
 import { agent, finish, attachGoal, critic, FAST_MODEL, KEY, makeWorkspace, plan, planner, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { uniqueTaskQueue } from '../helpers/temporal';
 import { compiledWorker } from '../fixtures/compiled-cli';
 import { killWhenTestEnds } from '../fixtures/child-teardown';
+import { useTemporal } from '../fixtures/use-temporal';
 
 // The worker process, compiled once for the run (tsx transpiled it again at every start).
 const sessionWorker = await compiledWorker('session-worker');
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-let env: TemporalTestEnv;
-let codeDir: string;
-let codePath: string;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  const workflowBundle = await bundle(workflowsPath);
-  codeDir = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-bundle-'));
-  codePath = path.join(codeDir, 'workflows.js');
-  await fs.writeFile(codePath, workflowBundle.code);
-});
-
-afterAll(async () => {
-  await closeTestEnv(env);
-  if (codeDir) await fs.rm(codeDir, { recursive: true, force: true });
-});
+const fixture = useTemporal();
+const { env } = fixture;
 
 interface WorkerProcess {
   child: ChildProcess;
@@ -50,7 +35,7 @@ interface WorkerProcess {
 }
 
 function startWorker(taskQueue: string, standinUrl: string): Promise<WorkerProcess> {
-  const child = killWhenTestEnds(spawn(sessionWorker[0], [sessionWorker[1], env.address, taskQueue, codePath], {
+  const child = killWhenTestEnds(spawn(sessionWorker[0], [sessionWorker[1], env.address, taskQueue, fixture.bundleFile], {
     cwd: path.join(here, '../..'),
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: standinUrl },

@@ -14,35 +14,30 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandin } from '../../standin/server';
-import { workflowsPath } from '../../worker/worker';
 import { stateQuery, userMessageUpdate } from '../../workflows/definitions';
 import { goalWorkflow } from '../../workflows/goal';
 import { sessionWorkflow } from '../../workflows/session';
 import { critic, FAST_MODEL, plan, planner, review, task, writesFile } from '../fixtures/goal-harness';
 import { say, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal';
+import { uniqueTaskQueue } from '../helpers/temporal';
 import { activitiesOf, command, killHostWorker, startHostWorker, toolResults, type WorkerProcess } from '../fixtures/host-workers';
+import { useTemporal } from '../fixtures/use-temporal';
 
 const WAIT_MS = 3_000;
 
-let env: TemporalTestEnv;
+const fixture = useTemporal();
+const { env } = fixture;
 let scratch: string;
-let codePath: string;
 
 beforeAll(async () => {
-  env = await connectTestEnv();
   scratch = await fs.realpath(await fs.mkdtemp(path.join(os.tmpdir(), 'keel-affinity-')));
-  codePath = path.join(scratch, 'workflows.js');
-  await fs.writeFile(codePath, (await bundle(workflowsPath)).code);
-}, 180_000);
+});
 
 afterAll(async () => {
-  await closeTestEnv(env);
   if (scratch) await fs.rm(scratch, { recursive: true, force: true });
 });
 
-const startWorker = (taskQueue: string, extra: NodeJS.ProcessEnv, hide?: string) => startHostWorker(env.address, taskQueue, codePath, extra, hide);
+const startWorker = (taskQueue: string, extra: NodeJS.ProcessEnv, hide?: string) => startHostWorker(env.address, taskQueue, fixture.bundleFile, extra, hide);
 const kill = killHostWorker;
 const activities = activitiesOf;
 

@@ -5,29 +5,17 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../client/errors';
 import { KeelClient } from '../../client/keel-client';
 import { openWorkspace } from '../../activities/tools/workspace';
 import { createApp } from '../../server/app';
 import { createHash } from 'node:crypto';
-import { workflowsPath } from '../../worker/worker';
 import { stateQuery } from '../../workflows/definitions';
 import { say, sessionEnv, waitUntil } from '../fixtures/session-harness';
-import { closeTestEnv } from '../fixtures/worker-teardown';
-import { bundle, connectTestEnv, type TemporalTestEnv } from '../helpers/temporal';
+import { useTemporal } from '../fixtures/use-temporal';
 
-let env: TemporalTestEnv;
-let workflowBundle: WorkflowBundleWithSourceMap;
-
-beforeAll(async () => {
-  env = await connectTestEnv();
-  workflowBundle = await bundle(workflowsPath);
-});
-afterAll(async () => {
-  await closeTestEnv(env);
-});
+const { env, workflowBundle } = useTemporal();
 
 const TOKEN = 'keel_workspace_test_token_0123456789';
 type Problem = { status: number; detail: string; errors?: { pointer: string; message: string }[] };

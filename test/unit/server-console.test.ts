@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { KeelClient } from '../../client/keel-client';
 import { createApp } from '../../server/app';
 import { authenticate, loadTokens } from '../../server/auth';
-import { consoleScript } from '../../server/console-bundle';
+import { CONSOLE_SCRIPT_FILE, consoleScript } from '../../server/console-bundle';
 import { LoginCodes } from '../../server/login';
 import { corsOriginsOf } from '../../server/main';
 import { openApiDocument } from '../../server/openapi';
@@ -109,6 +109,16 @@ describe('console bundle', () => {
     const res = await app().request('/console/app.js');
     expect(res.headers.get('content-type')).toMatch(/javascript/);
     expect(await res.text()).toBe(script);
+  });
+
+  it('is served from the built file, which is no older than any of its sources (built on demand in a checkout)', () => {
+    consoleScript();
+    expect(fs.readFileSync(CONSOLE_SCRIPT_FILE, 'utf8')).toBe(consoleScript());
+    const sources = path.join(path.dirname(CONSOLE_SCRIPT_FILE), '../../server/console/src');
+    const files = fs.readdirSync(sources, { recursive: true, encoding: 'utf8' }).filter((f) => /\.tsx?$/.test(f));
+    expect(files.length).toBeGreaterThan(5);
+    const built = fs.statSync(CONSOLE_SCRIPT_FILE).mtimeMs;
+    for (const f of files) expect(fs.statSync(path.join(sources, f)).mtimeMs, f).toBeLessThanOrEqual(built);
   });
 });
 

@@ -5,7 +5,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { act, enc, say } from './api';
 import type { InboxItem, Task } from './types';
-import { DiffView, html } from './ui';
+import { DiffView } from './ui';
 
 type ToolItem = Extract<InboxItem, { type: 'tool_call' }>;
 type PlanItem = Extract<InboxItem, { type: 'plan' }>;
@@ -59,27 +59,27 @@ export function ToolCallCard({ item }: { item: ToolItem }) {
   const approveSession = () => void run(`approve ${what} for the session`, `${base}/approve`, { callId: item.callId, scope: 'session', ...(rule.trim() ? { rule: rule.trim() } : {}) });
   const deny = () => void run(`deny ${what}`, `${base}/deny`, { callId: item.callId, ...(reason.trim() ? { reason: reason.trim() } : {}) });
   useKeys(key, { a: approve, s: approveSession, d: deny, e: () => document.getElementById(`rule-${id}`)?.focus() });
-  return html`<article class="card inbox-item" tabindex="0" role="listitem" data-key=${key} data-type="tool_call" data-call=${item.callId} aria-label=${`tool call ${item.toolName} (${item.callId}) waiting in ${item.workflowId}`}>
+  return (<article class="card inbox-item" tabindex={0} role="listitem" data-key={key} data-type="tool_call" data-call={item.callId} aria-label={`tool call ${item.toolName} (${item.callId}) waiting in ${item.workflowId}`}>
     <header>
-      <strong>${item.toolName}</strong>
-      <span class="muted">in <a href=${`#/${item.workflowKind}/${enc(item.workflowId)}`}>${item.workflowId}</a>${item.taskId ? html` · task ${item.taskId}` : ''} · <code>${item.callId}</code></span>
+      <strong>{item.toolName}</strong>
+      <span class="muted">in <a href={`#/${item.workflowKind}/${enc(item.workflowId)}`}>{item.workflowId}</a>{item.taskId ? (<> · task {item.taskId}</>) : ''} · <code>{item.callId}</code></span>
     </header>
-    ${item.reason ? html`<p class="muted">Why it asks: ${item.reason}</p>` : null}
-    ${item.diff ? html`<${DiffView} diff=${item.diff} />` : null}
-    <details open=${!item.diff}><summary>arguments</summary><pre aria-label="arguments">${JSON.stringify(item.input, null, 2)}</pre></details>
+    {item.reason ? (<p class="muted">Why it asks: {item.reason}</p>) : null}
+    {item.diff ? (<DiffView diff={item.diff} />) : null}
+    <details open={!item.diff}><summary>arguments</summary><pre aria-label="arguments">{JSON.stringify(item.input, null, 2)}</pre></details>
     <div class="actions">
-      <button class="primary" data-act="approve" onClick=${approve}><kbd>a</kbd> Approve</button>
-      <button data-act="session" onClick=${approveSession}><kbd>s</kbd> Approve for session</button>
-      <label class="inline" for=${`rule-${id}`}><kbd>e</kbd> rule</label>
-      <input id=${`rule-${id}`} type="text" data-act="rule" placeholder="empty: exactly this call" value=${rule} onInput=${(e: Event) => setRule((e.target as HTMLInputElement).value)} />
+      <button class="primary" data-act="approve" onClick={approve}><kbd>a</kbd> Approve</button>
+      <button data-act="session" onClick={approveSession}><kbd>s</kbd> Approve for session</button>
+      <label class="inline" for={`rule-${id}`}><kbd>e</kbd> rule</label>
+      <input id={`rule-${id}`} type="text" data-act="rule" placeholder="empty: exactly this call" value={rule} onInput={(e: Event) => setRule((e.target as HTMLInputElement).value)} />
     </div>
     <div class="actions">
-      <button class="danger" data-act="deny" onClick=${deny}><kbd>d</kbd> Deny</button>
-      <label class="inline" for=${`deny-${id}`}>reason</label>
-      <input id=${`deny-${id}`} type="text" placeholder="optional: why not" value=${reason} onInput=${(e: Event) => setReason((e.target as HTMLInputElement).value)} />
+      <button class="danger" data-act="deny" onClick={deny}><kbd>d</kbd> Deny</button>
+      <label class="inline" for={`deny-${id}`}>reason</label>
+      <input id={`deny-${id}`} type="text" placeholder="optional: why not" value={reason} onInput={(e: Event) => setReason((e.target as HTMLInputElement).value)} />
     </div>
-    ${outcome ? html`<p class="outcome" role="status">${outcome}</p>` : null}
-  </article>`;
+    {outcome ? (<p class="outcome" role="status">{outcome}</p>) : null}
+  </article>);
 }
 
 /** A task as the planner wrote it; the acceptance check travels at the end of its instructions (workflows/planning.ts). */
@@ -87,14 +87,14 @@ export function TaskDetails({ task }: { task: Pick<Task, 'id' | 'title' | 'instr
   const at = task.instructions.lastIndexOf('\n\nAcceptance check: ');
   const instructions = at >= 0 ? task.instructions.slice(0, at) : task.instructions;
   const acceptance = at >= 0 ? task.instructions.slice(at + '\n\nAcceptance check: '.length) : null;
-  return html`<li>
-    <strong>${task.id}</strong> — ${task.title}${task.dependencies.length ? html` <span class="muted">(after ${task.dependencies.join(', ')})</span>` : null}
+  return (<li>
+    <strong>{task.id}</strong> — {task.title}{task.dependencies.length ? ( <span class="muted">(after {task.dependencies.join(', ')})</span>) : null}
     <dl class="task">
-      <dt>role</dt><dd>${task.role || '—'}</dd>
-      <dt>instructions</dt><dd class="pre">${instructions}</dd>
-      <dt>acceptance</dt><dd class="pre">${acceptance ?? html`<span class="muted">none given</span>`}</dd>
+      <dt>role</dt><dd>{task.role || '—'}</dd>
+      <dt>instructions</dt><dd class="pre">{instructions}</dd>
+      <dt>acceptance</dt><dd class="pre">{acceptance ?? (<span class="muted">none given</span>)}</dd>
     </dl>
-  </li>`;
+  </li>);
 }
 
 export function PlanCard({ item }: { item: PlanItem }) {
@@ -113,18 +113,18 @@ export function PlanCard({ item }: { item: PlanItem }) {
     void run(`reject plan v${item.planVersion} of ${item.workflowId}`, `${base}/reject`, { feedback: feedback.trim() });
   };
   useKeys(key, { a: approve, d: reject });
-  return html`<article class="card inbox-item" tabindex="0" role="listitem" data-key=${key} data-type="plan" aria-label=${`plan v${item.planVersion} of ${item.workflowId} waiting for approval`}>
-    <header><strong>Plan v${item.planVersion}</strong><span class="muted">for <a href=${`#/goal/${enc(item.workflowId)}`}>${item.workflowId}</a></span></header>
-    <p>${item.goal}</p>
-    <ol class="tasks">${item.tasks.map((t) => html`<${TaskDetails} key=${t.id} task=${t} />`)}</ol>
-    <div class="actions"><button class="primary" data-act="approve" onClick=${approve}><kbd>a</kbd> Approve plan</button></div>
+  return (<article class="card inbox-item" tabindex={0} role="listitem" data-key={key} data-type="plan" aria-label={`plan v${item.planVersion} of ${item.workflowId} waiting for approval`}>
+    <header><strong>Plan v{item.planVersion}</strong><span class="muted">for <a href={`#/goal/${enc(item.workflowId)}`}>{item.workflowId}</a></span></header>
+    <p>{item.goal}</p>
+    <ol class="tasks">{item.tasks.map((t) => (<TaskDetails key={t.id} task={t} />))}</ol>
+    <div class="actions"><button class="primary" data-act="approve" onClick={approve}><kbd>a</kbd> Approve plan</button></div>
     <div class="actions">
-      <button class="danger" data-act="deny" onClick=${reject}><kbd>d</kbd> Reject</button>
-      <label class="inline" for=${`feedback-${id}`}>feedback</label>
-      <input id=${`feedback-${id}`} type="text" placeholder="what to change" value=${feedback} onInput=${(e: Event) => setFeedback((e.target as HTMLInputElement).value)} />
+      <button class="danger" data-act="deny" onClick={reject}><kbd>d</kbd> Reject</button>
+      <label class="inline" for={`feedback-${id}`}>feedback</label>
+      <input id={`feedback-${id}`} type="text" placeholder="what to change" value={feedback} onInput={(e: Event) => setFeedback((e.target as HTMLInputElement).value)} />
     </div>
-    ${outcome ? html`<p class="outcome" role="status">${outcome}</p>` : null}
-  </article>`;
+    {outcome ? (<p class="outcome" role="status">{outcome}</p>) : null}
+  </article>);
 }
 
 export function QuestionCard({ item }: { item: QuestionItem }) {
@@ -137,22 +137,22 @@ export function QuestionCard({ item }: { item: QuestionItem }) {
     void run(`answer ${item.workflowId}`, `/api/sessions/${enc(item.workflowId)}/answer`, { text });
   };
   useKeys(key, { t: () => document.getElementById(id)?.focus() });
-  return html`<article class="card inbox-item" tabindex="0" role="listitem" data-key=${key} data-type="question" aria-label=${`question from ${item.workflowId}`}>
-    <header><strong>Question</strong><span class="muted">from <a href=${`#/session/${enc(item.workflowId)}`}>${item.workflowId}</a></span></header>
-    <p>${item.question}</p>
-    <form class="actions" onSubmit=${send}>
-      <label class="inline" for=${id}><kbd>t</kbd> answer</label>
-      <input id=${id} type="text" required value=${text} onInput=${(e: Event) => setText((e.target as HTMLInputElement).value)} />
+  return (<article class="card inbox-item" tabindex={0} role="listitem" data-key={key} data-type="question" aria-label={`question from ${item.workflowId}`}>
+    <header><strong>Question</strong><span class="muted">from <a href={`#/session/${enc(item.workflowId)}`}>{item.workflowId}</a></span></header>
+    <p>{item.question}</p>
+    <form class="actions" onSubmit={send}>
+      <label class="inline" for={id}><kbd>t</kbd> answer</label>
+      <input id={id} type="text" required value={text} onInput={(e: Event) => setText((e.target as HTMLInputElement).value)} />
       <button class="primary">Send</button>
     </form>
-    ${outcome ? html`<p class="outcome" role="status">${outcome}</p>` : null}
-  </article>`;
+    {outcome ? (<p class="outcome" role="status">{outcome}</p>) : null}
+  </article>);
 }
 
 export function ItemCard({ item }: { item: InboxItem }) {
-  if (item.type === 'tool_call') return html`<${ToolCallCard} item=${item} />`;
-  if (item.type === 'plan') return html`<${PlanCard} item=${item} />`;
-  return html`<${QuestionCard} item=${item} />`;
+  if (item.type === 'tool_call') return (<ToolCallCard item={item} />);
+  if (item.type === 'plan') return (<PlanCard item={item} />);
+  return (<QuestionCard item={item} />);
 }
 
 /** A list of waiting items, keyed by identity: cards keep their DOM, focus and typed text as items come and go. */
@@ -169,5 +169,5 @@ export function ItemList({ items, label }: { items: InboxItem[]; label: string }
     el.focus({ preventScroll: true });
     if ((el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement) && start !== null) el.setSelectionRange(start, end ?? start);
   });
-  return html`<div class="items" role="list" aria-label=${label}>${items.map((i) => html`<${ItemCard} key=${itemKey(i)} item=${i} />`)}</div>`;
+  return (<div class="items" role="list" aria-label={label}>{items.map((i) => (<ItemCard key={itemKey(i)} item={i} />))}</div>);
 }

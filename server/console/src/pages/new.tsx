@@ -2,7 +2,7 @@
 // lost answer) the same workflow.
 import { useState } from 'preact/hooks';
 import { api, enc, Refused, say } from '../api';
-import { html } from '../ui';
+
 
 const MODES = ['ask', 'read-only', 'auto-edit', 'full-auto'];
 
@@ -27,26 +27,26 @@ export function NewPage() {
     }
   };
   const workspaceLabel = 'Workspace (a folder inside the server’s; default: the server’s)';
-  return html`<div>
+  return (<div>
     <h2>Start</h2>
-    <form class="card" aria-labelledby="new-goal-title" onSubmit=${(e: Event) => void start(e, 'goal')}>
+    <form class="card" aria-labelledby="new-goal-title" onSubmit={(e: Event) => void start(e, 'goal')}>
       <h3 id="new-goal-title">New goal</h3>
       <label for="goal-text">What to achieve</label>
-      <textarea id="goal-text" name="goal" rows="3" required></textarea>
-      <label for="goal-workspace">${workspaceLabel}</label>
+      <textarea id="goal-text" name="goal" rows={3} required></textarea>
+      <label for="goal-workspace">{workspaceLabel}</label>
       <input id="goal-workspace" name="workspace" type="text" />
       <label for="goal-mode">Tool policy</label>
-      <select id="goal-mode" name="mode">${MODES.map((m) => html`<option value=${m}>${m}</option>`)}</select>
+      <select id="goal-mode" name="mode">{MODES.map((m) => (<option value={m}>{m}</option>))}</select>
       <div class="actions"><label class="inline"><input type="checkbox" name="autoApprove" />start without plan approval</label></div>
       <div class="actions"><button class="primary">Start goal</button></div>
     </form>
-    <form class="card" aria-labelledby="new-session-title" onSubmit=${(e: Event) => void start(e, 'session')}>
+    <form class="card" aria-labelledby="new-session-title" onSubmit={(e: Event) => void start(e, 'session')}>
       <h3 id="new-session-title">New session</h3>
-      <label for="session-workspace">${workspaceLabel}</label>
+      <label for="session-workspace">{workspaceLabel}</label>
       <input id="session-workspace" name="workspace" type="text" />
       <label for="session-mode">Tool policy</label>
-      <select id="session-mode" name="mode">${MODES.map((m) => html`<option value=${m}>${m}</option>`)}</select>
+      <select id="session-mode" name="mode">{MODES.map((m) => (<option value={m}>{m}</option>))}</select>
       <div class="actions"><button class="primary">Start session</button></div>
     </form>
-  </div>`;
+  </div>);
 }

@@ -2,7 +2,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, enc, Refused, say } from '../api';
 import type { ListEntry } from '../types';
-import { Badge, dateTime, html } from '../ui';
+import { Badge, dateTime } from '../ui';
 
 const STATUSES = ['planning', 'awaiting_plan_approval', 'executing', 'reviewing', 'blocked', 'goal_met', 'stopped', 'active', 'processing', 'awaiting_input', 'paused', 'suspended', 'closed', 'failed'];
 type SortKey = 'startTime' | 'status' | 'pendingApprovals' | 'summary';
@@ -49,41 +49,41 @@ export function ListPage() {
     return [...rows].sort(cmp[sort]);
   }, [items, search, sort]);
   const value = (e: Event) => (e.target as HTMLInputElement).value;
-  return html`<div>
+  return (<div>
     <h2>Goals and sessions</h2>
-    <form class="filters" aria-label="filters" onSubmit=${(e: Event) => e.preventDefault()}>
-      <div><label for="f-search">Search</label><input id="f-search" type="search" placeholder="goal text, id, workspace" value=${search} onInput=${(e: Event) => setSearch(value(e))} /></div>
+    <form class="filters" aria-label="filters" onSubmit={(e: Event) => e.preventDefault()}>
+      <div><label for="f-search">Search</label><input id="f-search" type="search" placeholder="goal text, id, workspace" value={search} onInput={(e: Event) => setSearch(value(e))} /></div>
       <div><label for="f-kind">Kind</label>
-        <select id="f-kind" value=${kind} onChange=${(e: Event) => setKind(value(e))}>
+        <select id="f-kind" value={kind} onChange={(e: Event) => setKind(value(e))}>
           <option value="">goals and sessions</option><option value="goal">goals</option><option value="session">sessions</option><option value="agent">task agents</option>
         </select></div>
       <div><label for="f-status">Status</label>
-        <select id="f-status" value=${status} onChange=${(e: Event) => setStatus(value(e))}>
-          <option value="">any</option>${STATUSES.map((s) => html`<option value=${s}>${s.replaceAll('_', ' ')}</option>`)}
+        <select id="f-status" value={status} onChange={(e: Event) => setStatus(value(e))}>
+          <option value="">any</option>{STATUSES.map((s) => (<option value={s}>{s.replaceAll('_', ' ')}</option>))}
         </select></div>
       <div><label for="f-sort">Sort by</label>
-        <select id="f-sort" value=${sort} onChange=${(e: Event) => setSort(value(e) as SortKey)}>
+        <select id="f-sort" value={sort} onChange={(e: Event) => setSort(value(e) as SortKey)}>
           <option value="startTime">newest first</option><option value="status">status</option><option value="pendingApprovals">most waiting</option><option value="summary">goal text</option>
         </select></div>
-      <div><label class="inline"><input type="checkbox" checked=${waiting} onChange=${(e: Event) => setWaiting((e.target as HTMLInputElement).checked)} />waiting for a human</label></div>
-      <div><label class="inline"><input type="checkbox" checked=${all} onChange=${(e: Event) => setAll((e.target as HTMLInputElement).checked)} />include ended</label></div>
+      <div><label class="inline"><input type="checkbox" checked={waiting} onChange={(e: Event) => setWaiting((e.target as HTMLInputElement).checked)} />waiting for a human</label></div>
+      <div><label class="inline"><input type="checkbox" checked={all} onChange={(e: Event) => setAll((e.target as HTMLInputElement).checked)} />include ended</label></div>
     </form>
     <table aria-label="goals and sessions">
-      <thead><tr>${['Goal or session', 'Kind', 'Status', 'Waiting', 'Workspace', 'Started'].map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
+      <thead><tr>{['Goal or session', 'Kind', 'Status', 'Waiting', 'Workspace', 'Started'].map((c) => (<th scope="col">{c}</th>))}</tr></thead>
       <tbody>
-        ${items === null ? html`<tr><td colspan="6">Loading…</td></tr>` : shown.length === 0 ? html`<tr><td colspan="6">None.</td></tr>` : null}
-        ${shown.map((i) => {
+        {items === null ? (<tr><td colspan={6}>Loading…</td></tr>) : shown.length === 0 ? (<tr><td colspan={6}>None.</td></tr>) : null}
+        {shown.map((i) => {
           const page = i.kind === 'goal' || i.kind === 'session' || i.kind === 'agent' ? i.kind : null;
-          return html`<tr key=${i.id}>
-            <td>${page ? html`<a href=${`#/${page}/${enc(i.id)}`}>${i.summary ?? i.id}</a>` : (i.summary ?? i.id)}${i.summary ? html`<div class="muted id">${i.id}</div>` : null}</td>
-            <td>${i.kind ?? ''}</td>
-            <td><${Badge} status=${i.status} /></td>
-            <td>${i.pendingApprovals ? String(i.pendingApprovals) : i.status === 'awaiting_plan_approval' ? 'plan' : ''}${i.infraWaiting ? html`<div class="muted" title="waiting out an outage (KeelWaiting)">for ${i.infraWaiting}</div>` : null}</td>
-            <td class="muted">${i.workspace ?? ''}</td>
-            <td class="muted">${dateTime(i.startTime)}</td>
-          </tr>`;
+          return (<tr key={i.id}>
+            <td>{page ? (<a href={`#/${page}/${enc(i.id)}`}>{i.summary ?? i.id}</a>) : (i.summary ?? i.id)}{i.summary ? (<div class="muted id">{i.id}</div>) : null}</td>
+            <td>{i.kind ?? ''}</td>
+            <td><Badge status={i.status} /></td>
+            <td>{i.pendingApprovals ? String(i.pendingApprovals) : i.status === 'awaiting_plan_approval' ? 'plan' : ''}{i.infraWaiting ? (<div class="muted" title="waiting out an outage (KeelWaiting)">for {i.infraWaiting}</div>) : null}</td>
+            <td class="muted">{i.workspace ?? ''}</td>
+            <td class="muted">{dateTime(i.startTime)}</td>
+          </tr>);
         })}
       </tbody>
     </table>
-  </div>`;
+  </div>);
 }

@@ -4,7 +4,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, Refused, say } from '../api';
 import { ItemList } from '../cards';
 import type { InboxItem } from '../types';
-import { html } from '../ui';
+
 
 /** The inbox, polled; `version` (a workflow page's event count) reads it again at once on each event. */
 export function useInbox(intervalMs = 1500, version = 0): InboxItem[] | null {
@@ -45,11 +45,11 @@ export function InboxPage() {
     const count = document.getElementById('inbox-count');
     if (count) count.textContent = items?.length ? String(items.length) : '';
   }, [items]);
-  return html`<div>
+  return (<div>
     <h2>Inbox</h2>
     <p class="muted">Everything waiting for a human. <kbd>j</kbd>/<kbd>k</kbd> to move, then one key to answer the focused item (<kbd>?</kbd> lists them).</p>
-    ${items === null ? html`<p class="muted">Loading…</p>` : items.length ? html`<${ItemList} items=${items} label="waiting for a human" />` : html`<p class="empty">Nothing is waiting for you.</p>`}
-  </div>`;
+    {items === null ? (<p class="muted">Loading…</p>) : items.length ? (<ItemList items={items} label="waiting for a human" />) : (<p class="empty">Nothing is waiting for you.</p>)}
+  </div>);
 }
 
 /** The items of one workflow (with diffs), for its own page. */
@@ -57,5 +57,5 @@ export function WaitingFor({ id, version }: { id: string; version: number }) {
   const items = useInbox(2000, version);
   const mine = (items ?? []).filter((i) => i.workflowId === id);
   if (!mine.length) return null;
-  return html`<section aria-labelledby="waiting-title"><h3 id="waiting-title">Waiting for you</h3><${ItemList} items=${mine} label="waiting for you" /></section>`;
+  return (<section aria-labelledby="waiting-title"><h3 id="waiting-title">Waiting for you</h3><ItemList items={mine} label="waiting for you" /></section>);
 }

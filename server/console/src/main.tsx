@@ -1,5 +1,5 @@
-// The Keel console: a small Preact app (htm templates, keyed rendering) bundled by esbuild
-// when `keel serve` starts (server/console-bundle.ts). Routes live in the URL fragment, so a
+// The Keel console: a small Preact app (JSX components, keyed rendering) compiled by esbuild
+// into dist/console/app.js (server/console-bundle.ts). Routes live in the URL fragment, so a
 // deep link survives asking for the token: after it is given, the same page opens.
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
@@ -11,7 +11,7 @@ import { InboxPage } from './pages/inbox';
 import { ListPage } from './pages/list';
 import { NewPage } from './pages/new';
 import { SessionPage } from './pages/session';
-import { html } from './ui';
+
 
 type Route = { page: 'inbox' | 'list' | 'new' | 'goal' | 'session' | 'agent'; id: string };
 
@@ -48,35 +48,35 @@ async function loginFromFragment(): Promise<void> {
 
 function TokenForm({ refused }: { refused: boolean }) {
   const [value, setValue] = useState('');
-  return html`<div>
+  return (<div>
     <h2>Token needed</h2>
-    <p role="alert" id="refused">${refused && token() ? 'Refused: this token is not accepted by the server.' : 'Refused: this page needs the API token.'}</p>
+    <p role="alert" id="refused">{refused && token() ? 'Refused: this token is not accepted by the server.' : 'Refused: this page needs the API token.'}</p>
     <p>Open the link <code>keel serve</code> printed, or paste a token here. This browser keeps it for this site until you sign out; the page you asked for opens next.</p>
-    <form onSubmit=${(e: Event) => {
+    <form onSubmit={(e: Event) => {
       e.preventDefault();
       if (value.trim()) setToken(value);
     }}>
       <label for="token-input">API token</label>
-      <input id="token-input" name="token" type="password" autocomplete="off" required value=${value} onInput=${(e: Event) => setValue((e.target as HTMLInputElement).value)} />
+      <input id="token-input" name="token" type="password" autocomplete="off" required value={value} onInput={(e: Event) => setValue((e.target as HTMLInputElement).value)} />
       <div class="actions"><button class="primary">Use token</button></div>
     </form>
-  </div>`;
+  </div>);
 }
 
 function Page({ route }: { route: Route }) {
   switch (route.page) {
     case 'inbox':
-      return html`<${InboxPage} />`;
+      return (<InboxPage />);
     case 'list':
-      return html`<${ListPage} />`;
+      return (<ListPage />);
     case 'new':
-      return html`<${NewPage} />`;
+      return (<NewPage />);
     case 'goal':
-      return html`<${GoalPage} key=${route.id} id=${route.id} />`;
+      return (<GoalPage key={route.id} id={route.id} />);
     case 'session':
-      return html`<${SessionPage} key=${route.id} id=${route.id} />`;
+      return (<SessionPage key={route.id} id={route.id} />);
     case 'agent':
-      return html`<${AgentPage} key=${route.id} id=${route.id} />`;
+      return (<AgentPage key={route.id} id={route.id} />);
   }
 }
 
@@ -115,8 +115,8 @@ function App() {
     const out = document.getElementById('sign-out');
     if (out) out.hidden = !hasToken;
   }, [route, hasToken]);
-  if (!hasToken || refused) return html`<${TokenForm} refused=${refused} />`;
-  return html`<${Page} route=${route} />`;
+  if (!hasToken || refused) return (<TokenForm refused={refused} />);
+  return (<Page route={route} />);
 }
 
 // ---- keys: one key acts on the focused card only ---------------------------------------
@@ -182,4 +182,4 @@ document.getElementById('keys-help')?.addEventListener('click', () => (document.
 
 takeTokenFromFragment();
 void loginFromFragment();
-render(html`<${App} />`, document.getElementById('main')!);
+render((<App />), document.getElementById('main')!);

@@ -3,7 +3,7 @@
 // stream is read from its start; a closed workflow serves it by query, with offsets).
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { follow, type StreamItem } from './stream';
-import { html, time } from './ui';
+import { time } from './ui';
 
 export interface LogEntry {
   kind: string;
@@ -122,32 +122,32 @@ function summaryOf(e: LogEntry): string {
 export function Timeline({ events, id = 'events' }: { events: LogEntry[]; id?: string }) {
   const [all, setAll] = useState(false);
   const shown = all ? events : events.slice(-200);
-  return html`<div>
-    ${events.length > shown.length ? html`<button type="button" onClick=${() => setAll(true)}>Show all ${events.length} events</button>` : null}
-    <ol class="timeline" id=${id} aria-label="events">
-      ${shown.map((e) => {
+  return (<div>
+    {events.length > shown.length ? (<button type="button" onClick={() => setAll(true)}>Show all {events.length} events</button>) : null}
+    <ol class="timeline" id={id} aria-label="events">
+      {shown.map((e) => {
         const payload = Object.fromEntries(Object.entries(e).filter(([k]) => !SKIP.has(k)));
         const bad = /failed|error|stopped|denied|rejected|blocked|interrupted/.test(e.kind) || (e.kind === 'tool.result' && e.status !== 'success');
-        return html`<li key=${e.seq} class=${bad ? 'bad' : ''}>
+        return (<li key={e.seq} class={bad ? 'bad' : ''}>
           <details>
-            <summary><time datetime=${e.at}>${time(e.at)}</time> <span class="actor">${actorOf(e)}</span> <strong>${e.kind}</strong> <span class="muted">${summaryOf(e)}</span></summary>
-            <pre>${JSON.stringify(payload, null, 2)}</pre>
+            <summary><time datetime={e.at}>{time(e.at)}</time> <span class="actor">{actorOf(e)}</span> <strong>{e.kind}</strong> <span class="muted">{summaryOf(e)}</span></summary>
+            <pre>{JSON.stringify(payload, null, 2)}</pre>
           </details>
-        </li>`;
+        </li>);
       })}
     </ol>
-  </div>`;
+  </div>);
 }
 
 export function ModelText({ calls }: { calls: ModelCall[] }) {
-  if (!calls.length) return html`<p class="muted">No model text yet.</p>`;
-  return html`<div class="model-calls" id="model-text">
-    ${calls.map(
-      (c, i) => html`<details key=${c.key} class=${`model-call ${c.state}`} open=${i === calls.length - 1}>
-        <summary>${c.model ?? 'model'} <span class="muted">${c.callId ?? ''}${c.attempt > 1 ? ` · attempt ${c.attempt}` : ''} · ${c.state === 'streaming' ? 'streaming' : c.state === 'cut' ? 'interrupted' : 'done'}</span></summary>
-        ${c.thinking ? html`<details class="thinking"><summary>thinking</summary><pre>${c.thinking}</pre></details>` : null}
-        <pre class="stream">${c.text}</pre>
-      </details>`,
+  if (!calls.length) return (<p class="muted">No model text yet.</p>);
+  return (<div class="model-calls" id="model-text">
+    {calls.map(
+      (c, i) => (<details key={c.key} class={`model-call ${c.state}`} open={i === calls.length - 1}>
+        <summary>{c.model ?? 'model'} <span class="muted">{c.callId ?? ''}{c.attempt > 1 ? ` · attempt ${c.attempt}` : ''} · {c.state === 'streaming' ? 'streaming' : c.state === 'cut' ? 'interrupted' : 'done'}</span></summary>
+        {c.thinking ? (<details class="thinking"><summary>thinking</summary><pre>{c.thinking}</pre></details>) : null}
+        <pre class="stream">{c.text}</pre>
+      </details>),
     )}
-  </div>`;
+  </div>);
 }
