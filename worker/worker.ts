@@ -6,7 +6,7 @@ import { ACTIVITY_WORKER_OPTIONS } from '../activities/tools/index';
 import { commandLimitsLine } from '../activities/tools/command-cgroup';
 import { probeSandbox, sandboxStartupLine } from '../activities/tools/sandbox';
 import { defaultCacheBudget, maxCachedWorkflows, workflowCacheFromEnv, type WorkflowCacheSize } from './cache';
-import { keelDataConverter } from './encryption';
+import { keelDataConverter } from '../shared/encryption';
 import { shutdownGraceMs } from './shutdown';
 import { probeStore, StoreProbeError } from './store-probe';
 import { workspaceHostLine, workspaceHostOf } from './workspace-host';

@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type CommandSandbox } from '../../machines/policy';
-import { keelEnv } from '../../worker/env';
+import { keelEnv } from '../../shared/env';
 import { type ToolContext } from './context';
 import { startEgressProxy, type ConnectionRecord } from './network-proxy';
 import { SANDBOX_PROXY_PORT } from './sandbox';

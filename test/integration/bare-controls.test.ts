@@ -11,7 +11,7 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/index';
 import { resolveTemporalCli } from '../../worker/dev-server';
-import { generateKeyLine, keelDataConverter } from '../../worker/encryption';
+import { generateKeyLine, keelDataConverter } from '../../shared/encryption';
 import { workflowsPath } from '../../worker/worker';
 import { goalEventsQuery, type GoalLogEntry, type LogEntry } from '../../workflows/definitions';
 import { plan, planner, task } from '../fixtures/goal-harness';

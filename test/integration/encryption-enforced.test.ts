@@ -10,7 +10,7 @@ import { Client, WorkflowFailedError, WorkflowUpdateFailedError } from '@tempora
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/keel-client';
-import { generateKeyLine, keelDataConverter } from '../../worker/encryption';
+import { generateKeyLine, keelDataConverter } from '../../shared/encryption';
 import { workflowsPath } from '../../worker/worker';
 import { approveSignal, approveUpdate, eventsQuery, stateQuery, userMessageUpdate } from '../../workflows/definitions';
 import { sessionWorkflow } from '../../workflows/session';

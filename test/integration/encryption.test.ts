@@ -10,7 +10,7 @@ import { Client } from '@temporalio/client';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveTemporalCli } from '../../worker/dev-server';
-import { generateKeyLine, keelDataConverter } from '../../worker/encryption';
+import { generateKeyLine, keelDataConverter } from '../../shared/encryption';
 import { workflowsPath } from '../../worker/worker';
 import { transcriptQuery, userMessageUpdate } from '../../workflows/definitions';
 import { sessionWorkflow } from '../../workflows/session';
