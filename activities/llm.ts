@@ -13,8 +13,10 @@ import { withPromptCaching } from './llm-cache';
 import { anthropicClient, countingBytes } from './llm-client';
 import { ConnectionProgress } from './llm-connection';
 import { hasReader } from './live-readers';
-import { liveText, MODEL_STREAM_TOPIC, type ModelStreamEvent } from '../shared/model-stream';
+import { liveText, type ModelStreamEvent } from '../shared/model-stream';
 import { DeltaPublisher } from './llm-deltas';
+// The workflow-stream topic model output travels on.
+import { MODEL_TOPIC } from '../workflows/protocol/topics';
 import {
   apiKeyMissingFailure,
   classifyModelError,
@@ -36,7 +38,7 @@ import { billedPrice, costAt, costOf, loadPriceTable, type ModelCost, type Price
 
 export { MODEL_ACTIVITY_OPTIONS } from './llm-options';
 export { MODEL_FAILURE, type ModelFailureDetails, type ModelFailureType, type SpentUsage } from './llm-errors';
-export { MODEL_STREAM_TOPIC, type ModelStreamEvent } from '../shared/model-stream';
+export { type ModelStreamEvent } from '../shared/model-stream';
 export type { ModelCallHeartbeat, ModelConnectionState } from './llm-connection';
 export type { LiveModelText } from '../shared/model-stream';
 export type { ModelCallInput, ModelCallResult, ModelConversation } from './llm-input';
@@ -143,7 +145,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
         maxRetryDuration: '5 seconds',
       })
     : undefined;
-  const deltas = streamClient ? new DeltaPublisher(streamClient.topic<ModelStreamEvent>(MODEL_STREAM_TOPIC), call, settings.publishIntervalMs) : undefined;
+  const deltas = streamClient ? new DeltaPublisher(streamClient.topic<ModelStreamEvent>(MODEL_TOPIC), call, settings.publishIntervalMs) : undefined;
   if (attempt > 1) deltas?.retry();
 
   const idle = new AbortController();

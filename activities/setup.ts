@@ -6,7 +6,8 @@
 import type { PolicyConfig, PolicyConfigInput, PolicyOrigin } from '../machines/policy';
 import type { McpToolList } from './mcp/activities';
 import { DEFAULT_PRICES, noPriceMessage, priceOf, type PriceTable } from './llm-pricing';
-import type { LoadedPolicy, ToolActivityOptions, ToolDescription } from './tools/index';
+import type { LoadedPolicy, ToolDescription } from './tools/index';
+import type { ToolEntry } from '../workflows/protocol/tool-entry';
 
 export interface SetupRequest {
   workspace: string;
@@ -22,15 +23,8 @@ export interface SetupRequest {
   model?: string;
 }
 
-export interface SetupTool {
-  spec: { name: string; description: string; input_schema: Record<string, unknown> };
-  readOnly: boolean;
-  /** Absent for ask_user, which a person answers. */
-  activityOptions?: ToolActivityOptions | undefined;
-  mcp?: boolean;
-  /** A quick built-in tool a session on a shared workspace runs as a local activity (activities/tools/definitions.ts). */
-  local?: boolean;
-}
+/** A tool as setup lists it: the entry a run carries and hands its task agents (one schema: workflows/protocol/tool-entry.ts). */
+export type SetupTool = ToolEntry;
 
 export type SetupResult =
   | {

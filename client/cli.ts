@@ -7,6 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { chatCommand, type ChatOptions } from './cli/chat';
 import type { CodecServerCommandOptions } from './cli/codec';
 import type { HostMoveCommandOptions } from './cli/host';
+import type { RepairCommandOptions } from './cli/repair';
 import { answerCommand, type AnswerOptions, controlCommand, type ControlOptions, type GoalCommandOptions, goalCommand, lsCommand, statusCommand, watchCommand } from './cli/commands';
 import { EXIT } from './cli/output';
 import type { ServeCommandOptions } from './cli/serve';
@@ -143,6 +144,15 @@ host
   .option('--source <path>', "copy: where the old host's files are readable on <to> (its disk mounted there, a restored backup), each workspace's path below it")
   .option('--json')
   .action(async (from: string, to: string, o: HostMoveCommandOptions) => (await import('./cli/host')).hostMoveCommand(from, to, o));
+
+program
+  .command('repair')
+  .description("a run whose workflow tasks keep failing because the Temporal SDK cannot replay its history: reset it to before the misordered task when that is the SDK's known update-ordering fault (workers do this by themselves for the runs the server marks); otherwise say why not")
+  .argument('<id>', 'the workflow id of the session, goal or agent')
+  .option('--run-id <id>', 'a run other than the latest')
+  .option('--dry-run', 'say what would be done; change nothing')
+  .option('--json')
+  .action(async (id: string, o: RepairCommandOptions) => (await import('./cli/repair')).repairCommand(id, o));
 
 program
   .command('codec-server')

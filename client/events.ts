@@ -9,20 +9,20 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { LiveModelText, ModelStreamEvent } from '../shared/model-stream';
-import { EVENTS_TOPIC, MODEL_TOPIC, type GoalLogEntry, type LogEntry } from '../workflows/definitions';
+import { EVENTS_TOPIC, MODEL_TOPIC, type GoalLogEntry, type LogEntry, type StreamTopic } from '../workflows/definitions';
 import { streamReadQuery, type StreamReadPage } from '../workflows/stream-read';
 import { LiveOverlay, readLiveModelText } from './live-model';
 import { ABORTED, readStreamPage } from './stream-reads';
 
 export type { ModelStreamEvent };
 
-export type StreamItem<E> = { topic: 'events'; offset: number; data: E } | { topic: 'model'; offset: number; data: ModelStreamEvent };
+export type StreamItem<E> = { topic: typeof EVENTS_TOPIC; offset: number; data: E } | { topic: typeof MODEL_TOPIC; offset: number; data: ModelStreamEvent };
 
 export interface EventsOptions {
   /** Stream offset to start at (0: the beginning; default). Resume with the last offset + 1. */
   from?: number;
   /** Topics to follow (default both). */
-  topics?: Array<'events' | 'model'>;
+  topics?: StreamTopic[];
   /** Minimum pause between polls in ms (default 50). */
   pollCooldownMs?: number;
   /** Stops following when it aborts. */
@@ -237,5 +237,5 @@ function isUnknownQuery(error: unknown): boolean {
 async function* oldTail<E>(client: Client, workflowId: string, topics: string[], lastSeq: number, from: number): AsyncGenerator<StreamItem<E>> {
   if (!topics.includes(EVENTS_TOPIC) || (lastSeq < 0 && from > 0)) return;
   const page = await client.workflow.getHandle(workflowId).query<{ entries: Array<E & { seq: number }> }, [{ from: number; limit: number }]>('events', { from: lastSeq + 1, limit: 500 });
-  for (const data of page.entries) yield { topic: 'events', offset: -1, data };
+  for (const data of page.entries) yield { topic: EVENTS_TOPIC, offset: -1, data };
 }

@@ -1,19 +1,15 @@
 // A goal started or found by KeelClient: its controls (updates, so a refusal comes back as
 // UpdateRejectedError with the machine's reason), its queries, its stream and its result.
 import { type Client, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import type { UpdateDefinition } from '@temporalio/common';
 import {
-  approvePlanUpdate,
-  cancelUpdate,
-  goalApproveUpdate,
-  goalDenyUpdate,
+  GOAL_CONTROLS,
   goalEventsQuery,
   goalPendingApprovalsQuery,
   goalStateQuery,
   goalUsageQuery,
   planQuery,
-  rejectPlanUpdate,
-  resolveTaskUpdate,
-  type BareControlInput,
+  type GoalApprovalResult,
   type GoalControlResult,
   type GoalLogEntry,
   type GoalPendingApproval,
@@ -50,30 +46,35 @@ export class GoalHandle {
     return this.call('events', () => queryOnce(this.client, this.id, goalEventsQuery, { from, limit }));
   }
 
+  /** A control as an update (GOAL_CONTROLS): its payload typed by the control's schema, a refusal named after it. */
+  private control<R, I>(control: { name: string; update: UpdateDefinition<R, [I]> }, input: I): Promise<R> {
+    return this.call(control.name, () => this.workflowHandle.executeUpdate(control.update, { args: [input] }));
+  }
+
+  /** Carries `{}`: encryption authenticates it (workflows/payloads.ts). */
   approvePlan(): Promise<GoalControlResult> {
-    return this.call('approvePlan', () => this.workflowHandle.executeUpdate<GoalControlResult, [BareControlInput]>(approvePlanUpdate.name, { args: [{}] }));
+    return this.control(GOAL_CONTROLS.approvePlan, {});
   }
 
   rejectPlan(feedback: string): Promise<GoalControlResult> {
-    return this.call('rejectPlan', () => this.workflowHandle.executeUpdate(rejectPlanUpdate, { args: [{ feedback }] }));
+    return this.control(GOAL_CONTROLS.rejectPlan, { feedback });
   }
 
   resolveTask(taskId: string, action: 'retry' | 'skip' | 'edit', instructions?: string): Promise<GoalControlResult> {
-    const input = { taskId, action, ...(instructions !== undefined ? { instructions } : {}) };
-    return this.call('resolveTask', () => this.workflowHandle.executeUpdate(resolveTaskUpdate, { args: [input] }));
+    return this.control(GOAL_CONTROLS.resolveTask, { taskId, action, ...(instructions !== undefined ? { instructions } : {}) });
   }
 
   /** Approves a task agent's tool call waiting for a human. */
-  approve(callId: string, options: { scope?: 'once' | 'session'; approver?: string; rule?: string } = {}) {
-    return this.call('approve', () => this.workflowHandle.executeUpdate(goalApproveUpdate, { args: [{ callId, ...options, proven: true }] }));
+  approve(callId: string, options: { scope?: 'once' | 'session'; approver?: string; rule?: string } = {}): Promise<GoalApprovalResult> {
+    return this.control(GOAL_CONTROLS.approve, { callId, ...options, proven: true });
   }
 
-  deny(callId: string, reason?: string) {
-    return this.call('deny', () => this.workflowHandle.executeUpdate(goalDenyUpdate, { args: [{ callId, ...(reason ? { reason } : {}) }] }));
+  deny(callId: string, reason?: string): Promise<GoalApprovalResult> {
+    return this.control(GOAL_CONTROLS.deny, { callId, ...(reason ? { reason } : {}) });
   }
 
   cancel(reason?: string): Promise<GoalControlResult> {
-    return this.call('cancel', () => this.workflowHandle.executeUpdate(cancelUpdate, { args: [reason ? { reason } : {}] }));
+    return this.control(GOAL_CONTROLS.cancel, reason ? { reason } : {});
   }
 
   state(): Promise<GoalStateView> {

@@ -20,5 +20,8 @@ export type {
   UserMessageResult,
   ApprovalResult,
 } from '../workflows/definitions';
-export type { GoalOptions, GoalResult } from '../workflows/goal';
-export type { SessionOptions, SessionResult } from '../workflows/session';
+export type { GoalResult } from '../workflows/goal';
+export type { SessionResult } from '../workflows/session';
+// The options are their schemas' input (workflows/protocol/).
+export type { GoalOptions } from '../workflows/protocol/goal';
+export type { SessionOptions } from '../workflows/protocol/session';

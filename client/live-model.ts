@@ -8,6 +8,7 @@ import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import { z } from 'zod';
 import type { LiveModelText, ModelStreamEvent } from '../shared/model-stream';
+import { MODEL_TOPIC } from '../workflows/protocol/topics';
 
 /** The activity type whose heartbeats carry live text. */
 const MODEL_ACTIVITY = 'callModel';
@@ -62,7 +63,7 @@ async function describeLive(client: Client, workflowId: string): Promise<LiveMod
   }
 }
 
-type ModelItem = { topic: 'model'; offset: number; data: ModelStreamEvent };
+type ModelItem = { topic: typeof MODEL_TOPIC; offset: number; data: ModelStreamEvent };
 
 /**
  * One reader's view of a call's text from both copies: every character once, in order. Live
@@ -83,7 +84,7 @@ export class LiveOverlay {
 
   /** A stream item, its text cut to what was not shown yet. */
   durableItem<T extends { topic: string; offset: number; data: unknown }>(item: T): T {
-    if (item.topic !== 'model') return item;
+    if (item.topic !== MODEL_TOPIC) return item;
     const data = item.data as ModelStreamEvent;
     const call = `${data.callId}|${data.attempt}`;
     switch (data.kind) {
@@ -122,7 +123,7 @@ export class LiveOverlay {
         // Nothing new, or a gap this reader fell behind by: the durable copy brings it in order.
         if (block.length <= shown || tailStart > shown) continue;
         this.shown.set(key, block.length);
-        out.push({ topic: 'model', offset: -1, data: { kind: 'delta', callId: live.callId, attempt: live.attempt, index: block.index, block: block.block, text: block.tail.slice(shown - tailStart) } });
+        out.push({ topic: MODEL_TOPIC, offset: -1, data: { kind: 'delta', callId: live.callId, attempt: live.attempt, index: block.index, block: block.block, text: block.tail.slice(shown - tailStart) } });
       }
     }
     return out;

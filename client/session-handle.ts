@@ -5,30 +5,20 @@ import { type Client, WorkflowFailedError, type WorkflowHandle, WorkflowNotFound
 import { ApplicationFailure } from '@temporalio/common';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { FinishedTurn } from '../workflows/finished-turns';
+import type { UpdateDefinition } from '@temporalio/common';
 import {
-  answerUpdate,
-  approveUpdate,
   clientToolResultUpdate,
   awaitTurnUpdate,
-  closeUpdate,
-  denyUpdate,
   eventsQuery,
-  interruptUpdate,
-  pauseUpdate,
   pendingApprovalsQuery,
-  raiseBudgetUpdate,
-  resetUpdate,
-  resumeUpdate,
   sendMessageUpdate,
+  SESSION_CONTROLS,
   stateQuery,
-  steerUpdate,
-  stopUpdate,
   transcriptQuery,
   usageQuery,
   userMessageUpdate,
   type ApprovalResult,
   type AwaitTurnResult,
-  type BareControlInput,
   type ControlResult,
   type LogEntry,
   type PendingApproval,
@@ -42,7 +32,7 @@ import {
 import type { SessionResult, sessionWorkflow } from '../workflows/session';
 import type { ClientTool } from '../workflows/client-tools';
 import { InvalidInputError, mapErrors, toKeelError, WorkflowEndedError } from './errors';
-import { messageTooLarge } from '../workflows/control-schemas';
+import { messageTooLarge } from '../workflows/protocol/controls';
 import { followStream, type EventsOptions, type SessionStreamItem } from './events';
 import { queryOnce } from './closed-run-answers';
 
@@ -181,49 +171,55 @@ export class SessionHandle {
     }
   }
 
+  /** A control as an update (SESSION_CONTROLS): its payload typed by the control's schema, a refusal named after it. */
+  private control<R, I>(control: { name: string; update: UpdateDefinition<R, [I]> }, input: I): Promise<R> {
+    return this.call(control.name, () => this.workflowHandle.executeUpdate(control.update, { args: [input] }));
+  }
+
   approve(callId: string, options: { scope?: 'once' | 'session'; approver?: string; rule?: string } = {}): Promise<ApprovalResult> {
     // `proven`: this client's codec signs the approver (worker/approver-proof.ts).
-    return this.call('approve', () => this.workflowHandle.executeUpdate(approveUpdate, { args: [{ callId, ...options, proven: true }] }));
+    return this.control(SESSION_CONTROLS.approve, { callId, ...options, proven: true });
   }
 
   deny(callId: string, reason?: string): Promise<ControlResult> {
-    return this.call('deny', () => this.workflowHandle.executeUpdate(denyUpdate, { args: [{ callId, ...(reason ? { reason } : {}) }] }));
+    return this.control(SESSION_CONTROLS.deny, { callId, ...(reason ? { reason } : {}) });
   }
 
+  // A control that names nothing, or no reason, still carries `{}`: encryption authenticates it (workflows/payloads.ts).
   interrupt(reason?: string): Promise<ControlResult> {
-    return this.call('interrupt', () => this.workflowHandle.executeUpdate(interruptUpdate, { args: [reason ? { reason } : {}] }));
+    return this.control(SESSION_CONTROLS.interrupt, reason ? { reason } : {});
   }
 
   steer(text: string): Promise<ControlResult> {
-    return this.call('steer', () => this.workflowHandle.executeUpdate(steerUpdate, { args: [{ text }] }));
+    return this.control(SESSION_CONTROLS.steer, { text });
   }
 
   pause(reason?: string): Promise<ControlResult> {
-    return this.call('pause', () => this.workflowHandle.executeUpdate(pauseUpdate, { args: [reason ? { reason } : {}] }));
+    return this.control(SESSION_CONTROLS.pause, reason ? { reason } : {});
   }
 
   resume(): Promise<ControlResult> {
-    return this.call('resume', () => this.workflowHandle.executeUpdate<ControlResult, [BareControlInput]>(resumeUpdate.name, { args: [{}] }));
+    return this.control(SESSION_CONTROLS.resume, {});
   }
 
   stop(): Promise<ControlResult> {
-    return this.call('stop', () => this.workflowHandle.executeUpdate<ControlResult, [BareControlInput]>(stopUpdate.name, { args: [{}] }));
+    return this.control(SESSION_CONTROLS.stop, {});
   }
 
   reset(): Promise<ControlResult> {
-    return this.call('reset', () => this.workflowHandle.executeUpdate<ControlResult, [BareControlInput]>(resetUpdate.name, { args: [{}] }));
+    return this.control(SESSION_CONTROLS.reset, {});
   }
 
   answer(text: string): Promise<ControlResult> {
-    return this.call('answer', () => this.workflowHandle.executeUpdate(answerUpdate, { args: [{ text }] }));
+    return this.control(SESSION_CONTROLS.answer, { text });
   }
 
   raiseBudget(limits: RaiseBudgetInput): Promise<ControlResult> {
-    return this.call('raiseBudget', () => this.workflowHandle.executeUpdate(raiseBudgetUpdate, { args: [limits] }));
+    return this.control(SESSION_CONTROLS.raiseBudget, limits);
   }
 
   close(reason?: string): Promise<ControlResult> {
-    return this.call('close', () => this.workflowHandle.executeUpdate(closeUpdate, { args: [reason ? { reason } : {}] }));
+    return this.control(SESSION_CONTROLS.close, reason ? { reason } : {});
   }
 
   state(): Promise<StateView> {

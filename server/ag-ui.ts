@@ -31,6 +31,7 @@ import type { ClientTool } from '../workflows/client-tools';
 import { ProblemError } from './problem';
 import { kindOf } from './routes';
 import { agUiRunInput } from './schemas';
+import { MODEL_TOPIC } from '../workflows/protocol/topics';
 
 type RunInput = z.output<typeof agUiRunInput>;
 type Ids = { threadId: string; runId: string };
@@ -105,7 +106,7 @@ export class AgUiMapper {
 
   map(item: SessionStreamItem): BaseEvent[] {
     const out: BaseEvent[] = [];
-    if (item.topic === 'model') {
+    if (item.topic === MODEL_TOPIC) {
       if (this.matcher.turnId === null) return out;
       const m = item.data;
       const messageId = `msg-${m.callId ?? 'model'}-${m.attempt}`;

@@ -2,13 +2,14 @@
 // requests (zod 4's z.toJSONSchema: no second description of the API to drift).
 import { z } from 'zod';
 import type { Route } from './routes';
-import { resolveTaskSchema } from '../workflows/definitions';
+import { GOAL_CONTROLS } from '../workflows/protocol/goal';
 import { agUiRunInput, problemSchema } from './schemas';
+import { EVENTS_TOPIC, MODEL_TOPIC } from '../workflows/protocol/topics';
 
 type Json = Record<string, unknown>;
 
 /** What a zod refinement checks that JSON Schema cannot say by itself, said in JSON Schema. */
-const REFINEMENTS = new Map<z.ZodType, Json>([[resolveTaskSchema, { anyOf: [{ properties: { action: { enum: ['retry', 'skip'] } } }, { required: ['instructions'] }] }]]);
+const REFINEMENTS = new Map<z.ZodType, Json>([[GOAL_CONTROLS.resolveTask.input, { anyOf: [{ properties: { action: { enum: ['retry', 'skip'] } } }, { required: ['instructions'] }] }]]);
 
 const schemaOf = (s: z.ZodType, io: 'input' | 'output'): Json => {
   const { $schema: _drop, ...rest } = z.toJSONSchema(s, {
@@ -87,7 +88,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
         { name: 'from', in: 'query', required: false, schema: { type: 'string', pattern: '^[0-9]{1,15}$' } },
       ],
       responses: {
-        '200': { description: '`event: events` (the event log) and `event: model` (streamed text), `event: end` when the workflow ended', content: { 'text/event-stream': { schema: sseEvent(['events', 'model', 'end']) } } },
+        '200': { description: '`event: events` (the event log) and `event: model` (streamed text), `event: end` when the workflow ended', content: { 'text/event-stream': { schema: sseEvent([EVENTS_TOPIC, MODEL_TOPIC, 'end']) } } },
         '400': problem('Bad offset'),
         '401': problem('No or wrong bearer token'),
         '404': problem('No such goal or session'),

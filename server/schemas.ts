@@ -1,20 +1,12 @@
-// The API's request and response shapes. Request bodies reuse the workflows' own schemas
-// (workflows/definitions.ts), so the API accepts exactly what a workflow accepts and the
-// OpenAPI document (server/openapi.ts) is generated from the same objects.
+// The API's request and response shapes. A control's body is the payload schema of that
+// control in the workflow's protocol table (workflows/protocol/session.ts SESSION_CONTROLS,
+// goal.ts GOAL_CONTROLS), or narrows it and pipes into it, so the API accepts exactly what a
+// workflow accepts, and the OpenAPI document (server/openapi.ts) is generated from the same objects.
 import { z } from 'zod';
 import { taskSchema } from '../machines/task-graph';
-import {
-  answerSchema,
-  approveSchema,
-  denySchema,
-  GOAL_TEXT_MAX,
-  raiseBudgetSchema,
-  reasonSchema,
-  rejectPlanSchema,
-  resolveTaskSchema,
-  steerSchema,
-  userMessageSchema,
-} from '../workflows/definitions';
+import { GOAL_TEXT_MAX } from '../workflows/protocol/controls';
+import { GOAL_CONTROLS } from '../workflows/protocol/goal';
+import { SESSION_CONTROLS } from '../workflows/protocol/session';
 
 /** Goals and sessions, and task agents (`<goal>/task-<id>/<attempt>`: a `/`, sent as %2F in a path). */
 export const workflowIdSchema = z.string().regex(/^[A-Za-z0-9._:@/-]{1,200}$/, 'a workflow id: 1-200 of A-Z a-z 0-9 . _ : @ - /');
@@ -56,15 +48,18 @@ export const startSessionBody = z.strictObject({
 });
 
 /** The approver comes from the token, never from the body. */
-export const approveBody = approveSchema.omit({ approver: true, proven: true });
-export const denyBody = denySchema;
-export const messageBody = z.union([nonBlank, z.strictObject({ text: nonBlank, messageId: z.string().min(1).optional() })]).pipe(userMessageSchema);
-export const steerBody = z.union([nonBlank, z.strictObject({ text: nonBlank })]).pipe(steerSchema);
-export const answerBody = answerSchema;
-export const reasonBody = reasonSchema;
-export const raiseBudgetBody = raiseBudgetSchema;
-export const rejectPlanBody = z.union([nonBlank.max(GOAL_TEXT_MAX), z.strictObject({ feedback: nonBlank.max(GOAL_TEXT_MAX) })]).pipe(rejectPlanSchema);
-export const resolveTaskBody = resolveTaskSchema;
+/** The approver comes from the token, never from the body (a goal's `approve` takes the session's payload). */
+export const approveBody = SESSION_CONTROLS.approve.input.omit({ approver: true, proven: true });
+export const denyBody = SESSION_CONTROLS.deny.input;
+/** Client tools are AG-UI's (server/ag-ui.ts), not this route's. */
+export const messageBody = z.union([nonBlank, z.strictObject({ text: nonBlank, messageId: z.string().min(1).optional() })]).pipe(SESSION_CONTROLS.userMessage.input);
+export const steerBody = z.union([nonBlank, z.strictObject({ text: nonBlank })]).pipe(SESSION_CONTROLS.steer.input);
+export const answerBody = SESSION_CONTROLS.answer.input;
+/** interrupt, pause, close and a goal's cancel: the same optional reason. */
+export const reasonBody = SESSION_CONTROLS.interrupt.input;
+export const raiseBudgetBody = SESSION_CONTROLS.raiseBudget.input;
+export const rejectPlanBody = z.union([nonBlank.max(GOAL_TEXT_MAX), z.strictObject({ feedback: nonBlank.max(GOAL_TEXT_MAX) })]).pipe(GOAL_CONTROLS.rejectPlan.input);
+export const resolveTaskBody = GOAL_CONTROLS.resolveTask.input;
 
 /**
  * The part of AG-UI's RunAgentInput Keel reads: thread, run, messages, context, and the

@@ -53,6 +53,7 @@ export const KEEL_WORKER_ENV = {
   KEEL_RUN_DIR: "where records of running commands are kept (default: a private directory of the worker's user under the system temp dir)",
   KEEL_SHUTDOWN_GRACE: 'how long a stopping worker lets running activities finish before cancelling them (default `30s`; `0` cancels at once)',
   KEEL_TEMPORAL_WAIT_MS: 'how long a starting worker waits for its Temporal server, one line a try (default 6 h; `0`: one try)',
+  KEEL_REPAIR_SWEEP_SECONDS: 'how often the worker looks for runs of its queue that the Temporal SDK cannot replay, to repair them (default `30`; `0`: never; see docs/deployment.md)',
   KEEL_WORKFLOW_CACHE: 'how many workflows the worker keeps cached: a count (`2000`) or a memory budget (`1.5GiB`) at 512 KiB per session; `0` turns the cache off (default: a 1 GiB budget, or a third of the V8 heap limit if smaller)',
   KEEL_WORKFLOW_BUNDLE: 'a prebuilt workflow bundle to run (default: dist/workflow-bundle.js when compiled, else workflows/ bundled at start)',
   KEEL_ENCRYPTION_KEYS: 'payload encryption keys, `id:base64,…`, newest first (off when unset; see docs/deployment.md)',

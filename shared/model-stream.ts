@@ -1,11 +1,9 @@
-// What the model activity streams to people watching a call, and what every reader of that
+// What the model activity streams to people watching a call (on the stream's MODEL_TOPIC,
+// workflows/protocol/topics.ts), and what every reader of that
 // stream or of the activity's heartbeats decodes: the activity writes it (activities/llm-deltas.ts,
 // activities/llm.ts), workflows pass it on (workflows/model-stream.ts), the SDK and the console
 // read it (client/events.ts, client/live-model.ts). Types and pure helpers only, so each side
 // imports them from this low layer rather than from the activity that writes them.
-
-/** The workflow-stream topic model output travels on. */
-export const MODEL_STREAM_TOPIC = 'model';
 
 export type ModelStreamEvent =
   /** A new attempt begins: everything shown from earlier attempts of this call is void. */

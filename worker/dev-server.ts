@@ -98,6 +98,15 @@ export async function startOnFreePort<T>(start: (port: number) => Promise<T>, cl
   }
 }
 
+/**
+ * The server marks a run whose workflow tasks failed or timed out this many times in a row
+ * (the `TemporalReportedProblems` search attribute, the Web UI's "Task Failures" view); Keel's
+ * workers look for those marks to repair runs the SDK cannot replay (worker/replay-repair-sweep.ts).
+ * Self-hosted servers leave it off unless configured; docker-compose's file sets the same.
+ */
+export const REPORTED_PROBLEMS_AFTER = 3;
+const reportedProblemsFlags = ['--dynamic-config-value', `system.numConsecutiveWorkflowTaskProblemsToTriggerSearchAttribute=${REPORTED_PROBLEMS_AFTER}`];
+
 function partitionFlags(partitions: number): string[] {
   return [`matching.numTaskqueueReadPartitions=${partitions}`, `matching.numTaskqueueWritePartitions=${partitions}`].flatMap((value) => ['--dynamic-config-value', value]);
 }
@@ -157,6 +166,7 @@ async function startOnce(cli: string, version: string, options: DevServerOptions
     'warn',
     ...searchAttributeFlags(),
     ...(options.taskQueuePartitions === undefined ? [] : partitionFlags(options.taskQueuePartitions)),
+    ...reportedProblemsFlags,
   ];
   if (options.dbFile) args.push('--db-filename', options.dbFile);
   if (options.uiPort === undefined) args.push('--headless');

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { Client } from '@temporalio/client';
+import { bundleWorkflowCode, type NativeConnection, type ReplayWorkerOptions, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index';
 import { ACTIVITY_WORKER_OPTIONS } from '../activities/tools/index';
 import { commandLimitsLine } from '../activities/tools/command-cgroup';
@@ -8,6 +9,7 @@ import { probeSandbox, sandboxStartupLine } from '../activities/tools/sandbox';
 import { defaultCacheBudget, maxCachedWorkflows, workflowCacheFromEnv, type WorkflowCacheSize } from './cache';
 import { keelDataConverter } from '../shared/encryption';
 import { shutdownGraceMs } from './shutdown';
+import { startReplayRepairSweep, sweepIntervalMs } from './replay-repair-sweep';
 import { probeStore, StoreProbeError } from './store-probe';
 import { workspaceHostLine, workspaceHostOf } from './workspace-host';
 import { workspaceQueue } from '../workflows/workspace-host';
@@ -173,10 +175,21 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
             shutdownGraceTime: graceMs,
             shutdownForceTime: graceMs + 5_000,
           });
+    // The runs the SDK cannot replay for its known reason are repaired by every worker of the
+    // queue (worker/replay-repair-sweep.ts), replayed with this worker's own code.
+    const sweepMs = sweepIntervalMs(options.env);
+    const replayOptions = memo(() => keelReplayOptions(options.env, options.workflowBundle));
     return {
       worker,
       hostWorker,
       async run() {
+        const sweep = startReplayRepairSweep({
+          client: new Client({ connection: options.connection, namespace: options.namespace }),
+          taskQueue: options.taskQueue,
+          replay: replayOptions,
+          intervalMs: sweepMs,
+          log: options.log ?? console.log,
+        });
         try {
           if (hostWorker === null) await worker.run();
           else {
@@ -187,6 +200,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
             await Promise.all([worker.run().finally(() => stop(hostWorker)), hostWorker.run().finally(() => stop(worker))]);
           }
         } finally {
+          sweep.stop();
           await close();
         }
       },
@@ -196,3 +210,29 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
     throw error;
   }
 }
+
+/**
+ * Keel's workflow code and converters for replaying a history here, as a worker with the same
+ * environment runs it: the given bundle, else the prebuilt one, else bundled from source (the
+ * replay repair's check, worker/replay-repair.ts; `keel repair`).
+ */
+export async function keelReplayOptions(env: NodeJS.ProcessEnv | undefined, workflowBundle?: WorkerOptions['workflowBundle']): Promise<ReplayWorkerOptions> {
+  const codec = await keelDataConverter(env, { failureConverterPath: path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'failure-converter.cjs') });
+  const prebuilt = workflowBundle ? null : prebuiltWorkflowBundle(env, 'failureConverterPath' in codec);
+  return {
+    workflowBundle: workflowBundle ?? (prebuilt ? { codePath: prebuilt } : await bundleWorkflowCode({ ...KEEL_BUNDLE_OPTIONS, logger: quietBundler })),
+    dataConverter: { ...(workflowBundle ? {} : { payloadConverterPath }), ...codec },
+    sinks: keelWorkflowSinks(null),
+  };
+}
+
+function memo<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | null = null;
+  return () => (made ??= make().catch((error: unknown) => {
+    made = null;
+    throw error;
+  }));
+}
+
+/** The bundler's report is noise in a worker's log; its errors are thrown. */
+const quietBundler = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} };

@@ -11,37 +11,32 @@ import {
   isCancellation,
   setHandler,
   workflowInfo,
-  type ActivityOptions,
 } from '@temporalio/workflow';
-import type { TurnLimits, TurnResult, Usage } from '../machines/index';
+import type { TurnResult, Usage } from '../machines/index';
 import { addSettledUsage, ZERO_USAGE, type Exhaustion } from '../machines/budget';
-import { approvalFrom, describeApproval, EXACT_APPROVALS_PATCH, rememberApproval, type PolicyConfig, type SessionApproval } from '../machines/policy';
+import { approvalFrom, describeApproval, EXACT_APPROVALS_PATCH, rememberApproval, type SessionApproval } from '../machines/policy';
+import { agentReportSignal, approveSchema, denySchema, transcriptQuerySchema, type GoalLogEntry, type PendingApproval } from './definitions';
 import {
   AGENT_SIGNALS,
-  agentReportSignal,
-  approveSchema,
-  approveSignal,
-  denySchema,
-  denySignal,
-  goalEventsQuery,
-  pendingApprovalsQuery,
-  transcriptQuerySchema,
-  type GoalLogEntry,
-  type PendingApproval,
+  agentApproveSignal,
+  agentDenySignal,
+  agentEventsQuery,
+  agentInputSchema,
+  agentPendingApprovalsQuery,
+  type AgentInput,
   type AgentReport,
   type TaskEvidence,
-} from './definitions';
+} from './protocol/agent';
 import { EMPTY_EVIDENCE, foldEvidence, type EvidenceState } from '../machines/evidence';
 import { decideTaskOutcome, FINISH_TASK } from '../machines/task-outcome';
 import { agentSearchStatus } from '../machines/search-status';
 import { approverLabel, parsePayload, parseStartInput } from './payloads';
 import { agentSystem, taskPrompt } from './planning';
-import { agentInputSchema } from './start-input';
 import { ConversationLog } from './runtime';
 import { MachineHost } from './host';
 import { code, escapeMarkdown } from './markdown';
 import { appendStreamTail } from './model-stream';
-import { TurnRunner, type ToolEntry } from './turn-runner';
+import { TurnRunner } from './turn-runner';
 import { DEFAULT_WORKSPACE_HOST_WAIT_MS, WorkspaceRouting } from './workspace-host';
 import { hostMoveHandler } from './host-move';
 import { WaitingAttribute } from './waiting-attribute';
@@ -50,41 +45,6 @@ import { hasPatch } from './run-format';
 
 /** A task agent's turns read the retry table's unattended row (machines/model-retry.ts). */
 const UNATTENDED_RETRIES_PATCH = 'agent-unattended-retries';
-
-export interface AgentInput {
-  goalId: string;
-  goal: string;
-  taskId: string;
-  attempt: number;
-  title: string;
-  instructions: string;
-  role: string;
-  workspace: string;
-  /** The host whose disk holds the workspace (GoalOptions.workspaceHost). */
-  workspaceHost?: string | undefined;
-  workspaceHostWaitMs?: number | undefined;
-  storeDir: string;
-  /** The identity of the goal's conversation store: every model call is checked against it. */
-  storeId?: string | undefined;
-  model: string;
-  maxTokens: number;
-  tools: ToolEntry[];
-  toolsRef: string | null;
-  policy: PolicyConfig;
-  headless: boolean;
-  /** What the goal's budget leaves when the agent starts (and the step limit). */
-  limits: TurnLimits;
-  approvalTimeoutMs: number | null;
-  maxParallelTools: number;
-  retryBackoffMs?: number[] | undefined;
-  modelActivity?: Partial<ActivityOptions> | undefined;
-  /** Extended thinking for this agent's role (GoalOptions.thinking). */
-  thinking?: { budgetTokens: number } | undefined;
-  /** The goal's secret for this agent: its reports carry it, so the goal can tell them from forgeries. */
-  reportToken?: string | undefined;
-  /** What earlier attempts at this task did (files, commands and exit codes, how they ended). */
-  earlierAttempts?: string | undefined;
-}
 
 /** An agent's input with its one default filled in (the goal resolved the rest: workflows/goal-options.ts). */
 export type ResolvedAgentInput = AgentInput & { workspaceHostWaitMs: number };
@@ -108,6 +68,8 @@ export interface AgentResult {
   /** Set when the turn ended on a budget: which limit, and the figures against the agent's share of the goal's. */
   exhaustion?: Exhaustion;
 }
+
+export type { AgentInput } from './protocol/agent';
 
 export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
   parseStartInput(agentInputSchema, raw, 'agent');
@@ -237,7 +199,7 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
         rejected(source, { code: 'guard_failed', machine: 'turn', state: turns.state?.status ?? 'none', event: source, message: (error as Error).message });
       }
     });
-  setHandler(approveSignal, (raw) =>
+  setHandler(agentApproveSignal, (raw) =>
     guard('signal approve', () => {
       const a = parsePayload(approveSchema, raw, 'approve');
       const approver = approverLabel(a);
@@ -255,16 +217,16 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
       }
     }),
   );
-  setHandler(denySignal, (raw) =>
+  setHandler(agentDenySignal, (raw) =>
     guard('signal deny', () => {
       const d = parsePayload(denySchema, raw, 'deny');
       const r = turns.apply({ type: 'tool', callId: d.callId, event: { type: 'denied', ...(d.reason ? { reason: d.reason } : {}) } });
       if (!r.ok) rejected('signal deny', r.error);
     }),
   );
-  setHandler(pendingApprovalsQuery, () => pending());
+  setHandler(agentPendingApprovalsQuery, () => pending());
   // The agent's own log by query, as the goal's (its tool calls and their results).
-  setHandler(goalEventsQuery, (raw) => host.events(parsePayload(transcriptQuerySchema, raw, 'events') ?? {}));
+  setHandler(agentEventsQuery, (raw) => host.events(parsePayload(transcriptQuerySchema, raw, 'events') ?? {}));
   host.start('turn', () => turns.state?.status ?? 'idle', () => {
     const started = turns.start(`${agentId}:turn`, taskPrompt(input.goal, input, input.earlierAttempts), input.limits);
     if (!started.ok) rejected('start', started.error);

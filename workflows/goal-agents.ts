@@ -9,13 +9,16 @@ import { agentShare, shareSlots } from '../machines/budget-share';
 import { addUsage, type TurnLimits } from '../machines/budget';
 import { commandEnding } from '../machines/evidence';
 import { approvalFrom, defaultPolicy, unknownCallMessage, type PolicyConfig } from '../machines/policy';
-import { agentWorkflow, type AgentInput, type AgentResult } from './agent';
-import { agentReportSchema, approveSchema, approveSignal, denySchema, denySignal, type GoalPendingApproval, type GoalRunnerEvent, type TaskEvidence } from './definitions';
-import type { GoalOptions, ResolvedGoalOptions } from './goal-options';
+import { agentWorkflow, type AgentResult } from './agent';
+import { approveSchema, denySchema, type GoalPendingApproval, type GoalRunnerEvent } from './definitions';
+import { agentApproveSignal, agentDenySignal, agentReportSchema, type TaskEvidence } from './protocol/agent';
+import type { ResolvedGoalOptions } from './goal-options';
+import type { AgentInput } from './protocol/agent';
+import type { GoalOptions } from './protocol/goal';
 import { approverLabel, failureMessage, parsePayload as parse } from './payloads';
 import { refusal, validated } from './refusal';
 import { describeAttempts, type AttemptRecord } from './planning';
-import type { ToolEntry } from './turn-runner';
+import type { ToolEntry } from './protocol/tool-entry';
 import { hasPatch, stampedMemo, startSearchAttributes } from './run-format';
 
 /** Goals from this marker on count what their agents report after the goal ended (a cancelled agent's cut-off call, billed until its connection closed). */
@@ -248,8 +251,8 @@ export class AgentPool {
     const call = this.findCall(input.callId);
     const child = getExternalWorkflowHandle(call.agentId);
     this.h.publish({ kind: 'agent.approval_answered', agentId: call.agentId, taskId: call.taskId, callId: call.callId, decision: kind === 'approve' ? 'approved' : 'denied' });
-    if (kind === 'approve') await child.signal(approveSignal, input);
-    else await child.signal(denySignal, input);
+    if (kind === 'approve') await child.signal(agentApproveSignal, input);
+    else await child.signal(agentDenySignal, input);
     return { callId: call.callId, agentId: call.agentId };
   }
 

@@ -5,12 +5,12 @@ import type { GoalDirective, GoalEvent, GoalState, TransitionError } from '../ma
 import {
   approvePlanSignal,
   approvePlanUpdate,
-  approveSignal,
   cancelSignal,
   cancelUpdate,
   denySchema,
-  denySignal,
+  goalApproveSignal,
   goalApproveUpdate,
+  goalDenySignal,
   goalDenyUpdate,
   rejectPlanSchema,
   rejectPlanSignal,
@@ -62,8 +62,8 @@ export function goalControls({ goal, agents, rejected, authenticatedControls }: 
   const forwardSignal = (kind: 'approve' | 'deny') => (raw: unknown) => {
     forward(kind, raw).catch((error: unknown) => rejected(`signal ${kind}`, { code: 'guard_failed', machine: 'turn', state: goal.state.status, event: kind, message: failureMessage(error) }));
   };
-  setHandler(approveSignal, forwardSignal('approve'));
-  setHandler(denySignal, forwardSignal('deny'));
+  setHandler(goalApproveSignal, forwardSignal('approve'));
+  setHandler(goalDenySignal, forwardSignal('deny'));
   setHandler(goalApproveUpdate, (raw) => forward('approve', raw), { validator: (raw) => agents.mustApprove(raw) });
   setHandler(goalDenyUpdate, (raw) => forward('deny', raw), { validator: (raw) => void agents.findCall(parseDenial(raw).callId) });
 }

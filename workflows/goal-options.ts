@@ -1,73 +1,12 @@
-// What a goal is started with (its options), their one resolver (every default filled in
+// What a goal is started with (its options: workflows/protocol/goal.ts), their one resolver (every default filled in
 // once, at the start of a run), and what it returns.
-import type { ActivityOptions } from '@temporalio/workflow';
-import type { BudgetLimits, GoalReport, Review, Task, Usage } from '../machines/index';
+import type { GoalReport, Review, Task, Usage } from '../machines/index';
 import { GOAL_DEFAULTS } from '../machines/autonomy';
 import { MAX_PLAN_TASKS } from '../machines/task-graph';
 import { DEFAULT_MAX_PARALLEL_TOOLS, DEFAULT_MAX_STEPS_PER_TASK, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, defaultStoreDir } from './defaults';
 import { DEFAULT_WORKSPACE_HOST_WAIT_MS } from './workspace-host';
-import type { PolicyConfigInput } from '../machines/policy';
-import type { TaskEvidence } from './definitions';
-
-export interface GoalOptions {
-  /** What to achieve, in words. */
-  goal: string;
-  /** Absolute path of the directory every task agent works in. */
-  workspace: string;
-  /** The host whose disk holds the workspace (SessionOptions.workspaceHost): setup and the agents' tools run there. */
-  workspaceHost?: string;
-  /** How long a call waits for the workspace host before it fails as "not polling" (default 60 s). */
-  workspaceHostWaitMs?: number;
-  /** Model of the planner, the critic and the agents (default claude-sonnet-4-6). */
-  model?: string;
-  /** Output limit of each call of the planner, the critic and the agents (default 4096). */
-  maxTokens?: number;
-  /** Approval policy of the agents' tools, over the workspace's .keel/policy.json. */
-  policy?: PolicyConfigInput;
-  /** No human will answer: `ask` becomes the policy's headless choice (default false). */
-  headless?: boolean;
-  /** Start executing without waiting for approvePlan (default false). */
-  autoApprove?: boolean;
-  /** Task agents running at once (default 2). */
-  maxConcurrency?: number;
-  /** Attempts per task before it needs a human (default 2). */
-  maxTaskAttempts?: number;
-  /** Proposals per planning round (default 3). */
-  maxPlanAttempts?: number;
-  /** Critic reviews before the goal stops (default 3). */
-  maxReviewCycles?: number;
-  /** How long a plan waits for approval before the goal stops (default: forever). */
-  planApprovalTimeoutMs?: number | null;
-  /** The goal's budget across the planner, the critic and every agent; a limit not named is none (default: no limits). */
-  limits?: Partial<Pick<BudgetLimits, 'inputTokens' | 'outputTokens' | 'costUsd' | 'wallClockMs'>>;
-  /** Each agent's model steps (default 25). */
-  maxStepsPerTask?: number;
-  /** How long an agent's tool call waits for approval (default: forever). */
-  approvalTimeoutMs?: number | null;
-  /** Read-only tool calls of an agent's step run side by side up to this many (default 4). */
-  maxParallelTools?: number;
-  /** Shorter waits between model retries than the retry table's (tests), for the agents' turns and the planner's and critic's rounds: each wait is the shorter of the two; one retry per entry, never more than the table's. Absent: the table's rows (machines/model-retry.ts). */
-  retryBackoffMs?: number[];
-  /** Conversation store directory; default `<workspace>/.keel/store` (the worker's KEEL_STORE_DIR wins). */
-  storeDir?: string;
-  /** Overrides of the model activity's options (tests shorten retries). */
-  modelActivity?: Partial<ActivityOptions>;
-  /**
-   * Extended thinking for the task agents: `budgetTokens` for every role, `byRole` per task
-   * role (null turns it off for that role). The planner and the critic answer through a
-   * forced tool call, which the API does not allow with thinking, so they never think.
-   */
-  thinking?: { budgetTokens?: number; byRole?: Record<string, { budgetTokens: number } | null> };
-  /** Tasks the goal may hold in all, follow-ups included (default 50). */
-  maxTasks?: number;
-  /** Continue as new once a run's history holds this many events (tests force it; default: only when suggested). */
-  continueAsNewAfterEvents?: number | null;
-  /** Continue as new when the server suggests it (history size or length); default true. */
-  continueAsNewWhenSuggested?: boolean;
-  /** Set by Keel's clients when they hold the encryption keys: `resume`, `stop`, `reset`,
-   *  `restart` and `approvePlan` must carry their (empty, encrypted) argument (default false). */
-  authenticatedControls?: boolean;
-}
+import type { GoalOptions } from './protocol/goal';
+import type { TaskEvidence } from './protocol/agent';
 
 /** The options the resolver fills in: each has a default, defined once (workflows/defaults.ts, the machines' constants). */
 type GoalDefaulted =

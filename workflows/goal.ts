@@ -10,9 +10,8 @@ import { CancellationScope, condition, isCancellation, makeContinueAsNewFunc, se
 import { addUsage, ZERO_USAGE } from '../machines/budget';
 import { createGoal, goalMachine, type GoalDirective, type GoalEvent, type GoalReport, type GoalState, type LogEvent } from '../machines/index';
 import type { PolicyConfig, PolicyOrigin } from '../machines/policy';
-import { agentReportSignal, GOAL_SIGNALS, type GoalLogEntry, type GoalRunnerEvent } from './definitions';
+import { agentReportSignal, GOAL_SIGNALS, goalOptionsSchema, type GoalLogEntry, type GoalRunnerEvent } from './definitions';
 import { failureMessage, parseStartInput } from './payloads';
-import { goalOptionsSchema } from './start-input';
 import type { ToolEntry } from './turn-runner';
 import { MachineHost, type Driven, type HostCarry } from './host';
 import { AgentPool, type AgentCarry } from './goal-agents';
@@ -20,7 +19,8 @@ import { Advisors, ToolCaller } from './goal-model';
 import { appendStreamTail } from './model-stream';
 import { goalControls } from './goal-controls';
 import { goalDetails, goalQueries } from './goal-views';
-import { resolveGoalOptions, type GoalOptions, type GoalResult } from './goal-options';
+import { resolveGoalOptions, type GoalResult } from './goal-options';
+import type { GoalOptions } from './protocol/goal';
 import { loadSetupWaiting } from './setup';
 import { InfraWaiter } from './infra-wait';
 import { WaitingAttribute } from './waiting-attribute';
@@ -31,7 +31,8 @@ import { hostMoveHandler } from './host-move';
 import { hasPatch, stampedMemo } from './run-format';
 
 export { thinkingFor } from './goal-agents';
-export type { GoalOptions, GoalResult, GoalTaskReport, ResolvedGoalOptions } from './goal-options';
+export type { GoalResult, GoalTaskReport, ResolvedGoalOptions } from './goal-options';
+export type { GoalOptions } from './protocol/goal';
 
 /** What one run hands the next through continue-as-new (at a quiet point: no agent, planner or critic running). */
 export interface GoalCarry extends HostCarry {

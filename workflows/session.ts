@@ -11,11 +11,10 @@ import { describeExhaustion } from '../machines/budget';
 import { createSession, sessionEventFromTurn, sessionMachine, type SessionDirective, type SessionEvent, type SessionState } from '../machines/session';
 import { defaultPolicy, type PolicyConfig, type PolicyOrigin, type SessionApproval } from '../machines/policy';
 import { sessionSearchStatus } from '../machines/search-status';
-import { SESSION_SIGNALS, userMessageSchema, userMessageSignal, userMessageUpdate, type ControlResult, type LogEntry } from './definitions';
+import { SESSION_SIGNALS, sessionOptionsSchema, userMessageSchema, userMessageSignal, userMessageUpdate, type ControlResult, type LogEntry } from './definitions';
 import { failureMessage, parsePayload as parse, parseStartInput } from './payloads';
 import { refusal, validated } from './refusal';
 import { ConversationLog } from './runtime';
-import { sessionOptionsSchema } from './start-input';
 import { TurnRunner, type ToolEntry } from './turn-runner';
 import { streamedUsageOf } from './turn-results';
 import { MachineHost, type Driven } from './host';
@@ -32,14 +31,16 @@ import { WaitingAttribute } from './waiting-attribute';
 import { infraWaitingKey } from '../machines/infra-retry';
 import { handoverFits } from './handover-size';
 import { ClientTools } from './client-tools';
-import { resolveSessionOptions, type SessionCarry, type SessionOptions, type SessionResult } from './session-options';
+import { resolveSessionOptions, type SessionCarry, type SessionResult } from './session-options';
+import type { SessionOptions } from './protocol/session';
 import { WorkspaceRouting } from './workspace-host';
 import { hostMoveHandler } from './host-move';
 import { hasPatch, runFormat, stampedMemo } from './run-format';
 
 type StartTurn = Extract<SessionDirective, { type: 'start_turn' }>;
 
-export type { ResolvedSessionOptions, SessionCarry, SessionOptions, SessionResult } from './session-options';
+export type { ResolvedSessionOptions, SessionCarry, SessionResult } from './session-options';
+export type { SessionOptions } from './protocol/session';
 
 /** Running workflows that predate the hand-over started the next queued turn in the same run. */
 const HANDOVER_PATCH = 'session-queue-handover';

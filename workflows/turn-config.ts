@@ -2,7 +2,6 @@
 // goal's agent), and the output limits a call sends.
 import type { ActivityOptions } from '@temporalio/workflow';
 import type { ModelCallInput, ModelCallResult } from '../activities/llm';
-import type { SetupTool } from '../activities/setup';
 import type { CallUsage, LogEvent, TransitionError } from '../machines/index';
 import type { Observer } from '../machines/core';
 import { maxOutputTokens } from '../machines/model-limits';
@@ -13,10 +12,10 @@ import type { CompactedEvent, RepairedEvent } from './definitions';
 import type { InfraRecoveredEvent, InfraWaitingEvent } from './log-entries';
 import type { ConversationLog, SerialQueue, Timers } from './runtime';
 import type { WorkspaceRoute } from './workspace-host';
+import type { ToolEntry } from './protocol/tool-entry';
 
-/** A tool the model may call, as listTools / listMcpTools describe it. */
-/** A tool as the setup activity lists it (activities/setup.ts). */
-export type ToolEntry = SetupTool;
+/** A tool the model may call, as the setup activity lists it (workflows/protocol/tool-entry.ts). */
+export type { ToolEntry };
 
 export interface TurnRunnerConfig {
   workspace: string;

@@ -3,6 +3,7 @@
 // (read-only or not, from the policy's table), and the activity options that fit.
 import { z } from 'zod';
 import { builtinToolKinds, type BuiltinToolName, type ToolKind } from '../../machines/policy';
+import type { ToolActivityOptions, ToolEntry } from '../../workflows/protocol/tool-entry';
 import { ASK_USER_DESCRIPTION, askUserInput } from './ask-user';
 import { EDIT_FILE_DESCRIPTION, editFileInput } from './edit-file';
 import { GLOB_DESCRIPTION, globInput } from './glob';
@@ -12,18 +13,8 @@ import { READ_FILE_DESCRIPTION, readFileInput } from './read-file';
 import { MAX_COMMAND_TIMEOUT_SECONDS, RUN_COMMAND_DESCRIPTION, runCommandInput } from './run-command';
 import { WRITE_FILE_DESCRIPTION, writeFileInput } from './write-file';
 
-/** Plain-data activity options (durations in ms), ready for proxyActivities. */
-export interface ToolActivityOptions {
-  startToCloseTimeout: number;
-  heartbeatTimeout: number;
-  retry: {
-    maximumAttempts: number;
-    initialInterval?: number;
-    backoffCoefficient?: number;
-    maximumInterval?: number;
-    nonRetryableErrorTypes?: string[];
-  };
-}
+/** Plain-data activity options (durations in ms), ready for proxyActivities: the tool entry's schema says what they are. */
+export type { ToolActivityOptions };
 
 export interface ToolDefinition {
   name: string;
@@ -44,12 +35,8 @@ export interface ToolDefinition {
   local: boolean;
 }
 
-/** What the model is given for each tool (Anthropic Messages API `tools` entry). */
-export interface ModelToolSpec {
-  name: string;
-  description: string;
-  input_schema: Record<string, unknown>;
-}
+/** What the model is given for each tool (Anthropic Messages API `tools` entry): the tool entry's `spec`. */
+export type ModelToolSpec = ToolEntry['spec'];
 
 const fileRetry = { maximumAttempts: 3, initialInterval: 500, backoffCoefficient: 2, maximumInterval: 5_000 };
 

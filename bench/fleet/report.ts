@@ -25,6 +25,7 @@ export function fleetMarkdown(command: string, o: Omit<FleetOptions, 'cli' | 'lo
     `| side effects logged / run twice / missing | ${r.sideEffects.commandsLogged} / ${r.sideEffects.twice.length} / ${r.sideEffects.missing.length} |`,
     `| task tool calls without exactly one result | ${r.sideEffects.toolCallsWithoutOneResult.length} |`,
     `| workflow task failures / time-outs (histories read) | ${r.workflowTaskFailures.total} / ${r.workflowTaskFailures.timedOut} (${r.workflowTaskFailures.histories})${Object.keys(r.workflowTaskFailures.byCause).length ? `: ${Object.entries(r.workflowTaskFailures.byCause).map(([k, v]) => `${k} ×${v}`).join(', ')}` : ''} |`,
+    `| runs the SDK could not replay: reset by the workers / left to a human | ${r.replayRepairs?.reset.length ?? 0} / ${r.replayRepairs?.left.length ?? 0} |`,
     `| workers that exited by themselves (started again) | ${r.workerExits.length} |`,
     `| runs that waited for a service | ${Object.entries(r.waited).map(([k, v]) => `${k} ×${v}`).join(', ') || 'none'} |`,
     '',

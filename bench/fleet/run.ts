@@ -76,6 +76,8 @@ export interface FleetResult {
   approvals: { sdk: number; http: number; signal: number; retried: number };
   sideEffects: { commandsLogged: number; twice: string[]; missing: string[]; toolCallsWithoutOneResult: string[] };
   workflowTaskFailures: { total: number; byCause: Record<string, number>; timedOut: number; histories: number };
+  /** The workers' replay repairs (worker/replay-repair-sweep.ts): runs the SDK could not replay, reset, or left to a human. */
+  replayRepairs: { reset: string[]; left: string[] };
   faults: FaultRecord[];
   /** Runs that waited for a service (infra.waiting events) and what they waited for. */
   waited: Record<string, number>;
@@ -121,6 +123,7 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
     approvals: { sdk: 0, http: 0, signal: 0, retried: 0 },
     sideEffects: { commandsLogged: 0, twice: [], missing: [], toolCallsWithoutOneResult: [] },
     workflowTaskFailures: { total: 0, byCause: {}, timedOut: 0, histories: 0 },
+    replayRepairs: { reset: [], left: [] },
     faults,
     waited: {},
     durationMs: 0,
@@ -599,6 +602,14 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
       const entries = await retrying(() => s.log(0, 500), 'events').then((p) => p.entries, () => []);
       for (const e of entries) if (e.kind === 'infra.waiting' && (e as { tries?: number }).tries === 1) result.waited[(e as { service?: string }).service ?? '?'] = (result.waited[(e as { service?: string }).service ?? '?'] ?? 0) + 1;
     }
+    // What the workers' replay repair did, from their logs (one line a run).
+    for (const w of workers) {
+      const text = await fs.readFile(path.join(w.storeDir, '..', 'worker.log'), 'utf8').catch(() => '');
+      for (const line of text.split('\n')) {
+        if (line.startsWith('keel worker: repaired ')) result.replayRepairs.reset.push(`host-${w.index}: ${line.slice('keel worker: '.length)}`);
+        else if (line.includes('is not repaired automatically')) result.replayRepairs.left.push(`host-${w.index}: ${line.slice('keel worker: '.length)}`);
+      }
+    }
     checked = true;
   } finally {
     signal?.removeEventListener('abort', onAbort);
@@ -630,6 +641,7 @@ function described(error: unknown): string {
 function verdictOf(result: FleetResult): string[] {
   const f: string[] = [];
   const g = result.goals;
+  if (result.replayRepairs.left.length > 0) f.push(`${result.replayRepairs.left.length} runs the SDK could not replay were left to a human`);
   if (g.met !== g.total) f.push(`${g.met} of ${g.total} goals met (${g.stopped.length} stopped, ${g.failed.length} failed, ${g.stuck.length} stuck, ${g.needsHuman.length} need a human)`);
   const s = result.sessions;
   if (s.allAnswered !== s.total || s.stuck.length + s.failed.length + s.needsHuman.length > 0) f.push(`${s.allAnswered} of ${s.total} sessions had every turn answered (${s.failed.length} failed, ${s.stuck.length} stuck, ${s.needsHuman.length} need a human)`);

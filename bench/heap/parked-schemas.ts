@@ -1,6 +1,6 @@
 import * as machines from '../../machines/index';
 import * as definitions from '../../workflows/definitions';
-import * as input from '../../workflows/start-input';
+import * as input from '../../workflows/protocol/option-fields';
 import { waitForDone } from './parked';
 
 export async function parkedWorkflow(): Promise<number> {

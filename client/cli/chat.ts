@@ -12,6 +12,7 @@ import { callLines, type WaitingCall, workspaceOf } from './call-view';
 import { CliExit, withClient } from './common';
 import { showPaged } from './pager';
 import { EXIT, LineReader, type Output, toolResultLine, turnNotice } from './output';
+import { MODEL_TOPIC } from '../../workflows/protocol/topics';
 
 export interface ChatOptions {
   session?: string;
@@ -243,7 +244,7 @@ class Chat {
       if (out.json) {
         out.emit(item);
       }
-      if (item.topic === 'model') {
+      if (item.topic === MODEL_TOPIC) {
         if (item.data.kind === 'delta' && item.data.block === 'text' && !out.json) {
           if (!started) out.text(out.cyan('keel: '));
           started = true;

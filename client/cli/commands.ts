@@ -10,6 +10,7 @@ import { followGoal, reportLines } from './goal-view';
 import { callLines, visible, type WaitingCall, workspaceOf } from './call-view';
 import { EXIT, LineReader, type Output, table } from './output';
 import { showPaged } from './pager';
+import { MODEL_TOPIC } from '../../workflows/protocol/topics';
 
 export interface GoalCommandOptions {
   workspace?: string;
@@ -108,7 +109,7 @@ export function watchCommand(id: string, o: { json?: boolean; from?: string }): 
       return result?.verdict === 'goal_met' ? EXIT.ok : EXIT.notMet;
     }
     for await (const item of target.session.events({ from })) {
-      if (item.topic === 'model') {
+      if (item.topic === MODEL_TOPIC) {
         if (item.data.kind === 'delta' && item.data.block === 'text') out.text(item.data.text);
       } else out.line(out.dim(`${item.data.seq} ${item.data.kind} ${summarize(item.data)}`));
     }

@@ -11,6 +11,7 @@ import { UpdateRejectedError } from '../errors';
 import { callLines, workspaceOf } from './call-view';
 import { type LineReader, type Output, table } from './output';
 import { showPaged } from './pager';
+import { MODEL_TOPIC } from '../../workflows/protocol/topics';
 
 export interface GoalViewOptions {
   out: Output;
@@ -168,7 +169,7 @@ export async function followGoal(goal: GoalHandle, options: GoalViewOptions): Pr
   out.spinner('starting…');
   let modelCall: string | null = null;
   for await (const item of goal.events({ ...(options.from !== undefined ? { from: options.from } : {}), ...(options.signal ? { signal: options.signal } : {}) })) {
-    if (item.topic === 'model') {
+    if (item.topic === MODEL_TOPIC) {
       const d = item.data;
       if (d.kind === 'start' && d.callId !== modelCall) {
         modelCall = d.callId;

@@ -38,7 +38,7 @@ describe('critic follow-ups', () => {
     await g.run(async () => {
       const run = await g.start({ goal: 'An app with docs' });
       await run.waitForState((s) => s.status === 'awaiting_plan_approval');
-      expect(await run.handle.executeUpdate(approvePlanUpdate)).toEqual({ status: 'executing' });
+      expect(await run.handle.executeUpdate(approvePlanUpdate, { args: [{}] })).toEqual({ status: 'executing' });
 
       // The critic adds a task: the goal waits again, at plan v2, and no agent writes README.txt.
       const waiting = await run.waitForState((s) => s.status === 'awaiting_plan_approval' && s.goal.planVersion === 2, 60_000);
@@ -53,7 +53,7 @@ describe('critic follow-ups', () => {
       expect(ofKind<{ planVersion: number }>(before, 'plan.approval_requested').map((e) => e.planVersion)).toEqual([1, 2]);
       expect(ofKind(before, 'agent.spawning').map((e) => e.taskId)).toEqual(['code']);
 
-      expect(await run.handle.executeUpdate(approvePlanUpdate)).toEqual({ status: 'executing' });
+      expect(await run.handle.executeUpdate(approvePlanUpdate, { args: [{}] })).toEqual({ status: 'executing' });
       const result = await run.handle.result();
       await recordGoalHistory(run.handle, 'follow-up-plan-approval');
       expect(result.verdict).toBe('goal_met');

@@ -70,7 +70,7 @@ describe('goal workflow', () => {
       expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
       expect(String((refused as WorkflowUpdateFailedError).cause?.message)).toMatch(/not accepted in state awaiting_plan_approval/);
 
-      expect(await run.handle.executeUpdate(approvePlanUpdate)).toEqual({ status: 'executing' });
+      expect(await run.handle.executeUpdate(approvePlanUpdate, { args: [{}] })).toEqual({ status: 'executing' });
       const result = await run.handle.result();
       expect(result.verdict).toBe('goal_met');
       expect(result.summary).toContain('hello.txt exists');
@@ -201,7 +201,7 @@ describe('goal workflow', () => {
       await run.handle.executeUpdate(rejectPlanUpdate, { args: [{ feedback: 'Too many steps; make it smaller.' }] });
       const revised = await run.waitForState((s) => s.status === 'awaiting_plan_approval' && s.goal.planVersion === 2);
       expect(revised.goal.tasks.map((t) => t.id)).toEqual(['one']);
-      await run.handle.signal(approvePlanSignal);
+      await run.handle.signal(approvePlanSignal, {});
       const result = await run.handle.result();
       expect(result.verdict).toBe('goal_met');
       const log = await run.log();
@@ -348,7 +348,7 @@ describe('goal workflow', () => {
     await g.run(async () => {
       const run = await g.start({ goal: 'A slugify module with passing tests and a README', policy: { mode: 'auto-edit', allow: ['run_command(node *)'] } });
       await run.waitForState((s) => s.status === 'awaiting_plan_approval');
-      await run.handle.signal(approvePlanSignal);
+      await run.handle.signal(approvePlanSignal, {});
       const result = await run.handle.result();
       expect(result.verdict).toBe('goal_met');
       expect(result.tasks.map((t) => [t.id, t.status])).toEqual([

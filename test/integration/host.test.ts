@@ -55,7 +55,7 @@ describe('machine host', () => {
       expect(new Set([a.turnId, b.turnId])).toEqual(new Set(turnOrder));
 
       // A signal the machine refuses is counted as a refusal.
-      await session.workflowHandle.signal(resumeSignal);
+      await session.workflowHandle.signal(resumeSignal, {});
       const metrics = await waitFor(
         () => session.workflowHandle.query(metricsQuery),
         (m) => Object.keys(m.machines.session?.rejected ?? {}).some((k) => k.includes('resume')),

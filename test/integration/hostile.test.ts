@@ -99,7 +99,7 @@ describe('a session survives any message', () => {
       await run.waitForState((v) => v.status === 'active');
       await run.handle.executeUpdate(pauseUpdate, { args: [{ reason: 'coffee' }] });
       // Before: refused in paused ("not accepted in state paused").
-      expect(await run.handle.executeUpdate(stopUpdate)).toEqual({ status: 'paused' });
+      expect(await run.handle.executeUpdate(stopUpdate, { args: [{}] })).toEqual({ status: 'paused' });
       await run.handle.executeUpdate('resume');
       const big = `hello ${'x'.repeat(1024 * 1024)}`;
       await run.handle.executeUpdate(userMessageUpdate, { args: [big] });

@@ -158,7 +158,7 @@ async function record(mode: Mode): Promise<{ workflowId: string; history: Histor
     });
     handles.push(goal);
     await waitUntil(() => goal.query(goalStateQuery), (s) => s.status === 'awaiting_plan_approval', 30_000, 'plan approval');
-    await goal.executeUpdate(approvePlanUpdate);
+    await goal.executeUpdate(approvePlanUpdate, { args: [{}] });
     for (const file of ['one', 'two']) {
       const waiting = await waitUntil(() => goal.query(goalStateQuery), (s) => s.pendingApprovals.length === 1 && s.pendingApprovals[0]!.taskId === file, 30_000, `approval of ${file}`);
       // A validator refuses an unknown call (nothing is written to history), then the real one is approved.

@@ -167,7 +167,7 @@ describe('session control', () => {
       expect(s.standin.requests).toHaveLength(2);
       expect((await run.handle.describe()).searchAttributes.KeelStatus).toEqual(['paused']);
 
-      await run.handle.executeUpdate(resumeUpdate);
+      await run.handle.executeUpdate(resumeUpdate, { args: [{}] });
       await run.waitForState((v) => v.status === 'active' && v.session.turns === 2);
       expect((await run.log()).map((e) => e.kind)).toContain('session.resumed');
       expect((await run.log()).filter((e) => e.kind === 'turn.completed').map((e) => (e as { finalOutput: string }).finalOutput)).toEqual([

@@ -70,7 +70,7 @@ describe('session limits', () => {
       expect((await run.log()).find((e) => e.kind === 'turn.error')).toMatchObject({ errorType: 'non_retryable' });
 
       await run.handle.signal(userMessageSignal, 'working again?');
-      await run.handle.executeUpdate(resetUpdate);
+      await run.handle.executeUpdate(resetUpdate, { args: [{}] });
       await run.waitForState((v) => v.status === 'active' && v.session.turns === 4);
       expect((await run.log()).find((e) => e.kind === 'session.unsuspended')).toMatchObject({ via: 'reset' });
       expect((await run.log()).filter((e) => e.kind === 'turn.completed').map((e) => (e as { finalOutput: string }).finalOutput)).toEqual(['Back to normal.']);

@@ -77,7 +77,7 @@ describe('long sessions', () => {
       expect(transcript.total).toBe(8);
       expect(transcript.head).toMatch(/^[0-9a-f]{64}$/);
 
-      await run.handle.executeUpdate(resumeUpdate);
+      await run.handle.executeUpdate(resumeUpdate, { args: [{}] });
       const after = await run.waitForState((v) => v.status === 'active' && v.session.turns === 4, 120_000);
       expect(after.run).toBe(2);
       // The session approval survived: the rewrite ran without asking again.

@@ -165,8 +165,8 @@ describe('session workflow', () => {
       const run = await s.start();
       await run.waitForState((v) => v.status === 'active');
       // Nothing is suspended or paused: resume is refused, with the machine's reason.
-      expect(await rejection(run.handle.executeUpdate(resumeUpdate))).toContain("session: 'resume' is not accepted in state active (no transition on 'resume' from active)");
-      await run.handle.signal(resumeSignal);
+      expect(await rejection(run.handle.executeUpdate(resumeUpdate, { args: [{}] }))).toContain("session: 'resume' is not accepted in state active (no transition on 'resume' from active)");
+      await run.handle.signal(resumeSignal, {});
       const recorded = await run.events.waitFor((e) => e.some((x) => x.kind === 'event.rejected'));
       expect(recorded.find((x) => x.kind === 'event.rejected')).toMatchObject({ source: 'signal resume', machine: 'session', state: 'active', event: 'resume' });
 

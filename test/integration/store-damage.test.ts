@@ -172,7 +172,7 @@ describe('a damaged conversation store', () => {
     expect(String(error!.message)).toMatch(/^ConversationStoreError: .*: cannot be written: ENOSPC: no space left on device/);
     expect((await fs.readdir(storeDir, { recursive: true })).map(String).filter((f) => f.endsWith('.tmp'))).toEqual([]);
     await fs.rm(filler);
-    await session.handle.executeUpdate(resetUpdate);
+    await session.handle.executeUpdate(resetUpdate, { args: [{}] });
     await turn(session, 'fourth question', 4);
     expect((await session.state()).status).toBe('active');
     const said = texts(s.standin.requests.at(-1)!.body).join('\n');

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { GOAL_TEXT_MAX, rejectPlanSchema, resolveTaskSchema } from '../../workflows/definitions';
 import { handoverFits, HANDOVER_QUEUE_BYTES } from '../../workflows/handover-size';
-import { goalOptionsSchema } from '../../workflows/start-input';
+import { goalOptionsSchema } from '../../workflows/protocol/goal';
 
 describe('hand-over size', () => {
   it('a queue fits up to the limit in UTF-8 bytes, not characters', () => {

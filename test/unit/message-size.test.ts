@@ -1,7 +1,7 @@
 // A message over the size limit is refused before it is sent, with the limit in the error
 // (sent, it failed in Temporal as "Failed to signal Workflow" after workflow-task time-outs).
 import { describe, expect, it } from 'vitest';
-import { MESSAGE_MAX_BYTES, messageTooLarge } from '../../workflows/control-schemas';
+import { MESSAGE_MAX_BYTES, messageTooLarge } from '../../workflows/protocol/controls';
 
 describe('messageTooLarge', () => {
   it('passes a message up to the limit and names the limit past it, in bytes (UTF-8)', () => {

@@ -10,10 +10,12 @@ import { describe, expect, it } from 'vitest';
 import { createGoal } from '../../machines/autonomy';
 import { defaultPolicy } from '../../machines/policy';
 import { createSession } from '../../machines/session';
-import { resolveAgentInput, type AgentInput } from '../../workflows/agent';
-import { resolveGoalOptions, type GoalOptions } from '../../workflows/goal-options';
-import { resolveSessionOptions, type SessionOptions } from '../../workflows/session-options';
-import { goalOptionsSchema, sessionOptionsSchema } from '../../workflows/start-input';
+import { resolveAgentInput } from '../../workflows/agent';
+import type { AgentInput } from '../../workflows/protocol/agent';
+import { resolveGoalOptions } from '../../workflows/goal-options';
+import { resolveSessionOptions } from '../../workflows/session-options';
+import { goalOptionsSchema, type GoalOptions } from '../../workflows/protocol/goal';
+import { sessionOptionsSchema, type SessionOptions } from '../../workflows/protocol/session';
 
 const nullableMs = fc.option(fc.integer({ min: 1, max: 10_000_000 }), { nil: null });
 const limit = fc.option(fc.integer({ min: 0, max: 1_000_000 }), { nil: null });
@@ -180,7 +182,7 @@ describe('resolveGoalOptions', () => {
 function documentedDefaults(file: string): Record<string, unknown> {
   const source = fs.readFileSync(new URL(`../../workflows/${file}`, import.meta.url), 'utf8');
   const found: Record<string, unknown> = {};
-  for (const m of source.matchAll(/\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*\n\s*(\w+)\?:/g)) {
+  for (const m of source.matchAll(/\/\*\*((?:(?!\*\/)[\s\S])*)\*\/\s*\n\s*(\w+)\??:/g)) {
     const said = /\bdefault:? ([^),;:]+)/.exec(m[1]!)?.[1]?.trim().replace(/\.$/, '');
     if (said === undefined) continue;
     const seconds = /^(\d+) s$/.exec(said);
@@ -197,10 +199,10 @@ function documentedDefaults(file: string): Record<string, unknown> {
   return found;
 }
 
-describe('the option types name the default their resolver applies', () => {
+describe('the option schemas (their types derive from them) name the default their resolver applies', () => {
   it.each([
-    ['session-options.ts', resolveSessionOptions({ workspace: '/w' }) as Record<string, unknown>],
-    ['goal-options.ts', resolveGoalOptions({ goal: 'g', workspace: '/w' }) as Record<string, unknown>],
+    ['protocol/session.ts', resolveSessionOptions({ workspace: '/w' }) as Record<string, unknown>],
+    ['protocol/goal.ts', resolveGoalOptions({ goal: 'g', workspace: '/w' }) as Record<string, unknown>],
   ])('%s', (file, resolved) => {
     const documented = documentedDefaults(file);
     // Given, not defaulted; and the two a docstring says in words (`<workspace>/.keel/store`, no limits), which the tests above pin.

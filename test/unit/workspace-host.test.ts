@@ -5,7 +5,7 @@ import { ActivityFailure, ApplicationFailure, RetryState, TimeoutFailure } from 
 import { describe, expect, it } from 'vitest';
 import { workspaceHostOf } from '../../worker/workspace-host';
 import { resolveSessionOptions } from '../../workflows/session-options';
-import { sessionOptionsSchema } from '../../workflows/start-input';
+import { sessionOptionsSchema } from '../../workflows/protocol/session';
 import { routed, workspaceHostGone, workspaceQueue, workspaceRoute } from '../../workflows/workspace-host';
 
 const activityFailure = (cause: Error) => new ActivityFailure('activity failed', 'runTool', '7', RetryState.NON_RETRYABLE_FAILURE, 'keel@host-a', cause);

@@ -1,9 +1,12 @@
-// The JSON payloads of the session's and goal's signals and updates: the zod schemas they
-// must satisfy and the inputs they accept (re-exported by workflows/definitions.ts).
+// What sessions, goals and task agents share in their protocols: the payload schemas of the
+// controls they all take (approve, deny, a reason, a page of the log), the inputs derived from
+// them, and the waiting call they answer. Each kind's own messages are in ./session.ts,
+// ./goal.ts and ./agent.ts; workflows/definitions.ts re-exports them all.
 import { z } from 'zod';
-import { clientToolsSchema, type ClientTool } from './client-tools';
-import type { BudgetPatch } from '../machines/index';
-import { lazySchema } from '../machines/lazy-schema';
+import { clientToolsSchema, type ClientTool } from '../client-tools';
+import type { Json } from '../../machines/index';
+import type { PolicyConfig, PolicyOrigin } from '../../machines/policy';
+import { lazySchema } from '../../machines/lazy-schema';
 
 const text = lazySchema(() => z.string().trim().min(1, 'text must not be empty'));
 /** What a goal keeps in its state (feedback, a task's new instructions) travels in every
@@ -55,10 +58,10 @@ export const raiseBudgetSchema = lazySchema(() => z.strictObject({
   turns: limit(z.number().int().positive()),
   wallClockMs: limit(z.number().int().positive()),
 }));
+/** The argument of a control that names nothing (resume, stop, reset, restart, approvePlan):
+ *  Keel's clients send `{}`, which encryption authenticates (workflows/payloads.ts
+ *  `parseBareControl`); a hand-typed call may send nothing, or null. */
 export const noPayloadSchema = lazySchema(() => z.union([z.undefined(), z.null(), z.strictObject({})]));
-/** The argument of a control that names nothing: Keel's clients send `{}`, which encryption
- *  authenticates (workflows/payloads.ts `parseBareControl`). */
-export type BareControlInput = Record<string, never>;
 export const transcriptQuerySchema = lazySchema(() => z
   .strictObject({ from: z.number().int().nonnegative().optional(), limit: z.number().int().positive().max(500).optional() })
   .optional());
@@ -69,5 +72,21 @@ export type DenyInput = z.input<typeof denySchema>;
 export type ReasonInput = z.input<typeof reasonSchema>;
 export type SteerInput = z.input<typeof steerSchema>;
 export type AnswerInput = z.input<typeof answerSchema>;
-export type RaiseBudgetInput = BudgetPatch;
+export type RaiseBudgetInput = z.input<typeof raiseBudgetSchema>;
+export type BareControlInput = z.input<typeof noPayloadSchema>;
 export type TranscriptQueryInput = z.input<typeof transcriptQuerySchema>;
+
+/** A tool call waiting for a human, as a session or a task agent shows it. */
+export interface PendingApproval {
+  callId: string;
+  name: string;
+  input: Json;
+  reason: string | null;
+  turnId: string;
+}
+
+/** The effective approval policy and its origin: start options bound it, the workspace file may only narrow. */
+export interface PolicyView {
+  effective: PolicyConfig;
+  origin: PolicyOrigin;
+}
