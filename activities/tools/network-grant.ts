@@ -25,7 +25,7 @@ export interface NetworkGrant {
  */
 export function forbiddenEndpoints(env: NodeJS.ProcessEnv = process.env): string[] {
   const extra = (keelEnv(env, 'KEEL_SANDBOX_FORBID') ?? '').split(',').map((e) => e.trim()).filter(Boolean);
-  // TEMPORAL_ADDRESS is the standard Temporal variable (worker/env.ts TEMPORAL_CLIENT_ENV); 8280 is `keel serve`'s port.
+  // TEMPORAL_ADDRESS is the standard Temporal variable (shared/env.ts TEMPORAL_CLIENT_ENV); 8280 is `keel serve`'s port.
   const { TEMPORAL_ADDRESS: temporal } = env;
   return [temporal || 'localhost:7233', 'localhost:8280', ...extra];
 }

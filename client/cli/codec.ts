@@ -1,5 +1,5 @@
 // `keel codec-server` and `keel keygen`: the operator's side of payload encryption
-// (worker/encryption.ts).
+// (shared/encryption.ts).
 import { randomBytes } from 'node:crypto';
 import { createCodecServer, listenCodecServer, LOOPBACK_HOSTS, MIN_TOKEN_LENGTH } from '../../worker/codec-server';
 import { EncryptionConfigError, generateKeyLine, loadPayloadCodec } from '../../shared/encryption';
