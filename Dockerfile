@@ -15,6 +15,7 @@ COPY package.json package-lock.json .npmrc ./
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY machines ./machines
+COPY shared ./shared
 COPY workflows ./workflows
 COPY activities ./activities
 COPY worker ./worker

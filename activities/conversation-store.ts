@@ -12,7 +12,7 @@
 // ConversationStoreError naming the segment, the store and the cause.
 import { createHash, randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { decryptBytes, encryptBytes, type EncryptionKey, loadEncryptionKeys } from '../worker/encryption';
+import { decryptBytes, encryptBytes, type EncryptionKey, loadEncryptionKeys } from '../shared/encryption';
 import { ConversationStoreError, ioFault } from './store/errors';
 import { IDENTITY_KEY, type ObjectStore, segmentKey } from './store/interface';
 import { LocalDirectoryStore } from './store/local';

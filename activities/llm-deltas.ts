@@ -10,43 +10,7 @@
 // sees it when the workflow does. The start and retry markers wait for the next send, or go
 // alone after the interval (an interrupt before any text still sees what input was billed).
 // A cancel drops the held deltas: nobody should see more of an attempt after its interrupt.
-
-export type ModelStreamEvent =
-  /** A new attempt begins: everything shown from earlier attempts of this call is void. */
-  | { kind: 'retry'; callId: string | null; attempt: number }
-  | {
-      kind: 'start';
-      callId: string | null;
-      attempt: number;
-      requestId: string | null;
-      model: string;
-      /** Billed from message_start on (an interrupt counts these plus the streamed output). */
-      inputTokens?: number;
-      inputCostUsd?: number | null;
-      outputUsdPerToken?: number | null;
-    }
-  | { kind: 'delta'; callId: string | null; attempt: number; index: number; block: 'text' | 'thinking'; text: string }
-  | { kind: 'stop'; callId: string | null; attempt: number; stopReason: string | null };
-
-/**
- * The call's text so far, in every heartbeat of the model activity: a client reads it with
- * DescribeWorkflowExecution (client/live-model.ts), from the server alone, no workflow task,
- * while the same text reaches the workflow's stream later (signals, the result's tail).
- * Each block's `tail` is its last LIVE_TAIL_CHARS characters; `length` says where it ends.
- */
-export interface LiveModelText {
-  callId: string | null;
-  attempt: number;
-  blocks: Array<{ index: number; block: 'text' | 'thinking'; length: number; tail: string }>;
-}
-
-/** A reader that polls every 50 ms is never this far behind: a block's text in a heartbeat is bounded. */
-export const LIVE_TAIL_CHARS = 4_096;
-
-/** A heartbeat's live view of the blocks streamed so far (MessageAccumulator.streamedBlocks). */
-export function liveText(call: { callId: string | null; attempt: number }, blocks: ReadonlyArray<{ index: number; block: 'text' | 'thinking'; text: string }>): LiveModelText {
-  return { ...call, blocks: blocks.map(({ index, block, text }) => ({ index, block, length: text.length, tail: text.slice(-LIVE_TAIL_CHARS) })) };
-}
+import type { ModelStreamEvent } from '../shared/model-stream';
 
 /** The slice of a workflow-stream topic handle this needs (a fake in unit tests). */
 export interface TopicPublisher {

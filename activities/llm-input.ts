@@ -10,7 +10,7 @@ import type { Compaction } from './conversation-compaction';
 import { appendSegment, checkStoreIdentity, readConversation, storeFor, storeKeys, type StoreKeys } from './conversation-store';
 import type { ObjectStore } from './store/interface';
 import type { CutToolUse } from './llm-accumulate';
-import type { ModelStreamEvent } from './llm-deltas';
+import type { ModelStreamEvent } from '../shared/model-stream';
 import type { SpentUsage } from './llm-errors';
 import type { ModelCost } from './llm-pricing';
 

@@ -13,7 +13,8 @@ import { withPromptCaching } from './llm-cache';
 import { anthropicClient, countingBytes } from './llm-client';
 import { ConnectionProgress } from './llm-connection';
 import { hasReader } from './live-readers';
-import { DeltaPublisher, liveText, type ModelStreamEvent } from './llm-deltas';
+import { liveText, type ModelStreamEvent } from '../shared/model-stream';
+import { DeltaPublisher } from './llm-deltas';
 // The workflow-stream topic model output travels on.
 import { MODEL_TOPIC } from '../workflows/protocol/topics';
 import {
@@ -37,9 +38,9 @@ import { billedPrice, costAt, costOf, loadPriceTable, type ModelCost, type Price
 
 export { MODEL_ACTIVITY_OPTIONS } from './llm-options';
 export { MODEL_FAILURE, type ModelFailureDetails, type ModelFailureType, type SpentUsage } from './llm-errors';
-export { type ModelStreamEvent } from './llm-deltas';
+export { type ModelStreamEvent } from '../shared/model-stream';
 export type { ModelCallHeartbeat, ModelConnectionState } from './llm-connection';
-export type { LiveModelText } from './llm-deltas';
+export type { LiveModelText } from '../shared/model-stream';
 export type { ModelCallInput, ModelCallResult, ModelConversation } from './llm-input';
 export type { Compaction } from './conversation-compaction';
 export type { ModelCost } from './llm-pricing';

@@ -8,7 +8,7 @@
 // leaves nothing waiting in the workflow.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
-import type { LiveModelText, ModelStreamEvent } from '../activities/llm-deltas';
+import type { LiveModelText, ModelStreamEvent } from '../shared/model-stream';
 import { EVENTS_TOPIC, MODEL_TOPIC, type GoalLogEntry, type LogEntry, type StreamTopic } from '../workflows/definitions';
 import { streamReadQuery, type StreamReadPage } from '../workflows/stream-read';
 import { LiveOverlay, readLiveModelText } from './live-model';

@@ -9,7 +9,7 @@ import { Client, Connection, type ConnectionOptions, WorkflowExecutionAlreadySta
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
-import { EncryptionCodec, keelDataConverter } from '../worker/encryption';
+import { EncryptionCodec, keelDataConverter } from '../shared/encryption';
 import { goalWorkflow, type GoalOptions } from '../workflows/goal';
 import { code, escapeMarkdown } from '../workflows/markdown';
 import { sessionWorkflow, type SessionOptions } from '../workflows/session';

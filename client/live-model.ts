@@ -7,7 +7,7 @@
 import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import { z } from 'zod';
-import type { LiveModelText, ModelStreamEvent } from '../activities/llm-deltas';
+import type { LiveModelText, ModelStreamEvent } from '../shared/model-stream';
 import { MODEL_TOPIC } from '../workflows/protocol/topics';
 
 /** The activity type whose heartbeats carry live text. */

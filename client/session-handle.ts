@@ -177,7 +177,7 @@ export class SessionHandle {
   }
 
   approve(callId: string, options: { scope?: 'once' | 'session'; approver?: string; rule?: string } = {}): Promise<ApprovalResult> {
-    // `proven`: this client's codec signs the approver (worker/approver-proof.ts).
+    // `proven`: this client's codec signs the approver (shared/approver-proof.ts).
     return this.control(SESSION_CONTROLS.approve, { callId, ...options, proven: true });
   }
 

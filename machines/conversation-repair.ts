@@ -4,7 +4,9 @@
 // rebuilds a valid conversation from them: every user message, and every message from the
 // oldest turn the workflow holds in full onwards; it says which turns lost their replies
 // and how many messages that is. Pure: the turn runner sends the result with its next
-// model call, which writes it to the store as a new chain.
+// model call, which writes it to the store as a new chain. Whether a failed call is repaired,
+// waited for (a store that could not be reached) or failed is decided here too (afterStoreFailure):
+// the runner reads Temporal's failure and executes the decision.
 import { conversationProblems, type Message } from './conversation';
 
 /** The failure `type` of a model call that failed in the conversation store (activities/store/errors.ts). */
@@ -30,6 +32,48 @@ export interface StoreFailureDetails {
   repairable: boolean;
   /** The store could not be reached or was busy: waited out (machines/infra-retry.ts). Absent in failures recorded before. */
   transient?: boolean;
+}
+
+/** A failed model call as Temporal delivered it: the failure's type, message and first detail (workflows/turn-results.ts callFailureOf). */
+export interface CallFailure {
+  readonly type: string | null;
+  readonly message: string;
+  readonly details: unknown;
+}
+
+/** What the turn does after its model call failed. */
+export type StoreFailureDecision =
+  /** The store lost or damaged a segment: rebuild the conversation from what the workflow holds and call again (once). */
+  | { readonly type: 'repair'; readonly error: string }
+  /** The store could not be reached or was busy: call again after the infrastructure table's wait (machines/infra-retry.ts). */
+  | { readonly type: 'wait'; readonly store: string; readonly message: string }
+  /** Anything else, or a store failure that cannot be repaired or waited out: the call failed (the turn's retry rules apply). */
+  | { readonly type: 'fail' };
+
+/** The store's fault in a call's failure, or null when the failure is not the store's. */
+export function storeFault(failure: CallFailure | null): { repairable: boolean; transient: { store: string; message: string } | null } | null {
+  if (failure === null || failure.type !== CONVERSATION_STORE_FAILURE) return null;
+  const details = (typeof failure.details === 'object' && failure.details !== null ? failure.details : {}) as Partial<StoreFailureDetails>;
+  return {
+    repairable: details.repairable === true,
+    transient: details.transient === true ? { store: typeof details.store === 'string' ? details.store : 'the conversation store', message: failure.message } : null,
+  };
+}
+
+/**
+ * After a model call failed: repair a store that lost or damaged a segment, unless this call
+ * already followed a repair (a conversation is rebuilt once per call: the rebuilt one failing
+ * again is not the lost segment); wait out a store that could not be reached, when the run
+ * waits out infrastructure (`waitsEnabled`, workflows/infra-wait.ts); else the call failed.
+ * `waitsEnabled` is asked only for a store that could not be reached, as the runner asked before
+ * this rule moved here: in a workflow, asking records a patch marker the first time.
+ */
+export function afterStoreFailure(failure: CallFailure | null, call: { readonly repaired: boolean; readonly waitsEnabled: () => boolean }): StoreFailureDecision {
+  const fault = storeFault(failure);
+  if (fault === null || failure === null) return { type: 'fail' };
+  if (fault.repairable && !call.repaired) return { type: 'repair', error: failure.message };
+  if (fault.transient !== null && call.waitsEnabled()) return { type: 'wait', ...fault.transient };
+  return { type: 'fail' };
 }
 
 /** Where a turn began in the conversation, and its user's message once that has left the held messages. */

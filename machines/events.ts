@@ -91,6 +91,9 @@ export interface LogPayloads {
   'plan.invalid': { goalId: string; attempt: number; errors: string[] };
   'plan.blocked': { goalId: string; taskIds: string[] };
   'plan.task_resolved': { goalId: string; taskId: string; action: 'retry' | 'skip' | 'edit' };
+  // Keel: the planner's or critic's call failed and is tried again after a wait (the retry
+  // table's `answer` row): visible so a goal waiting minutes for its planner says why.
+  'plan.retry_scheduled': { goalId: string; advisor: 'planner' | 'critic'; attempt: number; maxAttempts: number; delayMs: number; reason: string };
 
   // stream connection (seed 000), reported by the model activity
   'stream.connecting': { attempt: number };
@@ -188,6 +191,7 @@ export const KEEL_KINDS = [
   'plan.invalid',
   'plan.blocked',
   'plan.task_resolved',
+  'plan.retry_scheduled',
   'stream.connecting',
   'stream.connected',
   'stream.streaming',

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { configDir } from '../worker/config-dir';
+import { configDir } from '../shared/config-dir';
 
 const tokenFileSchema = z.strictObject({
   tokens: z.array(z.strictObject({ name: z.string().min(1), sha256: z.string().regex(/^[0-9a-f]{64}$/) })).min(1),

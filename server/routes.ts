@@ -305,7 +305,7 @@ export const routes: Route[] = [
     status: 200,
     response: controlResponse,
     handler: async ({ keel, id, body, approver }) => {
-      // The token's holder, proven by the approver key (worker/approver-proof.ts).
+      // The token's holder, proven by the approver key (shared/approver-proof.ts).
       const input = { ...body, approver: `${approver} (API token)`, proven: true };
       if ((await kindOf(keel, id)) === 'goal') return keel.getGoal(id).approve(body.callId, input);
       const s = keel.getSession(id);

@@ -8,7 +8,7 @@
 // it was 2.15 MiB / 3.5 MiB when every workflow evaluated them. So a memory budget is turned
 // into a count with that estimate, and the default is a budget, not the SDK's count.
 import { getHeapStatistics } from 'node:v8';
-import { keelEnv } from './env';
+import { keelEnv } from '../shared/env';
 
 /** Worker RSS one cached Keel session costs, rounded up from what was measured (bench `parked`, 2,000 sessions cached: 366 KiB each). */
 export const CACHED_SESSION_BYTES = 512 * 1024;

@@ -1,7 +1,7 @@
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
 import { DEFAULT_TASK_QUEUE } from '../workflows/defaults';
-import { keelEnv } from './env';
+import { keelEnv } from '../shared/env';
 
 export interface WorkerConfig {
   connection: NativeConnectionOptions & { address: string };

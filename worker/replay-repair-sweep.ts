@@ -7,7 +7,7 @@
 // stops; `keel repair <id>` still works.
 import type { Client } from '@temporalio/client';
 import type { ReplayWorkerOptions } from '@temporalio/worker';
-import { keelEnv } from './env';
+import { keelEnv } from '../shared/env';
 import { type RepairOutcome, repairRun } from './replay-repair';
 
 /** The server's marks of a run whose tasks keep failing or timing out (as the Web UI's "Task Failures" view reads them). */

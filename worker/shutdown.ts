@@ -4,7 +4,7 @@
 // file's stop_grace_period must be longer than this grace time, or Docker kills the worker
 // before it has finished.
 import { msToNumber } from '@temporalio/common/lib/time';
-import { keelEnv } from './env';
+import { keelEnv } from '../shared/env';
 
 export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
 

@@ -7,7 +7,7 @@ import { ACTIVITY_WORKER_OPTIONS, type RunnableTool } from '../activities/tools/
 import { commandLimitsLine } from '../activities/tools/command-cgroup';
 import { probeSandbox, sandboxStartupLine } from '../activities/tools/sandbox';
 import { defaultCacheBudget, maxCachedWorkflows, workflowCacheFromEnv, type WorkflowCacheSize } from './cache';
-import { keelDataConverter } from './encryption';
+import { keelDataConverter } from '../shared/encryption';
 import { shutdownGraceMs } from './shutdown';
 import { startReplayRepairSweep, sweepIntervalMs } from './replay-repair-sweep';
 import { probeStore, StoreProbeError } from './store-probe';

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { keelEnv } from './env';
+import { keelEnv } from '../shared/env';
 
 declare const __KEEL_COMPILED__: boolean | undefined;
 

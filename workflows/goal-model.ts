@@ -1,8 +1,10 @@
 // The goal's planner and critic: model calls that must answer through a tool. The rounds of
 // retries after a failed call are decided by machines/answer-retry.ts, the critic's answers
 // the goal cannot use by afterUnusableAnswer; both are executed here, and every attempt's
-// spend is counted.
-import { CancellationScope, isCancellation, proxyActivities, sleep, type ActivityOptions } from '@temporalio/workflow';
+// spend is counted. Each wait before another round is in the goal's log first
+// (`plan.retry_scheduled`: which advisor, the attempt, the wait, the failure), so a goal that
+// waits minutes for its planner says why.
+import { CancellationScope, isCancellation, patched, proxyActivities, sleep, type ActivityOptions } from '@temporalio/workflow';
 import type { ModelActivities, ModelCallInput, ModelCallResult } from '../activities/llm';
 import { modelActivityOptions } from '../activities/llm-options';
 import { afterFailedRound, afterUnusableAnswer } from '../machines/answer-retry';
@@ -25,6 +27,20 @@ export interface ToolCallerConfig {
   streamTail?: (tail: ModelCallResult['streamTail']) => void;
 }
 
+/**
+ * Runs that record their planner's and critic's retries (`plan.retry_scheduled`). A run recorded
+ * before it waited without a word; on replay it still does, so its event log (and the offsets
+ * its readers hold) stays as it was.
+ */
+export const PLAN_RETRY_EVENTS_PATCH = 'plan-retry-events';
+
+/** A round about to be called again, after `delayMs`, for `reason`. */
+export interface ScheduledRetry {
+  attempt: number;
+  delayMs: number;
+  reason: string;
+}
+
 export class ToolCaller {
   /** Calls in flight, by activity id: cancelled when the goal ends. */
   readonly scopes = new Map<string, CancellationScope>();
@@ -42,8 +58,18 @@ export class ToolCaller {
     for (const scope of this.scopes.values()) scope.cancel();
   }
 
-  /** Calls the model with the tool forced (asked for, where the model refuses a forced tool); `failedSpend` hears what failed attempts were billed. */
-  call(name: string, system: string, prompt: string, tool: typeof submitPlanTool, failedSpend: (usage: Usage) => void): Promise<{ input: unknown; usage: CallUsage }> {
+  /**
+   * Calls the model with the tool forced (asked for, where the model refuses a forced tool);
+   * `failedSpend` hears what failed attempts were billed, `retrying` each round scheduled after one.
+   */
+  call(
+    name: string,
+    system: string,
+    prompt: string,
+    tool: typeof submitPlanTool,
+    failedSpend: (usage: Usage) => void,
+    retrying: (retry: ScheduledRetry) => void = () => {},
+  ): Promise<{ input: unknown; usage: CallUsage }> {
     const activityId = `${name}-${++this.calls}`;
     const overrides = this.config.modelActivity ?? {};
     const callModelAs = (id: string) =>
@@ -77,9 +103,11 @@ export class ToolCaller {
           return await callModelAs(id)({ ...request, callId: id });
         } catch (error) {
           if (isCancellation(error)) throw error;
-          const decided = afterFailedRound(round, modelFailure(error), this.config.retryBackoffMs);
+          const failure = modelFailure(error);
+          const decided = afterFailedRound(round, failure, this.config.retryBackoffMs);
           if (decided.spent !== null) failedSpend(decided.spent);
           if (decided.next.type === 'give_up') throw error;
+          if (patched(PLAN_RETRY_EVENTS_PATCH)) retrying({ attempt: decided.next.round, delayMs: decided.next.delayMs, reason: failure.message });
           await sleep(decided.next.delayMs);
           round = decided.next.round;
         }
@@ -112,7 +140,8 @@ export class Advisors {
   plan(attempt: number, feedback: string | null, errors: readonly string[]): void {
     const goal = this.h.goal();
     const prompt = planPrompt(goal.state, { attempt, feedback, errors, previous: this.lastProposal });
-    this.models.call(SUBMIT_PLAN, PLANNER_SYSTEM, prompt, submitPlanTool, (spent) => this.countSpent(SUBMIT_PLAN, spent)).then(
+    const retrying = (retry: ScheduledRetry) => this.retryScheduled('planner', retry);
+    this.models.call(SUBMIT_PLAN, PLANNER_SYSTEM, prompt, submitPlanTool, (spent) => this.countSpent(SUBMIT_PLAN, spent), retrying).then(
       ({ input, usage }) =>
         this.h.post(() => {
           this.lastProposal = input;
@@ -131,7 +160,8 @@ export class Advisors {
   /** The critic; an answer the machine cannot take goes back to it with the reason (bounded). */
   review(cycle: number, errors: readonly string[], attempt: number): void {
     const goal = this.h.goal();
-    this.models.call(SUBMIT_REVIEW, CRITIC_SYSTEM, reviewPrompt(goal.state, cycle, errors), submitReviewTool, (spent) => this.countSpent(SUBMIT_REVIEW, spent)).then(
+    const retrying = (retry: ScheduledRetry) => this.retryScheduled('critic', retry);
+    this.models.call(SUBMIT_REVIEW, CRITIC_SYSTEM, reviewPrompt(goal.state, cycle, errors), submitReviewTool, (spent) => this.countSpent(SUBMIT_REVIEW, spent), retrying).then(
       ({ input, usage }) =>
         this.h.post(() => {
           const parsed = submitReviewSchema.safeParse(input);
@@ -158,6 +188,13 @@ export class Advisors {
         goal.post('critic', { type: 'model_failed', error: failureMessage(error) });
       },
     );
+  }
+
+  /** The goal's log says that the advisor waits, and why (the machine checks it is the one at work). */
+  private retryScheduled(advisor: 'planner' | 'critic', retry: ScheduledRetry): void {
+    const goal = this.h.goal();
+    if (goalMachine.isTerminal(goal.state)) return;
+    goal.record(advisor, { type: 'advisor_retry_scheduled', advisor, ...retry });
   }
 
   /** What a failed or unusable answer was billed for counts like any other spend (issue [3/7]). */

@@ -19,11 +19,12 @@ import {
   workflowInfo,
   type SignalDefinition,
 } from '@temporalio/workflow';
-import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
+import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import { createCounters, observe, type Machine, type Observer, type TransitionCounts, type TransitionError, type TransitionResult } from '../machines/core';
 import type { LogEvent } from '../machines/index';
 import { EVENTS_TOPIC, metricsQuery, type MetricsView, type RunnerEvent } from './definitions';
 import { eventsPage } from './event-log';
+import { KeelStream } from './keel-stream';
 import { rejectUnknownUpdate, unknownSignal } from './payloads';
 import { preview } from './preview';
 import { machineRefusal, validated } from './refusal';
@@ -89,7 +90,7 @@ type LoggedEvent = LogEvent | RunnerEvent;
 
 export class MachineHost<Entry extends { seq: number }, Event extends { kind: string } = LoggedEvent> {
   readonly workflowId = workflowInfo().workflowId;
-  readonly stream: WorkflowStream;
+  readonly stream: KeelStream;
   readonly timers = new Timers();
   readonly queue: SerialQueue;
   seq: number;
@@ -99,7 +100,7 @@ export class MachineHost<Entry extends { seq: number }, Event extends { kind: st
   private readonly resting: boolean;
 
   constructor(private readonly options: HostOptions<Event>) {
-    this.stream = new WorkflowStream(options.carry?.stream);
+    this.stream = new KeelStream(options.carry?.stream);
     this.topic = this.stream.topic<Entry>(EVENTS_TOPIC);
     registerStreamRead(this.stream, () => options.live?.() ?? []);
     this.seq = options.carry?.nextSeq ?? 0;
@@ -235,7 +236,7 @@ export class MachineHost<Entry extends { seq: number }, Event extends { kind: st
   /** The event log (trimmed to its newest entries), timers and counters for the next run. */
   carry(): HostCarry {
     this.logMetrics('continued as new');
-    const state = this.stream.getState();
+    const state = this.stream.state();
     let kept = 0;
     let trim = state.log.length;
     while (trim > 0 && kept + state.log[trim - 1]!.data.length <= STREAM_KEEP_BYTES) kept += state.log[--trim]!.data.length;

@@ -1,24 +1,23 @@
 // The workflow's `model` topic: what the model streamed for a call, read back (the text and
 // usage an interrupted call had produced so far), and the end of a call's stream that came
 // with its result instead of a signal (activities/llm-deltas.ts), appended.
-import { defaultPayloadConverter } from '@temporalio/workflow';
-import { decodePayloadWire, type WorkflowStream } from '@temporalio/workflow-streams/workflow';
 import type { ModelStreamEvent } from '../activities/llm';
 import { MODEL_TOPIC } from './definitions';
+import type { KeelStream } from './keel-stream';
 
 /**
  * Appends the end of a call's stream that its result carried, after what the activity signalled.
  * Stream items are workflow state, not commands: replay is unchanged, and results recorded before
  * the tail existed carry none.
  */
-export function appendStreamTail(stream: WorkflowStream, tail: readonly ModelStreamEvent[] | undefined): void {
+export function appendStreamTail(stream: KeelStream, tail: readonly ModelStreamEvent[] | undefined): void {
   if (tail === undefined || tail.length === 0) return;
   const topic = stream.topic<ModelStreamEvent>(MODEL_TOPIC);
   for (const event of tail) topic.publish(event);
 }
 
 /** Text the model streamed for one call (its latest attempt). */
-export function streamedText(stream: WorkflowStream, activityId: string): string {
+export function streamedText(stream: KeelStream, activityId: string): string {
   let attempt = -1;
   let text = '';
   for (const event of modelEvents(stream)) {
@@ -33,13 +32,6 @@ export function streamedText(stream: WorkflowStream, activityId: string): string
   return text;
 }
 
-export function* modelEvents(stream: WorkflowStream): Generator<ModelStreamEvent> {
-  for (const item of stream.getState().log) {
-    if (item.topic !== MODEL_TOPIC) continue;
-    try {
-      yield defaultPayloadConverter.fromPayload<ModelStreamEvent>(decodePayloadWire(item.data));
-    } catch {
-      continue;
-    }
-  }
+export function modelEvents(stream: KeelStream): Generator<ModelStreamEvent> {
+  return stream.values<ModelStreamEvent>(MODEL_TOPIC);
 }

@@ -77,7 +77,7 @@ export function parseReasonControl(raw: unknown, name: string, authenticated: bo
 
 /**
  * Who approved, as recorded: the name a Keel client proved (API token, OS user), or what a
- * raw Temporal client claimed, labelled as such (worker/approver-proof.ts).
+ * raw Temporal client claimed, labelled as such (shared/approver-proof.ts).
  */
 export function approverLabel(input: { approver?: string | undefined; proven?: boolean | undefined }): string {
   if (input.proven === true && input.approver) return input.approver;

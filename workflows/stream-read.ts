@@ -4,7 +4,7 @@
 // missed here, every item with its offset, so resuming is exact before, during and after
 // the close. Queries add no commands: old histories replay unchanged.
 import { defaultPayloadConverter, defineQuery, setHandler } from '@temporalio/workflow';
-import type { WorkflowStream } from '@temporalio/workflow-streams/workflow';
+import type { KeelStream } from './keel-stream';
 import { noteStreamRead } from './reader-sink';
 
 export interface StreamReadInput {
@@ -43,24 +43,20 @@ const MAX_ITEMS = 1_000;
 /** Bounds a page well under the 4 MB a query answer may carry. */
 const MAX_BYTES = 1_000_000;
 
-type LogItem = { topic: string; payload: Parameters<typeof defaultPayloadConverter.fromPayload>[0] };
-
 /** The model calls in flight, by call id (an empty list: none). */
 export type LiveCalls = () => readonly string[];
 
-export function registerStreamRead(stream: WorkflowStream, live: LiveCalls = () => []): void {
+export function registerStreamRead(stream: KeelStream, live: LiveCalls = () => []): void {
   setHandler(streamReadQuery, (input) => {
     // The worker learns that someone reads: its model calls heartbeat their text for them.
     noteStreamRead();
     const from = Number.isSafeInteger(input?.from) && input.from >= 0 ? input.from : 0;
     const limit = Number.isSafeInteger(input?.limit) && input.limit! > 0 ? Math.min(input.limit!, MAX_ITEMS) : MAX_ITEMS;
     const topics = Array.isArray(input?.topics) ? new Set(input.topics.map(String)) : null;
-    // The library keeps its log private and offers only getState() (which encodes every
-    // item on each call); reading the fields keeps a page's cost to the page.
-    const inner = stream as unknown as { log: LogItem[]; baseOffset: number };
-    const base = inner.baseOffset;
-    const log = inner.log;
-    const end = base + log.length;
+    // Keel's own record of the stream (workflows/keel-stream.ts): a page costs the page.
+    const base = stream.base;
+    const log = stream.items();
+    const end = stream.end;
     const items: StreamReadPage['items'] = [];
     let bytes = 0;
     let i = Math.max(from - base, 0);

@@ -8,24 +8,20 @@ import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure }
 import type { ModelCallResult, ModelStreamEvent } from '../activities/llm';
 import type { ToolResult } from '../activities/tools/index';
 import type { CallUsage, ContentBlock, Json, ToolCallEvent, TurnEvent } from '../machines/index';
-import { CONVERSATION_STORE_FAILURE, type StoreFailureDetails } from '../machines/conversation-repair';
+import { type CallFailure, storeFault } from '../machines/conversation-repair';
 import { MODEL_FAILURE_CLASSES, type ModelFailureClass } from '../machines/model-retry';
 import { interruptedToolResult, WORKER_SHUTDOWN_FAILURE, type ToolFacts } from '../machines/tool-result';
 
-/** The store's message when a model call failed in the conversation store with a segment a rebuild replaces; else null. */
-export function repairableStoreFailure(error: unknown): string | null {
+/** A failed call's type, message and first detail, for the rules that decide on them (machines/conversation-repair.ts); null for a failure that is not an application failure. */
+export function callFailureOf(error: unknown): CallFailure | null {
   const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (!(cause instanceof ApplicationFailure) || cause.type !== CONVERSATION_STORE_FAILURE) return null;
-  const details = cause.details?.[0] as Partial<StoreFailureDetails> | undefined;
-  return details?.repairable === true ? cause.message : null;
+  if (!(cause instanceof ApplicationFailure)) return null;
+  return { type: cause.type ?? null, message: cause.message, details: cause.details?.[0] };
 }
 
 /** A model call that failed because the store could not be reached or was busy (waited out): its store and message; else null. */
 export function transientStoreFailure(error: unknown): { store: string; message: string } | null {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (!(cause instanceof ApplicationFailure) || cause.type !== CONVERSATION_STORE_FAILURE) return null;
-  const details = cause.details?.[0] as Partial<StoreFailureDetails> | undefined;
-  return details?.transient === true ? { store: typeof details.store === 'string' ? details.store : 'the conversation store', message: cause.message } : null;
+  return storeFault(callFailureOf(error))?.transient ?? null;
 }
 
 /** A tool activity stopped by its worker's shutdown (not by the tool). */

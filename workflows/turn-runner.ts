@@ -8,13 +8,14 @@ import { modelActivityOptions } from '../activities/llm-options';
 import type { StoreActivities } from '../activities/conversation-store';
 import type { CallUsage, TransitionResult, TurnLimits } from '../machines/index';
 import { createTurn, pendingApprovals, turnMachine, type TurnDirective, type TurnEvent, type TurnState } from '../machines/turn';
-import { observe } from '../machines/core';
+import { afterStoreFailure } from '../machines/conversation-repair';
+import { assertNever, observe } from '../machines/core';
 import { evaluatePolicy, type SessionApproval } from '../machines/policy';
 import { FINISH_TASK } from '../machines/task-outcome';
 import type { ConversationCheckpoint, ConversationLog } from './runtime';
 import { modelToolOf } from './client-tools';
 import { effectiveMaxTokens, raisedMaxTokens, thinkingOf, type TurnHost, type TurnRunnerConfig } from './turn-config';
-import { modelFailure, modelResponse, repairableStoreFailure, settledBeyond, transientStoreFailure } from './turn-results';
+import { callFailureOf, modelFailure, modelResponse, settledBeyond } from './turn-results';
 import { InfraWaiter } from './infra-wait';
 import { TurnTools } from './turn-tools';
 
@@ -302,16 +303,21 @@ export class TurnRunner {
           if (beyond !== null && this.host.settled !== undefined && patched(SETTLED_USAGE_PATCH)) this.host.settled(turnId, activityId, beyond);
           return;
         }
-        if (repaired === null && repairableStoreFailure(error) !== null) {
-          this.host.queue.post(() => this.repair(turnId, d, error));
-          return;
+        // Repair, wait for the store, or fail: decided in machines/conversation-repair.ts.
+        const decided = afterStoreFailure(callFailureOf(error), { repaired: repaired !== null, waitsEnabled: () => InfraWaiter.enabled() });
+        switch (decided.type) {
+          case 'repair':
+            this.host.queue.post(() => this.repair(turnId, d, decided.error, error));
+            return;
+          case 'wait':
+            this.host.queue.post(() => this.waitForStore(turnId, d, repaired, retry?.n ?? 0, decided, error));
+            return;
+          case 'fail':
+            this.deliver(turnId, source, modelFailure(error));
+            return;
+          default:
+            assertNever(decided);
         }
-        const unreachable = transientStoreFailure(error);
-        if (unreachable !== null && InfraWaiter.enabled()) {
-          this.host.queue.post(() => this.waitForStore(turnId, d, repaired, retry?.n ?? 0, unreachable, error));
-          return;
-        }
-        this.deliver(turnId, source, modelFailure(error));
       },
     );
   }
@@ -339,9 +345,8 @@ export class TurnRunner {
    * call stores it as a new chain). When nothing valid can be rebuilt, the store's error
    * ends the call as it would have.
    */
-  private repair(turnId: string, d: Extract<TurnDirective, { type: 'call_model' }>, error: unknown): void {
+  private repair(turnId: string, d: Extract<TurnDirective, { type: 'call_model' }>, message: string, error: unknown): void {
     if (this.turnId !== turnId || this.state?.status !== 'calling_llm' || this.state.activityId !== d.activityId) return;
-    const message = repairableStoreFailure(error) ?? 'conversation store error';
     let rebuilt: ReturnType<ConversationLog['repair']>;
     try {
       rebuilt = this.host.conversation.repair();

@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type CommandSandbox } from '../../machines/policy';
-import { keelEnv } from '../../worker/env';
+import { keelEnv } from '../../shared/env';
 import { type ToolContext } from './context';
 import { startEgressProxy, type ConnectionRecord } from './network-proxy';
 import { SANDBOX_PROXY_PORT } from './sandbox';
@@ -25,7 +25,7 @@ export interface NetworkGrant {
  */
 export function forbiddenEndpoints(env: NodeJS.ProcessEnv = process.env): string[] {
   const extra = (keelEnv(env, 'KEEL_SANDBOX_FORBID') ?? '').split(',').map((e) => e.trim()).filter(Boolean);
-  // TEMPORAL_ADDRESS is the standard Temporal variable (worker/env.ts TEMPORAL_CLIENT_ENV); 8280 is `keel serve`'s port.
+  // TEMPORAL_ADDRESS is the standard Temporal variable (shared/env.ts TEMPORAL_CLIENT_ENV); 8280 is `keel serve`'s port.
   const { TEMPORAL_ADDRESS: temporal } = env;
   return [temporal || 'localhost:7233', 'localhost:8280', ...extra];
 }

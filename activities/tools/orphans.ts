@@ -12,7 +12,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { keelEnv } from '../../worker/env';
+import { keelEnv } from '../../shared/env';
 import { errorCode, type Workspace } from './workspace';
 
 /** The environment variable that marks a process as a command Keel started. */

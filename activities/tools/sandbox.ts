@@ -18,7 +18,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type CommandSandbox } from '../../machines/policy';
-import { keelEnv } from '../../worker/env';
+import { keelEnv } from '../../shared/env';
 import { findProtectedPaths } from './protected-mounts';
 import { fdPath, openBeneath, pinKeelDir, pinWorkspace } from './pinned-workspace';
 import { KEEL_DIR, ToolError } from './workspace';

@@ -1,8 +1,8 @@
 // `keel codec-server` and `keel keygen`: the operator's side of payload encryption
-// (worker/encryption.ts).
+// (shared/encryption.ts).
 import { randomBytes } from 'node:crypto';
 import { createCodecServer, listenCodecServer, LOOPBACK_HOSTS, MIN_TOKEN_LENGTH } from '../../worker/codec-server';
-import { EncryptionConfigError, generateKeyLine, loadPayloadCodec } from '../../worker/encryption';
+import { EncryptionConfigError, generateKeyLine, loadPayloadCodec } from '../../shared/encryption';
 import { CliExit } from './common';
 import { EXIT } from './output';
 

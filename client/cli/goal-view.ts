@@ -67,6 +67,10 @@ export async function followGoal(goal: GoalHandle, options: GoalViewOptions): Pr
     if (e.kind === 'plan.goal_received') {
       out.line(`${out.bold('goal')} ${e.goalDescription}`);
       out.spinner('planning…');
+    } else if (e.kind === 'plan.retry_scheduled') {
+      // The planner's or critic's call failed and waits for another round: say so, or the goal looks stuck.
+      out.line(out.yellow(`${e.advisor} failed (${oneLine(e.reason)}); attempt ${e.attempt} of ${e.maxAttempts} in ${waitOf(e.delayMs)}`));
+      out.spinner(`waiting for the ${e.advisor}…`);
     } else if (e.kind === 'plan.invalid') {
       out.line(out.yellow(`plan attempt ${e.attempt} was invalid: ${e.errors.join('; ')}`));
     } else if (e.kind === 'plan.created' || e.kind === 'plan.updated') {
@@ -206,4 +210,13 @@ function evidence(details: GoalResult['tasks'][number]['details']): string {
 function oneLine(text: string, max = 160): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** A retry's wait as a person reads it: 800 ms, 5 s, 2 min 30 s. */
+export function waitOf(ms: number): string {
+  if (ms < 1_000) return `${ms} ms`;
+  const seconds = Math.round(ms / 1_000);
+  if (seconds < 60) return `${seconds} s`;
+  const rest = seconds % 60;
+  return `${Math.floor(seconds / 60)} min${rest > 0 ? ` ${rest} s` : ''}`;
 }

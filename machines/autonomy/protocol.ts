@@ -15,6 +15,14 @@ export const goalEventSchema = lazySchema(() => z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('decompose') }),
   z.strictObject({ type: z.literal('plan_proposed'), tasks: tasksInput, usage: callUsageSchema.optional() }),
   z.strictObject({ type: z.literal('model_failed'), error: z.string() }),
+  /** The planner's (planning) or critic's (reviewing) call failed; `attempt` runs after `delayMs` (machines/answer-retry.ts afterFailedRound). */
+  z.strictObject({
+    type: z.literal('advisor_retry_scheduled'),
+    advisor: z.enum(['planner', 'critic']),
+    attempt: z.number().int().min(2),
+    delayMs: z.number().int().nonnegative(),
+    reason: z.string(),
+  }),
   z.strictObject({ type: z.literal('approve_plan') }),
   z.strictObject({ type: z.literal('reject_plan'), feedback: z.string().min(1) }),
   z.strictObject({ type: z.literal('task_started'), taskId: z.string(), attempt: z.number().int().positive() }),

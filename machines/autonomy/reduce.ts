@@ -1,4 +1,5 @@
 // The autonomy loop's reducer: one case per event.
+import { ANSWER_ROUNDS } from '../answer-retry';
 import { addCallUsage, ZERO_USAGE, type Exhaustion } from '../budget';
 import { assertNever, reject } from '../core';
 import { cancelTimer } from '../directives';
@@ -42,6 +43,13 @@ export function reduce(state: GoalState, event: GoalEvent): Out {
     }
     case 'model_failed':
       return stop(c, `the ${state.status === 'planning' ? 'planner' : 'critic'} failed: ${event.error}`, null, []);
+    case 'advisor_retry_scheduled': {
+      // Nothing changes but the log: the wait and the next call are the runner's (workflows/goal-model.ts).
+      const waiting = state.status === 'planning' ? 'planner' : 'critic';
+      if (event.advisor !== waiting) return reject(`the ${event.advisor} is not working while the goal is ${state.status}`);
+      const { advisor, attempt, delayMs, reason } = event;
+      return { state, directives: [emit('plan.retry_scheduled', { goalId, advisor, attempt, maxAttempts: ANSWER_ROUNDS, delayMs, reason })] };
+    }
     case 'approve_plan':
     case 'reject_plan': {
       const out: D[] = c.approvalTimerId === null ? [] : [cancelTimer(c.approvalTimerId)];

@@ -18,7 +18,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { KeelClient } from '../../client/index';
 import { startStandin } from '../../standin/server';
 import { resolveTemporalCli, startDevServer } from '../../worker/dev-server';
-import { generateKeyLine, keelDataConverter, loadPayloadCodec } from '../../worker/encryption';
+import { generateKeyLine, keelDataConverter, loadPayloadCodec } from '../../shared/encryption';
 import { createKeelWorker } from '../../worker/worker';
 import { goalEventsQuery } from '../../workflows/definitions';
 import type { RouteResult } from './suite';

@@ -76,7 +76,7 @@ describe('session approvals', () => {
       expect(await approvalsAsked()).toBe(3);
       // The real approver is recorded.
       const approvedEvents = (await run.log()).filter((e) => e.kind === 'tool.approved');
-      // Raw Temporal updates carry no proof: what they say is recorded as a claim (worker/approver-proof.ts).
+      // Raw Temporal updates carry no proof: what they say is recorded as a claim (shared/approver-proof.ts).
       expect(approvedEvents.map((e) => (e as { approver?: string }).approver)).toEqual(['claimed: ada via temporal client', 'claimed: (nobody) via temporal client', 'claimed: ada via temporal client']);
     });
   });

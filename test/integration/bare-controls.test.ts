@@ -10,7 +10,7 @@ import { Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/index';
 import { resolveTemporalCli } from '../../worker/dev-server';
-import { generateKeyLine, keelDataConverter } from '../../worker/encryption';
+import { generateKeyLine, keelDataConverter } from '../../shared/encryption';
 import { goalEventsQuery, type GoalLogEntry, type LogEntry } from '../../workflows/definitions';
 import { plan, planner, task } from '../fixtures/goal-harness';
 import { sessionEnv, waitUntil } from '../fixtures/session-harness';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { Client, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/keel-client';
-import { generateKeyLine, keelDataConverter } from '../../worker/encryption';
+import { generateKeyLine, keelDataConverter } from '../../shared/encryption';
 import { approveSignal, approveUpdate, eventsQuery, stateQuery, userMessageUpdate } from '../../workflows/definitions';
 import { sessionWorkflow } from '../../workflows/session';
 import { say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { Client } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { resolveTemporalCli } from '../../worker/dev-server';
-import { generateKeyLine, keelDataConverter } from '../../worker/encryption';
+import { generateKeyLine, keelDataConverter } from '../../shared/encryption';
 import { transcriptQuery, userMessageUpdate } from '../../workflows/definitions';
 import { sessionWorkflow } from '../../workflows/session';
 import { keelLive } from '../fixtures/client-cli';

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
+import { ANSWER_ROUNDS } from '../../machines/answer-retry';
 import { loadScenario } from '../../standin/scenario';
 import {
   approvePlanSignal,
@@ -195,6 +196,42 @@ describe('goal workflow', () => {
       expect(ofKind(log, 'plan.updated')).toHaveLength(1);
       expect(ofKind(await run.log(), 'event.rejected')).toEqual([]);
       await recordGoalHistory(run.handle, 'plan-rejected');
+    });
+  });
+
+  it("the planner's and critic's failed calls are retried after the retry table's wait, each retry in the goal's log first", async () => {
+    const g = await goalEnv(env, workflowBundle, {
+      rules: [
+        { match: planner(), times: 2, fault: { kind: 'status', status: 529 } },
+        { match: planner(), reply: plan([task('x', 'X', 'Write x.txt.')]) },
+        ...writesFile('x', 'x.txt', 'x\n'),
+        { match: critic(), times: 1, fault: { kind: 'status', status: 500 } },
+        { match: critic(), reply: review('pass', 'x.txt is there.') },
+      ],
+    });
+    await g.run(async () => {
+      const run = await g.start({ goal: 'x', autoApprove: true, retryBackoffMs: [300, 400] });
+      const result = await run.handle.result();
+      expect(result.verdict).toBe('goal_met');
+      const log = await run.log();
+      type Retry = { advisor: string; attempt: number; maxAttempts: number; delayMs: number; reason: string; at: string; seq: number };
+      const retries = ofKind<Retry>(log, 'plan.retry_scheduled');
+      expect(retries.map((r) => [r.advisor, r.attempt, r.maxAttempts, r.delayMs])).toEqual([
+        ['planner', 2, ANSWER_ROUNDS, 300],
+        ['planner', 3, ANSWER_ROUNDS, 400],
+        ['critic', 2, ANSWER_ROUNDS, 300],
+      ]);
+      expect(retries.map((r) => r.reason)).toEqual([expect.stringMatching(/overloaded/i), expect.stringMatching(/overloaded/i), expect.stringMatching(/api_error|500|internal/i)]);
+      // Each retry is logged before the call it announces, which comes only after the wait.
+      const plannerCalls = g.standin.requests.filter((r) => JSON.stringify(r.body).includes('submit_plan'));
+      expect(plannerCalls).toHaveLength(3);
+      const planned = log.find((e) => e.kind === 'plan.created')!;
+      expect(retries.slice(0, 2).every((r) => r.seq < planned.seq)).toBe(true);
+      const critique = log.find((e) => e.kind === 'plan.critique')!;
+      expect(retries[2]!.seq).toBeLessThan(critique.seq);
+      expect(Date.parse(critique.at) - Date.parse(retries[2]!.at)).toBeGreaterThanOrEqual(300);
+      expect(ofKind(log, 'event.rejected')).toEqual([]);
+      await recordGoalHistory(run.handle, 'planner-critic-retries');
     });
   });
 

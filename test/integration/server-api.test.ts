@@ -122,7 +122,7 @@ describe('keel serve: HTTP API', () => {
           30_000,
           'approve signal on the agent',
         );
-        // The token's name, proven by the API's signature (worker/approver-proof.ts), not claimed.
+        // The token's name, proven by the API's signature (shared/approver-proof.ts), not claimed.
         expect(approvals).toEqual([{ callId: asked.callId, approver: 'Ada Lovelace (API token)', proven: true }]);
 
         // Resume the stream where it stopped (Last-Event-ID), answering every other call.

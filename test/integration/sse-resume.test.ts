@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/keel-client';
 import { startServer } from '../../server/main';
 import { loadScenario } from '../../standin/scenario';
-import type { ModelStreamEvent } from '../../activities/llm-deltas';
+import type { ModelStreamEvent } from '../../shared/model-stream';
 import type { LogEntry } from '../../workflows/definitions';
 import { authed, readSse, TEST_TOKEN } from '../fixtures/serve-process';
 import { sessionEnv, waitUntil } from '../fixtures/session-harness';

@@ -7,6 +7,8 @@
 // (server-stream-fuzz with its reads 10 at a time, 3 of 4 runs; each with the core's "There
 // were leftover buffered tasks when evicting run" seconds after that session closed).
 import { type Interceptor, InterceptingCall } from '@grpc/grpc-js';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { decodePayloadWire, encodePayloadWire, workflowStreamPollUpdate, workflowStreamPublishSignal } from '@temporalio/workflow-streams/workflow';
 import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { hasReader } from '../../activities/live-readers';
@@ -293,6 +295,45 @@ describe('many readers of one stream', () => {
       // Each character once, call 1's before call 2's; call 2's came live (offset -1), before the stream had them.
       expect(deltas.map((d) => d.text).join('')).toBe('First call.Second call, streaming slowly for a while.');
       expect(deltas.some((d) => d.offset === -1)).toBe(true);
+    });
+  });
+
+  it("the stream query pages through what the library's log holds: the same items at the same offsets, a publisher's repeated batch once", async () => {
+    // The query reads Keel's own record of the stream (workflows/keel-stream.ts), the poll update
+    // the library's log: they must agree item for item, duplicates dropped alike.
+    const s = await sessionEnv(env, workflowBundle, {
+      name: 'record',
+      apiKeys: [KEY],
+      rules: [{ name: 'streamed', match: {}, reply: { delayMs: 30, chunkSize: 3, content: [{ type: 'text', text: 'Streamed in small pieces.' }] } }],
+    });
+    await s.run(async () => {
+      const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
+      const session = await keel.startSession({ workspace: s.workspace });
+      await session.send('hello');
+      const handle = env.client.workflow.getHandle(session.id);
+      const batch = (sequence: number, text: string) => ({ publisher_id: 'record-test', sequence, items: [{ topic: 'probe', data: encodePayloadWire(defaultPayloadConverter.toPayload(text)) }] });
+      await handle.signal(workflowStreamPublishSignal, batch(1, 'one'));
+      await handle.signal(workflowStreamPublishSignal, batch(1, 'one again'));
+      await handle.signal(workflowStreamPublishSignal, batch(2, 'two'));
+      await handle.signal(workflowStreamPublishSignal, batch(2, 'two again'));
+      const end = await waitUntil(() => session.streamOffset(), () => true);
+
+      const queried: Array<{ topic: string; offset: number; data: unknown }> = [];
+      for (let from = 0; ; ) {
+        const page = await handle.query(streamReadQuery, { from });
+        queried.push(...page.items);
+        expect(page.end).toBe(end);
+        if (page.next >= page.end) break;
+        from = page.next;
+      }
+      const polled = await handle.executeUpdate(workflowStreamPollUpdate, { args: [{ topics: [], from_offset: 0 }] });
+      const library = polled.items.map((item) => ({ topic: item.topic, offset: item.offset, data: defaultPayloadConverter.fromPayload(decodePayloadWire(item.data)) }));
+
+      expect(queried).toEqual(library);
+      expect(queried.length).toBe(end);
+      expect(queried.filter((item) => item.topic === 'probe').map((item) => item.data)).toEqual(['one', 'two']);
+      expect(queried.some((item) => item.topic === 'model')).toBe(true);
+      expect(queried.some((item) => item.topic === 'events')).toBe(true);
     });
   });
 });

@@ -1,10 +1,10 @@
-// The approver-proof codec (worker/approver-proof.ts) runs on every payload a worker decodes,
+// The approver-proof codec (shared/approver-proof.ts) runs on every payload a worker decodes,
 // whoever sent it: it must prove Keel's own approvals, refuse forged ones, and never throw on
 // what a hostile client sends (a throw there fails the workflow task, again and again).
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Payload } from '@temporalio/common';
-import { ApproverProofCodec } from '../../worker/approver-proof';
+import { ApproverProofCodec } from '../../shared/approver-proof';
 
 const json = (value: unknown): Payload => ({ metadata: { encoding: new TextEncoder().encode('json/plain') }, data: new TextEncoder().encode(JSON.stringify(value)) });
 const read = (p: Payload) => JSON.parse(new TextDecoder().decode(p.data)) as Record<string, unknown>;

@@ -2,13 +2,13 @@
 // deployment: this test reads docker-compose.yml, the Dockerfile and .dockerignore and
 // holds them to what the code needs — services, pinned images, ports, start order, health
 // checks, volumes, the search attributes, and the worker's environment against the
-// variables the worker really reads (worker/env.ts, itself checked against the code).
+// variables the worker really reads (shared/env.ts, itself checked against the code).
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { KEEL_WORKER_ENV, OTEL_ENV, TEMPORAL_CLIENT_ENV, TEMPORAL_GRPC_META_PREFIX, WORKER_ENV } from '../../worker/env';
+import { KEEL_WORKER_ENV, OTEL_ENV, TEMPORAL_CLIENT_ENV, TEMPORAL_GRPC_META_PREFIX, WORKER_ENV } from '../../shared/env';
 import { searchAttributeFlags } from '../../worker/search-attributes';
 
 const root = path.resolve(import.meta.dirname, '../..');
@@ -197,7 +197,7 @@ describe('docker-compose.yml', () => {
   });
 });
 
-describe('worker/env.ts', () => {
+describe('shared/env.ts', () => {
   /** Upper-case names read as `env.X`, `env['X']` or `keelEnv(env, 'X')` in these folders. */
   function namesReadIn(dirs: string[]): Set<string> {
     const names = new Set<string>();
@@ -215,7 +215,7 @@ describe('worker/env.ts', () => {
 
   it("lists exactly the Keel variables the worker's code reads", () => {
     // scripts/dev.ts and the tests read other variables; the worker process does not.
-    const read = namesReadIn(['worker', 'activities']);
+    const read = namesReadIn(['worker', 'shared', 'activities']);
     expect([...read].filter((name) => !name.startsWith('OTEL_')).sort()).toEqual(Object.keys(KEEL_WORKER_ENV).sort());
     expect([...read].filter((name) => name.startsWith('OTEL_')).sort()).toEqual(Object.keys(OTEL_ENV).sort());
   });
@@ -295,7 +295,7 @@ describe('Dockerfile', () => {
       }
     }
     const folders = new Set([...seen].map((file) => file.split('/')[0] as string));
-    expect([...folders].sort()).toEqual(['activities', 'machines', 'worker', 'workflows']);
+    expect([...folders].sort()).toEqual(['activities', 'machines', 'shared', 'worker', 'workflows']);
     for (const folder of folders) expect(copied, folder).toContain(folder);
     const dependencies = Object.keys(pkg.dependencies);
     for (const name of packages) expect(dependencies, name).toContain(name);

@@ -1,4 +1,4 @@
-// Payload encryption (worker/encryption.ts) and the codec server (worker/codec-server.ts):
+// Payload encryption (shared/encryption.ts) and the codec server (worker/codec-server.ts):
 // what an operator relies on — nothing readable without a key, rotation, clear errors.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { appendSegment, clearSegmentCache, readConversation } from '../../activities/conversation-store';
 import { createCodecServer, listenCodecServer, LOOPBACK_HOSTS, MAX_BODY_BYTES } from '../../worker/codec-server';
-import { EncryptionCodec, EncryptionConfigError, generateKeyLine, loadEncryptionKeys, loadPayloadCodec, parseKeys } from '../../worker/encryption';
+import { EncryptionCodec, EncryptionConfigError, generateKeyLine, loadEncryptionKeys, loadPayloadCodec, parseKeys } from '../../shared/encryption';
 
 const CANARY = 'canary-7d1f3e secret plans';
 const TOKEN = 'codec-token-0123456789abcdef';

@@ -76,3 +76,21 @@ describe('keel goal approvals', () => {
     expect(yes.calls).toEqual([{ kind: 'approve', callId: 'c1', options: { approver: 'keel --yes' } }]);
   });
 });
+
+describe('keel goal retries', () => {
+  it("shows the planner's and critic's retries: who failed, why, which attempt and how long it waits", async () => {
+    const lines: string[] = [];
+    const out = new Output(false, new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString()), done()) }) as unknown as NodeJS.WriteStream);
+    const { goal } = fakeGoal([
+      { kind: 'plan.goal_received', goalId: 'goal-1', goalDescription: 'fix it' },
+      { kind: 'plan.retry_scheduled', goalId: 'goal-1', advisor: 'planner', attempt: 2, maxAttempts: 12, delayMs: 1_000, reason: 'overloaded_error: Overloaded' },
+      { kind: 'plan.retry_scheduled', goalId: 'goal-1', advisor: 'critic', attempt: 7, maxAttempts: 12, delayMs: 150_000, reason: 'api_error: Internal\nserver error' },
+      { kind: 'plan.goal_met' },
+    ]);
+    await followGoal(goal, { out, yes: true, ask: null });
+    const text = lines.join('');
+    expect(text).toContain('planner failed (overloaded_error: Overloaded); attempt 2 of 12 in 1 s');
+    expect(text).toContain('critic failed (api_error: Internal server error); attempt 7 of 12 in 2 min 30 s');
+  });
+});
+

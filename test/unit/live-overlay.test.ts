@@ -2,7 +2,7 @@
 // read from the server, and the workflow's stream. Each character shows once, in order, and
 // every stream item still comes with its offset (a resumed reader misses nothing).
 import { describe, expect, it } from 'vitest';
-import type { LiveModelText, ModelStreamEvent } from '../../activities/llm-deltas';
+import type { LiveModelText, ModelStreamEvent } from '../../shared/model-stream';
 import { LiveOverlay } from '../../client/live-model';
 
 const live = (text: string, tail = text, attempt = 1): LiveModelText => ({ callId: 'c', attempt, blocks: [{ index: 0, block: 'text', length: text.length, tail }] });

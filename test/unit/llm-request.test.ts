@@ -4,7 +4,8 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MessageAccumulator } from '../../activities/llm-accumulate';
 import { conversationBreakpoints, withPromptCaching } from '../../activities/llm-cache';
-import { DeltaPublisher, LIVE_TAIL_CHARS, liveText, type ModelStreamEvent } from '../../activities/llm-deltas';
+import { DeltaPublisher } from '../../activities/llm-deltas';
+import { LIVE_TAIL_CHARS, liveText, type ModelStreamEvent } from '../../shared/model-stream';
 import { sdkTimeoutMs } from '../../activities/llm';
 
 describe('prompt caching', () => {

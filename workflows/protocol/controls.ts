@@ -41,7 +41,7 @@ export const approveSchema = lazySchema(() => z.strictObject({
   approver: z.string().min(1).optional(),
   /** With scope `session`: a policy rule to remember instead of the exact call, e.g. `run_command(npm test*)`. */
   rule: z.string().min(1).optional(),
-  /** Set by the worker's codec: true only when a Keel client signed the approver (worker/approver-proof.ts). */
+  /** Set by the worker's codec: true only when a Keel client signed the approver (shared/approver-proof.ts). */
   proven: z.boolean().optional(),
 }));
 export const denySchema = lazySchema(() => z.strictObject({ callId: z.string().min(1), reason: z.string().min(1).optional() }));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createGoal, goalMachine, planProblems, type GoalDirective, type GoalEvent, type GoalState, type NewGoal, type TaskInput } from '../../../machines/index';
+import { ANSWER_ROUNDS } from '../../../machines/answer-retry';
 import { accepted, events, kinds, ofType } from './helpers';
 
 class Goal {
@@ -36,6 +37,27 @@ const plan: TaskInput[] = [
 ];
 
 describe('autonomy machine', () => {
+  it("logs the planner's and critic's retries with the attempt, the wait and why, and changes nothing else", () => {
+    const g = new Goal();
+    g.send({ type: 'decompose' });
+    const before = g.state;
+    const retry = g.send({ type: 'advisor_retry_scheduled', advisor: 'planner', attempt: 2, delayMs: 1_000, reason: 'overloaded_error: Overloaded' });
+    expect(events(retry)).toEqual([{ kind: 'plan.retry_scheduled', goalId: 'g', advisor: 'planner', attempt: 2, maxAttempts: ANSWER_ROUNDS, delayMs: 1_000, reason: 'overloaded_error: Overloaded' }]);
+    expect(g.state).toEqual(before);
+    // Only the advisor at work retries: no critic while planning, no planner while reviewing.
+    expect(goalMachine.transition(g.state, { type: 'advisor_retry_scheduled', advisor: 'critic', attempt: 2, delayMs: 1_000, reason: 'x' })).toMatchObject({ ok: false });
+
+    const auto = new Goal({ autoApprove: true });
+    auto.send({ type: 'decompose' }, { type: 'plan_proposed', tasks: [{ id: 'only', title: 'Only', instructions: 'do it' }] });
+    auto.finish('only');
+    expect(auto.state.status).toBe('reviewing');
+    expect(kinds(auto.send({ type: 'advisor_retry_scheduled', advisor: 'critic', attempt: 3, delayMs: 2_000, reason: 'api_error: 500' }))).toEqual(['plan.retry_scheduled']);
+    expect(goalMachine.transition(auto.state, { type: 'advisor_retry_scheduled', advisor: 'planner', attempt: 2, delayMs: 1, reason: 'x' })).toMatchObject({ ok: false });
+    // A stopped goal waits for nobody.
+    auto.send({ type: 'cancel' });
+    expect(goalMachine.transition(auto.state, { type: 'advisor_retry_scheduled', advisor: 'critic', attempt: 4, delayMs: 1, reason: 'x' })).toMatchObject({ ok: false });
+  });
+
   it('plans, waits for approval, runs ready tasks by priority within the concurrency limit, reviews and meets the goal', () => {
     const g = new Goal();
     expect(kinds(g.directives)).toEqual(['plan.goal_received']);

@@ -3,7 +3,7 @@
 // it lost. The turn records carried through continue-as-new stay bounded.
 import { describe, expect, it } from 'vitest';
 import { conversationProblems, type Message } from '../../../machines/conversation';
-import { carriedTurns, rebuildConversation, TURN_RECORDS_KEPT, TURN_TEXT_FULL_BYTES, type TurnStart } from '../../../machines/conversation-repair';
+import { afterStoreFailure, carriedTurns, CONVERSATION_STORE_FAILURE, rebuildConversation, TURN_RECORDS_KEPT, TURN_TEXT_FULL_BYTES, type TurnStart } from '../../../machines/conversation-repair';
 import { ConversationLog } from '../../../workflows/runtime';
 
 const user = (text: string): Message => ({ role: 'user', content: [{ type: 'text', text }] });
@@ -78,3 +78,41 @@ describe('carriedTurns', () => {
     expect(out.turns.some((t) => t.clipped)).toBe(true);
   });
 });
+
+describe('afterStoreFailure', () => {
+  const storeFailure = (details: Record<string, unknown>, message = 'conversation segment s1 in local directory /x: gone') => ({ type: CONVERSATION_STORE_FAILURE, message, details: { failureClass: 'fatal', store: 'local /x', ...details } });
+  const fresh = { repaired: false, waitsEnabled: () => true };
+
+  it('repairs a lost or damaged segment once per call: the rebuilt conversation failing again fails the call', () => {
+    const lost = storeFailure({ storeCause: 'missing', repairable: true });
+    expect(afterStoreFailure(lost, fresh)).toEqual({ type: 'repair', error: 'conversation segment s1 in local directory /x: gone' });
+    expect(afterStoreFailure(lost, { ...fresh, repaired: true })).toEqual({ type: 'fail' });
+  });
+
+  it('waits out a store it could not reach, only where the run waits out infrastructure, and asks that only then', () => {
+    const down = storeFailure({ storeCause: 'unreadable', repairable: false, transient: true }, 'the conversation store: connection refused');
+    expect(afterStoreFailure(down, fresh)).toEqual({ type: 'wait', store: 'local /x', message: 'the conversation store: connection refused' });
+    // A call already repaired still waits for its store.
+    expect(afterStoreFailure(down, { ...fresh, repaired: true })).toMatchObject({ type: 'wait' });
+    expect(afterStoreFailure(down, { repaired: false, waitsEnabled: () => false })).toEqual({ type: 'fail' });
+    // Asking records a patch marker in a workflow: never for a failure that is not the store's, nor for a repair.
+    let asked = 0;
+    const counting = { repaired: false, waitsEnabled: () => (asked++, true) };
+    afterStoreFailure({ type: 'ModelServerError', message: '529', details: { failureClass: 'overloaded' } }, counting);
+    afterStoreFailure(storeFailure({ storeCause: 'corrupt', repairable: true }), counting);
+    afterStoreFailure(null, counting);
+    expect(asked).toBe(0);
+    afterStoreFailure(down, counting);
+    expect(asked).toBe(1);
+  });
+
+  it('fails a call whose failure is not the store, or a store fault that is neither repairable nor transient', () => {
+    expect(afterStoreFailure({ type: 'ModelServerError', message: 'overloaded', details: { failureClass: 'overloaded' } }, fresh)).toEqual({ type: 'fail' });
+    expect(afterStoreFailure(null, fresh)).toEqual({ type: 'fail' });
+    expect(afterStoreFailure(storeFailure({ storeCause: 'foreign', repairable: false }), fresh)).toEqual({ type: 'fail' });
+    expect(afterStoreFailure(storeFailure({ storeCause: 'unwritable', repairable: false, transient: false }), fresh)).toEqual({ type: 'fail' });
+    // Details that are not an object (a failure from elsewhere under the store's type) decide nothing.
+    expect(afterStoreFailure({ type: CONVERSATION_STORE_FAILURE, message: 'odd', details: 'text' }, fresh)).toEqual({ type: 'fail' });
+  });
+});
+

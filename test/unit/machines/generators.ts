@@ -305,6 +305,7 @@ export function goalEvents(state: GoalState, choice: number): { normal: GoalEven
       break;
     case 'planning':
       normal.push({ type: 'plan_proposed', tasks: [...(PLANS[choice % PLANS.length] ?? [])], usage });
+      if (choice % 20 === 9) normal.push({ type: 'advisor_retry_scheduled', advisor: 'planner', attempt: 2, delayMs: 1_000, reason: 'overloaded_error: Overloaded' });
       break;
     case 'awaiting_plan_approval':
       normal.push({ type: 'approve_plan' }, { type: 'approve_plan' }, { type: 'reject_plan', feedback: 'smaller steps' });
@@ -312,6 +313,8 @@ export function goalEvents(state: GoalState, choice: number): { normal: GoalEven
       break;
     case 'reviewing':
       normal.push({ type: 'review_done', verdict: 'pass', findings: 'all good', usage });
+      // The critic's retry while it reviews, and a planner's retry that is not the one at work (refused).
+      if (choice % 20 === 9) normal.push({ type: 'advisor_retry_scheduled', advisor: choice % 16 === 5 ? 'critic' : 'planner', attempt: 3, delayMs: 2_000, reason: 'api_error: Internal server error' });
       normal.push({
         type: 'review_done',
         verdict: 'follow_up',

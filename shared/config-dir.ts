@@ -1,6 +1,6 @@
 // Where Keel keeps its own per-user settings (API token hashes, the approver key): read by the
-// server (server/auth.ts) and by the worker (worker/approver-proof.ts), so it lives on the
-// worker's side, which the compiled worker and its image carry without server/.
+// server (server/auth.ts) and by every payload codec (shared/approver-proof.ts: the worker's and
+// the clients'), so it lives in shared/, which the compiled worker and its image carry without server/.
 import os from 'node:os';
 import path from 'node:path';
 
