@@ -24,7 +24,8 @@ import { noteUpdate, repairWorkflow } from '../fixtures/repair-workflow';
 import { waitUntil } from '../fixtures/session-harness';
 import { stopWhenTestEnds } from '../fixtures/worker-teardown';
 import { useTemporal } from '../fixtures/use-temporal';
-import { bundle, uniqueTaskQueue } from '../helpers/temporal';
+import { bundle, keelWorkflowBundleFile, uniqueTaskQueue } from '../helpers/temporal';
+import { cliEnv, keel } from '../fixtures/client-cli';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { temporal } = proto;
@@ -139,6 +140,12 @@ describe('replay repair', () => {
     expect(steps.filter((s) => s === `${held}:one`)).toHaveLength(1);
     expect(steps.filter((s) => s === `${held}:two`)).toHaveLength(2);
     sweep.stop();
+
+    // `keel repair` on the run left alone: the CLI replays it with Keel's own workflows (the
+    // run's bundle), which do not have this fixture's type, so it refuses, says why, exits 1.
+    const cli = await keel(['repair', plain, '--dry-run', '--json'], { ...cliEnv(taskQueue), KEEL_WORKFLOW_BUNDLE: await keelWorkflowBundleFile() });
+    expect(cli.code, cli.stderr).toBe(1);
+    expect(cli.json()).toMatchObject({ workflowId: plain, kind: 'left', reason: expect.stringMatching(/does not replay, and not for the SDK's known reason/) as unknown });
     await plainRun.terminate('test over');
   }, 300_000);
 });
