@@ -98,7 +98,7 @@ export async function repairRun(client: Client, replay: ReplayWorkerOptions, run
       if (plan.kind === 'leave') return { kind: 'left', reason: plan.reason };
       const prefix = { events: (history.events ?? []).filter((e) => Number(e.eventId) < plan.toEventId) };
       const check = await diagnoseHistory(replay, prefix, run.workflowId);
-      if (check.kind !== 'replays') return { kind: 'left', reason: `the history before event ${plan.toEventId} does not replay either (${check.kind === 'nondeterminism' ? check.message : check.message}): not the SDK's update-ordering fault` };
+      if (check.kind !== 'replays') return { kind: 'left', reason: `the history before event ${plan.toEventId} does not replay either (${check.message}): not the SDK's update-ordering fault` };
       if (options.dryRun) return { kind: 'reset', toEventId: plan.toEventId, newRunId: '', reason: plan.reason };
       const requestId = createHash('sha256').update(`${runId}:${plan.toEventId}`).digest('hex').slice(0, 32);
       const response: proto.temporal.api.workflowservice.v1.IResetWorkflowExecutionResponse = await client.workflowService.resetWorkflowExecution({
