@@ -77,6 +77,12 @@ export default defineConfig({
         // Files that replace a module (vi.mock) need a module cache of their own.
         test: { name: 'integration-isolated', include: isolatedIntegration, ...integration },
       },
+      // End-to-end acceptance runs (every surface, kill -9, many turns, long fuzz): minutes
+      // each, so not part of `npm test`; `npm run test:e2e [-- name]` runs them. `npm test`
+      // keeps a short check of what each proves.
+      ...(process.env.KEEL_E2E
+        ? [{ extends: true as const, test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], isolate: false, ...integration, testTimeout: 900_000 } }]
+        : []),
     ],
   },
 });
