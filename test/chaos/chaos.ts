@@ -11,7 +11,7 @@
 // verdict INCONCLUSIVE (`outwaited`), never FAIL. Every process it starts is killed when it
 // ends, however it ends; the worker processes also exit when the harness dies (worker.ts).
 //
-// `npm run chaos` (bench/chaos.ts) runs the full size; test/integration/chaos.test.ts a short one.
+// `npm run chaos` (bench/chaos.ts) runs the full size; test/e2e/chaos.test.ts a short one (`npm run test:e2e -- chaos`).
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';

@@ -118,7 +118,7 @@ describe('two workers on one task queue', () => {
       await env.client.workflow.start(goalWorkflow, {
         taskQueue,
         workflowId,
-        // A lost attempt is found after heartbeatTimeout: 3 s, as in failover.test.ts, not the
+        // A lost attempt is found after heartbeatTimeout: 3 s, as in test/e2e/failover.test.ts, not the
         // default 10 s (the activity heartbeats every 0.5 s): the takeover is the same, 7 s sooner.
         args: [{ goal: 'slugify, tested and explained', workspace, autoApprove: true, policy: { mode: 'full-auto' }, modelActivity: { ...FAST_MODEL, heartbeatTimeout: '3 seconds' } }],
       });

@@ -5,36 +5,46 @@
 //     last keeps the whole run waiting on it alone;
 //  3. the rest, short files that fill the forks at the end.
 // Vitest orders files by their last duration when it has a cache; a clean clone (CI) has
-// none, so it would order them by size. Durations measured in CI runs.
+// none, so it would order them by size. Durations measured in CI runs (a clean clone of
+// 993a0b2, idle, 2026-11-29); re-measure when a file's length changes much.
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const LONG_FIRST = [
   'test/unit/machines/properties.test.ts',
-  'test/integration/server-schemathesis.test.ts',
-  'test/integration/chaos.test.ts',
-  'test/integration/demo-stops.test.ts',
-  'test/integration/server-stream-fuzz.test.ts',
-  'test/integration/console-app.test.ts',
-  // 60 s since main's merge of 2026-11-27 (5.6 s before): it started last and was the run's tail.
-  'test/integration/session-evicted.test.ts',
-  'test/integration/bench.test.ts',
-  'test/integration/fuzz.test.ts',
-  'test/integration/session-long.test.ts',
-  'test/integration/failover.test.ts',
-  'test/integration/cli.test.ts',
-  'test/integration/cli-approve-view.test.ts',
-  'test/integration/sse-resume.test.ts',
-  'test/integration/console.test.ts',
-  'test/integration/escapes.test.ts',
-  'test/integration/workspace-affinity.test.ts',
-  'test/integration/demo.test.ts',
-  'test/integration/goal.test.ts',
-  'test/integration/dev-stops.test.ts',
-  'test/integration/tools.test.ts',
-  'test/integration/workers.test.ts',
-  'test/integration/hostile.test.ts',
-  'test/integration/store-fleet.test.ts',
-  'test/integration/goal-crash.test.ts',
+  'test/unit/tools/sandbox-hardening.test.ts',
+  'test/integration/fleet.test.ts', // 78 s
+  'test/integration/escapes.test.ts', // 58 s
+  'test/integration/server-schemathesis.test.ts', // 54 s
+  'test/integration/cli.test.ts', // 45 s
+  'test/integration/console-app.test.ts', // 41 s
+  'test/integration/infra-outage.test.ts', // 39 s
+  'test/integration/demo-stops.test.ts', // 39 s
+  'test/integration/replay-repair.test.ts', // 36 s
+  'test/integration/bench.test.ts', // 30 s
+  'test/integration/demo.test.ts', // 29 s
+  'test/integration/workspace-affinity.test.ts', // 28 s
+  'test/integration/console.test.ts', // 26 s
+  'test/integration/session-long.test.ts', // 25 s
+  'test/integration/goal.test.ts', // 24 s
+  'test/integration/dev-stops.test.ts', // 22 s
+  'test/integration/tools.test.ts', // 22 s
+  'test/integration/goal-control.test.ts', // 21 s
+  'test/integration/store-fleet.test.ts', // 21 s
+  'test/integration/stream-readers.test.ts', // 20 s
+  'test/integration/llm-activity.test.ts', // 19 s
+  'test/integration/host-move.test.ts', // 19 s
+  'test/integration/compiled-worker.test.ts', // 17 s
+  'test/integration/workers.test.ts', // 17 s
+  'test/integration/replay-tracing.test.ts', // 17 s
+  'test/integration/temporal-install.test.ts', // 16 s
+  'test/integration/sse-resume.test.ts', // 16 s
+  'test/integration/replay.test.ts', // 16 s
+  'test/integration/fuzz.test.ts', // 14 s
+  'test/integration/model-edges.test.ts', // 14 s
+  'test/integration/goal-crash.test.ts', // 14 s
+  'test/integration/llm-faults.test.ts', // 14 s
+  'test/integration/hostile.test.ts', // 13 s
+  'test/integration/conformance.test.ts', // 13 s
   // Its own project (a fresh fork): not alone at the very end, where it was the run's last 5 s.
   'test/integration/mcp-network.test.ts',
 ];

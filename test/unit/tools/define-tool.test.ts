@@ -87,15 +87,15 @@ describe('the built-in tools', () => {
 });
 
 describe('a half-added tool', () => {
-  // One tsc run over the fixtures: seconds on a quiet machine, up to ~25 s on 2 busy cores.
+  // One tsc run over the fixtures (TypeScript 7, as `npm run typecheck`): seconds, even on 2 busy cores.
   it('does not compile', { timeout: 120_000 }, () => {
-    const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'test/fixtures/lint/define-tool/tsconfig.json'], { encoding: 'utf8' });
+    const tsc = spawnSync(process.execPath, ['node_modules/typescript-7/bin/tsc', '-p', 'test/fixtures/lint/define-tool/tsconfig.json'], { encoding: 'utf8' });
     const errors = tsc.stdout.split('\n').filter((line) => / error TS\d+/.test(line));
     const of = (file: string) => errors.filter((line) => line.startsWith(`test/fixtures/lint/define-tool/${file}`)).join('\n');
-    expect(tsc.status, tsc.stdout + tsc.stderr).toBe(2);
+    // Errors, and no crash (TypeScript 7 exits 1 with errors; 5.x exited 2).
+    expect(tsc.status, tsc.stdout + tsc.stderr).toBe(1);
     // defineTool without run.
-    expect(of('no-run.ts')).toMatch(/error TS2345: .*'ToolDefinition<"no_run"/);
-    expect(tsc.stdout).toMatch(/Property 'run' is missing/);
+    expect(of('no-run.ts')).toMatch(/error TS\d+: Property 'run' is missing in type .* 'ToolDefinition<"no_run"/);
     // run reading a field the input schema does not have.
     expect(of('wrong-input.ts')).toMatch(/error TS2551: Property 'whom' does not exist on type '\{ who: string; \}'/);
     // A spec in the list without its implementation, and an implementation without a spec.

@@ -1,4 +1,6 @@
-// The short version of `npm run chaos` (test/chaos/chaos.ts): 3 goals and a session while
+// The short version of `npm run chaos` (test/chaos/chaos.ts), run by `npm run test:e2e -- chaos`
+// (not part of `npm test`: the short fleet kills the worker and the server, and
+// llm-faults.test.ts and the retry-table tests cover failing model calls): 3 goals and a session while
 // the worker is killed with SIGKILL and replaced, the Temporal server is killed and
 // restarted on the same database, and 30 % of model calls fail. It starts its own dev
 // server (the shared one must not be killed). A FIXED seed, printed: CI passes or fails the

@@ -5,8 +5,10 @@
 // and the goal complete on the survivor, which reads the conversations the dead one
 // stored: 0 messages lost (each session's last request carries all of them, and no
 // conversation needed repair), 0 tool runs twice (each command appends its mark once).
-// CI runs 3 sessions × 3 turns and one goal; the issue's size (6 × 6, 3 goals) is
-// `npm run test:failover` (KEEL_FAILOVER_SESSIONS=6 KEEL_FAILOVER_TURNS=6 KEEL_FAILOVER_GOALS=3).
+// `npm run test:e2e -- failover` runs 3 sessions × 3 turns and one goal; the issue's size
+// (6 × 6, 3 goals) is `npm run test:failover`. Not part of `npm test`: the short fleet
+// (test/integration/fleet.test.ts) kills a worker of two with their own disks and a shared
+// PostgreSQL store mid-run and checks the same figures (0 lost, 0 twice).
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs/promises';
 import os from 'node:os';
