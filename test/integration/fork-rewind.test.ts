@@ -6,6 +6,7 @@
 // untouched; a rewind to turn 2 restores the files and the conversation, keeps the later turns
 // aside, and is refused when not proven (a call from outside Keel's clients, as a command the
 // model ran would be). Once with the local store, once with PostgreSQL.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
@@ -16,9 +17,15 @@ import { UpdateRejectedError } from '../../client/errors';
 import type { Message } from '../../machines/index';
 import { keelDataConverter } from '../../shared/encryption';
 import { rewindUpdate } from '../../workflows/protocol/checkpoints';
-import { say, sessionEnv, use } from '../fixtures/session-harness';
+import { recordHistory, say, sessionEnv, use } from '../fixtures/session-harness';
+import { cliEnv, keel as keelCli } from '../fixtures/client-cli';
+import { createApp } from '../../server/app';
+import type { ForkResult } from '../../client/session-fork';
 import { useTemporal } from '../fixtures/use-temporal';
 import { startPostgres, type TestPostgres } from '../helpers/postgres';
+
+/** A string matching `re`, inside an expected object. */
+const matching = (re: RegExp): string => expect.stringMatching(re) as string;
 
 const { env, workflowBundle } = useTemporal();
 
@@ -47,13 +54,23 @@ const rules = [
   { match: { lastUserContains: 'AFTER' }, reply: say('after rewind') },
 ];
 
-async function scenario(extraEnv: NodeJS.ProcessEnv): Promise<void> {
+/** The HTTP API in process (server/app.ts), with one token whose holder is `ann`. */
+function api(keel: KeelClient, workspace: string) {
+  const app = createApp({ keel, tokens: [{ name: 'ann', sha256: createHash('sha256').update('keel-fork-test-token').digest() }], workspace });
+  return async (method: 'GET' | 'POST', url: string, body?: unknown) => {
+    const res = await app.request(url, { method, headers: { authorization: 'Bearer keel-fork-test-token', 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+}
+
+async function scenario(extraEnv: NodeJS.ProcessEnv, surfaces: boolean): Promise<void> {
   const s = await sessionEnv(env, workflowBundle, { rules }, extraEnv);
   await s.run(async () => {
     // Keel's client proves a human's rewind with the approver key (shared/approver-proof.ts), as the worker checks it.
     const proving = new Client({ connection: env.client.connection, namespace: env.namespace, dataConverter: await keelDataConverter({ ...process.env, ...extraEnv }) });
     const keel = await KeelClient.connect({ client: proving, taskQueue: s.taskQueue });
-    const run = await s.start({ checkpoints: { maxFileBytes: 1024 } });
+    // Continues as new every two turns: boundaries, forks and the rewind cross runs.
+    const run = await s.start({ checkpoints: { maxFileBytes: 1024 }, continueAsNewAfterTurns: 2 });
     const parent = keel.getSession(run.handle.workflowId);
     // A file over the per-file limit from the start: not kept, and said so.
     await fs.writeFile(path.join(s.workspace, 'big.bin'), Buffer.alloc(4096, 7));
@@ -103,13 +120,33 @@ async function scenario(extraEnv: NodeJS.ProcessEnv): Promise<void> {
     expect(await filesOf(before.workspace)).toEqual(forkFiles(atTurn[1]!));
     await expect(keel.forkSession(parent.id, { atTurn: 9 })).rejects.toBeInstanceOf(CheckpointError);
 
+    const forks = [f1, f3, ff, before];
+    if (surfaces) {
+      // The HTTP API and the CLI offer the same fork.
+      const http = api(keel, s.workspace);
+      const viaHttp = await http('POST', `/api/sessions/${parent.id}/fork`, { atTurn: 2 });
+      expect(viaHttp.status).toBe(201);
+      const httpFork = viaHttp.body as { id: string; workspace: string };
+      forks.push({ workspace: httpFork.workspace } as ForkResult);
+      await keel.getSession(httpFork.id).send('FORK http');
+      expect(await filesOf(httpFork.workspace)).toEqual(forkFiles(atTurn[1]!));
+      expect(await http('POST', `/api/sessions/${parent.id}/rewind`, { toTurn: 9 })).toMatchObject({ status: 409, body: { code: 'no_checkpoint' } });
+      expect((await http('GET', `/api/sessions/${parent.id}/checkpoints`)).body).toMatchObject({ enabled: true, turns: [{ turn: 0 }, { turn: 1 }, { turn: 2 }, { turn: 3 }, { turn: 4 }] });
+      const cli = await keelCli(['session', 'fork', parent.id, '--at', '4', '--json'], cliEnv(s.taskQueue));
+      expect(cli.code).toBe(0);
+      const cliFork = cli.json<{ id: string; workspace: string }>();
+      forks.push({ workspace: cliFork.workspace } as ForkResult);
+      await keel.getSession(cliFork.id).send('FORK cli');
+      expect(await filesOf(cliFork.workspace)).toEqual(forkFiles(atTurn[3]!));
+    }
+
     // The parent is untouched by its forks.
     expect(await filesOf(s.workspace)).toEqual(parentFiles);
     expect((await parent.checkpoints()).turns).toHaveLength(5);
 
     // A rewind not proven by Keel's client (any other caller, a command the model runs) is refused.
     const unproven = await run.handle.executeUpdate(rewindUpdate, { args: [{ toTurn: 2, proven: true, approver: 'model' }] }).then(() => null, (e: Error) => e);
-    expect(unproven?.cause).toMatchObject({ type: 'needs_human', message: expect.stringMatching(/needs a human/) });
+    expect(unproven?.cause).toMatchObject({ type: 'needs_human', message: matching(/needs a human/) });
     expect(await filesOf(s.workspace)).toEqual(parentFiles);
 
     // Rewind to turn 2: files as then, later turns set aside, the next message continues from turn 2's conversation.
@@ -127,13 +164,15 @@ async function scenario(extraEnv: NodeJS.ProcessEnv): Promise<void> {
     expect(await filesOf(aside.workspace)).toEqual(forkFiles(atTurn[3]!));
     // A turn with no checkpoint: refused, by code.
     await expect(parent.rewind(99)).rejects.toMatchObject({ constructor: UpdateRejectedError, code: 'no_checkpoint' });
-    for (const f of [f1, f3, ff, before, aside]) await fs.rm(f.workspace, { recursive: true, force: true });
+    await recordHistory(run.handle, surfaces ? 'fork-rewind-parent' : 'fork-rewind-parent-postgres');
+    await recordHistory(f1.session.workflowHandle, 'fork-rewind-fork');
+    for (const f of [...forks, aside]) await fs.rm(f.workspace, { recursive: true, force: true });
   });
 }
 
 describe('fork and rewind', () => {
   it('local store: forks at turns 1 and 3, a fork of a fork, a rewind to turn 2', async () => {
-    await scenario({});
+    await scenario({}, true);
   });
 
   describe('PostgreSQL store', () => {
@@ -145,7 +184,7 @@ describe('fork and rewind', () => {
       await pg?.stop();
     });
     it('the same with KEEL_STORE_URL', async () => {
-      await scenario({ KEEL_STORE_URL: await pg.createDatabase('keel_fork') });
+      await scenario({ KEEL_STORE_URL: await pg.createDatabase('keel_fork') }, false);
     });
   });
 });

@@ -5,6 +5,9 @@ import { applyChain, CHECKPOINT_FORMAT, checkpointIgnores, diffStates, linkStays
 import { DEFAULT_CHECKPOINT_LIMITS, keepFile } from '../../../machines/checkpoint-budget';
 import { pickCheckpoint, rewindList, rewindRefusal, type TurnCheckpoint } from '../../../machines/turn-checkpoints';
 
+/** A string matching `re`, inside an expected object. */
+const matching = (re: RegExp): string => expect.stringMatching(re) as string;
+
 const file = (hash: string, size = 1, mtimeMs = 1, mode = 0o644) => ({ kind: 'file' as const, hash, size, mode, mtimeMs });
 const cp = (turn: number, extra: Partial<TurnCheckpoint> = {}): TurnCheckpoint => ({
   id: `c${turn}`, turn, turnId: turn === 0 ? null : `t${turn}`, at: '', head: null, messages: turn * 2, manifest: 'a'.repeat(64), changed: 0, removed: 0, skipped: [], incomplete: null, error: null, ...extra,
@@ -71,7 +74,7 @@ describe('checkpoint budget', () => {
     expect(d.keep === false && d.reason).toMatch(/^big\.bin: 2\.0 MiB is over the checkpoint limit .* \(checkpoints\.maxFileBytes\)/);
   });
   it('new content past the session budget is not kept; content already stored always is', () => {
-    expect(keepFile('x', 1000, limits, 3500, false)).toMatchObject({ keep: false, reason: expect.stringMatching(/checkpoints\.maxBytes/) });
+    expect(keepFile('x', 1000, limits, 3500, false)).toMatchObject({ keep: false, reason: matching(/checkpoints\.maxBytes/) });
     expect(keepFile('x', 1000, limits, 3500, true)).toEqual({ keep: true });
     expect(keepFile('x', 1000, limits, 3000, false)).toEqual({ keep: true });
   });
@@ -84,9 +87,9 @@ describe('fork points and rewind', () => {
     expect(pickCheckpoint(live.slice(0, 2), [{ at: '', toTurn: 1, by: 'x', checkpoints: [cp(2, { id: 'old' })] }], { id: 'old' })).toMatchObject({ ok: true, checkpoint: { turn: 2 } });
   });
   it('a turn without a checkpoint (running, failed, before a fork) is refused with the reason', () => {
-    expect(pickCheckpoint(live, [], { turn: 7 })).toMatchObject({ ok: false, code: 'no_checkpoint', message: expect.stringMatching(/turns 0–3; a running turn has none/) });
-    expect(pickCheckpoint([cp(5, { id: 'fork-point' })], [], { turn: 2 })).toMatchObject({ ok: false, message: expect.stringMatching(/fork its parent/) });
-    expect(pickCheckpoint([cp(1, { manifest: null, error: 'disk full' })], [], { turn: 1 })).toMatchObject({ ok: false, code: 'checkpoint_failed', message: expect.stringMatching(/disk full/) });
+    expect(pickCheckpoint(live, [], { turn: 7 })).toMatchObject({ ok: false, code: 'no_checkpoint', message: matching(/turns 0–3; a running turn has none/) });
+    expect(pickCheckpoint([cp(5, { id: 'fork-point' })], [], { turn: 2 })).toMatchObject({ ok: false, message: matching(/fork its parent/) });
+    expect(pickCheckpoint([cp(1, { manifest: null, error: 'disk full' })], [], { turn: 1 })).toMatchObject({ ok: false, code: 'checkpoint_failed', message: matching(/disk full/) });
   });
   it('only a proven human rewinds, never during a turn or a checkpoint', () => {
     const idle = { turnRunning: false, busy: false, status: 'active', enabled: true };
