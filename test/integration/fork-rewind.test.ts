@@ -109,6 +109,9 @@ async function scenario(extraEnv: NodeJS.ProcessEnv, surfaces: boolean): Promise
     expect(sentTo('FORK one').slice(0, -1)).toEqual(sentBefore('STEP2'));
     expect(sentTo('FORK three').slice(0, -1)).toEqual(sentBefore('STEP4'));
     expect((await f1.session.checkpoints()).forkOf).toEqual({ sessionId: parent.id, turn: 1 });
+    // Same system, tools and model, the same messages: the fork's first call reads the parent's cached prefix.
+    const forkCall = s.standin.requests.find((r) => JSON.stringify((r.body as { messages: Message[] }).messages.at(-1)).includes('FORK three'))!;
+    expect(forkCall.usage?.cache_read_input_tokens ?? 0).toBeGreaterThan(0);
 
     // A fork of a fork: at its own turn 2 (its fork point's turn 1 + the FORK turn), and at a turn before its start (asked of its parent).
     const ff = await keel.forkSession(f1.id, { atTurn: 2 });
