@@ -33,6 +33,14 @@ export interface RewoundBranch {
   checkpoints: TurnCheckpoint[];
 }
 
+/** What a session's run hands the next through continue-as-new (workflows/session-checkpoints.ts). */
+export interface CheckpointCarry {
+  turns: TurnCheckpoint[];
+  rewound: RewoundBranch[];
+  usedBytes: number;
+  seq: number;
+}
+
 export type CheckpointRefusal = { code: string; message: string };
 export type Picked = { ok: true; checkpoint: TurnCheckpoint } | ({ ok: false } & CheckpointRefusal);
 

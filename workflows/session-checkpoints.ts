@@ -9,7 +9,7 @@
 import { patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { CheckpointActivities } from '../activities/workspace-checkpoint';
 import { DEFAULT_CHECKPOINT_LIMITS, type CheckpointLimits } from '../machines/checkpoint-budget';
-import { bounded, MAX_LIVE_CHECKPOINTS, MAX_REWOUND_BRANCHES, pickCheckpoint, rewindList, rewindRefusal, type RewoundBranch, type TurnCheckpoint } from '../machines/turn-checkpoints';
+import { bounded, MAX_LIVE_CHECKPOINTS, MAX_REWOUND_BRANCHES, pickCheckpoint, rewindList, rewindRefusal, type CheckpointCarry, type RewoundBranch, type TurnCheckpoint } from '../machines/turn-checkpoints';
 import type { Message } from '../machines/index';
 import type { PolicyConfig } from '../machines/policy';
 import type { CheckpointLogEvent } from './checkpoint-events';
@@ -23,13 +23,6 @@ import { routed, type WorkspaceRoute } from './workspace-host';
 const PATCH = 'workspace-checkpoints';
 /** Messages a fork's transcript starts with (older ones are in the store). */
 const FORK_TAIL = 40;
-
-export interface CheckpointCarry {
-  turns: TurnCheckpoint[];
-  rewound: RewoundBranch[];
-  usedBytes: number;
-  seq: number;
-}
 
 export interface SessionCheckpointsHost {
   options: ResolvedSessionOptions;

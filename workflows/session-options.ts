@@ -13,7 +13,7 @@ import type { ClientToolsCarry } from './client-tools';
 import type { ConversationSnapshot } from './runtime';
 import type { SessionOptions } from './protocol/session';
 import type { ToolEntry } from './protocol/tool-entry';
-import type { CheckpointCarry } from './session-checkpoints';
+import type { CheckpointCarry } from '../machines/turn-checkpoints';
 
 /** The options the resolver fills in: each has a default, defined once (workflows/defaults.ts, the machines' constants). */
 type SessionDefaulted =
