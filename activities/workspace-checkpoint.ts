@@ -319,12 +319,33 @@ async function removeAt(root: string, rel: string): Promise<void> {
   }
 }
 
+const FORK_MARK = path.join('.keel', 'fork.json');
+
+/**
+ * A fork's workspace must be new: an existing directory with files in it is refused (a fork
+ * lays its directory out, removing what the checkpoint does not have), unless it is this
+ * fork's own, half laid out by an attempt that failed (its mark, in .keel/, says so).
+ */
+async function claimFresh(workspace: string, manifest: string): Promise<void> {
+  const entries = await fs.readdir(workspace).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return null;
+    throw error;
+  });
+  if (entries !== null && entries.length > 0) {
+    const mark = await fs.readFile(path.join(workspace, FORK_MARK), 'utf8').catch(() => null);
+    if (mark === null) throw ApplicationFailure.nonRetryable(`the fork's workspace ${workspace} already exists and is not empty: name a new directory`, 'workspace_not_empty');
+    return;
+  }
+  await fs.mkdir(path.join(workspace, '.keel'), { recursive: true });
+  await fs.writeFile(path.join(workspace, FORK_MARK), `${JSON.stringify({ manifest, at: new Date().toISOString() })}\n`);
+}
+
 export async function restoreWorkspace(request: RestoreRequest, env: NodeJS.ProcessEnv = process.env): Promise<RestoreResult> {
   const store = storeFor(request.store, env);
   const keys = await storeKeys(env);
   await checkStoreIdentity(store, request.storeId);
   const target = await stateOf(store, keys, request.manifest);
-  if (request.mode === 'fresh') await fs.mkdir(request.workspace, { recursive: true });
+  if (request.mode === 'fresh') await claimFresh(request.workspace, request.manifest);
   else if (!(await fs.stat(request.workspace).then((s) => s.isDirectory(), () => false))) {
     throw ApplicationFailure.nonRetryable(`the workspace ${request.workspace} is gone: nothing to rewind`, 'workspace_gone');
   }

@@ -168,6 +168,9 @@ async function scenario(extraEnv: NodeJS.ProcessEnv, surfaces: boolean): Promise
     // A turn with no checkpoint: refused, by code.
     await expect(parent.rewind(99)).rejects.toMatchObject({ constructor: UpdateRejectedError, code: 'no_checkpoint' });
     if (surfaces) {
+      // A session started without checkpoints cannot be forked, and says why.
+      const plainRun = await s.start({});
+      await expect(keel.forkSession(plainRun.handle.workflowId, { atTurn: 0 })).rejects.toMatchObject({ code: 'checkpoints_off' });
       await recordHistory(run.handle, 'fork-rewind-parent');
       await recordHistory(f1.session.workflowHandle, 'fork-rewind-fork');
     }

@@ -57,8 +57,22 @@ describe('workspace checkpoints', () => {
     expect(r.skipped[0]!.reason).toMatch(/outside the workspace: not followed and not kept/);
     const fresh = path.join(root, 'fork');
     await restoreWorkspace({ store, workspace: fresh, manifest: r.manifest, mode: 'fresh' }, env);
-    expect((await fs.readdir(fresh)).sort()).toEqual(['b.txt', 'in-link', 'src']);
+    expect((await fs.readdir(fresh)).sort()).toEqual(['.keel', 'b.txt', 'in-link', 'src']);
     expect(await fs.readlink(path.join(fresh, 'in-link'))).toBe('b.txt');
+  });
+
+  it("a fork's workspace must be new: an existing directory with files is refused, its own half-done one is finished", async () => {
+    const r = await take(null);
+    const mine = path.join(root, 'mine');
+    await fs.mkdir(mine);
+    await fs.writeFile(path.join(mine, 'precious.txt'), 'keep me');
+    await expect(restoreWorkspace({ store, workspace: mine, manifest: r.manifest, mode: 'fresh' }, env)).rejects.toThrow(/already exists and is not empty/);
+    expect(await fs.readFile(path.join(mine, 'precious.txt'), 'utf8')).toBe('keep me');
+    const fork = path.join(root, 'fork');
+    await restoreWorkspace({ store, workspace: fork, manifest: r.manifest, mode: 'fresh' }, env);
+    await fs.rm(path.join(fork, 'b.txt'));
+    // A retry of the same restore finds its own mark and completes the layout.
+    expect(await restoreWorkspace({ store, workspace: fork, manifest: r.manifest, mode: 'fresh' }, env)).toMatchObject({ written: 1 });
   });
 
   it('a file over the limit is not kept, by name and size', async () => {
