@@ -10,6 +10,7 @@ import { createToolActivities, type RunnableTool } from './tools/index';
 import { extraReadPaths } from './tools/sandbox';
 import { createWaitingAttributeActivities } from './waiting-attribute';
 import { createWorkspaceAdoptActivities } from './workspace-adopt';
+import { createCheckpointActivities } from './workspace-checkpoint';
 
 export interface KeelActivities {
   activities: ReturnType<typeof createModelActivities> &
@@ -18,7 +19,8 @@ export interface KeelActivities {
     ReturnType<typeof createMcpBridge>['activities'] &
     ReturnType<typeof createSetupActivities> &
     ReturnType<typeof createWaitingAttributeActivities> &
-    ReturnType<typeof createWorkspaceAdoptActivities>;
+    ReturnType<typeof createWorkspaceAdoptActivities> &
+    ReturnType<typeof createCheckpointActivities>;
   /** Stops what the activities keep alive for the process (MCP servers). */
   close(): Promise<void>;
 }
@@ -38,7 +40,7 @@ export function createActivities(env: NodeJS.ProcessEnv = process.env, options: 
   // One table for pricing calls and for refusing a run whose model has no price.
   const prices = loadPriceTable(env);
   return {
-    activities: { ...createModelActivities({ env, prices }), ...store, ...tools, ...mcp.activities, ...createSetupActivities({ ...tools, ...store, ...mcp.activities, prices }), ...createWaitingAttributeActivities(), ...createWorkspaceAdoptActivities() },
+    activities: { ...createModelActivities({ env, prices }), ...store, ...tools, ...mcp.activities, ...createSetupActivities({ ...tools, ...store, ...mcp.activities, prices }), ...createWaitingAttributeActivities(), ...createWorkspaceAdoptActivities(), ...createCheckpointActivities(env) },
     close: () => mcp.close(),
   };
 }

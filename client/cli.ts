@@ -8,6 +8,7 @@ import { chatCommand, type ChatOptions } from './cli/chat';
 import type { CodecServerCommandOptions } from './cli/codec';
 import type { HostMoveCommandOptions } from './cli/host';
 import type { RepairCommandOptions } from './cli/repair';
+import type { ForkCommandOptions } from './cli/session';
 import { answerCommand, type AnswerOptions, controlCommand, type ControlOptions, type GoalCommandOptions, goalCommand, lsCommand, statusCommand, watchCommand } from './cli/commands';
 import { EXIT } from './cli/output';
 import type { ServeCommandOptions } from './cli/serve';
@@ -144,6 +145,40 @@ host
   .option('--source <path>', "copy: where the old host's files are readable on <to> (its disk mounted there, a restored backup), each workspace's path below it")
   .option('--json')
   .action(async (from: string, to: string, o: HostMoveCommandOptions) => (await import('./cli/host')).hostMoveCommand(from, to, o));
+
+const session = program.command('session').description('fork and rewind a session started with checkpoints (docs/fork-and-rewind.md)');
+session
+  .command('fork')
+  .description("a new session from a turn: the conversation up to it, the files as they were then in a new workspace; the parent is untouched")
+  .argument('<id>', 'the session')
+  .option('--at <n>', 'the turn (0: before the first)')
+  .option('--checkpoint <id>', 'a checkpoint by id instead (one a rewind set aside too)')
+  .option('--workspace <dir>', "the fork's workspace (default: beside the parent's)")
+  .option('--id <id>', "the fork's workflow id")
+  .option('--json')
+  .action(async (id: string, o: ForkCommandOptions) => (await import('./cli/session')).forkCommand(id, o));
+session
+  .command('rewind')
+  .description('back to a turn: later turns set aside (forkable), files restored; the session waits for the next message')
+  .argument('<id>', 'the session')
+  .option('--to <n>', 'the turn')
+  .option('--no-files', 'leave the workspace as it is (the conversation only)')
+  .option('--json')
+  .action(async (id: string, o: { to?: string; files?: boolean; json?: boolean }) => (await import('./cli/session')).rewindCommand(id, o));
+session
+  .command('checkpoints')
+  .description("a session's turns with their checkpoints, and the turns rewinds set aside")
+  .argument('<id>')
+  .option('--json')
+  .action(async (id: string, o: { json?: boolean }) => (await import('./cli/session')).checkpointsCommand(id, o));
+session
+  .command('diff')
+  .description('files added (A), removed (D) and changed (M) between two turns')
+  .argument('<id>')
+  .argument('<from>', 'a turn')
+  .argument('<to>', 'a later (or earlier) turn')
+  .option('--json')
+  .action(async (id: string, from: string, to: string, o: { json?: boolean }) => (await import('./cli/session')).diffCommand(id, from, to, o));
 
 program
   .command('repair')

@@ -23,6 +23,8 @@ import { ConnectionError, InvalidInputError, mapErrors } from './errors';
 import { hostMoveRequest, moveHostRuns, type MoveHostOptions, type MoveHostReport, type RunOnRecord } from './host-move';
 import { GoalHandle } from './goal-handle';
 import { SessionHandle } from './session-handle';
+import { forkSession, type ForkResult } from './session-fork';
+import type { ForkRequest } from '../workflows/protocol/checkpoints';
 import { resolveWorkspace, WorkspaceError } from './workspace';
 
 export { DEFAULT_TASK_QUEUE };
@@ -186,6 +188,14 @@ export class KeelClient {
 
   getSession(id: string): SessionHandle {
     return new SessionHandle(this.client, id);
+  }
+
+  /**
+   * A new session from `parentId`'s turn `atTurn` (or a checkpoint by id, one a rewind set
+   * aside too): its conversation up to there, its files in a new workspace (client/session-fork.ts).
+   */
+  forkSession(parentId: string, request: ForkRequest): Promise<ForkResult> {
+    return forkSession(this.client, this.taskQueue, parentId, request);
   }
 
   /** Which kind a workflow id is (`goal`, `session`, `agent`), from its type. */

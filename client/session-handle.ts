@@ -35,6 +35,8 @@ import { InvalidInputError, mapErrors, toKeelError, WorkflowEndedError } from '.
 import { messageTooLarge } from '../workflows/protocol/controls';
 import { followStream, type EventsOptions, type SessionStreamItem } from './events';
 import { queryOnce } from './closed-run-answers';
+import { rewindUpdate, type CheckpointsView, type RewindResult } from '../workflows/protocol/checkpoints';
+import { readCheckpoints } from './checkpoints';
 
 /**
  * How a turn ended, as `send` reports it: the session's record of the turn, whose
@@ -220,6 +222,21 @@ export class SessionHandle {
 
   close(reason?: string): Promise<ControlResult> {
     return this.control(SESSION_CONTROLS.close, reason ? { reason } : {});
+  }
+
+  /** The turn boundaries and their workspace checkpoints (a session started with `checkpoints`). */
+  checkpoints(): Promise<CheckpointsView> {
+    return readCheckpoints(this.client, this.id);
+  }
+
+  /**
+   * Back to turn `toTurn`'s boundary: later turns set aside (recoverable by fork), files restored
+   * unless `files: false`; the session then waits for the next message. A human's call: this
+   * client's codec proves it (shared/approver-proof.ts); the model cannot rewind.
+   */
+  rewind(toTurn: number, options: { files?: boolean; approver?: string } = {}): Promise<RewindResult> {
+    const input = { toTurn, files: options.files ?? true, approver: options.approver ?? 'sdk', proven: true, callId: `rewind ${this.id} ${toTurn}` };
+    return this.call('rewind', () => this.workflowHandle.executeUpdate(rewindUpdate, { args: [input] }));
   }
 
   state(): Promise<StateView> {

@@ -12,6 +12,7 @@ import { cors } from 'hono/cors';
 import { streamSSE } from 'hono/streaming';
 import type { z } from 'zod';
 import { ConnectionError, NoAnswerError, NotFoundError, UpdateRejectedError } from '../client/errors';
+import { CheckpointError } from '../client/checkpoints';
 import type { KeelClient } from '../client/keel-client';
 import { agUiRun } from './ag-ui';
 import { authenticate, type TokenEntry } from './auth';
@@ -184,6 +185,8 @@ export function toProblem(error: unknown): ProblemError {
   if (error instanceof ProblemError) return error;
   if (error instanceof UpdateRejectedError) return new ProblemError(409, 'rejected', error.message, { reason: error.reason, ...(error.code !== undefined ? { code: error.code } : {}) });
   if (error instanceof NotFoundError) return new ProblemError(404, 'not-found', error.message);
+  // No such turn, or a session without checkpoints: refused with its code, as a workflow's refusal is.
+  if (error instanceof CheckpointError) return new ProblemError(409, 'rejected', error.message, { code: error.code });
   if (error instanceof ConnectionError) return new ProblemError(503, 'unavailable', error.message);
   if (error instanceof NoAnswerError) return new ProblemError(504, 'timeout', error.message);
   const grpc = grpcCause(error);

@@ -6,6 +6,7 @@ import { approveUpdate } from '../workflows/definitions';
 import { mapErrors } from '../client/errors';
 import { resolveWorkspace, WorkspaceError } from '../client/workspace';
 import { readInbox } from './inbox';
+import { checkpointRoutes } from './checkpoint-routes';
 import { ProblemError } from './problem';
 import {
   answerBody,
@@ -326,6 +327,8 @@ export const routes: Route[] = [
       return keel.getSession(id).deny(body.callId, body.reason);
     },
   }),
+  // Fork, rewind and the turns' checkpoints (server/checkpoint-routes.ts).
+  ...checkpointRoutes,
 ];
 
 export { kindOf };

@@ -3,6 +3,7 @@
 import type { Json, LogEvent } from '../machines/index';
 import type { InfraService } from '../machines/infra-retry';
 import type { HostMoveFiles } from '../machines/host-move';
+import type { CheckpointLogEvent } from './checkpoint-events';
 
 /** An event the session could not take, recorded instead of being dropped. */
 export interface RejectedEvent {
@@ -82,7 +83,7 @@ export interface WorkspaceMovedEvent {
 }
 
 /** What the session adds to the machines' events in its log. */
-export type RunnerEvent = RejectedEvent | CompactedEvent | RepairedEvent | InfraWaitingEvent | InfraRecoveredEvent | WorkspaceMovedEvent;
+export type RunnerEvent = RejectedEvent | CompactedEvent | RepairedEvent | InfraWaitingEvent | InfraRecoveredEvent | WorkspaceMovedEvent | CheckpointLogEvent;
 
 /** One entry of the `events` topic. */
 export type LogEntry = (LogEvent | RunnerEvent) & { seq: number; at: string; sessionId: string };

@@ -161,6 +161,23 @@ export class ConversationLog {
     this.pending = this.pending.slice(sent);
   }
 
+  /**
+   * The conversation is the store's chain at `head` of `total` messages (a rewind, a fork's
+   * start; workflows/session-checkpoints.ts). Messages this log still holds up to there stay
+   * for the transcript; otherwise `tail` (its newest messages, read from the store) does.
+   */
+  rewindTo(head: string | null, total: number, tail: readonly Message[] = []): void {
+    this.head = head;
+    this.pending = [];
+    if (total >= this.firstIndex && total <= this.total) this.messages.length = total - this.firstIndex;
+    else {
+      this.messages.length = 0;
+      this.messages.push(...tail.slice(tail.length - Math.min(total, tail.length)));
+      this.firstIndex = total - this.messages.length;
+    }
+    this.turns = this.turns.filter((t) => t.at < total);
+  }
+
   page(from: number, limit: number): Message[] {
     const start = Math.max(from, this.firstIndex) - this.firstIndex;
     return this.messages.slice(start, start + limit);

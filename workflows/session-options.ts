@@ -13,6 +13,7 @@ import type { ClientToolsCarry } from './client-tools';
 import type { ConversationSnapshot } from './runtime';
 import type { SessionOptions } from './protocol/session';
 import type { ToolEntry } from './protocol/tool-entry';
+import type { CheckpointCarry } from '../machines/turn-checkpoints';
 
 /** The options the resolver fills in: each has a default, defined once (workflows/defaults.ts, the machines' constants). */
 type SessionDefaulted =
@@ -85,6 +86,8 @@ export interface SessionCarry extends HostCarry {
   finishedTurns?: FinishedTurn[] | undefined;
   /** Client tools of queued messages and of the held turn (workflows/client-tools.ts). */
   clientTools?: ClientToolsCarry | undefined;
+  /** Turn boundaries and their workspace checkpoints (workflows/session-checkpoints.ts). */
+  checkpoints?: CheckpointCarry | undefined;
 }
 
 export interface SessionResult {

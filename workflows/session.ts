@@ -36,6 +36,7 @@ import type { SessionOptions } from './protocol/session';
 import { WorkspaceRouting } from './workspace-host';
 import { hostMoveHandler } from './host-move';
 import { hasPatch, runFormat, stampedMemo } from './run-format';
+import { forkConversation, SessionCheckpoints } from './session-checkpoints';
 
 type StartTurn = Extract<SessionDirective, { type: 'start_turn' }>;
 
@@ -53,7 +54,8 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   // A workspace on one host's disk: everything that touches it runs there (workspace-host.ts).
   // An operator may move it to another host (`keel host move`, workflows/host-move.ts).
   const routing = new WorkspaceRouting(workflowInfo().taskQueue, options.workspaceHost, options.workspaceHostWaitMs);
-  const conversation = new ConversationLog(carry?.conversation);
+  // A fork's first run starts from its parent's conversation at the fork point (workflows/session-checkpoints.ts).
+  const conversation = new ConversationLog(carry?.conversation ?? forkConversation(options));
   let approvals: SessionApproval[] = carry?.approvals ?? [];
   let policy: PolicyConfig | null = carry?.policy ?? null;
   let policyOrigin: PolicyOrigin | null = carry?.policyOrigin ?? null;
@@ -120,11 +122,14 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
       streamTail: (tail) => appendStreamTail(host.stream, tail),
       streamedText: (activityId) => streamedText(host.stream, activityId),
       streamedUsage: (activityId) => streamedUsageOf(modelEvents(host.stream), activityId),
+      // With checkpoints, the turn is reported finished once its workspace checkpoint is written.
       finished: (result) =>
-        host.post(() => {
-          finishedTurns.billed(result.turnId, result.usage);
-          session.record('turn', sessionEventFromTurn(result.turnId, { type: 'finish', result }));
-        }),
+        checkpoints.afterTurn(result.turnId, () =>
+          host.post(() => {
+            finishedTurns.billed(result.turnId, result.usage);
+            session.record('turn', sessionEventFromTurn(result.turnId, { type: 'finish', result }));
+          }),
+        ),
       asked: (turnId, callId, question) => host.post(() => session.record('turn', { type: 'input_requested', turnId, callId, question })),
       settled: (turnId, callId, usage) =>
         host.post(() => {
@@ -174,7 +179,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   const turnsAtStart = session.state.turns;
   const limit = options.continueAsNewAfterTurns;
   const onSuggestion = options.continueAsNewWhenSuggested;
-  const idle = () => !turns.busy && session.state.status !== 'initializing' && session.state.status !== 'closing';
+  const idle = () => !turns.busy && !checkpoints.busy && session.state.status !== 'initializing' && session.state.status !== 'closing';
   const quiet = () => idle() && (session.state.turnId === null || deferredTurn !== null);
   function wantsNewRun(): boolean {
     return MachineHost.wantsNewRun(onSuggestion, null) || (limit !== null && session.state.turns - turnsAtStart >= limit);
@@ -193,6 +198,8 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   }
   const queueFits = (extra = '') => handoverFits([extra, deferredTurn?.text ?? '', ...session.state.queue.map((q) => q.text)]);
   function runTurn(d: StartTurn): void {
+    // A checkpoint or a rewind is being written: the turn starts when it is done.
+    if (checkpoints.busy) return checkpoints.whenIdle(() => runTurn(d));
     const result = turns.start(d.turnId, d.text, d.limits);
     if (!result.ok) host.rejected('start_turn', result.error);
   }
@@ -205,6 +212,12 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   // Setup waits out a store or workspace host that is away (workflows/infra-wait.ts), and says so.
   const setupWait = new InfraWaiter({ now: host.now, emit: host.publish, changed: () => waitingAttribute.refresh() });
   function initialize(): void {
+    // A fork lays its workspace out from its fork point first.
+    const restored = checkpoints.forkRestore();
+    if (restored === null) return setup();
+    restored.then(setup, (error: unknown) => host.post(() => session.record('initialize', { type: 'init_failed', error: `the fork's workspace could not be laid out: ${failureMessage(error)}` })));
+  }
+  function setup(): void {
     loadSetupWaiting({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp }, route: () => routing.route, model: options.model }, setupWait).then(
       (r) =>
         host.post(() => {
@@ -212,12 +225,32 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
           if (!r.ok) return session.record('initialize', { type: 'init_failed', error: r.error, ...(r.permanent === true ? { suspend: true as const } : {}) });
           ({ policy, tools, toolsRef, storeId } = r);
           policyOrigin = r.origin ?? null;
+          // Turn 0's checkpoint, begun before the first turn can start (it waits for it).
+          checkpoints.baseline();
           session.record('initialize', { type: 'initialized' });
         }),
       // The activity's own error (ENOENT, …) is the cause under "Activity task failed".
       (error: unknown) => host.post(() => session.record('initialize', { type: 'init_failed', error: failureMessage(error) })),
     );
   }
+
+  // ---- workspace checkpoints, fork and rewind (workflows/session-checkpoints.ts) --------------
+  const checkpoints = new SessionCheckpoints(
+    {
+      options,
+      conversation,
+      route: () => routing.route,
+      storeId: () => storeId,
+      policy: () => policy,
+      now: host.now,
+      post: host.post,
+      publish: host.publish,
+      status: () => session.state.status,
+      turnRunning: () => session.state.turnId !== null,
+    },
+    carry?.checkpoints,
+    carry === undefined,
+  );
 
   // ---- what people see (workflows/session-views.ts) ----------------------------------------------
   const views = sessionViews({ session, turns, finishedTurns, deferred: () => deferredTurn !== null, waiting: () => setupWait.waiting ?? turns.infra.waiting });
@@ -304,6 +337,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
           deferredTurn,
           finishedTurns: finishedTurns.list(),
           ...(clientTools.carry() !== undefined ? { clientTools: clientTools.carry() } : {}),
+          ...(checkpoints.carry() !== undefined ? { checkpoints: checkpoints.carry() } : {}),
         };
         // The resolved options: the next run starts with the defaults this one used.
         // A moved workspace: the next run starts on the host it was moved to.

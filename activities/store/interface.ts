@@ -26,3 +26,6 @@ export interface ObjectStore {
 /** The keys Keel writes: conversation segments by content hash, and the store's identity marker. */
 export const segmentKey = (hash: string): string => `segments/${hash}`;
 export const IDENTITY_KEY = 'keel-store-id';
+/** Workspace checkpoints (activities/workspace-checkpoint.ts): a manifest, and a file's content, by SHA-256. */
+export const checkpointKey = (hash: string): string => `checkpoints/${hash}`;
+export const blobKey = (hash: string): string => `blobs/${hash}`;
