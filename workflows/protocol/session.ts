@@ -32,6 +32,7 @@ import {
   type transcriptQuerySchema,
 } from './controls';
 import { controlNames, defineControl } from './control';
+import { subAgentOptionsSchema } from './sub-agents';
 
 /** A session's thinking: a budget (and, with `interleaved`, thinking between tool calls too), or `adaptive` (the model decides). */
 const sessionThinking = lazySchema(() => z.union([z.strictObject({ budgetTokens: thinkingBudget, interleaved: z.boolean().optional() }), z.strictObject({ adaptive: z.literal(true) })]));
@@ -102,6 +103,8 @@ export const sessionOptionsSchema = lazySchema(() => z.strictObject({
    *  (resume, stop, reset, restart, approvePlan) must then carry its empty argument, which the
    *  encryption authenticates; one sent with no payload at all proves nothing and is refused (default false). */
   authenticatedControls: z.boolean().optional(),
+  /** Offer the `agent` tool: the model delegates to child agents (caps, named types; docs/sub-agents.md). Absent: no sub-agents. */
+  agents: subAgentOptionsSchema.optional(),
 }));
 /** What a session is started with: the schema's input (defaults are filled in by workflows/session-options.ts). */
 export type SessionOptions = z.input<typeof sessionOptionsSchema>;
