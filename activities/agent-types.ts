@@ -7,7 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { AGENT_TYPE_NAME, agentFileFrontMatter, type AgentType } from '../machines/sub-agents';
+import { isAgentTypeName, agentFileFrontMatter, type AgentType } from '../machines/sub-agents';
 
 export const AGENTS_DIR = path.join('.keel', 'agents');
 /** An agent file larger than this is refused (a prompt, not a document). */
@@ -34,7 +34,7 @@ export function parseAgentFile(name: string, text: string): AgentTypeLoad {
 }
 
 async function readAgentFile(workspace: string, name: string): Promise<AgentTypeLoad> {
-  if (!AGENT_TYPE_NAME.test(name)) return { ok: false, error: `agent type ${JSON.stringify(name)}: a name is lower-case letters, digits, _ and -` };
+  if (!isAgentTypeName(name)) return { ok: false, error: `agent type ${JSON.stringify(name)}: a name is lower-case letters, digits, _ and -` };
   const file = path.join(workspace, AGENTS_DIR, `${name}.md`);
   let text: string;
   try {

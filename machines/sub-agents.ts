@@ -13,15 +13,20 @@ import { lazySchema } from './lazy-schema';
 /** The tool's name, as Claude Code and the Agent SDK users expect a Task/agent tool to be called. */
 export const AGENT_TOOL = 'agent';
 
-/** Agent type names: what a file name may be (`.keel/agents/<name>.md`) and the model spells. */
-export const AGENT_TYPE_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+/**
+ * Agent type names: what a file name may be (`.keel/agents/<name>.md`) and the model spells. A
+ * source, not a RegExp: this module is shared between workflows and deep-frozen, and a frozen
+ * RegExp cannot be matched with (its lastIndex is read-only).
+ */
+export const AGENT_TYPE_NAME = '^[a-z0-9][a-z0-9_-]{0,63}$';
+export const isAgentTypeName = (name: string): boolean => new RegExp(AGENT_TYPE_NAME).test(name);
 
 /** What the model sends with a call of `agent`. */
 export const agentToolInput = lazySchema(() =>
   z.strictObject({
     description: z.string().min(1).max(200).describe('A short label for the work (3-8 words), shown to the human.'),
     prompt: z.string().min(1).max(100_000).describe('The task for the sub-agent, complete enough to do without this conversation (unless fork is true).'),
-    subagent_type: z.string().regex(AGENT_TYPE_NAME).optional().describe('One of the named agent types listed above; absent: a general-purpose agent with your tools.'),
+    subagent_type: z.string().regex(new RegExp(AGENT_TYPE_NAME)).optional().describe('One of the named agent types listed above; absent: a general-purpose agent with your tools.'),
     fork: z.boolean().optional().describe('Start the sub-agent from this conversation so far (same instructions, tools and model) instead of a fresh one.'),
     tools: z.array(z.string().min(1).max(128)).max(100).optional().describe('Only these of your tools (default: the type\'s, else all of yours).'),
   }),

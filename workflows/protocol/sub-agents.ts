@@ -12,7 +12,7 @@ import { AGENT_TYPE_NAME, agentTypeSchema, subAgentCapsSchema } from '../../mach
 export const subAgentOptionsSchema = lazySchema(() =>
   subAgentCapsSchema.extend({
     /** Named agent types besides the workspace's `.keel/agents/<name>.md` (an option's type wins over a file of the same name). */
-    types: z.record(z.string().regex(AGENT_TYPE_NAME), agentTypeSchema).optional(),
+    types: z.record(z.string().regex(new RegExp(AGENT_TYPE_NAME)), agentTypeSchema).optional(),
   }),
 );
 export type SubAgentOptions = z.input<typeof subAgentOptionsSchema>;
