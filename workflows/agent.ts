@@ -14,7 +14,7 @@ import {
 } from '@temporalio/workflow';
 import type { TurnResult, Usage } from '../machines/index';
 import { addSettledUsage, ZERO_USAGE, type Exhaustion } from '../machines/budget';
-import { approvalFrom, EXACT_APPROVALS_PATCH, rememberApproval, type SessionApproval } from '../machines/policy';
+import { approvalFrom, EXACT_APPROVALS_PATCH, rememberApproval, SessionApproval } from '../machines/policy';
 import { agentReportSignal, approveSchema, denySchema, transcriptQuerySchema, type GoalLogEntry, type PendingApproval } from './definitions';
 import {
   AGENT_SIGNALS,
@@ -81,7 +81,7 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
   // call's, a fork starts from its parent's conversation, and the parent's "always" holds.
   const delegation = input.delegation;
   const conversation = new ConversationLog(delegation?.fork !== undefined ? { head: delegation.fork.head, pending: [...delegation.fork.pending], total: 0, tail: [] } : undefined);
-  let approvals: SessionApproval[] = [...(delegation?.approvals ?? [])];
+  let approvals: SessionApproval[] = parsePayload(SessionApproval.array(), delegation?.approvals ?? [], 'delegation.approvals');
   let result: TurnResult | null = null;
   // Evidence is folded from the tool events as they pass (machines/evidence.ts).
   let folded: EvidenceState = EMPTY_EVIDENCE;

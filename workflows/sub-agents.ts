@@ -164,7 +164,7 @@ export class SubAgents {
         ...(fork !== undefined ? { fork } : {}),
         caps: this.p.caps,
         ...(Object.keys(this.p.types).length > 0 ? { types: this.p.types } : {}),
-        ...(approvals.length > 0 ? { approvals: [...approvals] } : {}),
+        ...(approvals.length > 0 ? { approvals: approvals.map((a) => ({ ...a })) } : {}),
       },
     };
     const child: Child = { callId, turnId, label, token, share: plan.limits, usage: ZERO_USAGE, pending: [], seen: new Set() };
@@ -260,6 +260,10 @@ export class SubAgents {
     const child = this.children.get(r.agentId);
     if (child === undefined || child.token !== r.token) return false;
     child.usage = r.usage;
+    // A call newly waiting is announced in the parent's stream as the parent's own would be (chat, AG-UI, the console follow it).
+    for (const p of r.pendingApprovals) {
+      if (!child.pending.some((q) => q.callId === p.callId)) this.p.emit({ kind: 'tool.approval_requested', callId: p.callId, toolName: p.name, policyReason: p.reason !== null && p.reason.includes(' wants to ') ? p.reason : `${approvalLabel(child.label, p.name, p.input)}${p.reason !== null ? ` (${p.reason})` : ''}` });
+    }
     child.pending = r.pendingApprovals;
     for (const c of r.evidence?.commands ?? []) this.show(r.agentId, child, `$ ${c.command}`, { command: c.command, file: null });
     for (const f of r.evidence?.filesChanged ?? []) this.show(r.agentId, child, `w ${f}`, { command: null, file: f });

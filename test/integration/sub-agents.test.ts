@@ -57,6 +57,9 @@ describe('sub-agents', () => {
         { name: 'deeper delegates', match: { lastUserContains: 'DEEPER TASK' }, reply: use('agent', { description: 'deepest', prompt: 'DEEPEST TASK' }, 'toolu_n2') },
         { name: 'deeper sees the cap', match: { lastUserContains: 'depth cap is 2' }, reply: say('DEEPER: refused at the depth cap.') },
         { name: 'nest answers', match: { lastUserContains: 'DEEPER: refused' }, reply: say('NEST: done.') },
+        // ---- turn 3: an interrupt of the parent cancels its child ----
+        { name: 'parent starts a slow one', match: { lastUserContains: 'then stop' }, reply: use('agent', { description: 'slow', prompt: 'SLOW TASK' }, 'toolu_s1') },
+        { name: 'slow waits', match: { lastUserContains: 'SLOW TASK' }, reply: use('run_command', { command: 'echo slow' }, 'toolu_s2') },
       ],
     });
     await mkdir(path.join(s.workspace, '.keel', 'agents'), { recursive: true });
@@ -152,6 +155,19 @@ describe('sub-agents', () => {
       // The grandchild's refusal named the depth cap.
       const deeper = s.standin.requests.find((r) => r.rule === 'deeper sees the cap');
       expect(resultsOf(deeper!.body)[0]?.content).toMatch(/the depth cap is 2 \(maxDepth\)/);
+
+      // ---- an interrupt of the parent cancels its child, within a second ----
+      const third = session.send('then stop');
+      await waitUntil(() => session.pendingApprovals(), (p) => p.some((a) => a.callId === 'toolu_s2'), 30_000, 'the slow child waiting');
+      const interruptedAt = Date.now();
+      await session.interrupt('enough');
+      const slow = env.client.workflow.getHandle(`${sessionId}/agent-toolu_s1`);
+      const closed = await waitUntil(() => slow.describe(), (d) => d.status.name !== 'RUNNING', 10_000, 'the slow child closed');
+      expect(closed.status.name).toBe('CANCELLED');
+      expect(closed.closeTime!.getTime() - interruptedAt).toBeLessThan(1_000);
+      expect((await third).outcome).toBe('interrupted');
+      await waitUntil(() => session.pendingApprovals(), (p) => p.length === 0, 10_000, 'no approval left waiting');
+
       await session.close();
       await recordHistory(session.workflowHandle, 'sub-agents');
       // The children's own histories: one answered through its parent, a fork, one that delegated in turn.

@@ -5,7 +5,6 @@ import { defineSignal } from '@temporalio/workflow';
 import { z } from 'zod';
 import { lazySchema } from '../../machines/lazy-schema';
 import { messageSchema } from '../../machines/conversation';
-import { SessionApproval } from '../../machines/policy/session-approval';
 import { AGENT_TYPE_NAME, agentTypeSchema, subAgentCapsSchema } from '../../machines/sub-agents';
 
 /** Session option `agents`: present, the session's model is offered the `agent` tool. */
@@ -35,8 +34,12 @@ export const delegationSchema = lazySchema(() =>
     /** The caps, and the option types, for the child's own `agent` calls. */
     caps: z.strictObject({ maxDepth: z.number().int(), maxPerTurn: z.number().int(), maxAlive: z.number().int(), maxStepsPerChild: z.number().int() }),
     types: z.record(z.string(), agentTypeSchema).optional(),
-    /** The parent's remembered approvals when the child started: the same human's "always". */
-    approvals: z.array(SessionApproval).max(1_000).optional(),
+    /**
+     * The parent's remembered approvals when the child started: the same human's "always".
+     * Objects here, checked by the child against the policy's schema (machines/policy/ must not
+     * be imported by this preloaded module: worker/workflow-bundle.ts).
+     */
+    approvals: z.array(z.record(z.string(), z.unknown())).max(1_000).optional(),
   }),
 );
 export type Delegation = z.output<typeof delegationSchema>;
