@@ -239,7 +239,7 @@ export function childLabel(input: AgentToolInput, n: number): string {
 export function approvalLabel(label: string, tool: string, input: unknown): string {
   const obj = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
   const command = obj.command;
-  if (tool === 'run_command' && command !== undefined) return `${label} wants to run \`${Array.isArray(command) ? command.join(' ') : String(command)}\``;
+  if (tool === 'run_command' && (typeof command === 'string' || Array.isArray(command))) return `${label} wants to run \`${Array.isArray(command) ? command.map(String).join(' ') : command}\``;
   if (typeof obj.path === 'string') return `${label} wants to ${tool.replace(/_/g, ' ')} \`${obj.path}\``;
   return `${label} wants to call ${tool}`;
 }

@@ -1,7 +1,7 @@
 // A session's sub-agents from its options (`agents`, docs/sub-agents.md): the parent the
 // session is to its children (depth 0, its caps and types, what every child inherits), and
 // what setup needs to offer the `agent` tool. Absent option: neither (no tool, no children).
-import { resolveCaps, type AgentType } from '../machines/sub-agents';
+import { resolveCaps } from '../machines/sub-agents';
 import type { ResolvedSessionOptions } from './session-options';
 import { SubAgents, type SubAgentParent } from './sub-agents';
 
@@ -16,7 +16,7 @@ export function sessionSubAgents(options: ResolvedSessionOptions, sessionId: str
     sessionId,
     depth: 0,
     caps: resolveCaps(caps),
-    types: (types ?? {}) as Record<string, AgentType>,
+    types: types ?? {},
     base: {
       workspace: options.workspace,
       ...(options.workspaceHost !== undefined ? { workspaceHost: options.workspaceHost, workspaceHostWaitMs: options.workspaceHostWaitMs } : {}),

@@ -110,7 +110,7 @@ describe('sub-agents', () => {
       const requests = s.standin.requests;
       const summing = requests.find((r) => r.rule === 'parent sums up');
       expect(summing).toBeDefined();
-      const results: Record<string, Block> = Object.fromEntries(resultsOf(summing!.body).map((b) => [b.tool_use_id, b]));
+      const results: Record<string, Block> = Object.fromEntries(resultsOf(summing!.body).map((b): [string, Block] => [b.tool_use_id ?? '', b]));
       expect(results.toolu_p1?.content).toMatch(/^Research: the repo has notes.txt.\n\n\[research-\d: 2 steps, .*commands run: none\]/s);
       expect(results.toolu_p2?.content).toMatch(/REVIEW DONE: looks fine\.[\s\S]*commands run: `echo reviewed` \(exit 0\)/);
       expect(results.toolu_p3?.content).toMatch(/Fork: the other approach works\./);
@@ -145,7 +145,7 @@ describe('sub-agents', () => {
       expect(second.outcome).toBe('completed');
       expect(second.output).toBe('Noted the refusals.');
       const goesOn = s.standin.requests.find((r) => r.rule === 'parent goes on');
-      const errors: Record<string, Block> = Object.fromEntries(resultsOf(goesOn!.body).map((b) => [b.tool_use_id, b]));
+      const errors: Record<string, Block> = Object.fromEntries(resultsOf(goesOn!.body).map((b): [string, Block] => [b.tool_use_id ?? '', b]));
       expect(errors.toolu_e1).toMatchObject({ is_error: true, content: expect.stringMatching(/agent refused: \.keel\/agents\/broken\.md: .*tools/) as unknown });
       expect(errors.toolu_e2).toMatchObject({ is_error: true, content: expect.stringContaining('"deploy_prod" is not one of them') as unknown });
       expect(errors.toolu_e3).toMatchObject({ is_error: true, content: expect.stringContaining('failed (it ran out of its budget)') as unknown });
