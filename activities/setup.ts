@@ -8,6 +8,21 @@ import type { McpToolList } from './mcp/activities';
 import { DEFAULT_PRICES, noPriceMessage, priceOf, type PriceTable } from './llm-pricing';
 import type { LoadedPolicy, ToolDescription } from './tools/index';
 import type { ToolEntry } from '../workflows/protocol/tool-entry';
+import { AGENT_TOOL, agentToolDescription, agentToolInputSchema } from '../machines/sub-agents';
+import { listAgentFiles } from './agent-types';
+
+/**
+ * The `agent` tool as the model is offered it: its description lists the named types (the
+ * options' first, then the workspace's files not shadowed by one) and the files that could not
+ * be read. Kind `interact`: the call itself is allowed in every mode (a deny rule may refuse
+ * it), each of the child's own calls is judged by the policy. `readOnly`: several calls of one
+ * message run side by side.
+ */
+async function agentToolEntry(workspace: string, optionTypes: { name: string; description: string }[]): Promise<ToolEntry> {
+  const files = await listAgentFiles(workspace);
+  const types = [...optionTypes, ...files.types.filter((t) => !optionTypes.some((o) => o.name === t.name))];
+  return { spec: { name: AGENT_TOOL, description: agentToolDescription(types, files.problems), input_schema: agentToolInputSchema() }, readOnly: true, kind: 'interact' };
+}
 
 export interface SetupRequest {
   workspace: string;
@@ -21,6 +36,8 @@ export interface SetupRequest {
   extra: SetupTool[];
   /** The run's model: a run whose calls cannot be priced is refused here, before it spends anything. Absent in runs from before. */
   model?: string;
+  /** Offer the `agent` tool (docs/sub-agents.md), listing these types with the workspace's `.keel/agents/` files. */
+  agents?: { types: { name: string; description: string }[] };
 }
 
 /** A tool as setup lists it: the entry a run carries and hands its task agents (one schema: workflows/protocol/tool-entry.ts). */
@@ -64,6 +81,7 @@ export function createSetupActivities(parts: Parts) {
         ...listed.filter((t) => !request.omit.includes(t.spec.name)).map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions, ...(t.local ? { local: true } : {}), ...(t.defined ? { kind: t.kind } : {}) })),
         ...mcp.tools.map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions, mcp: true })),
         ...request.extra,
+        ...(request.agents !== undefined ? [await agentToolEntry(request.workspace, request.agents.types)] : []),
       ];
       const storeId = await parts.storeIdentity({ store: request.store });
       const toolsRef = await parts.storeSegment({ store: request.store, parent: null, items: tools.map((t) => t.spec), storeId });

@@ -67,6 +67,12 @@ export interface LogPayloads {
   // Keel: a call of a tool the client declared (AG-UI frontend tool): the client runs it and sends the result.
   'tool.client_requested': { turnId: string; callId: string; toolName: string; arguments: Json };
 
+  // Keel: a sub-agent an `agent` call started (machines/sub-agents.ts), under that call's id (as the Agent SDK's parent_tool_use_id).
+  'subagent.started': { callId: string; agentId: string; label: string; agentType: string | null; fork: boolean; depth: number };
+  // Keel: a sub-agent's tool call, as its reports tell its parent (status null: still running).
+  'subagent.tool': { callId: string; agentId: string; label: string; command: string | null; file: string | null };
+  'subagent.finished': { callId: string; agentId: string; label: string; outcome: 'succeeded' | 'failed' | 'cancelled'; summary: string; usage: Usage; steps: number };
+
   // agents (seed 002 Agent lifecycle), emitted for the autonomy loop's child agents
   'agent.spawning': { agentId: string; role: string; parentId: string; taskId: string };
   'agent.ready': { agentId: string; taskId: string };
@@ -184,6 +190,9 @@ export const KEEL_KINDS = [
   'tool.queued',
   'tool.started',
   'tool.client_requested',
+  'subagent.started',
+  'subagent.tool',
+  'subagent.finished',
   'plan.requested',
   'plan.approval_requested',
   'plan.approved',

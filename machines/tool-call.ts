@@ -7,6 +7,7 @@ import { assertNever, defineMachine, jsonSchema, reject, type Json, type Step } 
 import { cancelActivity, cancelTimer, startTimer, type CancelActivity, type CancelTimer, type StartTimer } from './directives';
 import { emit, type EmitEvent, type ToolResultStatus } from './events';
 import { toolFactsSchema, type ToolFacts } from './tool-result';
+import { usageSchema } from './budget';
 import { lazySchema, once } from './lazy-schema';
 
 const resultSchema = lazySchema(() => z.strictObject({ content: z.string(), isError: z.boolean(), facts: toolFactsSchema.optional() }));
@@ -49,8 +50,9 @@ export const toolCallEventSchema = lazySchema(() => z.discriminatedUnion('type',
   z.strictObject({ type: z.literal('denied'), reason: z.string().optional() }),
   z.strictObject({ type: z.literal('timer_fired'), timerId: z.string() }),
   z.strictObject({ type: z.literal('permit_granted') }),
-  z.strictObject({ type: z.literal('succeeded'), output: z.string(), facts: toolFactsSchema.optional() }),
-  z.strictObject({ type: z.literal('failed'), error: z.string(), facts: toolFactsSchema.optional() }),
+  /** `usage`: what a sub-agent spent doing the call (machines/sub-agents.ts): its parent's turn counts it. */
+  z.strictObject({ type: z.literal('succeeded'), output: z.string(), facts: toolFactsSchema.optional(), usage: usageSchema.optional() }),
+  z.strictObject({ type: z.literal('failed'), error: z.string(), facts: toolFactsSchema.optional(), usage: usageSchema.optional() }),
   z.strictObject({ type: z.literal('timed_out'), message: z.string().optional(), facts: toolFactsSchema.optional() }),
   /** The sandbox ended the command at one of its limits; the facts name it. */
   z.strictObject({ type: z.literal('limit_hit'), message: z.string(), facts: toolFactsSchema.optional() }),

@@ -14,7 +14,7 @@ import {
 } from '@temporalio/workflow';
 import type { TurnResult, Usage } from '../machines/index';
 import { addSettledUsage, ZERO_USAGE, type Exhaustion } from '../machines/budget';
-import { approvalFrom, EXACT_APPROVALS_PATCH, rememberApproval, type SessionApproval } from '../machines/policy';
+import { approvalFrom, EXACT_APPROVALS_PATCH, rememberApproval, SessionApproval } from '../machines/policy';
 import { agentReportSignal, approveSchema, denySchema, transcriptQuerySchema, type GoalLogEntry, type PendingApproval } from './definitions';
 import {
   AGENT_SIGNALS,
@@ -42,6 +42,8 @@ import { hostMoveHandler } from './host-move';
 import { WaitingAttribute } from './waiting-attribute';
 import { infraWaitingKey } from '../machines/infra-retry';
 import { hasPatch } from './run-format';
+import { nestedSubAgents } from './nested-sub-agents';
+import { subAgentReportSignal } from './protocol/sub-agents';
 
 /** A task agent's turns read the retry table's unattended row (machines/model-retry.ts). */
 const UNATTENDED_RETRIES_PATCH = 'agent-unattended-retries';
@@ -75,8 +77,11 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
   parseStartInput(agentInputSchema, raw, 'agent');
   const input = resolveAgentInput(raw);
   const parent = workflowInfo().parent;
-  const conversation = new ConversationLog();
-  let approvals: SessionApproval[] = [];
+  // A sub-agent (an `agent` call's child, workflows/sub-agents.ts): its prompt and system are the
+  // call's, a fork starts from its parent's conversation, and the parent's "always" holds.
+  const delegation = input.delegation;
+  const conversation = new ConversationLog(delegation?.fork !== undefined ? { head: delegation.fork.head, pending: [...delegation.fork.pending], total: 0, tail: [] } : undefined);
+  let approvals: SessionApproval[] = parsePayload(SessionApproval.array(), delegation?.approvals ?? [], 'delegation.approvals');
   let result: TurnResult | null = null;
   // Evidence is folded from the tool events as they pass (machines/evidence.ts).
   let folded: EvidenceState = EMPTY_EVIDENCE;
@@ -114,6 +119,18 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
   // The goal hands over the tools without ask_user: nobody talks to a task agent directly.
   const tools = input.tools;
   const routing = new WorkspaceRouting(workflowInfo().taskQueue, input.workspaceHost, input.workspaceHostWaitMs);
+  // A sub-agent whose depth allows it delegates in turn (its tools then include `agent`).
+  const subAgents = nestedSubAgents(input, agentId, {
+    tools: () => tools,
+    toolsRef: () => input.toolsRef,
+    policy: () => ({ policy: input.policy, approvals }),
+    turn: () => turns.state,
+    conversation: () => conversation.checkpoint(),
+    route: () => routing.route,
+    emit: publish,
+    settled: (_turnId, _callId, usage) => host.post(() => (settled = addSettledUsage(settled, usage))),
+    changed: () => host.post(() => undefined),
+  });
   hostMoveHandler({ workspace: input.workspace, routing, post: host.post, publish: host.publish });
   const turns: TurnRunner = new TurnRunner(
     {
@@ -125,7 +142,7 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
       storeDir: input.storeDir,
       model: input.model,
       maxTokens: input.maxTokens,
-      system: agentSystem(input.taskId, input.role),
+      system: delegation !== undefined ? (delegation.system ?? undefined) : agentSystem(input.taskId, input.role),
       approvalTimeoutMs: input.approvalTimeoutMs,
       maxParallelTools: input.maxParallelTools,
       retryBackoffMs: input.retryBackoffMs,
@@ -155,6 +172,7 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
       settled: (_turnId, _callId, usage) => host.post(() => (settled = addSettledUsage(settled, usage))),
       observer: host.observer('turn'),
       infraChanged: () => waitingAttribute.refresh(),
+      ...(subAgents !== null ? { subAgents } : {}),
     },
   );
   // KeelWaiting: what the agent's turn waits out (a workspace host, the store).
@@ -165,7 +183,8 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
   let sent: Promise<void> = Promise.resolve();
   function pending(): PendingApproval[] {
     const turnId = turns.turnId;
-    return turnId === null ? [] : turns.pendingApprovals().map((p) => ({ ...p, turnId }));
+    const own = turnId === null ? [] : turns.pendingApprovals().map((p) => ({ ...p, turnId }));
+    return subAgents === null ? own : [...own, ...subAgents.pending()];
   }
   function reportToGoal(): void {
     const usage = usageNow();
@@ -202,6 +221,12 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
   setHandler(agentApproveSignal, (raw) =>
     guard('signal approve', () => {
       const a = parsePayload(approveSchema, raw, 'approve');
+      // A call of its own sub-agent's: sent on down (the child decides).
+      const owner = subAgents?.owner(a.callId) ?? null;
+      if (owner !== null && subAgents !== null) {
+        void subAgents.approve(owner, a).catch(() => undefined);
+        return;
+      }
       const approver = approverLabel(a);
       // The same decision the goal's validator made before forwarding (machines/approval.ts).
       const d = approvalFrom(a, pending(), approver);
@@ -220,15 +245,21 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
   setHandler(agentDenySignal, (raw) =>
     guard('signal deny', () => {
       const d = parsePayload(denySchema, raw, 'deny');
+      const owner = subAgents?.owner(d.callId) ?? null;
+      if (owner !== null && subAgents !== null) {
+        void subAgents.deny(owner, d).catch(() => undefined);
+        return;
+      }
       const r = turns.apply({ type: 'tool', callId: d.callId, event: { type: 'denied', ...(d.reason ? { reason: d.reason } : {}) } });
       if (!r.ok) rejected('signal deny', r.error);
     }),
   );
   setHandler(agentPendingApprovalsQuery, () => pending());
+  if (subAgents !== null) setHandler(subAgentReportSignal, (raw) => host.post(() => subAgents.report(raw)));
   // The agent's own log by query, as the goal's (its tool calls and their results).
   setHandler(agentEventsQuery, (raw) => host.events(parsePayload(transcriptQuerySchema, raw, 'events') ?? {}));
   host.start('turn', () => turns.state?.status ?? 'idle', () => {
-    const started = turns.start(`${agentId}:turn`, taskPrompt(input.goal, input, input.earlierAttempts), input.limits);
+    const started = turns.start(`${agentId}:turn`, delegation !== undefined ? delegation.prompt : taskPrompt(input.goal, input, input.earlierAttempts), input.limits);
     if (!started.ok) rejected('start', started.error);
   });
 

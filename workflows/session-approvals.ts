@@ -2,6 +2,7 @@
 // them. A session-scope approval is remembered as exactly the call the human saw (or the
 // rule the human gave), for the rest of the session.
 import { setHandler } from '@temporalio/workflow';
+import type { z } from 'zod';
 import type { TransitionError, TurnEvent } from '../machines/index';
 import { approvalFrom, EXACT_APPROVALS_PATCH, rememberApproval, unknownCallMessage, type SessionApproval } from '../machines/policy';
 import { approveSchema, approveSignal, approveUpdate, denySchema, denySignal, denyUpdate, type ControlResult, type PendingApproval } from './definitions';
@@ -20,6 +21,14 @@ export interface ApprovalHost {
   status(): ControlResult;
   approvals(): SessionApproval[];
   remember(next: SessionApproval[]): void;
+  /** A sub-agent's waiting call is answered by that child (workflows/sub-agents.ts): its id, or null for the session's own. */
+  delegated?: DelegatedApprovals;
+}
+
+export interface DelegatedApprovals {
+  owner(callId: string): string | null;
+  approve(agentId: string, answer: z.input<typeof approveSchema>): Promise<void>;
+  deny(agentId: string, answer: z.input<typeof denySchema>): Promise<void>;
 }
 
 type Approval = { callId: string; event: TurnEvent; rule: string | null; remember: SessionApproval | null; legacy?: string };
@@ -49,9 +58,24 @@ export function sessionApprovalHandlers(h: ApprovalHost): void {
     // The files this call runs bind the approval when it runs (workflows/turn-runner.ts).
     if (a.event.type === 'tool') h.turns.approvedForSession(a.event.callId, a.remember);
   };
+  /**
+   * A child's call: checked against what the session shows (the same refusals), then sent on to
+   * the child, which applies it as its own; "always" is remembered by the session too, so its
+   * own later calls and its later children are not asked again.
+   */
+  const forwardApproval = (raw: unknown): boolean => {
+    const owner = h.delegated?.owner(parse(approveSchema, raw, 'approve').callId) ?? null;
+    if (owner === null || h.delegated === undefined) return false;
+    const a = approvalEvent(raw);
+    const input = parse(approveSchema, raw, 'approve');
+    void h.delegated.approve(owner, input).catch(() => undefined);
+    if (a.remember !== null) h.remember(rememberApproval(h.approvals(), { ...a.remember, grantedAt: new Date(h.now()).toISOString() }));
+    return true;
+  };
   setHandler(approveSignal, (raw) =>
     h.post(() => {
       try {
+        if (forwardApproval(raw)) return;
         applyApproval('signal approve', replayable(approvalEvent(raw)));
       } catch (error) {
         turnRefusal('signal approve', 'approved', error);
@@ -62,12 +86,16 @@ export function sessionApprovalHandlers(h: ApprovalHost): void {
     approveUpdate,
     (raw) => {
       const a = replayable(approvalEvent(raw));
-      h.post(() => applyApproval('update approve', a));
+      h.post(() => {
+        if (!forwardApproval(raw)) applyApproval('update approve', a);
+      });
       return { status: h.status().status, callId: a.callId, sessionRule: a.rule };
     },
     {
       validator: (raw) => {
-        const r = h.turns.check(validated(() => approvalEvent(raw)).event);
+        const checked = validated(() => approvalEvent(raw));
+        if (h.delegated?.owner(checked.callId) != null) return;
+        const r = h.turns.check(checked.event);
         if (r && !r.ok) throw machineRefusal(r.error);
       },
     },
@@ -79,6 +107,11 @@ export function sessionApprovalHandlers(h: ApprovalHost): void {
     return { type: 'tool', callId: input.callId, event: { type: 'denied', ...(input.reason ? { reason: input.reason } : {}) } };
   };
   const deny = (source: string, event: TurnEvent) => {
+    const owner = event.type === 'tool' ? (h.delegated?.owner(event.callId) ?? null) : null;
+    if (owner !== null && h.delegated !== undefined && event.type === 'tool' && event.event.type === 'denied') {
+      void h.delegated.deny(owner, { callId: event.callId, ...(event.event.reason !== undefined ? { reason: event.event.reason } : {}) }).catch(() => undefined);
+      return;
+    }
     const r = h.turns.apply(event);
     if (!r.ok) h.rejected(source, r.error);
   };
@@ -100,7 +133,9 @@ export function sessionApprovalHandlers(h: ApprovalHost): void {
     },
     {
       validator: (raw) => {
-        const r = h.turns.check(validated(() => denialEvent(raw)));
+        const event = validated(() => denialEvent(raw));
+        if (event.type === 'tool' && h.delegated?.owner(event.callId) != null) return;
+        const r = h.turns.check(event);
         if (r && !r.ok) throw machineRefusal(r.error);
       },
     },

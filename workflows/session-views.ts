@@ -23,6 +23,8 @@ export interface SessionViewHost {
   deferred: () => boolean;
   /** What the session waits for while its store or workspace host is away, in words. */
   waiting: () => string | null;
+  /** Its sub-agents' calls waiting for a human, shown as the session's (workflows/sub-agents.ts). */
+  delegated?: () => PendingApproval[];
 }
 
 export interface SessionViews {
@@ -34,11 +36,12 @@ export interface SessionViews {
   waiting: () => string | null;
 }
 
-export function sessionViews({ session, turns, finishedTurns, deferred, waiting: infraWaiting }: SessionViewHost): SessionViews {
+export function sessionViews({ session, turns, finishedTurns, deferred, waiting: infraWaiting, delegated }: SessionViewHost): SessionViews {
   function pending(): PendingApproval[] {
     const turnId = turns.turnId;
     if (turnId === null || session.state.turnId !== turnId || deferred()) return [];
-    return turns.pendingApprovals().map((p) => ({ ...p, turnId }));
+    const own = turns.pendingApprovals().map((p) => ({ ...p, turnId }));
+    return delegated === undefined ? own : [...own, ...delegated()];
   }
   function details(): string {
     const s = session.state;

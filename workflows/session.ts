@@ -37,6 +37,8 @@ import { WorkspaceRouting } from './workspace-host';
 import { hostMoveHandler } from './host-move';
 import { hasPatch, runFormat, stampedMemo } from './run-format';
 import { forkConversation, SessionCheckpoints } from './session-checkpoints';
+import { agentToolSetup, sessionSubAgents } from './session-sub-agents';
+import { subAgentReportSignal } from './protocol/sub-agents';
 
 type StartTurn = Extract<SessionDirective, { type: 'start_turn' }>;
 
@@ -86,6 +88,22 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   const sessionId = host.workflowId;
   // KeelWaiting: what the run waits out now (setup first, then its turns).
   const waitingAttribute = new WaitingAttribute(() => infraWaitingKey(setupWait.current ?? turns.infra.current));
+  // Sub-agents (docs/sub-agents.md): with the `agents` option, `agent` calls start child agents.
+  const subAgents = sessionSubAgents(options, sessionId, {
+    tools: () => tools,
+    toolsRef: () => toolsRef,
+    storeId: () => storeId,
+    policy: () => ({ policy: policy ?? defaultPolicy, approvals }),
+    turn: () => turns.state,
+    conversation: () => conversation.checkpoint(),
+    route: () => routing.route,
+    emit: host.publish,
+    settled: (turnId, callId, usage) =>
+      host.post(() => {
+        if (session.state.status !== 'closed' && session.state.status !== 'failed') session.record('turn', { type: 'call_settled', turnId, callId, usage });
+      }),
+    changed: () => host.post(() => undefined),
+  });
   const turns = new TurnRunner(
     {
       workspace: options.workspace,
@@ -142,6 +160,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
         }),
       observer: host.observer('turn'),
       clientTools,
+      ...(subAgents !== null ? { subAgents } : {}),
     },
   );
 
@@ -218,7 +237,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
     restored.then(setup, (error: unknown) => host.post(() => session.record('initialize', { type: 'init_failed', error: `the fork's workspace could not be laid out: ${failureMessage(error)}` })));
   }
   function setup(): void {
-    loadSetupWaiting({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp }, route: () => routing.route, model: options.model }, setupWait).then(
+    loadSetupWaiting({ workspace: options.workspace, storeDir, policy: options.policy, for: { kind: 'session', mcp: options.mcp }, route: () => routing.route, model: options.model, ...agentToolSetup(options.agents) }, setupWait).then(
       (r) =>
         host.post(() => {
           // For good (a bad policy file, a foreign store): suspended with the reason; `restart` once fixed.
@@ -253,7 +272,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   );
 
   // ---- what people see (workflows/session-views.ts) ----------------------------------------------
-  const views = sessionViews({ session, turns, finishedTurns, deferred: () => deferredTurn !== null, waiting: () => setupWait.waiting ?? turns.infra.waiting });
+  const views = sessionViews({ session, turns, finishedTurns, deferred: () => deferredTurn !== null, waiting: () => setupWait.waiting ?? turns.infra.waiting, ...(subAgents !== null ? { delegated: () => subAgents.pending() } : {}) });
   const { pending } = views;
 
   // ---- signals and updates -------------------------------------------------------------------
@@ -299,7 +318,8 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   // A client tool call's result, from the client that declared the tool (workflows/client-tool-results.ts).
   clientToolResultHandler({ turns, clientTools, current: views.current, post: host.post, rejected: host.rejected, status });
 
-  sessionApprovalHandlers({ turns, pending, rejected: host.rejected, post: host.post, now: host.now, status, approvals: () => approvals, remember: (next) => (approvals = next) });
+  sessionApprovalHandlers({ turns, pending, rejected: host.rejected, post: host.post, now: host.now, status, approvals: () => approvals, remember: (next) => (approvals = next), ...(subAgents !== null ? { delegated: subAgents } : {}) });
+  if (subAgents !== null) setHandler(subAgentReportSignal, (raw) => host.post(() => subAgents.report(raw)));
 
   sessionControls({ session, now: host.now, status, authenticatedControls: options.authenticatedControls });
 

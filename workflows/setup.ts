@@ -32,6 +32,8 @@ export interface SetupInput {
   route?: WorkspaceRoute | null | undefined | (() => WorkspaceRoute | null);
   /** The run's model, refused at setup when the worker has no price for it. */
   model?: string | undefined;
+  /** A session with sub-agents: the `agent` tool is offered, listing these types and the workspace's (docs/sub-agents.md). */
+  agents?: { types: { name: string; description: string }[] } | undefined;
 }
 
 /** `hostGoneThrows`: a call the workspace host did not take throws (the caller waits for the host) instead of answering `{ ok: false }`. */
@@ -58,6 +60,7 @@ export async function loadSetup(input: SetupInput, hostGoneThrows = false): Prom
       omit: session ? [] : ['ask_user'],
       extra: session ? [] : [{ spec: finishTaskTool, readOnly: false }],
       ...(input.model !== undefined ? { model: input.model } : {}),
+      ...(input.agents !== undefined ? { agents: input.agents } : {}),
     });
     return route === null || hostGoneThrows
       ? setup

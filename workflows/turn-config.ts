@@ -8,6 +8,7 @@ import { maxOutputTokens } from '../machines/model-limits';
 import type { PolicyConfig, SessionApproval } from '../machines/policy';
 import type { TurnDirective, TurnEvent, TurnResult, TurnState } from '../machines/turn';
 import type { ClientTools } from './client-tools';
+import type { SubAgents } from './sub-agents';
 import type { CompactedEvent, RepairedEvent } from './definitions';
 import type { InfraRecoveredEvent, InfraWaitingEvent } from './log-entries';
 import type { ConversationLog, SerialQueue, Timers } from './runtime';
@@ -103,5 +104,7 @@ export interface TurnHost {
   observer?: Observer<TurnState, TurnEvent, TurnDirective>;
   /** Tools the turn's client declared and runs itself (workflows/client-tools.ts); sessions only. */
   clientTools?: ClientTools;
+  /** Runs `agent` calls as child workflows (workflows/sub-agents.ts); a run with sub-agents only. */
+  subAgents?: SubAgents;
 }
 

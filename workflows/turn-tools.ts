@@ -14,6 +14,7 @@ import { stoppedByShutdown, toolFailure, toolResultEvent } from './turn-results'
 import { routed, workspaceHostGone, type WorkspaceRoute } from './workspace-host';
 import { hasPatch } from './run-format';
 import { InfraWaiter } from './infra-wait';
+import { AGENT_TOOL } from '../machines/sub-agents';
 
 type McpActivities = McpBridge['activities'];
 
@@ -137,6 +138,17 @@ export class TurnTools {
     if (this.host.clientTools?.has(turnId, name)) {
       this.host.emit({ kind: 'tool.client_requested', turnId, callId, toolName: name, arguments: input });
       this.host.clientTools.run({ callId, name, input }, (event) => this.hooks.deliver(turnId, source, { type: 'tool', callId, event }));
+      return;
+    }
+    const subAgents = this.host.subAgents;
+    if (subAgents !== undefined && name === AGENT_TOOL) {
+      // A child workflow in the call's scope: an interrupt cancels it as it cancels an activity.
+      this.hooks.track(activityId, () => subAgents.run(turnId, callId, input)).then(
+        (event) => this.hooks.deliver(turnId, source, { type: 'tool', callId, event }),
+        (error: unknown) => {
+          if (!isCancellation(error)) this.hooks.deliver(turnId, source, { type: 'tool', callId, event: toolFailure(name, error) });
+        },
+      );
       return;
     }
     const tool = this.host.tools().find((t) => t.spec.name === name);

@@ -12,6 +12,7 @@ import { callLines, type WaitingCall, workspaceOf } from './call-view';
 import { CliExit, withClient } from './common';
 import { showPaged } from './pager';
 import { EXIT, LineReader, type Output, toolResultLine, turnNotice } from './output';
+import { isSubAgentEvent, subAgentLine } from './sub-agent-lines';
 import { MODEL_TOPIC } from '../../workflows/protocol/topics';
 
 export interface ChatOptions {
@@ -267,6 +268,8 @@ class Chat {
         this.drop(e.callId);
       } else if (e.kind === 'tool.result') {
         if (!out.json) out.line(toolResultLine(out, e));
+      } else if (isSubAgentEvent(e)) {
+        if (!out.json) out.line(out.dim(subAgentLine(e)));
       } else if (e.kind === 'session.input_requested') {
         this.waitingQuestion(e.question);
       } else if (e.kind === 'turn.interrupted') {

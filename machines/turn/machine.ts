@@ -5,7 +5,7 @@
 // model activity a reference, so workflow history grows with each step's new messages
 // only. Every `call_model` is preceded by appends that leave the stored conversation a
 // valid Messages API request.
-import { addCallUsage, type CallUsage, type Exhaustion } from '../budget';
+import { addCallUsage, addUsage, type CallUsage, type Exhaustion } from '../budget';
 import { assertNever, defineMachine, reject } from '../core';
 import { cancelActivity, cancelTimer, startTimer } from '../directives';
 import { emit } from '../events';
@@ -132,6 +132,10 @@ function reduce(state: TurnState, event: TurnEvent): Out {
     }
     case 'tool':
       if (event.event.type === 'permit_granted') return reject('permits are granted by the turn, not from outside');
+      // A sub-agent's spend is the turn's (machines/sub-agents.ts): counted as its result arrives.
+      if ((event.event.type === 'succeeded' || event.event.type === 'failed') && event.event.usage !== undefined && state.status === 'executing_tools' && state.calls.some((x) => x.callId === event.callId && !isTerminalCall(x))) {
+        return onToolEvent({ ...state, usage: addUsage(state.usage, event.event.usage) }, event.callId, event.event);
+      }
       return onToolEvent(state, event.callId, event.event);
     case 'answer': {
       if (state.status !== 'executing_tools') return reject('no question is pending');

@@ -12,6 +12,7 @@ import { lazySchema } from '../../machines/lazy-schema';
 import type { approveSchema, denySchema, PendingApproval, transcriptQuerySchema } from './controls';
 import { absolutePath, activityOverrides, backoff, positiveInt, thinking, workspaceHost } from './option-fields';
 import { toolEntrySchema } from './tool-entry';
+import { delegationSchema } from './sub-agents';
 
 /** A task agent is started by its goal only; the same checks keep a hand-started one honest. */
 export const agentInputSchema = lazySchema(() => z.strictObject({
@@ -48,6 +49,8 @@ export const agentInputSchema = lazySchema(() => z.strictObject({
   earlierAttempts: z.string().optional(),
   /** Extended thinking for this agent's role (GoalOptions.thinking). */
   thinking: thinking.optional(),
+  /** Started by an `agent` call of a session or another agent, not by a goal (./sub-agents.ts). */
+  delegation: delegationSchema.optional(),
 }));
 /** What a goal starts a task agent with: the schema's output (the goal resolved every default but one: workflows/agent.ts). */
 export type AgentInput = z.output<typeof agentInputSchema>;
@@ -77,6 +80,8 @@ const pendingApprovalSchema = lazySchema(() => z.strictObject({
   input: z.json(),
   reason: z.string().nullable(),
   turnId: z.string().min(1),
+  /** A call of the agent's own sub-agent (./sub-agents.ts), passed up to the session. */
+  agent: z.strictObject({ agentId: z.string().min(1), label: z.string().min(1), parentCallId: z.string().min(1) }).optional(),
 }));
 
 /**

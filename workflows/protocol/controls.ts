@@ -83,6 +83,8 @@ export interface PendingApproval {
   input: Json;
   reason: string | null;
   turnId: string;
+  /** A sub-agent's call, shown as the session's (docs/sub-agents.md): which child, under which `agent` call. */
+  agent?: { agentId: string; label: string; parentCallId: string };
 }
 
 /** The effective approval policy and its origin: start options bound it, the workspace file may only narrow. */

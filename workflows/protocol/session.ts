@@ -33,6 +33,7 @@ import {
 } from './controls';
 import { controlNames, defineControl } from './control';
 import { checkpointsOptionSchema, forkOfSchema } from './checkpoints';
+import { subAgentOptionsSchema } from './sub-agents';
 
 /** A session's thinking: a budget (and, with `interleaved`, thinking between tool calls too), or `adaptive` (the model decides). */
 const sessionThinking = lazySchema(() => z.union([z.strictObject({ budgetTokens: thinkingBudget, interleaved: z.boolean().optional() }), z.strictObject({ adaptive: z.literal(true) })]));
@@ -107,6 +108,8 @@ export const sessionOptionsSchema = lazySchema(() => z.strictObject({
   checkpoints: checkpointsOptionSchema.optional(),
   /** Set by `fork`: the session and turn this one starts from (its workspace is laid out from that turn's checkpoint). */
   forkOf: forkOfSchema.optional(),
+  /** Offer the `agent` tool: the model delegates to child agents (caps, named types; docs/sub-agents.md). Absent: no sub-agents. */
+  agents: subAgentOptionsSchema.optional(),
 }));
 /** What a session is started with: the schema's input (defaults are filled in by workflows/session-options.ts). */
 export type SessionOptions = z.input<typeof sessionOptionsSchema>;
