@@ -111,7 +111,8 @@ export function replayReportLines(report: ReplayReport): string[] {
   return lines;
 }
 
+/** The SDK's own sentence when there is one (`[TMPRL1100] Nondeterminism error: … HistoryEvent(id: 5, …)`), else the first line. */
 function firstLine(message: string): string {
-  const line = message.split('\n')[0] ?? '';
+  const line = /\[TMPRL\d+\][^"]*/.exec(message)?.[0] ?? message.split('\n')[0] ?? '';
   return line.length > 400 ? `${line.slice(0, 400)}…` : line;
 }

@@ -21,6 +21,14 @@ export const DEFAULT_HISTORIES = path.resolve(path.dirname(fileURLToPath(import.
 
 export async function checkReplayCommand(o: CheckReplayCommandOptions): Promise<void> {
   const [{ checkReplay, historiesFromDirectory, historiesFromServer, replayReportLines }, { keelReplayOptions }] = await Promise.all([import('../../worker/check-replay'), import('../../worker/worker')]);
+  // The replay worker's own log (state changes, the core's "Failing workflow task" warnings on
+  // stdout) would bury the report and break --json: errors only.
+  const { DefaultLogger, Runtime } = await import('@temporalio/worker');
+  try {
+    Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
+  } catch {
+    // Already installed by this process: its logging stays.
+  }
   const limit = o.limit === undefined ? 200 : Number(o.limit);
   const run = async (sources: Parameters<typeof checkReplay>[1], out: Output): Promise<number> => {
     const report = await checkReplay(await keelReplayOptions(process.env), sources);
@@ -44,5 +52,9 @@ export async function checkReplayCommand(o: CheckReplayCommandOptions): Promise<
     if (out.json) out.emit({ error: { code: EXIT.error, type: error instanceof Error ? error.name : 'Error', message } });
     else process.stderr.write(`keel: ${message}\n`);
     process.exitCode = EXIT.error;
+  } finally {
+    // A replay worker that failed to start can leave the SDK's native runtime holding the
+    // process open: a CI step must end. Unref'd, this waits for nothing else.
+    setTimeout(() => process.exit(), 2_000).unref();
   }
 }
