@@ -193,7 +193,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
     // The runs the SDK cannot replay for its known reason are repaired by every worker of the
     // queue (worker/replay-repair-sweep.ts), replayed with this worker's own code.
     const sweepMs = sweepIntervalMs(options.env);
-    const replayOptions = memo(() => keelReplayOptions(options.env, options.workflowBundle));
+    const replayOptions = memo(() => keelReplayOptions(options.env, given));
     return {
       worker,
       hostWorker,
@@ -204,6 +204,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
           replay: replayOptions,
           intervalMs: sweepMs,
           log: options.log ?? console.log,
+          ...(versioning.deployment ? { version: `${versioning.deployment.version.deploymentName}:${versioning.deployment.version.buildId}` } : {}),
         });
         try {
           if (hostWorker === null) await worker.run();
