@@ -32,6 +32,8 @@ describe('a session and a goal across three later builds', () => {
     console.log(`versions: ${result.runs.length} runs, ${Date.now() - started} ms; retired ${result.retired.join(', ')}`);
     for (const run of result.runs) console.log(`versions: ${run.type} ${run.workflowId}: ${run.builds.join(', ')}`);
     expect(result.taskFailures).toEqual([]);
+    // Before the deploy, check-replay --from-server: the open session and goal replay with their build, not with the new one.
+    expect(result.replayCheck).toEqual({ openRuns: 2, brokenWithFirst: 0, brokenWithNewest: 2 });
     expect(result.sessionOutcome).toBe('closed');
     expect(result.goalVerdict).toBe('goal_met');
     expect({ session: result.sessionBuild, goal: result.goalBuild }).toEqual({ session: 'build-4', goal: 'build-4' });

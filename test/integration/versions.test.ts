@@ -17,12 +17,15 @@ const { env, workflowBundle } = useTemporal();
 
 describe('sessions and goals across a deploy that changes workflow commands', () => {
   it('all finish on the new build: nothing lost, no nondeterminism, no command twice; the old build retired', async () => {
+    const t0 = Date.now();
     const changed = await bundle(path.join(here, '../fixtures/versions/build-3.ts'));
     const result = await testOfTime(env, [
       { id: 'today', bundle: workflowBundle },
       { id: 'changed', bundle: changed },
-    ], (line) => console.log(`versions: ${line}`));
+    ], (line) => console.log(`versions: ${((Date.now() - t0) / 1000).toFixed(1)} s: ${line}`));
     expect(result.taskFailures).toEqual([]);
+    // Before the deploy, check-replay --from-server: the open session and goal replay with their build, not with the new one.
+    expect(result.replayCheck).toEqual({ openRuns: 2, brokenWithFirst: 0, brokenWithNewest: 2 });
     expect(result.sessionOutcome).toBe('closed');
     expect(result.goalVerdict).toBe('goal_met');
     expect({ session: result.sessionBuild, goal: result.goalBuild }).toEqual({ session: 'changed', goal: 'changed' });
