@@ -10,9 +10,14 @@
 import type { ContinueAsNewOptions } from '@temporalio/workflow';
 import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
 
-/** Pins a workflow type to the build its run started on (ignored by an unversioned worker). */
+/**
+ * Pins a workflow type to the build its run started on — on a versioned worker only: a
+ * workflow task completed with a versioning behaviour by an unversioned worker is refused by
+ * the server ("versioning behavior cannot be specified without deployment options being set
+ * with versioned mode"), so the behaviour is declared per run, from the worker's version.
+ */
 export function pinned<A extends unknown[], R>(workflow: (...args: A) => Promise<R>): void {
-  setWorkflowOptions({ versioningBehavior: 'PINNED' }, workflow);
+  setWorkflowOptions(() => (workflowInfo().currentDeploymentVersion ? { versioningBehavior: 'PINNED' } : {}), workflow);
 }
 
 /** Whether the deployment's target build is no longer the one this run is pinned to. */
