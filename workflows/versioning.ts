@@ -14,10 +14,11 @@ import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
  * Pins a workflow type to the build its run started on — on a versioned worker only: a
  * workflow task completed with a versioning behaviour by an unversioned worker is refused by
  * the server ("versioning behavior cannot be specified without deployment options being set
- * with versioned mode"), so the behaviour is declared per run, from the worker's version.
+ * with versioned mode"), so the behaviour is declared per run, from the worker's deployment (an
+ * unversioned worker reports a build id of its own, but no deployment name).
  */
 export function pinned<A extends unknown[], R>(workflow: (...args: A) => Promise<R>): void {
-  setWorkflowOptions(() => (workflowInfo().currentDeploymentVersion ? { versioningBehavior: 'PINNED' } : {}), workflow);
+  setWorkflowOptions(() => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior: 'PINNED' } : {}), workflow);
 }
 
 /** Whether the deployment's target build is no longer the one this run is pinned to. */
