@@ -9,6 +9,7 @@ import type { CodecServerCommandOptions } from './cli/codec';
 import type { HostMoveCommandOptions } from './cli/host';
 import type { RepairCommandOptions } from './cli/repair';
 import type { ForkCommandOptions } from './cli/session';
+import type { CheckReplayCommandOptions } from './cli/check-replay';
 import { answerCommand, type AnswerOptions, controlCommand, type ControlOptions, type GoalCommandOptions, goalCommand, lsCommand, statusCommand, watchCommand } from './cli/commands';
 import { EXIT } from './cli/output';
 import type { ServeCommandOptions } from './cli/serve';
@@ -188,6 +189,16 @@ program
   .option('--dry-run', 'say what would be done; change nothing')
   .option('--json')
   .action(async (id: string, o: RepairCommandOptions) => (await import('./cli/repair')).repairCommand(id, o));
+
+program
+  .command('check-replay')
+  .description("replay histories against this build's workflow code (KEEL_WORKFLOW_BUNDLE, else dist/, else workflows/): exit 1 naming each history that breaks and the event it breaks at; run it in CI before a deploy")
+  .option('--histories <dir>', 'saved histories (*.json, searched recursively); default test/histories')
+  .option('--from-server', "instead: the open runs of KEEL_TASK_QUEUE on TEMPORAL_ADDRESS, their histories downloaded")
+  .option('--query <q>', 'with --from-server: a visibility query instead of the open runs of the queue')
+  .option('--limit <n>', 'with --from-server: at most this many runs (default 200)')
+  .option('--json')
+  .action(async (o: CheckReplayCommandOptions) => (await import('./cli/check-replay')).checkReplayCommand(o));
 
 program
   .command('codec-server')

@@ -55,6 +55,8 @@ export const KEEL_WORKER_ENV = {
   KEEL_TEMPORAL_WAIT_MS: 'how long a starting worker waits for its Temporal server, one line a try (default 6 h; `0`: one try)',
   KEEL_REPAIR_SWEEP_SECONDS: 'how often the worker looks for runs of its queue that the Temporal SDK cannot replay, to repair them (default `30`; `0`: never; see docs/deployment.md)',
   KEEL_WORKFLOW_CACHE: 'how many workflows the worker keeps cached: a count (`2000`) or a memory budget (`1.5GiB`) at 512 KiB per session; `0` turns the cache off (default: a 1 GiB budget, or a third of the V8 heap limit if smaller)',
+  KEEL_DEPLOYMENT_NAME: 'the Temporal Worker Deployment this worker belongs to: set, the worker is versioned (sessions and goals stay on the build they started on and move to a new one when they continue as new; docs/deployment.md, "Versions and upgrades"); unset, unversioned as before',
+  KEEL_BUILD_ID: 'with KEEL_DEPLOYMENT_NAME: this build\'s id (default: derived from the workflow bundle\'s hash)',
   KEEL_WORKFLOW_BUNDLE: 'a prebuilt workflow bundle to run (default: dist/workflow-bundle.js when compiled, else workflows/ bundled at start)',
   KEEL_ENCRYPTION_KEYS: 'payload encryption keys, `id:base64,…`, newest first (off when unset; see docs/deployment.md)',
   KEEL_ENCRYPTION_KEY_FILE: 'a file with the encryption keys, one `id:base64` a line (instead of KEEL_ENCRYPTION_KEYS)',

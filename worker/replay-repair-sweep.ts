@@ -13,8 +13,13 @@ import { type RepairOutcome, repairRun } from './replay-repair';
 /** The server's marks of a run whose tasks keep failing or timing out (as the Web UI's "Task Failures" view reads them). */
 export const REPORTED_PROBLEMS = ['category=WorkflowTaskFailed', 'category=WorkflowTaskTimedOut'] as const;
 
-export function stuckRunsQuery(taskQueue: string): string {
-  return `ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue.replaceAll("'", "\\'")}' AND TemporalReportedProblems IN (${REPORTED_PROBLEMS.map((p) => `'${p}'`).join(', ')})`;
+/**
+ * `version` (`<deployment>:<build id>`): a versioned worker repairs only the runs pinned to its
+ * own build (worker/deployment.ts): another build's runs replay with another build's code.
+ */
+export function stuckRunsQuery(taskQueue: string, version?: string): string {
+  const own = version === undefined ? '' : ` AND TemporalWorkerDeploymentVersion = '${version.replaceAll("'", "\\'")}'`;
+  return `ExecutionStatus = 'Running' AND TaskQueue = '${taskQueue.replaceAll("'", "\\'")}'${own} AND TemporalReportedProblems IN (${REPORTED_PROBLEMS.map((p) => `'${p}'`).join(', ')})`;
 }
 
 export interface SweepOptions {
@@ -25,6 +30,8 @@ export interface SweepOptions {
   /** Between two looks (default 30 s; KEEL_REPAIR_SWEEP_SECONDS, 0 turns the sweep off). */
   intervalMs: number;
   log: (line: string) => void;
+  /** A versioned worker's own version, `<deployment>:<build id>`: only the runs pinned to it. */
+  version?: string;
 }
 
 export interface Sweep {
@@ -64,7 +71,7 @@ export function startReplayRepairSweep(options: SweepOptions): Sweep {
     if (unsupported) return done;
     try {
       let replays = 0;
-      for await (const run of options.client.workflow.list({ query: stuckRunsQuery(options.taskQueue) })) {
+      for await (const run of options.client.workflow.list({ query: stuckRunsQuery(options.taskQueue, options.version) })) {
         if (left.has(run.runId) || replayed.get(run.runId) === run.historyLength) continue;
         if (replays++ >= MAX_REPLAYS_PER_SWEEP) break;
         const outcome = await repairRun(options.client, await options.replay(), { workflowId: run.workflowId, runId: run.runId });

@@ -10,6 +10,7 @@ import { defaultCacheBudget, maxCachedWorkflows, workflowCacheFromEnv, type Work
 import { keelDataConverter } from '../shared/encryption';
 import { shutdownGraceMs } from './shutdown';
 import { startReplayRepairSweep, sweepIntervalMs } from './replay-repair-sweep';
+import { deploymentLine, resolveDeployment } from './deployment';
 import { probeStore, StoreProbeError } from './store-probe';
 import { workspaceHostLine, workspaceHostOf } from './workspace-host';
 import { workspaceQueue } from '../workflows/workspace-host';
@@ -136,20 +137,28 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
     const prebuilt = options.workflowBundle ? null : prebuiltWorkflowBundle(options.env, 'failureConverterPath' in codec);
     const graceMs = shutdownGraceMs(options.env);
     const cached = maxCachedWorkflows(options.workflowCache ?? workflowCacheFromEnv(options.env ?? process.env) ?? defaultCacheBudget());
+    // KEEL_DEPLOYMENT_NAME: a versioned worker (worker/deployment.ts), its build id the hash of
+    // the bundle it runs unless KEEL_BUILD_ID names one; from source, that bundle is made here.
+    const versioning = await resolveDeployment(options.env ?? process.env, options.workflowBundle ?? (prebuilt ? { codePath: prebuilt } : undefined), () =>
+      bundleWorkflowCode({ ...KEEL_BUNDLE_OPTIONS, ...('failureConverterPath' in codec ? { failureConverterPath: codec.failureConverterPath } : {}), logger: quietBundler }),
+    );
+    if (versioning.deployment) (options.log ?? console.log)(deploymentLine(versioning.deployment));
+    const given = options.workflowBundle ?? (versioning.deployment && !prebuilt ? versioning.workflowBundle : undefined);
     const worker = await Worker.create({
       connection: options.connection,
       namespace: options.namespace,
       taskQueue: options.taskQueue,
       identity: store.identity,
-      ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : prebuilt ? { workflowBundle: { codePath: prebuilt } } : { workflowsPath }),
+      ...(given ? { workflowBundle: given } : prebuilt ? { workflowBundle: { codePath: prebuilt } } : { workflowsPath }),
+      ...(versioning.deployment ? { workerDeploymentOptions: versioning.deployment } : {}),
       // The workflow code never depends on telemetry: Keel's interceptors (trace context in
       // headers) are bundled whether tracing is on or not; a prebuilt bundle has them already.
       interceptors: {
         activity: telemetry?.workerOptions.interceptors?.activity ?? [],
-        ...(options.workflowBundle || prebuilt ? {} : { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }),
+        ...(given || prebuilt ? {} : { workflowModules: [...WORKFLOW_INTERCEPTOR_MODULES] }),
       },
       // Bundled from source: Keel's pure modules evaluated once per worker thread, not per workflow.
-      ...(options.workflowBundle || prebuilt ? {} : { bundlerOptions: { preloadModules: [...PRELOADED_WORKFLOW_MODULES] } }),
+      ...(given || prebuilt ? {} : { bundlerOptions: { preloadModules: [...PRELOADED_WORKFLOW_MODULES] } }),
       activities,
       dataConverter,
       maxCachedWorkflows: cached,
@@ -184,7 +193,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
     // The runs the SDK cannot replay for its known reason are repaired by every worker of the
     // queue (worker/replay-repair-sweep.ts), replayed with this worker's own code.
     const sweepMs = sweepIntervalMs(options.env);
-    const replayOptions = memo(() => keelReplayOptions(options.env, options.workflowBundle));
+    const replayOptions = memo(() => keelReplayOptions(options.env, given));
     return {
       worker,
       hostWorker,
@@ -195,6 +204,7 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
           replay: replayOptions,
           intervalMs: sweepMs,
           log: options.log ?? console.log,
+          ...(versioning.deployment ? { version: `${versioning.deployment.version.deploymentName}:${versioning.deployment.version.buildId}` } : {}),
         });
         try {
           if (hostWorker === null) await worker.run();

@@ -28,6 +28,7 @@ import { infraWaitingKey } from '../machines/infra-retry';
 import { sleep } from '@temporalio/workflow';
 import { WorkspaceRouting } from './workspace-host';
 import { hostMoveHandler } from './host-move';
+import { upgradeOnContinue } from './versioning';
 import { hasPatch, stampedMemo } from './run-format';
 
 export { thinkingFor } from './goal-agents';
@@ -245,7 +246,7 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
     // The resolved options: the next run starts with the defaults this one used.
     // A moved workspace: the next run starts on the host it was moved to.
     const moved = routing.host !== null && routing.host !== options.workspaceHost ? { ...options, workspaceHost: routing.host } : options;
-    return makeContinueAsNewFunc<typeof goalWorkflow>({ memo: stampedMemo(workflowInfo().memo) })(moved, next);
+    return makeContinueAsNewFunc<typeof goalWorkflow>({ memo: stampedMemo(workflowInfo().memo), ...upgradeOnContinue() })(moved, next);
   }
   await CancellationScope.nonCancellable(async () => {
     // A planner or critic still talking is no longer needed; cancelled agents confirm that they stopped.

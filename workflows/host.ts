@@ -6,6 +6,7 @@
 // search attributes, written only when they change), unknown message names, and what a
 // run hands the next through continue-as-new. A workflow file keeps its inputs, one line
 // per handler into the host, and the handlers of its own directives.
+import { newerBuildTargeted } from './versioning';
 import {
   allHandlersFinished,
   condition,
@@ -222,10 +223,13 @@ export class MachineHost<Entry extends { seq: number }, Event extends { kind: st
     }
   }
 
-  /** Whether the server suggests a new run, or this run's history passed `afterEvents`. */
+  /**
+   * Whether the server suggests a new run, or this run's history passed `afterEvents`, or a
+   * newer build is the deployment's target (workflows/versioning.ts: the new run starts there).
+   */
   static wantsNewRun(whenSuggested: boolean, afterEvents: number | null | undefined): boolean {
     const info = workflowInfo();
-    return (whenSuggested && info.continueAsNewSuggested) || (afterEvents != null && info.historyLength >= afterEvents);
+    return (whenSuggested && info.continueAsNewSuggested) || (afterEvents != null && info.historyLength >= afterEvents) || newerBuildTargeted();
   }
 
   /** The worker's log gets each run's transition counts (the workflow logger: never on replay). */

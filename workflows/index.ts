@@ -13,8 +13,11 @@ import { ContinueAsNew, isCancellation } from '@temporalio/workflow';
 import type { AgentInput, AgentResult } from './agent';
 import type { GoalCarry, GoalOptions, GoalResult } from './goal';
 import { beginAgent, beginGoal, endRoot, usageAttributes } from './trace';
+import { sessionWorkflow } from './session';
+import { pinned } from './versioning';
 
-export { sessionWorkflow, type SessionCarry, type SessionOptions, type SessionResult } from './session';
+export { sessionWorkflow };
+export type { SessionCarry, SessionOptions, SessionResult } from './session';
 export type { GoalOptions, GoalResult, GoalTaskReport } from './goal';
 export type { AgentInput, AgentResult } from './agent';
 
@@ -53,3 +56,9 @@ export async function agentWorkflow(input: AgentInput): Promise<AgentResult> {
 function endedBy(error: unknown): string {
   return isCancellation(error) ? 'cancelled' : error instanceof Error ? error.name : 'error';
 }
+
+// On a versioned worker (KEEL_DEPLOYMENT_NAME), every run stays on the build it started on;
+// sessions and goals move to a newer one by continuing as new (workflows/versioning.ts).
+pinned(sessionWorkflow);
+pinned(goalWorkflow);
+pinned(agentWorkflow);

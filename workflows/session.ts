@@ -35,6 +35,7 @@ import { resolveSessionOptions, type SessionCarry, type SessionResult } from './
 import type { SessionOptions } from './protocol/session';
 import { WorkspaceRouting } from './workspace-host';
 import { hostMoveHandler } from './host-move';
+import { upgradeOnContinue } from './versioning';
 import { hasPatch, runFormat, stampedMemo } from './run-format';
 import { forkConversation, SessionCheckpoints } from './session-checkpoints';
 import { agentToolSetup, sessionSubAgents } from './session-sub-agents';
@@ -362,7 +363,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
         // The resolved options: the next run starts with the defaults this one used.
         // A moved workspace: the next run starts on the host it was moved to.
         const moved = routing.host !== null && routing.host !== options.workspaceHost ? { ...options, workspaceHost: routing.host } : options;
-        return makeContinueAsNewFunc<typeof sessionWorkflow>({ memo: stampedMemo(workflowInfo().memo) })(moved, next);
+        return makeContinueAsNewFunc<typeof sessionWorkflow>({ memo: stampedMemo(workflowInfo().memo), ...upgradeOnContinue() })(moved, next);
       }
       handingOver = false;
     }
