@@ -34,7 +34,7 @@ program
 
 program
   .command('serve')
-  .description('the HTTP API and web console on 127.0.0.1:8280 (bearer token; see README)')
+  .description('the HTTP API and web console on 127.0.0.1:8280 (bearer token; see docs/console-and-api.md)')
   .option('--port <n>', 'port (default 8280 or KEEL_SERVE_PORT)')
   .option('--host <addr>', 'address to listen on (default 127.0.0.1)')
   .option('--workspace <dir>', 'default workspace of goals and sessions started from the console')
