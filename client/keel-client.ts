@@ -19,7 +19,7 @@ import { describeIssues } from '../workflows/payloads';
 import { goalOptionsSchema } from '../workflows/protocol/goal';
 import { sessionOptionsSchema } from '../workflows/protocol/session';
 import { ClosableConnection } from './grpc-retry';
-import { ConnectionError, InvalidInputError, mapErrors } from './errors';
+import { ConnectionError, IdempotencyKeyReusedError, InvalidInputError, mapErrors } from './errors';
 import { hostMoveRequest, moveHostRuns, type MoveHostOptions, type MoveHostReport, type RunOnRecord } from './host-move';
 import { GoalHandle } from './goal-handle';
 import { SessionHandle } from './session-handle';
@@ -47,6 +47,11 @@ export type StartGoalOptions = Omit<GoalOptions, 'goal' | 'workspace'> & {
   createWorkspace?: boolean;
   /** Workflow id; pass the same id again (e.g. from a retried request) to get the same goal. */
   id?: string;
+  /**
+   * What the request asked for (a hash of it): with an id already in use, a different digest
+   * is another request under the same id, refused with IdempotencyKeyReusedError.
+   */
+  requestDigest?: string;
 };
 
 export type StartSessionOptions = Omit<SessionOptions, 'workspace'> & {
@@ -54,6 +59,8 @@ export type StartSessionOptions = Omit<SessionOptions, 'workspace'> & {
   workspace?: string;
   createWorkspace?: boolean;
   id?: string;
+  /** As StartGoalOptions.requestDigest. */
+  requestDigest?: string;
 };
 
 export interface ListOptions {
@@ -129,11 +136,11 @@ export class KeelClient {
 
   /** Starts a goal (or, with an id already in use, returns that goal). */
   async startGoal(goal: string, options: StartGoalOptions = {}): Promise<GoalHandle> {
-    const { id, workspace, createWorkspace, ...rest } = options;
+    const { id, workspace, createWorkspace, requestDigest, ...rest } = options;
     const workflowId = id ?? `goal-${randomUUID()}`;
     const args: GoalOptions = { ...this.onHost(rest), goal, workspace: await workspaceFor('startGoal', workspace, createWorkspace), ...this.keyed() };
     validate(goalOptionsSchema, args, 'startGoal');
-    await this.start(workflowId, 'startGoal', () =>
+    await this.start(workflowId, 'startGoal', requestDigest, () =>
       this.client.workflow.start(goalWorkflow, {
         taskQueue: this.taskQueue,
         workflowId,
@@ -142,7 +149,7 @@ export class KeelClient {
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         staticSummary: `goal: ${escapeMarkdown(oneLine(goal, 180))}`,
         // The memo comes back with every list entry: lists show what each goal is for.
-        memo: stampedMemo({ keelSummary: oneLine(goal, 180) }),
+        memo: stampedMemo({ keelSummary: oneLine(goal, 180), ...digestMemo(requestDigest) }),
         typedSearchAttributes: startSearchAttributes('goal', args.workspace),
         staticDetails: `Keel goal in ${code(args.workspace)}\n\n${escapeMarkdown(goal)}`,
       }),
@@ -164,11 +171,11 @@ export class KeelClient {
 
   /** Starts a session (or, with an id already in use, returns that session). */
   async startSession(options: StartSessionOptions = {}): Promise<SessionHandle> {
-    const { id, workspace, createWorkspace, ...rest } = options;
+    const { id, workspace, createWorkspace, requestDigest, ...rest } = options;
     const workflowId = id ?? `session-${randomUUID()}`;
     const args: SessionOptions = { ...this.onHost(rest), workspace: await workspaceFor('startSession', workspace, createWorkspace), ...this.keyed() };
     validate(sessionOptionsSchema, args, 'startSession');
-    await this.start(workflowId, 'startSession', () =>
+    await this.start(workflowId, 'startSession', requestDigest, () =>
       this.client.workflow.start(sessionWorkflow, {
         taskQueue: this.taskQueue,
         workflowId,
@@ -177,7 +184,7 @@ export class KeelClient {
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         staticSummary: `session in ${code(args.workspace)}`,
         // Stamped, and showing what it is from its first moment: the workflow writes neither (workflows/run-format.ts).
-        memo: stampedMemo(),
+        memo: stampedMemo(digestMemo(requestDigest)),
         typedSearchAttributes: [...startSearchAttributes('session', args.workspace), { key: STATUS, value: 'active' }, { key: PENDING, value: 0 }],
       }),
     );
@@ -277,16 +284,25 @@ export class KeelClient {
     await this.connection?.close();
   }
 
-  private async start(workflowId: string, operation: string, body: () => Promise<unknown>): Promise<void> {
+  private async start(workflowId: string, operation: string, requestDigest: string | undefined, body: () => Promise<unknown>): Promise<void> {
     try {
       await mapErrors(workflowId, operation, body);
     } catch (error) {
       // Already run to its end under this id: the same goal, not a new one.
-      if (error instanceof WorkflowExecutionAlreadyStartedError) return;
-      throw error;
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     }
+    if (requestDigest === undefined) return;
+    // The id may be another request's: the workflow keeps the digest it was started with. A run
+    // started before digests existed has none, and is taken as the same request.
+    const { memo } = await mapErrors(workflowId, 'describe', () => this.client.workflow.getHandle(workflowId).describe());
+    const startedWith = memo?.[REQUEST_DIGEST_MEMO];
+    if (typeof startedWith === 'string' && startedWith !== requestDigest) throw new IdempotencyKeyReusedError(workflowId);
   }
 }
+
+/** The memo field that holds what a start was asked for (StartGoalOptions.requestDigest). */
+export const REQUEST_DIGEST_MEMO = 'keelRequestDigest';
+const digestMemo = (digest: string | undefined): Record<string, string> => (digest === undefined ? {} : { [REQUEST_DIGEST_MEMO]: digest });
 
 function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();

@@ -2,6 +2,7 @@
 // the event stream as Server-Sent Events, the AG-UI adapter, /openapi.json and the console.
 // Hono: small, typed, Web-standard Request/Response (the same code runs under Node via
 // @hono/node-server), with an SSE helper — and no plugin system to learn for eight routes.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +12,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { streamSSE } from 'hono/streaming';
 import type { z } from 'zod';
-import { ConnectionError, NoAnswerError, NotFoundError, UpdateRejectedError } from '../client/errors';
+import { ConnectionError, IdempotencyKeyReusedError, NoAnswerError, NotFoundError, UpdateRejectedError } from '../client/errors';
 import type { KeelClient } from '../client/keel-client';
 import { agUiRun } from './ag-ui';
 import { authenticate, type TokenEntry } from './auth';
@@ -119,9 +120,12 @@ export function createApp(options: AppOptions): Hono<Env> {
       const body = r.body ? parseWith(r.body, await readJson(c), 'body') : undefined;
       const keyHeader = r.idempotent ? c.req.header('idempotency-key') : undefined;
       const idempotencyKey = keyHeader === undefined ? null : parseWith(idempotencyKeySchema, keyHeader, 'header', 'Idempotency-Key');
+      // The request the key stands for: the same key with another body is refused (422), not
+      // answered with the first request's workflow (draft-ietf-httpapi-idempotency-key-header).
+      const requestDigest = idempotencyKey === null ? undefined : digestOf(r.path, body);
       // A workflow whose worker is down would keep the request open for ever: bounded here.
       const result = await options.keel.client.connection.withDeadline(Date.now() + REQUEST_DEADLINE_MS, () =>
-        r.handler({ keel: options.keel, approver: c.get('holder').name, id, body, query, idempotencyKey, defaults: { workspace: options.workspace } }),
+        r.handler({ keel: options.keel, approver: c.get('holder').name, id, body, query, idempotencyKey, requestDigest, defaults: { workspace: options.workspace } }),
       );
       if (r.status === 201) c.header('Location', `/api/${(result as { kind: string }).kind}s/${(result as { id: string }).id}`);
       return c.json(result as object, r.status);
@@ -174,6 +178,13 @@ export function createApp(options: AppOptions): Hono<Env> {
   return app;
 }
 
+/** A request's digest: its route and its body as parsed, keys sorted, so spacing and key order do not count. */
+export function digestOf(route: string, body: unknown): string {
+  const canonical = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(canonical) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, x]) => [k, canonical(x)])) : v;
+  return createHash('sha256').update(JSON.stringify([route, canonical(body ?? null)])).digest('hex');
+}
+
 function problem(instance: string, p: ProblemError): Response {
   const headers: Record<string, string> = { 'Content-Type': 'application/problem+json' };
   if (p.status === 401) headers['WWW-Authenticate'] = 'Bearer realm="keel"';
@@ -184,6 +195,7 @@ export function toProblem(error: unknown): ProblemError {
   if (error instanceof ProblemError) return error;
   if (error instanceof UpdateRejectedError) return new ProblemError(409, 'rejected', error.message, { reason: error.reason, ...(error.code !== undefined ? { code: error.code } : {}) });
   if (error instanceof NotFoundError) return new ProblemError(404, 'not-found', error.message);
+  if (error instanceof IdempotencyKeyReusedError) return new ProblemError(422, 'idempotency-key-reused', error.message);
   if (error instanceof ConnectionError) return new ProblemError(503, 'unavailable', error.message);
   if (error instanceof NoAnswerError) return new ProblemError(504, 'timeout', error.message);
   const grpc = grpcCause(error);

@@ -43,7 +43,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
         name: 'Idempotency-Key',
         in: 'header',
         required: false,
-        description: 'Becomes the workflow id: a retried request with the same key gives the same workflow.',
+        description: 'Becomes the workflow id: a retried request with the same key gives the same workflow; the same key with another body is a 422.',
         schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,100}$' },
       });
     }
@@ -64,6 +64,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
         ...(r.path.includes('{id}') ? { '409': problem("Refused by the workflow: `reason` is the state machine's") } : {}),
         '405': problem('Method not allowed'),
         ...(r.body ? { '415': problem('The body is not JSON') } : {}),
+        ...(r.idempotent ? { '422': problem('The Idempotency-Key was used for another request (another body)') } : {}),
         '503': problem('Temporal cannot be reached'),
         '504': problem('The workflow did not answer in time (is a worker running?)'),
       },

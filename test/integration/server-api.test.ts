@@ -58,6 +58,13 @@ describe('keel serve: HTTP API', () => {
         expect(first.headers.get('location')).toBe(`/api/goals/${id}`);
         const second = await api('/api/goals', { json: { goal: 'A slugify module with passing tests and a README' }, headers: { 'Idempotency-Key': key } });
         expect(((await second.json()) as { id: string }).id).toBe(id);
+        // The same key with another body is another request: refused, not the first one's goal.
+        const reused = await api('/api/goals', { json: { goal: 'Something else entirely' }, headers: { 'Idempotency-Key': key } });
+        expect(reused.status).toBe(422);
+        expect(((await reused.json()) as Problem).type).toBe('https://keel.dev/problems/idempotency-key-reused');
+        // Key order and spacing are not another request.
+        const reordered = await api('/api/goals', { method: 'POST', body: '{ "goal" : "A slugify module with passing tests and a README" }', headers: { 'Idempotency-Key': key, 'Content-Type': 'application/json' } });
+        expect(reordered.status).toBe(201);
         const runs = await env.client.workflow.count(`WorkflowId = '${id}'`);
         expect(runs.count).toBe(1);
 
