@@ -20,7 +20,7 @@ import { consoleScript } from './console-bundle';
 import type { LoginCodes } from './login';
 import { openApiDocument } from './openapi';
 import { ProblemError, validationProblem } from './problem';
-import { type Route, routes, kindOf } from './routes';
+import { type Route, routes } from './routes';
 import { idempotencyKeySchema, workflowIdSchema } from './schemas';
 
 /** How long one API request may wait for Temporal (and the workflow's worker) to answer. */
@@ -135,7 +135,10 @@ export function createApp(options: AppOptions): Hono<Env> {
   app.get('/api/workflows/:id/events', async (c) => {
     const id = parseWith(workflowIdSchema, c.req.param('id'), 'path', 'id');
     const from = startOffset(c);
-    const kind = await kindOf(options.keel, id);
+    // Goals, sessions and a goal's task agents: an agent's stream has its model text, tool
+    // calls and results, which the console's agent page shows (it answered 404 before).
+    const kind = await options.keel.kindOf(id);
+    if (kind === null) throw new ProblemError(404, 'not-found', `${id} is not a Keel goal, session or agent`);
     const handle = kind === 'goal' ? options.keel.getGoal(id) : options.keel.getSession(id);
     return streamSSE(c, async (stream) => {
       const abort = new AbortController();

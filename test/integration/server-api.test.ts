@@ -155,6 +155,16 @@ describe('keel serve: HTTP API', () => {
           'the finished goal answering GET /api/goals/{id}',
         );
         expect(final, JSON.stringify(final.body)).toMatchObject({ status: 200, body: { state: { status: 'goal_met' } } });
+
+        // A task agent's own stream (its id has slashes, sent as %2F): its tool calls and their
+        // results, to its end. The console's agent page reads it; the route answered 404.
+        const agentStream = await api(`/api/workflows/${encodeURIComponent(asked.agentId)}/events`, { headers: { Accept: 'text/event-stream' } });
+        expect(agentStream.status).toBe(200);
+        const agentItems = await readSse(agentStream, (e) => e.event === 'end');
+        const agentKinds = agentItems.filter((e) => e.event === 'events').map((e) => (e.data as { kind: string }).kind);
+        expect(agentKinds, agentKinds.join(', ')).toEqual(expect.arrayContaining(['tool.approval_requested', 'tool.result']));
+        expect(agentItems.filter((e) => e.event === 'events').some((e) => JSON.stringify(e.data).includes(asked.callId))).toBe(true);
+        expect(agentItems.at(-1)!.event).toBe('end');
         expect(server.output).not.toContain(TEST_TOKEN);
       });
     } finally {
