@@ -8,7 +8,6 @@ import { executionInfoFromRaw } from '@temporalio/client/lib/helpers.js';
 import { Client, Connection, type ConnectionOptions, WorkflowExecutionAlreadyStartedError, type WorkflowExecutionInfo } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { EncryptionCodec, keelDataConverter } from '../shared/encryption';
 import { goalWorkflow, type GoalOptions } from '../workflows/goal';
 import { code, escapeMarkdown } from '../workflows/markdown';
@@ -18,6 +17,7 @@ import { stampedMemo, startSearchAttributes } from '../workflows/run-format';
 import { describeIssues } from '../workflows/payloads';
 import { goalOptionsSchema } from '../workflows/protocol/goal';
 import { sessionOptionsSchema } from '../workflows/protocol/session';
+import { CallerTraceInterceptor } from './caller-trace';
 import { ClosableConnection } from './grpc-retry';
 import { ConnectionError, IdempotencyKeyReusedError, InvalidInputError, mapErrors } from './errors';
 import { hostMoveRequest, moveHostRuns, type MoveHostOptions, type MoveHostReport, type RunOnRecord } from './host-move';
@@ -128,9 +128,10 @@ export class KeelClient {
       throw new ConnectionError(address, { cause: error });
     }
     const dataConverter = await keelDataConverter(env);
-    // Carries the caller's trace context (when the application has OpenTelemetry set up)
-    // into the workflow, so a trace runs client → workflow → activities.
-    const interceptors = { workflow: [new OpenTelemetryWorkflowClientInterceptor()] };
+    // Carries the caller's trace context (when the application has OpenTelemetry set up and the
+    // call is inside one of its spans) into the workflow, so a trace runs client → workflow →
+    // activities; a call outside any span starts no trace (client/caller-trace.ts).
+    const interceptors = { workflow: [new CallerTraceInterceptor()] };
     return new KeelClient(new Client({ connection, namespace, interceptors, ...(dataConverter ? { dataConverter } : {}) }), taskQueue, address, connection, workspaceHost);
   }
 

@@ -2,8 +2,7 @@
 // stops showing as "being written", also when the stream is read again from its start (a
 // reload) and a delta the cancelled call sent lands after the turn's interrupt.
 import { describe, expect, it } from 'vitest';
-import { applyRunItem, emptyRun, endRun, type ModelCall } from '../../server/console/src/run-state';
-import type { StreamItem } from '../../server/console/src/stream';
+import { applyRunItem, emptyRun, endRun, type ModelCall, type StreamItem } from '../../server/console/src/run-state';
 
 let offset = 0;
 const model = (kind: string, extra: Record<string, unknown> = {}): StreamItem => ({ topic: 'model', offset: offset++, data: { kind, callId: 'call-1', attempt: 1, ...extra } });

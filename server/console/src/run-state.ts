@@ -1,7 +1,13 @@
 // What a run's page knows from its stream, as a pure reducer: the event log, the model calls
 // (text and thinking per call) and the one being streamed now. Kept apart from the hook that
 // feeds it (timeline.tsx) so a unit test can replay a stream through it.
-import type { StreamItem } from './stream';
+
+/** One item of a workflow's stream, as the console reads it (stream.ts). */
+export interface StreamItem {
+  topic: 'events' | 'model';
+  offset: number;
+  data: Record<string, unknown>;
+}
 
 export interface LogEntry {
   kind: string;
