@@ -21,7 +21,7 @@ import type { LoginCodes } from './login';
 import { openApiDocument } from './openapi';
 import { ProblemError, validationProblem } from './problem';
 import { type Route, routes } from './routes';
-import { idempotencyKeySchema, workflowIdSchema } from './schemas';
+import { agUiThreadIdSchema, idempotencyKeySchema, workflowIdSchema } from './schemas';
 
 /** How long one API request may wait for Temporal (and the workflow's worker) to answer. */
 export const REQUEST_DEADLINE_MS = 15_000;
@@ -162,11 +162,23 @@ export function createApp(options: AppOptions): Hono<Env> {
     return agUiRun(c, options.keel, id, body, c.get('holder').name);
   });
 
+  // One endpoint for an AG-UI client (CopilotKit) with many threads: each thread is a session of
+  // its own, `agui-<threadId>`, started on its first run in the server's workspace. Through
+  // /api/sessions/{id}/ag-ui every thread of the app landed in that one session.
+  app.post('/api/ag-ui', async (c) => {
+    const body = await readJson(c);
+    const threadId = parseWith(agUiThreadIdSchema, (body as { threadId?: unknown } | null | undefined)?.threadId, 'body', 'threadId');
+    const id = `agui-${threadId}`;
+    await options.keel.client.connection.withDeadline(Date.now() + REQUEST_DEADLINE_MS, () => options.keel.startSession({ id, workspace: options.workspace }));
+    return agUiRun(c, options.keel, id, body, c.get('holder').name);
+  });
+
   // A known path with a method it does not have: 405 with Allow.
   const methods = new Map<string, Set<string>>();
   for (const r of routes) (methods.get(r.path) ?? methods.set(r.path, new Set()).get(r.path)!).add(r.method.toUpperCase());
   methods.set('/api/workflows/{id}/events', new Set(['GET']));
   methods.set('/api/sessions/{id}/ag-ui', new Set(['POST']));
+  methods.set('/api/ag-ui', new Set(['POST']));
   for (const [p, allowed] of methods) {
     app.all(p.replace(/\{(\w+)\}/g, ':$1'), (c) => {
       const allow = [...allowed, ...(allowed.has('GET') ? ['HEAD'] : [])].join(', ');

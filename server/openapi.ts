@@ -120,6 +120,25 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
       },
     },
   };
+  paths['/api/ag-ui'] = {
+    post: {
+      operationId: 'agUiThreadRun',
+      summary: 'AG-UI for a client with many threads (CopilotKit): each threadId runs its own session, agui-<threadId>, started on its first run',
+      tags: ['sessions'],
+      parameters: [],
+      requestBody: { required: true, content: { 'application/json': { schema: schemaOf(agUiRunInput, 'input') } } },
+      responses: {
+        '200': { description: 'AG-UI events (RUN_STARTED … RUN_FINISHED)', content: { 'text/event-stream': { schema: sseEvent(['message']) } } },
+        '400': problem('Not a RunAgentInput, or a threadId that cannot name a session'),
+        '401': problem('No or wrong bearer token'),
+        '405': problem('Method not allowed'),
+        '409': problem('The session refused the message'),
+        '415': problem('The body is not JSON'),
+        '503': problem('Temporal cannot be reached'),
+        '504': problem('The session did not answer in time'),
+      },
+    },
+  };
   return {
     openapi: '3.1.0',
     info: {
