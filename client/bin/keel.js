@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+/* global process, console, URL */
 // The `keel` command: runs client/cli.ts through tsx, so it works after `npm ci` with no build.
 // `keel --version` alone is answered here, from package.json, without loading the CLI (what
 // scripts and bug reports ask first should not cost a TypeScript compile); client/cli.ts

@@ -19,8 +19,8 @@ afterAll(() => {
   context.disable();
 });
 
-const query = (): WorkflowQueryInput => ({ queryType: 'state', args: [], headers: {}, workflowExecution: { workflowId: 'session-1' }, queryRejectCondition: undefined }) as unknown as WorkflowQueryInput;
-const signal = (): WorkflowSignalInput => ({ signalName: 'approve', args: [], headers: {}, workflowExecution: { workflowId: 'session-1' } }) as unknown as WorkflowSignalInput;
+const query = (): WorkflowQueryInput => ({ queryType: 'state', args: [], headers: {}, workflowExecution: { workflowId: 'session-1' }, queryRejectCondition: undefined });
+const signal = (): WorkflowSignalInput => ({ signalName: 'approve', args: [], headers: {}, workflowExecution: { workflowId: 'session-1' } });
 
 describe('CallerTraceInterceptor', () => {
   it('records nothing for calls outside any span (a poll), and passes them on unchanged', async () => {
