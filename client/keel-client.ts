@@ -12,13 +12,14 @@ import { EncryptionCodec, keelDataConverter } from '../shared/encryption';
 import { goalWorkflow, type GoalOptions } from '../workflows/goal';
 import { code, escapeMarkdown } from '../workflows/markdown';
 import { sessionWorkflow, type SessionOptions } from '../workflows/session';
-import { DEFAULT_TASK_QUEUE } from '../workflows/defaults';
+import { DEFAULT_MODEL, DEFAULT_TASK_QUEUE } from '../workflows/defaults';
 import { stampedMemo, startSearchAttributes } from '../workflows/run-format';
 import { describeIssues } from '../workflows/payloads';
 import { goalOptionsSchema } from '../workflows/protocol/goal';
 import { sessionOptionsSchema } from '../workflows/protocol/session';
 import { CallerTraceInterceptor } from './caller-trace';
 import { ClosableConnection } from './grpc-retry';
+import { type ModelRequest, modelRequestIssues } from '../machines/models';
 import { ConnectionError, IdempotencyKeyReusedError, InvalidInputError, mapErrors } from './errors';
 import { hostMoveRequest, moveHostRuns, type MoveHostOptions, type MoveHostReport, type RunOnRecord } from './host-move';
 import { GoalHandle } from './goal-handle';
@@ -141,6 +142,7 @@ export class KeelClient {
     const workflowId = id ?? `goal-${randomUUID()}`;
     const args: GoalOptions = { ...this.onHost(rest), goal, workspace: await workspaceFor('startGoal', workspace, createWorkspace), ...this.keyed() };
     validate(goalOptionsSchema, args, 'startGoal');
+    checkModel(args.model, { maxTokens: args.maxTokens, thinking: args.thinking }, 'startGoal');
     await this.start(workflowId, 'startGoal', requestDigest, () =>
       this.client.workflow.start(goalWorkflow, {
         taskQueue: this.taskQueue,
@@ -176,6 +178,7 @@ export class KeelClient {
     const workflowId = id ?? `session-${randomUUID()}`;
     const args: SessionOptions = { ...this.onHost(rest), workspace: await workspaceFor('startSession', workspace, createWorkspace), ...this.keyed() };
     validate(sessionOptionsSchema, args, 'startSession');
+    checkModel(args.model, { maxTokens: args.maxTokens, thinking: args.thinking }, 'startSession');
     await this.start(workflowId, 'startSession', requestDigest, () =>
       this.client.workflow.start(sessionWorkflow, {
         taskQueue: this.taskQueue,
@@ -319,6 +322,12 @@ async function workspaceFor(operation: string, workspace: string | undefined, cr
     if (error instanceof WorkspaceError) throw new InvalidInputError(operation, [`${error.field}: ${error.message}`]);
     throw error;
   }
+}
+
+/** The model table's refusals, before anything starts (a model it does not know is the worker's to judge). */
+function checkModel(model: string | undefined, request: ModelRequest, operation: string): void {
+  const issues = modelRequestIssues(model ?? DEFAULT_MODEL, request);
+  if (issues.length) throw new InvalidInputError(operation, issues);
 }
 
 function validate(schema: typeof goalOptionsSchema | typeof sessionOptionsSchema, args: unknown, operation: string): void {

@@ -12,7 +12,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { streamSSE } from 'hono/streaming';
 import type { z } from 'zod';
-import { ConnectionError, IdempotencyKeyReusedError, NoAnswerError, NotFoundError, UpdateRejectedError } from '../client/errors';
+import { ConnectionError, IdempotencyKeyReusedError, InvalidInputError, NoAnswerError, NotFoundError, UpdateRejectedError } from '../client/errors';
 import type { KeelClient } from '../client/keel-client';
 import { agUiRun } from './ag-ui';
 import { authenticate, type TokenEntry } from './auth';
@@ -210,6 +210,12 @@ export function toProblem(error: unknown): ProblemError {
   if (error instanceof ProblemError) return error;
   if (error instanceof UpdateRejectedError) return new ProblemError(409, 'rejected', error.message, { reason: error.reason, ...(error.code !== undefined ? { code: error.code } : {}) });
   if (error instanceof NotFoundError) return new ProblemError(404, 'not-found', error.message);
+  // Start options the workflow would refuse (the model table's, the schema's): each problem
+  // names its option, as a pointer into the body. It was a 500.
+  if (error instanceof InvalidInputError) {
+    const errors = error.problems.map((p) => ({ pointer: `/body/${p.slice(0, Math.max(0, p.indexOf(':'))).split('.')[0] || 'options'}`, message: p }));
+    return new ProblemError(400, 'validation', error.problems.join('; '), { errors });
+  }
   if (error instanceof IdempotencyKeyReusedError) return new ProblemError(422, 'idempotency-key-reused', error.message);
   if (error instanceof ConnectionError) return new ProblemError(503, 'unavailable', error.message);
   if (error instanceof NoAnswerError) return new ProblemError(504, 'timeout', error.message);
