@@ -2,7 +2,7 @@
 // stops showing as "being written", also when the stream is read again from its start (a
 // reload) and a delta the cancelled call sent lands after the turn's interrupt.
 import { describe, expect, it } from 'vitest';
-import { applyRunItem, emptyRun, endRun, type ModelCall, type StreamItem } from '../../server/console/src/run-state';
+import { applyRunItem, emptyRun, endRun, modelTrouble, type ModelCall, type StreamItem } from '../../server/console/src/run-state';
 
 let offset = 0;
 const model = (kind: string, extra: Record<string, unknown> = {}): StreamItem => ({ topic: 'model', offset: offset++, data: { kind, callId: 'call-1', attempt: 1, ...extra } });
@@ -47,5 +47,18 @@ describe('console run state', () => {
     expect(open.live?.state).toBe('streaming');
     endRun(open);
     expect([open.live, open.ended, open.calls[0]!.state]).toEqual([null, true, 'done']);
+  });
+});
+
+describe('modelTrouble (the session badge)', () => {
+  const log = (...kinds: Array<[string, Record<string, unknown>?]>) => kinds.map(([kind, extra], seq) => ({ kind, seq, ...extra }));
+  it('says the model failed when the newest turn ended in turn.error, with its message', () => {
+    expect(modelTrouble(log(['turn.started'], ['turn.error', { message: "ANTHROPIC_API_KEY is not set in the worker's environment." }]))).toEqual({ state: 'failed', message: "ANTHROPIC_API_KEY is not set in the worker's environment." });
+  });
+  it('says the call is retried while a retry waits, and nothing once a later turn went well', () => {
+    expect(modelTrouble(log(['turn.started'], ['turn.retry_scheduled', { error: 'The API could not be reached' }]))).toEqual({ state: 'retrying', message: 'The API could not be reached' });
+    expect(modelTrouble(log(['turn.started'], ['turn.error', { message: 'x' }], ['turn.started'], ['turn.completed']))).toBeNull();
+    expect(modelTrouble(log(['turn.started'], ['turn.error', { message: 'x' }], ['turn.started']))).toBeNull();
+    expect(modelTrouble([])).toBeNull();
   });
 });

@@ -87,3 +87,24 @@ export function endRun(s: RunStream): void {
   s.live = null;
   s.version++;
 }
+
+/** The model's trouble in the newest turn, from the event log: retrying, or failed for good. */
+export interface ModelTrouble {
+  state: 'retrying' | 'failed';
+  message: string;
+}
+
+/**
+ * What a session's badge says about its model: the newest turn failed because the model could
+ * not answer (no key, unreachable, refused the call), or its call is being retried. Without
+ * this the badge said "active" while every message failed (a console with no API key).
+ */
+export function modelTrouble(events: readonly LogEntry[]): ModelTrouble | null {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    if (e.kind === 'turn.error') return { state: 'failed', message: typeof e.message === 'string' ? e.message : '' };
+    if (e.kind === 'turn.retry_scheduled') return { state: 'retrying', message: typeof e.error === 'string' ? e.error : '' };
+    if (e.kind === 'turn.started' || e.kind === 'turn.completed' || e.kind === 'turn.interrupted' || e.kind === 'turn.refused' || e.kind === 'turn.truncated') return null;
+  }
+  return null;
+}
