@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-# The Keel worker image: `docker build -t keel-worker .` (docker-compose.yml builds it).
+# The Keel worker image: `docker build -t keel-worker .` (docker-compose.yml builds it). It
+# also runs the console and API (`node dist/server/serve.js`, the compose service `console`).
 # Stage `build` installs every dependency and runs `npm run build`: the worker compiled to
 # plain JavaScript (dist/worker/) and the workflow bundle prebuilt (dist/workflow-bundle.js),
 # as Temporal's production sample does. Stage `deps` installs the production dependencies
@@ -19,7 +20,11 @@ COPY shared ./shared
 COPY workflows ./workflows
 COPY activities ./activities
 COPY worker ./worker
-COPY scripts/build.ts ./scripts/build.ts
+# The console and API server (dist/server/serve.js, the compose service `console`) and the
+# console's page, compiled by the same build.
+COPY client ./client
+COPY server ./server
+COPY scripts/build.ts scripts/esbuild-plugins.ts ./scripts/
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS deps

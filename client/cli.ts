@@ -1,6 +1,7 @@
 // `keel`: the command line of Keel (client/bin/keel.js runs it through tsx, no build step).
 // Every command takes --json for scripts; exit codes are in client/cli/output.ts (EXIT) and
-// docs/client.md.
+// docs/cli.md.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Command, CommanderError } from 'commander';
@@ -22,8 +23,12 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
+/** Keel's version: the checkout's package.json, the one place it is written. */
+const { version } = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string };
+
 const program = new Command('keel')
   .description('Keel: durable autonomous agents on Temporal. Connection: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*; queue: KEEL_TASK_QUEUE.')
+  .version(version, '-V, --version', 'print the version of Keel and exit')
   .showHelpAfterError()
   .exitOverride();
 
@@ -36,7 +41,7 @@ program
 
 program
   .command('serve')
-  .description('the HTTP API and web console on 127.0.0.1:8280 (bearer token; see README)')
+  .description('the HTTP API and web console on 127.0.0.1:8280 (bearer token; see docs/console-and-api.md)')
   .option('--port <n>', 'port (default 8280 or KEEL_SERVE_PORT)')
   .option('--host <addr>', 'address to listen on (default 127.0.0.1)')
   .option('--workspace <dir>', 'default workspace of goals and sessions started from the console')

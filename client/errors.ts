@@ -40,6 +40,17 @@ export class InvalidInputError extends KeelError {
   }
 }
 
+/**
+ * The id was used before for another request: the caller's request digest (what it asked
+ * for) differs from the one the workflow was started with. The HTTP API answers 422, as the
+ * IETF Idempotency-Key draft says for a key reused with another payload.
+ */
+export class IdempotencyKeyReusedError extends KeelError {
+  constructor(readonly workflowId: string) {
+    super(`${workflowId} was started by another request: an id (Idempotency-Key) is for retrying the same request, use a new one for a new request`);
+  }
+}
+
 /** No goal or session with this id (in this namespace). */
 export class NotFoundError extends KeelError {
   constructor(

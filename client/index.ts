@@ -4,7 +4,7 @@ export { GoalHandle } from './goal-handle';
 export type { MoveHostOptions, MoveHostReport, MovedRun } from './host-move';
 export { SessionHandle, type TurnOutcome } from './session-handle';
 export { followStream, type EventsOptions, type StreamItem, type GoalStreamItem, type SessionStreamItem, type ModelStreamEvent } from './events';
-export { KeelError, UpdateRejectedError, NotFoundError, ConnectionError, NoAnswerError, WorkflowEndedError, InvalidInputError } from './errors';
+export { KeelError, UpdateRejectedError, NotFoundError, ConnectionError, NoAnswerError, WorkflowEndedError, InvalidInputError, IdempotencyKeyReusedError } from './errors';
 export type {
   GoalStateView,
   PlanView,

@@ -8,18 +8,19 @@ import { executionInfoFromRaw } from '@temporalio/client/lib/helpers.js';
 import { Client, Connection, type ConnectionOptions, WorkflowExecutionAlreadyStartedError, type WorkflowExecutionInfo } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { EncryptionCodec, keelDataConverter } from '../shared/encryption';
 import { goalWorkflow, type GoalOptions } from '../workflows/goal';
 import { code, escapeMarkdown } from '../workflows/markdown';
 import { sessionWorkflow, type SessionOptions } from '../workflows/session';
-import { DEFAULT_TASK_QUEUE } from '../workflows/defaults';
+import { DEFAULT_MODEL, DEFAULT_TASK_QUEUE } from '../workflows/defaults';
 import { stampedMemo, startSearchAttributes } from '../workflows/run-format';
 import { describeIssues } from '../workflows/payloads';
 import { goalOptionsSchema } from '../workflows/protocol/goal';
 import { sessionOptionsSchema } from '../workflows/protocol/session';
+import { CallerTraceInterceptor } from './caller-trace';
 import { ClosableConnection } from './grpc-retry';
-import { ConnectionError, InvalidInputError, mapErrors } from './errors';
+import { type ModelRequest, modelRequestIssues } from '../machines/models';
+import { ConnectionError, IdempotencyKeyReusedError, InvalidInputError, mapErrors } from './errors';
 import { hostMoveRequest, moveHostRuns, type MoveHostOptions, type MoveHostReport, type RunOnRecord } from './host-move';
 import { GoalHandle } from './goal-handle';
 import { SessionHandle } from './session-handle';
@@ -49,6 +50,11 @@ export type StartGoalOptions = Omit<GoalOptions, 'goal' | 'workspace'> & {
   createWorkspace?: boolean;
   /** Workflow id; pass the same id again (e.g. from a retried request) to get the same goal. */
   id?: string;
+  /**
+   * What the request asked for (a hash of it): with an id already in use, a different digest
+   * is another request under the same id, refused with IdempotencyKeyReusedError.
+   */
+  requestDigest?: string;
 };
 
 export type StartSessionOptions = Omit<SessionOptions, 'workspace'> & {
@@ -56,6 +62,8 @@ export type StartSessionOptions = Omit<SessionOptions, 'workspace'> & {
   workspace?: string;
   createWorkspace?: boolean;
   id?: string;
+  /** As StartGoalOptions.requestDigest. */
+  requestDigest?: string;
 };
 
 export interface ListOptions {
@@ -123,19 +131,21 @@ export class KeelClient {
       throw new ConnectionError(address, { cause: error });
     }
     const dataConverter = await keelDataConverter(env);
-    // Carries the caller's trace context (when the application has OpenTelemetry set up)
-    // into the workflow, so a trace runs client → workflow → activities.
-    const interceptors = { workflow: [new OpenTelemetryWorkflowClientInterceptor()] };
+    // Carries the caller's trace context (when the application has OpenTelemetry set up and the
+    // call is inside one of its spans) into the workflow, so a trace runs client → workflow →
+    // activities; a call outside any span starts no trace (client/caller-trace.ts).
+    const interceptors = { workflow: [new CallerTraceInterceptor()] };
     return new KeelClient(new Client({ connection, namespace, interceptors, ...(dataConverter ? { dataConverter } : {}) }), taskQueue, address, connection, workspaceHost);
   }
 
   /** Starts a goal (or, with an id already in use, returns that goal). */
   async startGoal(goal: string, options: StartGoalOptions = {}): Promise<GoalHandle> {
-    const { id, workspace, createWorkspace, ...rest } = options;
+    const { id, workspace, createWorkspace, requestDigest, ...rest } = options;
     const workflowId = id ?? `goal-${randomUUID()}`;
     const args: GoalOptions = { ...this.onHost(rest), goal, workspace: await workspaceFor('startGoal', workspace, createWorkspace), ...this.keyed() };
     validate(goalOptionsSchema, args, 'startGoal');
-    await this.start(workflowId, 'startGoal', () =>
+    checkModel(args.model, { maxTokens: args.maxTokens, thinking: args.thinking }, 'startGoal');
+    await this.start(workflowId, 'startGoal', requestDigest, () =>
       this.client.workflow.start(goalWorkflow, {
         taskQueue: this.taskQueue,
         workflowId,
@@ -144,7 +154,7 @@ export class KeelClient {
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         staticSummary: `goal: ${escapeMarkdown(oneLine(goal, 180))}`,
         // The memo comes back with every list entry: lists show what each goal is for.
-        memo: stampedMemo({ keelSummary: oneLine(goal, 180) }),
+        memo: stampedMemo({ keelSummary: oneLine(goal, 180), ...digestMemo(requestDigest) }),
         typedSearchAttributes: startSearchAttributes('goal', args.workspace),
         staticDetails: `Keel goal in ${code(args.workspace)}\n\n${escapeMarkdown(goal)}`,
       }),
@@ -166,11 +176,12 @@ export class KeelClient {
 
   /** Starts a session (or, with an id already in use, returns that session). */
   async startSession(options: StartSessionOptions = {}): Promise<SessionHandle> {
-    const { id, workspace, createWorkspace, ...rest } = options;
+    const { id, workspace, createWorkspace, requestDigest, ...rest } = options;
     const workflowId = id ?? `session-${randomUUID()}`;
     const args: SessionOptions = { ...this.onHost(rest), workspace: await workspaceFor('startSession', workspace, createWorkspace), ...this.keyed() };
     validate(sessionOptionsSchema, args, 'startSession');
-    await this.start(workflowId, 'startSession', () =>
+    checkModel(args.model, { maxTokens: args.maxTokens, thinking: args.thinking }, 'startSession');
+    await this.start(workflowId, 'startSession', requestDigest, () =>
       this.client.workflow.start(sessionWorkflow, {
         taskQueue: this.taskQueue,
         workflowId,
@@ -179,7 +190,7 @@ export class KeelClient {
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
         staticSummary: `session in ${code(args.workspace)}`,
         // Stamped, and showing what it is from its first moment: the workflow writes neither (workflows/run-format.ts).
-        memo: stampedMemo(),
+        memo: stampedMemo(digestMemo(requestDigest)),
         typedSearchAttributes: [...startSearchAttributes('session', args.workspace), { key: STATUS, value: 'active' }, { key: PENDING, value: 0 }],
       }),
     );
@@ -287,16 +298,25 @@ export class KeelClient {
     await this.connection?.close();
   }
 
-  private async start(workflowId: string, operation: string, body: () => Promise<unknown>): Promise<void> {
+  private async start(workflowId: string, operation: string, requestDigest: string | undefined, body: () => Promise<unknown>): Promise<void> {
     try {
       await mapErrors(workflowId, operation, body);
     } catch (error) {
       // Already run to its end under this id: the same goal, not a new one.
-      if (error instanceof WorkflowExecutionAlreadyStartedError) return;
-      throw error;
+      if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
     }
+    if (requestDigest === undefined) return;
+    // The id may be another request's: the workflow keeps the digest it was started with. A run
+    // started before digests existed has none, and is taken as the same request.
+    const { memo } = await mapErrors(workflowId, 'describe', () => this.client.workflow.getHandle(workflowId).describe());
+    const startedWith = memo?.[REQUEST_DIGEST_MEMO];
+    if (typeof startedWith === 'string' && startedWith !== requestDigest) throw new IdempotencyKeyReusedError(workflowId);
   }
 }
+
+/** The memo field that holds what a start was asked for (StartGoalOptions.requestDigest). */
+export const REQUEST_DIGEST_MEMO = 'keelRequestDigest';
+const digestMemo = (digest: string | undefined): Record<string, string> => (digest === undefined ? {} : { [REQUEST_DIGEST_MEMO]: digest });
 
 function oneLine(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -312,6 +332,12 @@ async function workspaceFor(operation: string, workspace: string | undefined, cr
     if (error instanceof WorkspaceError) throw new InvalidInputError(operation, [`${error.field}: ${error.message}`]);
     throw error;
   }
+}
+
+/** The model table's refusals, before anything starts (a model it does not know is the worker's to judge). */
+function checkModel(model: string | undefined, request: ModelRequest, operation: string): void {
+  const issues = modelRequestIssues(model ?? DEFAULT_MODEL, request);
+  if (issues.length) throw new InvalidInputError(operation, issues);
 }
 
 function validate(schema: typeof goalOptionsSchema | typeof sessionOptionsSchema, args: unknown, operation: string): void {

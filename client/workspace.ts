@@ -28,33 +28,36 @@ export interface ResolveOptions {
 export async function resolveWorkspace(requested: string | undefined, options: ResolveOptions = {}): Promise<string> {
   const base = path.resolve(options.root ?? process.cwd());
   const full = path.resolve(base, requested ?? '.');
+  // Under a server's root the caller is a client of that server: its refusals name paths as the
+  // caller wrote them, relative to the root, never the server's own absolute paths.
+  const shown = options.root === undefined ? (requested ?? full) : path.relative(base, full) || '.';
   let realRoot: string | undefined;
   if (options.root !== undefined) {
     realRoot = await fs.realpath(base).catch(() => {
-      throw new WorkspaceError(`the server's workspace root ${base} does not exist`);
+      throw new WorkspaceError("the server's workspace root does not exist (see the server's log or `keel serve --workspace`)");
     });
-    if (full !== base && !full.startsWith(base + path.sep)) throw new WorkspaceError(`workspace must lie inside ${base}`);
+    if (full !== base && !full.startsWith(base + path.sep)) throw new WorkspaceError("workspace must lie inside the server's workspace root (a path relative to it)");
   }
-  if (options.create) await createInside(full, realRoot);
+  if (options.create) await createInside(full, realRoot, shown);
   let real: string;
   try {
     real = await fs.realpath(full);
   } catch {
-    throw new WorkspaceError(`workspace ${requested ?? full} does not exist${options.create ? '' : ' (pass createWorkspace: true to create it)'}`);
+    throw new WorkspaceError(`workspace ${shown} does not exist${options.create ? '' : ' (pass createWorkspace: true to create it)'}`);
   }
   const stats = await fs.stat(real);
-  if (!stats.isDirectory()) throw new WorkspaceError(`workspace ${requested ?? full} is not a directory`);
+  if (!stats.isDirectory()) throw new WorkspaceError(`workspace ${shown} is not a directory`);
   if (realRoot !== undefined && real !== realRoot && !real.startsWith(realRoot + path.sep)) {
-    throw new WorkspaceError(`workspace ${requested ?? full} resolves to ${real}, outside ${realRoot} (through a symlink)`);
+    throw new WorkspaceError(`workspace ${shown} resolves outside the server's workspace root (through a symlink)`);
   }
   await fs.access(real, constants.R_OK | constants.X_OK).catch(() => {
-    throw new WorkspaceError(`workspace ${requested ?? full} is not readable`);
+    throw new WorkspaceError(`workspace ${shown} is not readable`);
   });
   return real;
 }
 
 /** Creates missing directories one by one, never through a symlink that leads out of the root. */
-async function createInside(full: string, realRoot: string | undefined): Promise<void> {
+async function createInside(full: string, realRoot: string | undefined, shown: string): Promise<void> {
   const missing: string[] = [];
   let existing = full;
   for (;;) {
@@ -71,11 +74,11 @@ async function createInside(full: string, realRoot: string | undefined): Promise
   let real = await fs.realpath(existing).catch(() => existing);
   for (const name of missing) {
     if (realRoot !== undefined && real !== realRoot && !real.startsWith(realRoot + path.sep)) {
-      throw new WorkspaceError(`workspace would be created under ${real}, outside ${realRoot} (through a symlink)`);
+      throw new WorkspaceError(`workspace ${shown} would be created outside the server's workspace root (through a symlink)`);
     }
     real = path.join(real, name);
     await fs.mkdir(real).catch((error: unknown) => {
-      if ((error as { code?: string }).code !== 'EEXIST') throw new WorkspaceError(`cannot create workspace: ${(error as Error).message}`);
+      if ((error as { code?: string }).code !== 'EEXIST') throw new WorkspaceError(realRoot === undefined ? `cannot create workspace: ${(error as Error).message}` : `cannot create workspace ${shown}: ${(error as { code?: string }).code ?? 'error'}`);
     });
     real = await fs.realpath(real);
   }

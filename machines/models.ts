@@ -114,3 +114,25 @@ export function modelSpec(model: string): ModelSpec | null {
 
 /** Every id a request may name, canonical first. */
 export const KNOWN_MODEL_IDS: readonly string[] = [...BY_ID.keys()];
+
+/** What a run asks of its model that the model table can judge before anything starts. */
+export interface ModelRequest {
+  readonly maxTokens?: number | undefined;
+  readonly thinking?: { readonly budgetTokens?: number | undefined; readonly adaptive?: boolean | undefined } | undefined;
+}
+
+/**
+ * Why `model` cannot take this request, by the capability table (one line per problem, naming
+ * the option): a thinking mode it does not take, an output limit above its largest. A model
+ * the table does not know is judged by the worker's price table as the run starts (it may be
+ * in KEEL_MODEL_PRICES there), not here.
+ */
+export function modelRequestIssues(model: string, request: ModelRequest): string[] {
+  const spec = modelSpec(model);
+  if (spec === null) return [];
+  const issues: string[] = [];
+  if (request.thinking?.budgetTokens !== undefined && !spec.thinking.manual) issues.push(`thinking: ${model} takes no thinking budget (adaptive only): use { adaptive: true }`);
+  if (request.thinking?.adaptive === true && !spec.thinking.adaptive) issues.push(`thinking: ${model} does not take adaptive thinking: give budgetTokens`);
+  if (request.maxTokens !== undefined && request.maxTokens > spec.maxOutput) issues.push(`maxTokens: ${request.maxTokens} is above ${model}'s largest max_tokens, ${spec.maxOutput}`);
+  return issues;
+}

@@ -5,7 +5,7 @@
 // `npm start` (and the Docker image) then runs `node dist/worker/main.js`: no tsx, no
 // webpack at start. The web console (server/console/src, .tsx) is compiled here too, into
 // dist/console/app.js, the file `keel serve` serves (server/console-bundle.ts).
-import { copyFile, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
@@ -23,7 +23,8 @@ const started = Date.now();
 
 await rm(dist, { recursive: true, force: true });
 await build({
-  entryPoints: { 'worker/main': 'worker/main.ts', 'worker/healthcheck': 'worker/healthcheck.ts' },
+  // The worker, its health check, and the console and API server (docker-compose's `console`).
+  entryPoints: { 'worker/main': 'worker/main.ts', 'worker/healthcheck': 'worker/healthcheck.ts', 'server/serve': 'server/serve-main.ts' },
   absWorkingDir: root,
   outdir: dist,
   bundle: true,
@@ -64,5 +65,9 @@ await writeFile(path.join(dist, ENCODED_FAILURES_BUNDLE_FILE), encoded.code);
 await copyFile(path.join(root, 'worker/failure-converter.cjs'), path.join(dist, 'worker/failure-converter.cjs'));
 // The console: the same options as the server's build on demand.
 await build(consoleBuildOptions(path.join(dist, 'console', 'app.js')));
+// The console's page and stylesheet, beside the compiled server (server/app.ts reads them from
+// its own folder's console/): dist/server/serve.js serves them in the image.
+await mkdir(path.join(dist, 'server', 'console'), { recursive: true });
+for (const file of ['index.html', 'style.css']) await copyFile(path.join(root, 'server/console', file), path.join(dist, 'server/console', file));
 const size = `${BUNDLE_FILE} (${((await stat(path.join(dist, BUNDLE_FILE))).size / 1024).toFixed(0)} KiB)`;
-console.log(`keel build: ${path.relative(root, dist)}/worker/main.js, worker/healthcheck.js, console/app.js, ${size} in ${Date.now() - started} ms`);
+console.log(`keel build: ${path.relative(root, dist)}/worker/main.js, worker/healthcheck.js, server/serve.js, console/app.js, ${size} in ${Date.now() - started} ms`);

@@ -8,7 +8,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
 import { KeelClient } from '../client/keel-client';
 import { startBanner, startServer, type RunningServer } from '../server/main';
 import { DEFAULT_TASK_QUEUE } from '../workflows/defaults';
@@ -28,8 +28,9 @@ const workspace = path.join(root, 'workspace');
 mkdirSync(workspace, { recursive: true });
 
 // Signals are handled here, not by the SDK's runtime: it would stop the worker only, and a
-// signal during start-up would leave the server running.
-Runtime.install({ shutdownSignals: [] });
+// signal during start-up would leave the server running. Tracing and metrics as `npm run
+// worker` has them, when OTEL_* asks for them: the runtime is installed once, with both.
+const telemetry = await startWorkerTelemetry(process.env, { shutdownSignals: [] });
 const SIGNALS = { SIGINT: 2, SIGTERM: 15, SIGHUP: 1 } as const;
 let stopSignal: keyof typeof SIGNALS | null = null;
 /** Read through a function: TypeScript cannot see a signal handler assign it. */
@@ -66,8 +67,6 @@ let connection: NativeConnection | undefined;
 let keelWorker: Awaited<ReturnType<typeof createKeelWorker>> | undefined;
 let api: { server: RunningServer; client: KeelClient } | undefined;
 try {
-  // Tracing and metrics as `npm run worker` has them, when OTEL_* asks for them.
-  const telemetry = await startWorkerTelemetry();
   connection = await NativeConnection.connect({ address: server.address });
   if (signalled()) throw new Error('stopped while starting');
   const keel = await createKeelWorker({ connection, namespace: server.namespace, taskQueue, telemetry });

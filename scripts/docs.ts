@@ -1,10 +1,12 @@
 // Generates docs/state-machines.md from the machines themselves: their transition tables
-// (Mermaid diagrams and row tables) and the seed mapping in machines/seed-map.ts.
-// `npm run docs` writes it; test/unit/machines/docs.test.ts fails when it is stale.
+// (Mermaid diagrams and row tables) and the seed mapping in machines/seed-map.ts; and
+// docs/reference.md (scripts/reference-doc.ts). `npm run docs` writes both;
+// test/unit/machines/docs.test.ts and test/unit/reference-doc.test.ts fail when one is stale.
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { goalMachine, KEEL_KINDS, SPEC_KINDS, sessionMachine, streamMachine, toolCallMachine, turnMachine, type TableRow } from '../machines/index';
 import { SEED_MAP, type MachineName } from '../machines/seed-map';
+import { renderReferenceDoc } from './reference-doc';
 
 interface Documented {
   readonly name: MachineName;
@@ -68,6 +70,7 @@ export function renderStateMachinesDoc(): string {
     'with a declarative transition table that the reducer is checked against: an event the table does not list for the current state is refused with',
     'code `not_allowed`; an event the table lists but that cannot apply now (unknown call id, stale timer, budget still exhausted) with `guard_failed`.',
     'Workflows hold the states, apply signals, activity results and timers as events, and execute the directives.',
+    'Each machine has observers (per-transition counters) and its state round-trips through JSON, which is how it crosses continue-as-new.',
     '',
     '| machine | file | initial | terminal | what it models |',
     '|---|---|---|---|---|',
@@ -156,8 +159,11 @@ const RUNNER_PROTOCOL: readonly [string, string, string, string][] = [
 ];
 
 export const DOC_PATH = fileURLToPath(new URL('../docs/state-machines.md', import.meta.url));
+export const REFERENCE_PATH = fileURLToPath(new URL('../docs/reference.md', import.meta.url));
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   writeFileSync(DOC_PATH, renderStateMachinesDoc());
   console.log(`wrote ${DOC_PATH}`);
+  writeFileSync(REFERENCE_PATH, renderReferenceDoc());
+  console.log(`wrote ${REFERENCE_PATH}`);
 }

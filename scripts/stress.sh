@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs a command beside CPU hogs, as on a busy laptop or a shared CI runner: the stress mode
-# developers run before they resolve an issue that touches timing (README, "Tests").
+# developers run before they resolve an issue that touches timing (docs/testing.md).
 #
 #   scripts/stress.sh [command…]        default command: npm test
 #   KEEL_STRESS_HOGS=N                  how many busy loops (default 2, one per core here)

@@ -2,6 +2,7 @@
 // the event stream as Server-Sent Events, the AG-UI adapter, /openapi.json and the console.
 // Hono: small, typed, Web-standard Request/Response (the same code runs under Node via
 // @hono/node-server), with an SSE helper — and no plugin system to learn for eight routes.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +12,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { cors } from 'hono/cors';
 import { streamSSE } from 'hono/streaming';
 import type { z } from 'zod';
-import { ConnectionError, NoAnswerError, NotFoundError, UpdateRejectedError } from '../client/errors';
+import { ConnectionError, IdempotencyKeyReusedError, InvalidInputError, NoAnswerError, NotFoundError, UpdateRejectedError } from '../client/errors';
 import { CheckpointError } from '../client/checkpoints';
 import type { KeelClient } from '../client/keel-client';
 import { agUiRun } from './ag-ui';
@@ -20,8 +21,8 @@ import { consoleScript } from './console-bundle';
 import type { LoginCodes } from './login';
 import { openApiDocument } from './openapi';
 import { ProblemError, validationProblem } from './problem';
-import { type Route, routes, kindOf } from './routes';
-import { idempotencyKeySchema, workflowIdSchema } from './schemas';
+import { type Route, routes } from './routes';
+import { agUiThreadIdSchema, idempotencyKeySchema, workflowIdSchema } from './schemas';
 
 /** How long one API request may wait for Temporal (and the workflow's worker) to answer. */
 export const REQUEST_DEADLINE_MS = 15_000;
@@ -120,9 +121,12 @@ export function createApp(options: AppOptions): Hono<Env> {
       const body = r.body ? parseWith(r.body, await readJson(c), 'body') : undefined;
       const keyHeader = r.idempotent ? c.req.header('idempotency-key') : undefined;
       const idempotencyKey = keyHeader === undefined ? null : parseWith(idempotencyKeySchema, keyHeader, 'header', 'Idempotency-Key');
+      // The request the key stands for: the same key with another body is refused (422), not
+      // answered with the first request's workflow (draft-ietf-httpapi-idempotency-key-header).
+      const requestDigest = idempotencyKey === null ? undefined : digestOf(r.path, body);
       // A workflow whose worker is down would keep the request open for ever: bounded here.
       const result = await options.keel.client.connection.withDeadline(Date.now() + REQUEST_DEADLINE_MS, () =>
-        r.handler({ keel: options.keel, approver: c.get('holder').name, id, body, query, idempotencyKey, defaults: { workspace: options.workspace } }),
+        r.handler({ keel: options.keel, approver: c.get('holder').name, id, body, query, idempotencyKey, requestDigest, defaults: { workspace: options.workspace } }),
       );
       if (r.status === 201) c.header('Location', `/api/${(result as { kind: string }).kind}s/${(result as { id: string }).id}`);
       return c.json(result as object, r.status);
@@ -132,7 +136,10 @@ export function createApp(options: AppOptions): Hono<Env> {
   app.get('/api/workflows/:id/events', async (c) => {
     const id = parseWith(workflowIdSchema, c.req.param('id'), 'path', 'id');
     const from = startOffset(c);
-    const kind = await kindOf(options.keel, id);
+    // Goals, sessions and a goal's task agents: an agent's stream has its model text, tool
+    // calls and results, which the console's agent page shows (it answered 404 before).
+    const kind = await options.keel.kindOf(id);
+    if (kind === null) throw new ProblemError(404, 'not-found', `${id} is not a Keel goal, session or agent`);
     const handle = kind === 'goal' ? options.keel.getGoal(id) : options.keel.getSession(id);
     return streamSSE(c, async (stream) => {
       const abort = new AbortController();
@@ -156,11 +163,23 @@ export function createApp(options: AppOptions): Hono<Env> {
     return agUiRun(c, options.keel, id, body, c.get('holder').name);
   });
 
+  // One endpoint for an AG-UI client (CopilotKit) with many threads: each thread is a session of
+  // its own, `agui-<threadId>`, started on its first run in the server's workspace. Through
+  // /api/sessions/{id}/ag-ui every thread of the app landed in that one session.
+  app.post('/api/ag-ui', async (c) => {
+    const body = await readJson(c);
+    const threadId = parseWith(agUiThreadIdSchema, (body as { threadId?: unknown } | null | undefined)?.threadId, 'body', 'threadId');
+    const id = `agui-${threadId}`;
+    await options.keel.client.connection.withDeadline(Date.now() + REQUEST_DEADLINE_MS, () => options.keel.startSession({ id, workspace: options.workspace }));
+    return agUiRun(c, options.keel, id, body, c.get('holder').name);
+  });
+
   // A known path with a method it does not have: 405 with Allow.
   const methods = new Map<string, Set<string>>();
   for (const r of routes) (methods.get(r.path) ?? methods.set(r.path, new Set()).get(r.path)!).add(r.method.toUpperCase());
   methods.set('/api/workflows/{id}/events', new Set(['GET']));
   methods.set('/api/sessions/{id}/ag-ui', new Set(['POST']));
+  methods.set('/api/ag-ui', new Set(['POST']));
   for (const [p, allowed] of methods) {
     app.all(p.replace(/\{(\w+)\}/g, ':$1'), (c) => {
       const allow = [...allowed, ...(allowed.has('GET') ? ['HEAD'] : [])].join(', ');
@@ -175,6 +194,13 @@ export function createApp(options: AppOptions): Hono<Env> {
   return app;
 }
 
+/** A request's digest: its route and its body as parsed, keys sorted, so spacing and key order do not count. */
+export function digestOf(route: string, body: unknown): string {
+  const canonical = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(canonical) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, x]) => [k, canonical(x)])) : v;
+  return createHash('sha256').update(JSON.stringify([route, canonical(body ?? null)])).digest('hex');
+}
+
 function problem(instance: string, p: ProblemError): Response {
   const headers: Record<string, string> = { 'Content-Type': 'application/problem+json' };
   if (p.status === 401) headers['WWW-Authenticate'] = 'Bearer realm="keel"';
@@ -187,6 +213,13 @@ export function toProblem(error: unknown): ProblemError {
   if (error instanceof NotFoundError) return new ProblemError(404, 'not-found', error.message);
   // No such turn, or a session without checkpoints: refused with its code, as a workflow's refusal is.
   if (error instanceof CheckpointError) return new ProblemError(409, 'rejected', error.message, { code: error.code });
+  // Start options the workflow would refuse (the model table's, the schema's): each problem
+  // names its option, as a pointer into the body. It was a 500.
+  if (error instanceof InvalidInputError) {
+    const errors = error.problems.map((p) => ({ pointer: `/body/${p.slice(0, Math.max(0, p.indexOf(':'))).split('.')[0] || 'options'}`, message: p }));
+    return new ProblemError(400, 'validation', error.problems.join('; '), { errors });
+  }
+  if (error instanceof IdempotencyKeyReusedError) return new ProblemError(422, 'idempotency-key-reused', error.message);
   if (error instanceof ConnectionError) return new ProblemError(503, 'unavailable', error.message);
   if (error instanceof NoAnswerError) return new ProblemError(504, 'timeout', error.message);
   const grpc = grpcCause(error);

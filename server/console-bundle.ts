@@ -11,8 +11,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type * as Esbuild from 'esbuild';
 
+declare const __KEEL_COMPILED__: boolean | undefined;
+
 const here = path.dirname(fileURLToPath(import.meta.url));
-const root = path.resolve(here, '..');
+// From source: server/ is in the root. Compiled (dist/server/serve.js, scripts/build.ts): two up.
+const root = path.resolve(here, typeof __KEEL_COMPILED__ === 'undefined' ? '..' : '../..');
 const sources = path.join(here, 'console', 'src');
 
 /** Where `npm run build` (and a build on demand) writes the console's script. */

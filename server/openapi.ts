@@ -43,7 +43,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
         name: 'Idempotency-Key',
         in: 'header',
         required: false,
-        description: 'Becomes the workflow id: a retried request with the same key gives the same workflow.',
+        description: 'Becomes the workflow id: a retried request with the same key gives the same workflow; the same key with another body is a 422.',
         schema: { type: 'string', pattern: '^[A-Za-z0-9._:-]{1,100}$' },
       });
     }
@@ -64,6 +64,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
         ...(r.path.includes('{id}') ? { '409': problem("Refused by the workflow: `reason` is the state machine's") } : {}),
         '405': problem('Method not allowed'),
         ...(r.body ? { '415': problem('The body is not JSON') } : {}),
+        ...(r.idempotent ? { '422': problem('The Idempotency-Key was used for another request (another body)') } : {}),
         '503': problem('Temporal cannot be reached'),
         '504': problem('The workflow did not answer in time (is a worker running?)'),
       },
@@ -111,6 +112,25 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
         '400': problem('Not a RunAgentInput, or no user message'),
         '401': problem('No or wrong bearer token'),
         '404': problem('No such session'),
+        '405': problem('Method not allowed'),
+        '409': problem('The session refused the message'),
+        '415': problem('The body is not JSON'),
+        '503': problem('Temporal cannot be reached'),
+        '504': problem('The session did not answer in time'),
+      },
+    },
+  };
+  paths['/api/ag-ui'] = {
+    post: {
+      operationId: 'agUiThreadRun',
+      summary: 'AG-UI for a client with many threads (CopilotKit): each threadId runs its own session, agui-<threadId>, started on its first run',
+      tags: ['sessions'],
+      parameters: [],
+      requestBody: { required: true, content: { 'application/json': { schema: schemaOf(agUiRunInput, 'input') } } },
+      responses: {
+        '200': { description: 'AG-UI events (RUN_STARTED … RUN_FINISHED)', content: { 'text/event-stream': { schema: sseEvent(['message']) } } },
+        '400': problem('Not a RunAgentInput, or a threadId that cannot name a session'),
+        '401': problem('No or wrong bearer token'),
         '405': problem('Method not allowed'),
         '409': problem('The session refused the message'),
         '415': problem('The body is not JSON'),

@@ -3,7 +3,7 @@
 import type { z } from 'zod';
 import type { Problem } from './schemas';
 
-export type ProblemType = 'validation' | 'unauthorized' | 'not-found' | 'method-not-allowed' | 'rejected' | 'unavailable' | 'timeout' | 'internal' | 'unsupported-media-type' | 'too-large';
+export type ProblemType = 'validation' | 'unauthorized' | 'not-found' | 'method-not-allowed' | 'rejected' | 'unavailable' | 'timeout' | 'internal' | 'unsupported-media-type' | 'too-large' | 'idempotency-key-reused';
 
 const TITLES: Record<ProblemType, string> = {
   validation: 'The request is not valid',
@@ -16,6 +16,7 @@ const TITLES: Record<ProblemType, string> = {
   internal: 'Internal error',
   'unsupported-media-type': 'The body must be JSON',
   'too-large': 'The body is too large',
+  'idempotency-key-reused': 'The Idempotency-Key was used for another request',
 };
 
 export class ProblemError extends Error {

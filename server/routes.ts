@@ -37,6 +37,8 @@ export interface RouteContext<B, Q> {
   body: B;
   query: Q;
   idempotencyKey: string | null;
+  /** With an Idempotency-Key: a digest of the request, so the key cannot stand for two requests. */
+  requestDigest: string | undefined;
   defaults: { workspace: string };
 }
 
@@ -125,8 +127,9 @@ export const routes: Route[] = [
     idempotent: true,
     status: 201,
     response: startedResponse,
-    handler: async ({ keel, body, idempotencyKey, defaults }) => {
+    handler: async ({ keel, body, idempotencyKey, requestDigest, defaults }) => {
       const g = await keel.startGoal(body.goal, {
+        ...(requestDigest ? { requestDigest } : {}),
         workspace: await workspaceOf(body.workspace, defaults.workspace, body.createWorkspace),
         ...(idempotencyKey ? { id: `goal-${idempotencyKey}` } : {}),
         ...(body.mode ? { policy: { mode: body.mode } } : {}),
@@ -204,8 +207,9 @@ export const routes: Route[] = [
     idempotent: true,
     status: 201,
     response: startedResponse,
-    handler: async ({ keel, body, idempotencyKey, defaults }) => {
+    handler: async ({ keel, body, idempotencyKey, requestDigest, defaults }) => {
       const s = await keel.startSession({
+        ...(requestDigest ? { requestDigest } : {}),
         workspace: await workspaceOf(body.workspace, defaults.workspace, body.createWorkspace),
         ...(idempotencyKey ? { id: `session-${idempotencyKey}` } : {}),
         ...(body.mode ? { policy: { mode: body.mode } } : {}),

@@ -11,6 +11,8 @@ import { SESSION_CONTROLS } from '../workflows/protocol/session';
 /** Goals and sessions, and task agents (`<goal>/task-<id>/<attempt>`: a `/`, sent as %2F in a path). */
 export const workflowIdSchema = z.string().regex(/^[A-Za-z0-9._:@/-]{1,200}$/, 'a workflow id: 1-200 of A-Z a-z 0-9 . _ : @ - /');
 /** An Idempotency-Key becomes the workflow id (`goal-<key>`), so a retried start is the same workflow. */
+/** An AG-UI thread's id on POST /api/ag-ui: its session is `agui-<threadId>`. */
+export const agUiThreadIdSchema = z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/, 'threadId: 1-100 of A-Z a-z 0-9 . _ : -');
 export const idempotencyKeySchema = z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/, 'Idempotency-Key: 1-100 of A-Z a-z 0-9 . _ : -');
 
 const mode = z.enum(['read-only', 'ask', 'auto-edit', 'full-auto']);

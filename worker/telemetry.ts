@@ -19,7 +19,7 @@ import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { BatchSpanProcessor, ConsoleSpanExporter, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { Context as ActivityContext } from '@temporalio/activity';
-import { Runtime } from '@temporalio/worker';
+import { Runtime, type RuntimeOptions } from '@temporalio/worker';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, ActivityInterceptorsFactory, InjectedSinks, Next, WorkerOptions } from '@temporalio/worker';
 import { noteReader } from '../activities/live-readers';
 import type { KeelReaderSinks } from '../workflows/reader-sink';
@@ -235,15 +235,19 @@ export async function startTelemetry(env: NodeJS.ProcessEnv = process.env, expor
  * OTEL_*, the Temporal runtime's own metrics (before the first connection), and the lines
  * that say where it all goes.
  */
-export async function startWorkerTelemetry(env: NodeJS.ProcessEnv = process.env): Promise<Telemetry & { lines: string[] }> {
+export async function startWorkerTelemetry(env: NodeJS.ProcessEnv = process.env, runtime: RuntimeOptions = {}): Promise<Telemetry & { lines: string[] }> {
   const telemetry = await startTelemetry(env);
   const temporalMetrics = temporalMetricsAddress(telemetry.config);
   // The runtime's task latencies, slots and polls: installed before any connection exists.
   // Durations in seconds with `_seconds`, as Keel's series and the dashboard's queries have
-  // them (the runtime's default is milliseconds without a unit).
-  if (temporalMetrics) {
-    Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: temporalMetrics, countersTotalSuffix: true, unitSuffix: true, useSecondsForDurations: true } } } });
-  }
+  // them (the runtime's default is milliseconds without a unit). The runtime is installed
+  // once per process: a caller's own options (`npm run dev` handles signals itself) come
+  // here and are installed with the metrics, not by a second Runtime.install, which throws
+  // "Runtime singleton has already been installed".
+  const telemetryOptions = temporalMetrics
+    ? { metrics: { prometheus: { bindAddress: temporalMetrics, countersTotalSuffix: true, unitSuffix: true, useSecondsForDurations: true } } }
+    : undefined;
+  if (telemetryOptions || Object.keys(runtime).length > 0) Runtime.install({ ...runtime, ...(telemetryOptions ? { telemetryOptions } : {}) });
   const lines = [
     ...(telemetry.tracing ? [`tracing to ${telemetry.config.traces === 'console' ? 'the console' : 'OTLP (OTEL_EXPORTER_OTLP_*)'} as ${telemetry.config.serviceName}`] : []),
     ...(telemetry.metricsUrl ? [`metrics on ${telemetry.metricsUrl} (Keel) and http://${temporalMetrics}/metrics (Temporal runtime)`] : []),

@@ -8,7 +8,7 @@
 // point cannot be moved) and so swap the other session's workspace for a symlink.
 //
 // The list is found by walking the workspace when the command starts: a `.git` the command
-// creates itself is not covered (see README, "Protected paths"). The walk reads directories
+// creates itself is not covered (see docs/policy.md, "Protected paths"). The walk reads directories
 // asynchronously (the worker's event loop keeps serving other sessions) and is bounded:
 // past MAX_WALKED_DIRECTORIES directories or MAX_PROTECTED_PATHS protected paths the
 // command is refused with a reason, rather than run with protection it could not finish.

@@ -58,7 +58,7 @@ export async function followGoal(goal: GoalHandle, options: GoalViewOptions): Pr
     if (!ask) return null;
     out.spinner(null);
     out.line(text);
-    const line = await ask.next('> ');
+    const line = await ask.next('> ', text);
     if (line === null) return null;
     return raw ? line.trim() : line.trim().toLowerCase();
   };

@@ -138,20 +138,31 @@ export function table(rows: string[][]): string[] {
 export class LineReader {
   private readonly rl: readline.Interface;
   private readonly buffered: string[] = [];
-  private readonly waiting: Array<(line: string | null) => void> = [];
+  /** Questions waiting for a line, newest last, each with what to print to ask it again. */
+  private readonly waiting: Array<{ resolve: (line: string | null) => void; again: string | null }> = [];
   private ended = false;
 
-  constructor(input: NodeJS.ReadableStream = process.stdin, output?: NodeJS.WritableStream) {
+  constructor(
+    input: NodeJS.ReadableStream = process.stdin,
+    output?: NodeJS.WritableStream,
+    /** Where prompts go (stdout). */
+    private readonly echo: (text: string) => void = (text) => void process.stdout.write(text),
+  ) {
     this.rl = readline.createInterface({ input, ...(output ? { output, terminal: true } : { terminal: false }) });
     this.rl.on('line', (line) => {
       // The newest question gets the answer (e.g. Ctrl-C's "cancel?" over a pending prompt).
       const w = this.waiting.pop();
-      if (w) w(line);
-      else this.buffered.push(line);
+      if (w) {
+        w.resolve(line);
+        // A question asked over another one is answered: ask the one below again, or the person
+        // sees no question while Keel still waits for their answer (an approval, after "cancel? n").
+        const below = this.waiting.at(-1);
+        if (below?.again) this.echo(below.again);
+      } else this.buffered.push(line);
     });
     this.rl.on('close', () => {
       this.ended = true;
-      for (const w of this.waiting.splice(0)) w(null);
+      for (const w of this.waiting.splice(0)) w.resolve(null);
     });
   }
 
@@ -159,13 +170,17 @@ export class LineReader {
     return this.rl;
   }
 
-  /** The next line, or null at the end of input. */
-  next(prompt?: string): Promise<string | null> {
-    if (prompt !== undefined) process.stdout.write(prompt);
+  /**
+   * The next line, or null at the end of input. `question` is the text the prompt answers,
+   * printed again (with the prompt) when a later question asked over this one is answered.
+   */
+  next(prompt?: string, question?: string): Promise<string | null> {
+    if (prompt !== undefined) this.echo(prompt);
     const line = this.buffered.shift();
     if (line !== undefined) return Promise.resolve(line);
     if (this.ended) return Promise.resolve(null);
-    return new Promise((resolve) => this.waiting.push(resolve));
+    const again = question === undefined && prompt === undefined ? null : `${question === undefined ? '' : `${question}\n`}${prompt ?? ''}`;
+    return new Promise((resolve) => this.waiting.push({ resolve, again }));
   }
 
   close(): void {

@@ -150,6 +150,12 @@ describe('keel console in headless Chromium', () => {
         const page = await context.newPage();
         await page.goto(`${server.url}/#token=${TEST_TOKEN}`);
         await page.getByRole('link', { name: 'New' }).click();
+        // A workspace that does not exist yet: refused as it is, made when the form is asked to.
+        const sessionForm = page.locator('form', { has: page.getByRole('button', { name: 'Start session' }) });
+        await sessionForm.getByLabel(/^Workspace/).fill('made/by-console');
+        await page.getByRole('button', { name: 'Start session' }).click();
+        await expect.poll(() => page.locator('#status').textContent(), { timeout: 30_000 }).toContain('made/by-console does not exist');
+        await sessionForm.getByLabel('create the workspace if it does not exist').check();
         await page.getByRole('button', { name: 'Start session' }).click();
         await page.waitForURL(/#\/session\/session-/);
         ids.push(decodeURIComponent(page.url().split('#/session/')[1]!));
@@ -163,7 +169,7 @@ describe('keel console in headless Chromium', () => {
         await expect.poll(() => page.getByRole('log', { name: 'conversation' }).textContent(), { timeout: 30_000 }).toContain('Done. The tool said what it said');
         await expect.poll(() => page.getByRole('log', { name: 'conversation' }).textContent(), { timeout: 30_000 }).toContain('write_file');
         await shot(page, 'session');
-        expect(await fs.readFile(path.join(s.workspace, 'NOTE.md'), 'utf8')).toBe('Written by Keel.\n');
+        expect(await fs.readFile(path.join(s.workspace, 'made/by-console', 'NOTE.md'), 'utf8')).toBe('Written by Keel.\n');
 
         // No token: the page says so and the API refuses the browser's requests.
         const other = await stranger.newPage();

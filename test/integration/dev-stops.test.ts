@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +43,27 @@ async function devEnv(marker: string, data: string): Promise<NodeJS.ProcessEnv> 
   };
 }
 
+/** A port P with P + 1 free too: Keel's /metrics and the Temporal runtime's, on the next port. */
+async function freePortPair(): Promise<number> {
+  const listen = (port: number) =>
+    new Promise<net.Server | null>((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(null));
+      server.listen(port, '127.0.0.1', () => resolve(server));
+    });
+  for (;;) {
+    const first = await listen(0);
+    if (!first) continue;
+    const port = (first.address() as net.AddressInfo).port;
+    const second = await listen(port + 1);
+    await new Promise((resolve) => first.close(resolve));
+    if (second) {
+      await new Promise((resolve) => second.close(resolve));
+      return port;
+    }
+  }
+}
+
 describe('npm run dev', () => {
   // The API refuses its settings after the worker exists: that worker held the connection,
   // and dev crashed with IllegalStateError instead of stopping what it had started.
@@ -68,7 +90,11 @@ describe('npm run dev', () => {
     it(`${signal}: worker, console and server stopped before it returns ${code}`, async () => {
       const marker = `keel-dev-test-${randomUUID()}`;
       const data = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-dev-test-'));
-      const env = await devEnv(marker, data);
+      // SIGTERM's run also has the metrics on, as docs/telemetry.md's command does: dev installs
+      // the Temporal runtime once (it exited 1, "Runtime singleton has already been installed").
+      const metricsPort = signal === 'SIGTERM' ? await freePortPair() : null;
+      const metricsEnv = metricsPort === null ? {} : { OTEL_METRICS_EXPORTER: 'prometheus', OTEL_EXPORTER_PROMETHEUS_HOST: '127.0.0.1', OTEL_EXPORTER_PROMETHEUS_PORT: String(metricsPort) };
+      const env = { ...(await devEnv(marker, data)), ...metricsEnv };
       const child = killWhenTestEnds(spawn('npm', ['run', '--silent', 'dev'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] }));
       let out = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -77,6 +103,10 @@ describe('npm run dev', () => {
       try {
         await waitForOutput(/Ctrl-C stops the worker, the console and the server\./, { child, text: () => out, ended: exited, timeoutMs: 150_000, what: 'npm run dev did not start' });
         expect(out).toMatch(/workspace:\s+workspace \(the console's default\)/);
+        if (metricsPort !== null) {
+          expect(out).toContain(`metrics on http://127.0.0.1:${metricsPort}/metrics (Keel) and http://127.0.0.1:${metricsPort + 1}/metrics (Temporal runtime)`);
+          for (const port of [metricsPort, metricsPort + 1]) expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(200);
+        }
         child.kill(signal);
         expect(await exited, out).toBe(code);
         // Stopped in order, the server last, before the process returned.

@@ -26,6 +26,7 @@ describe('AG-UI', () => {
     const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
     const server = await startServer({ keel, port: 0, workspace: s.workspace, env: { KEEL_API_TOKEN: TEST_TOKEN, KEEL_API_APPROVER: 'ag-ui user' } });
     let id = '';
+    const threadIds: string[] = [];
     try {
       await s.run(async () => {
         const session = await keel.startSession({ workspace: s.workspace, policy: { mode: 'ask' } });
@@ -96,10 +97,31 @@ describe('AG-UI', () => {
         expect(ends[0]!.result.turnId).not.toBe(ends[1]!.result.turnId);
         const finished = await Promise.all(['same-a', 'same-b'].map((m) => session.turnOf(m)));
         expect(finished.map((f) => f.turnId)).toEqual([ends[0]!.result.turnId, ends[1]!.result.turnId]);
+
+        // One endpoint, many threads (CopilotKit): each thread runs its own session.
+        const urlSessionMessages = (await session.transcript(0, 500)).messages.length;
+        const threads = ['thread-x', 'thread-y'];
+        const threadAgents = threads.map((threadId) => new HttpAgent({ url: `${server.url}/api/ag-ui`, headers: { Authorization: `Bearer ${TEST_TOKEN}` }, threadId }));
+        threadAgents.forEach((x, i) => x.addMessage({ id: `m-${threads[i]}`, role: 'user', content: 'hello' }));
+        const threadEnds = await Promise.all(threadAgents.map(async (x, i) => {
+          const events: BaseEvent[] = [];
+          await x.runAgent({ runId: `run-${threads[i]}` }, { onEvent: ({ event }) => void events.push(event) });
+          return events.at(-1)!.type;
+        }));
+        expect(threadEnds).toEqual([EventType.RUN_FINISHED, EventType.RUN_FINISHED]);
+        for (const threadId of threads) {
+          const own = keel.getSession(`agui-${threadId}`);
+          threadIds.push(own.id);
+          const users = (await own.transcript(0, 100)).messages.filter((m) => m.role === 'user');
+          expect(users.map((m) => JSON.stringify(m.content)), threadId).toEqual([JSON.stringify(users[0]!.content)]);
+          expect(JSON.stringify(users[0]!.content)).toContain('hello');
+        }
+        // The session of the URL got none of them.
+        expect((await session.transcript(0, 500)).messages).toHaveLength(urlSessionMessages);
       });
     } finally {
       await server.close();
-      if (id) await env.client.workflow.getHandle(id).terminate('test over').catch(() => undefined);
+      for (const x of [id, ...threadIds].filter(Boolean)) await env.client.workflow.getHandle(x).terminate('test over').catch(() => undefined);
     }
   }, 180_000);
 });

@@ -58,6 +58,13 @@ describe('keel serve: HTTP API', () => {
         expect(first.headers.get('location')).toBe(`/api/goals/${id}`);
         const second = await api('/api/goals', { json: { goal: 'A slugify module with passing tests and a README' }, headers: { 'Idempotency-Key': key } });
         expect(((await second.json()) as { id: string }).id).toBe(id);
+        // The same key with another body is another request: refused, not the first one's goal.
+        const reused = await api('/api/goals', { json: { goal: 'Something else entirely' }, headers: { 'Idempotency-Key': key } });
+        expect(reused.status).toBe(422);
+        expect(((await reused.json()) as Problem).type).toBe('https://keel.dev/problems/idempotency-key-reused');
+        // Key order and spacing are not another request.
+        const reordered = await api('/api/goals', { method: 'POST', body: '{ "goal" : "A slugify module with passing tests and a README" }', headers: { 'Idempotency-Key': key, 'Content-Type': 'application/json' } });
+        expect(reordered.status).toBe(201);
         const runs = await env.client.workflow.count(`WorkflowId = '${id}'`);
         expect(runs.count).toBe(1);
 
@@ -148,6 +155,16 @@ describe('keel serve: HTTP API', () => {
           'the finished goal answering GET /api/goals/{id}',
         );
         expect(final, JSON.stringify(final.body)).toMatchObject({ status: 200, body: { state: { status: 'goal_met' } } });
+
+        // A task agent's own stream (its id has slashes, sent as %2F): its tool calls and their
+        // results, to its end. The console's agent page reads it; the route answered 404.
+        const agentStream = await api(`/api/workflows/${encodeURIComponent(asked.agentId)}/events`, { headers: { Accept: 'text/event-stream' } });
+        expect(agentStream.status).toBe(200);
+        const agentItems = await readSse(agentStream, (e) => e.event === 'end');
+        const agentKinds = agentItems.filter((e) => e.event === 'events').map((e) => (e.data as { kind: string }).kind);
+        expect(agentKinds, agentKinds.join(', ')).toEqual(expect.arrayContaining(['tool.approval_requested', 'tool.result']));
+        expect(agentItems.filter((e) => e.event === 'events').some((e) => JSON.stringify(e.data).includes(asked.callId))).toBe(true);
+        expect(agentItems.at(-1)!.event).toBe('end');
         expect(server.output).not.toContain(TEST_TOKEN);
       });
     } finally {

@@ -36,7 +36,7 @@ describe('workspace resolution', () => {
     try {
       await s.run(async () => {
         for (const [workspace, detail] of [
-          ['link-to-etc', /resolves to \/etc, outside/],
+          ['link-to-etc', /^workspace link-to-etc resolves outside the server's workspace root/],
           ['link-out', /outside/],
           ['link-to-etc/ssl', /outside/],
           ['missing/dir', /does not exist/],
@@ -46,6 +46,15 @@ describe('workspace resolution', () => {
           const problem = (await res.json()) as Problem;
           expect(problem.detail, workspace).toMatch(detail);
           expect(problem.errors?.map((e) => e.pointer)).toEqual(['/body/workspace']);
+          // The server's own paths stay on the server: neither its root nor where a link leads.
+          for (const secret of [root, elsewhere, '/etc']) expect(JSON.stringify(problem), workspace).not.toContain(secret);
+        }
+        for (const [body, detail] of [
+          [{ workspace: 'link-out/new', createWorkspace: true }, /^workspace link-out\/new would be created outside the server's workspace root/],
+        ] as const) {
+          const problem = (await (await post(body)).json()) as Problem;
+          expect(problem.detail).toMatch(detail);
+          for (const secret of [root, path.dirname(root), elsewhere]) expect(JSON.stringify(problem)).not.toContain(secret);
         }
         await expect(fs.stat('/etc/.keel')).rejects.toThrow(/ENOENT/);
         await expect(fs.stat(path.join(root, 'missing'))).rejects.toThrow(/ENOENT/);

@@ -68,8 +68,8 @@ function runtimeStageOf(name: string): string[] {
 }
 
 describe('docker-compose.yml', () => {
-  it('defines PostgreSQL, Temporal, the search-attribute job, the Web UI and the worker', () => {
-    expect(Object.keys(services).sort()).toEqual(['grafana', 'jaeger', 'postgresql', 'prometheus', 'search-attributes', 'temporal', 'ui', 'worker']);
+  it('defines PostgreSQL, Temporal, the search-attribute job, the Web UI, the worker and the console', () => {
+    expect(Object.keys(services).sort()).toEqual(['console', 'grafana', 'jaeger', 'postgresql', 'prometheus', 'search-attributes', 'temporal', 'ui', 'worker']);
     // Telemetry backends start only with `--profile observability`.
     for (const name of ['jaeger', 'prometheus', 'grafana']) expect(services[name]?.profiles, name).toEqual(['observability']);
     expect(service('temporal').image).toMatch(/^temporalio\/auto-setup:/);
@@ -107,6 +107,25 @@ describe('docker-compose.yml', () => {
     expect(service('ui').ports).toEqual(['8080:8080']);
     expect(service('ui').environment?.TEMPORAL_ADDRESS).toBe('temporal:7233');
     for (const name of ['postgresql', 'search-attributes', 'worker']) expect(service(name).ports, name).toBeUndefined();
+  });
+
+  it('ships the console and API (keel serve) on 127.0.0.1:8280, from the worker image, with the workspace volume', () => {
+    const console = service('console');
+    expect(console.image).toBe(service('worker').image);
+    expect(console.command).toEqual(['node', 'dist/server/serve.js']);
+    expect(console.ports).toEqual(['127.0.0.1:8280:8280']);
+    expect(console.environment).toMatchObject({ TEMPORAL_ADDRESS: 'temporal:7233', KEEL_SERVE_HOST: '0.0.0.0', KEEL_SERVE_WORKSPACE: '/workspace' });
+    expect(console.volumes).toContain('workspace:/workspace');
+    expect(read('scripts/build.ts')).toContain("'server/serve': 'server/serve-main.ts'");
+  });
+
+  it('sends traces only where a collector runs: none by default, Jaeger when the observability profile is asked for', () => {
+    const env = service('worker').environment ?? {};
+    // Unset in the shell: empty, so the worker exports no trace (Jaeger runs only under its profile).
+    expect(env.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('${OTEL_EXPORTER_OTLP_ENDPOINT:-}');
+    expect(env.OTEL_TRACES_EXPORTER).toBe('${OTEL_TRACES_EXPORTER:-none}');
+    expect(service('jaeger').profiles).toEqual(['observability']);
+    expect(read('docs/deployment.md')).toContain('OTEL_TRACES_EXPORTER=otlp OTEL_EXPORTER_OTLP_ENDPOINT=http://jaeger:4318 docker compose --profile observability up -d');
   });
 
   it('starts in order: PostgreSQL healthy → Temporal healthy → search attributes registered → workers', () => {
@@ -229,8 +248,8 @@ describe('shared/env.ts', () => {
     expect([...names].sort()).toEqual([...TEMPORAL_CLIENT_ENV, TEMPORAL_GRPC_META_PREFIX].sort());
   });
 
-  it('is documented in the README configuration table', () => {
-    const readme = read('README.md') + read('docs/deployment.md');
+  it('is documented in the configuration page (docs/configuration.md)', () => {
+    const readme = read('docs/configuration.md') + read('docs/reference.md');
     for (const name of [...Object.keys(KEEL_WORKER_ENV), ...Object.keys(OTEL_ENV)]) expect(readme, name).toContain(`\`${name}\``);
   });
 });
@@ -267,23 +286,17 @@ describe('Dockerfile', () => {
     expect(instructions('RUN').some((line) => line.includes('npm run build'))).toBe(true);
   });
 
-  it('builds from every source folder the worker loads, and needs only production packages', () => {
-    const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
-    const copied = new Set(
-      dockerfile
-        .filter((line) => /^COPY /i.test(line) && !line.includes('--from'))
-        .flatMap((line) => line.split(/\s+/).slice(1, -1).filter((part) => !part.startsWith('--'))),
-    );
-    // Follow relative imports from the entry points: the worker, its health check, and the
-    // workflow code it bundles when it starts.
-    const seen = new Set<string>();
+  /** Every file and package reached by relative imports from the entry points (type-only imports skipped: they are erased). */
+  function reached(entries: string[]): { files: Set<string>; packages: Set<string> } {
+    const files = new Set<string>();
     const packages = new Set<string>();
-    const queue = ['worker/main.ts', 'worker/healthcheck.ts', 'workflows/index.ts'];
+    const queue = [...entries];
     while (queue.length > 0) {
       const file = queue.pop() as string;
-      if (seen.has(file)) continue;
-      seen.add(file);
-      for (const m of read(file).matchAll(/[\s}]from\s+'([^']+)'|\bimport\s*\(\s*'([^']+)'|^import\s+'([^']+)'/gm)) {
+      if (files.has(file)) continue;
+      files.add(file);
+      const code = read(file).replace(/^import type [^;]*;$/gm, '');
+      for (const m of code.matchAll(/[\s}]from\s+'([^']+)'|\bimport\s*\(\s*'([^']+)'|^import\s+'([^']+)'/gm)) {
         const spec = (m[1] ?? m[2] ?? m[3]) as string;
         if (spec.startsWith('.')) {
           const target = path.relative(root, path.resolve(root, path.dirname(file), spec));
@@ -294,11 +307,35 @@ describe('Dockerfile', () => {
         }
       }
     }
-    const folders = new Set([...seen].map((file) => file.split('/')[0] as string));
-    expect([...folders].sort()).toEqual(['activities', 'machines', 'shared', 'worker', 'workflows']);
+    return { files, packages };
+  }
+  const copiedPaths = () =>
+    new Set(
+      dockerfile
+        .filter((line) => /^COPY /i.test(line) && !line.includes('--from'))
+        .flatMap((line) => line.split(/\s+/).slice(1, -1).filter((part) => !part.startsWith('--'))),
+    );
+
+  it('builds from every source folder the worker and the console server load, and they need only production packages', () => {
+    const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
+    const copied = copiedPaths();
+    // The worker, its health check, the workflow code it bundles when it starts, and the
+    // console and API server (the compose service `console`, dist/server/serve.js).
+    const { files, packages } = reached(['worker/main.ts', 'worker/healthcheck.ts', 'workflows/index.ts', 'server/serve-main.ts']);
+    const folders = new Set([...files].map((file) => file.split('/')[0] as string));
+    expect([...folders].sort()).toEqual(['activities', 'client', 'machines', 'server', 'shared', 'worker', 'workflows']);
     for (const folder of folders) expect(copied, folder).toContain(folder);
     const dependencies = Object.keys(pkg.dependencies);
     for (const name of packages) expect(dependencies, name).toContain(name);
+  });
+
+  it('the build stage has every file `npm run build` reads (the console among them)', () => {
+    const copied = [...copiedPaths()];
+    const { files } = reached(['scripts/build.ts']);
+    // The console's page and stylesheet, which the build copies beside the server.
+    for (const file of [...files, 'server/console/index.html', 'server/console/style.css', 'server/console/src/main.tsx']) {
+      expect(copied.some((c) => file === c || file.startsWith(`${c}/`)), file).toBe(true);
+    }
   });
 
   it('.dockerignore keeps state, secrets and test material out, and what the image copies in', () => {

@@ -4,12 +4,9 @@
 // before and after the workflow ends, so nothing is lost or repeated.
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { token } from './api';
+import type { StreamItem } from './run-state';
 
-export interface StreamItem {
-  topic: 'events' | 'model';
-  offset: number;
-  data: Record<string, unknown>;
-}
+export type { StreamItem } from './run-state';
 
 export interface Follow {
   stop(): void;

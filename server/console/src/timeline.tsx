@@ -2,90 +2,34 @@
 // (expandable), and the model's text and thinking per call, kept after the run ends (the
 // stream is read from its start; a closed workflow serves it by query, with offsets).
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { follow, type StreamItem } from './stream';
+import { applyRunItem, emptyRun, endRun, type LogEntry, type ModelCall, type RunStream } from './run-state';
+import { follow } from './stream';
 import { time } from './ui';
 
-export interface LogEntry {
-  kind: string;
-  seq: number;
-  at?: string;
-  [field: string]: unknown;
-}
-
-export interface ModelCall {
-  key: string;
-  callId: string | null;
-  attempt: number;
-  model: string | null;
-  text: string;
-  thinking: string;
-  state: 'streaming' | 'done' | 'cut';
-}
-
-export interface RunStream {
-  events: LogEntry[];
-  calls: ModelCall[];
-  /** The call being streamed now (null between calls). */
-  live: ModelCall | null;
-  ended: boolean;
-  /** Bumped by each event (not each model delta): pages refresh their state on it. */
-  version: number;
-}
-
-const ENDS_A_CALL = new Set(['turn.interrupted', 'turn.error', 'turn.completed', 'session.turn_finished', 'llm.failed']);
+export type { LogEntry, ModelCall, RunStream } from './run-state';
 
 /** Follows a workflow's stream from its start; renders at most once a frame. */
 export function useRunStream(id: string): RunStream {
-  const acc = useRef<RunStream>({ events: [], calls: [], live: null, ended: false, version: 0 });
+  const acc = useRef<RunStream>(emptyRun());
   const [, setTick] = useState(0);
   useEffect(() => {
-    acc.current = { events: [], calls: [], live: null, ended: false, version: 0 };
+    acc.current = emptyRun();
     const byKey = new Map<string, ModelCall>();
     let frame = 0;
     const schedule = () => {
       if (!frame) frame = requestAnimationFrame(() => ((frame = 0), setTick((t) => t + 1)));
     };
-    const onItem = (item: StreamItem) => {
-      const s = acc.current;
-      if (item.topic === 'events') {
-        const e = item.data as LogEntry;
-        s.events = [...s.events, e];
-        s.version++;
-        // An interrupt or an error ends the streamed bubble: it is no longer "streaming".
-        if (ENDS_A_CALL.has(e.kind) && s.live) {
-          s.live.state = e.kind === 'turn.interrupted' || e.kind === 'turn.error' ? 'cut' : 'done';
-          s.live = null;
-        }
-      } else {
-        const m = item.data as { kind: string; callId: string | null; attempt: number; block?: string; text?: string; model?: string };
-        const key = `${m.callId ?? 'model'}`;
-        let call = byKey.get(key);
-        // A retry voids what the earlier attempt showed. Text read live comes before its call's
-        // start and retry markers (client/live-model.ts): a marker of the attempt shown goes on with it.
-        if (!call || call.attempt !== m.attempt || ((m.kind === 'start' || m.kind === 'retry') && call.state !== 'streaming')) {
-          call = { key: `${key}#${m.attempt}`, callId: m.callId, attempt: m.attempt, model: m.model ?? call?.model ?? null, text: '', thinking: '', state: 'streaming' };
-          if (byKey.has(key)) s.calls = s.calls.filter((c) => c !== byKey.get(key));
-          byKey.set(key, call);
-          s.calls = [...s.calls, call];
-        }
-        if (m.kind === 'start' && m.model) call.model = m.model;
-        if (m.kind === 'delta' && m.block === 'thinking') call.thinking += m.text ?? '';
-        else if (m.kind === 'delta') call.text += m.text ?? '';
-        if (m.kind === 'stop') {
-          call.state = 'done';
-          if (s.live === call) s.live = null;
-        } else s.live = call;
-        s.calls = [...s.calls];
-      }
-      schedule();
-    };
-    const f = follow(id, onItem, () => {
-      acc.current.ended = true;
-      if (acc.current.live) acc.current.live.state = 'done';
-      acc.current.live = null;
-      acc.current.version++;
-      schedule();
-    });
+    const f = follow(
+      id,
+      (item) => {
+        applyRunItem(acc.current, byKey, item);
+        schedule();
+      },
+      () => {
+        endRun(acc.current);
+        schedule();
+      },
+    );
     return () => {
       f.stop();
       cancelAnimationFrame(frame);

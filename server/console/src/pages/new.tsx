@@ -15,10 +15,9 @@ export function NewPage() {
       const v = f.get(n);
       return typeof v === 'string' ? v.trim() : '';
     };
-    const body =
-      kind === 'goal'
-        ? { goal: text('goal'), mode: text('mode'), ...(text('workspace') ? { workspace: text('workspace') } : {}), ...(f.get('autoApprove') ? { autoApprove: true } : {}) }
-        : { mode: text('mode'), ...(text('workspace') ? { workspace: text('workspace') } : {}) };
+    // A folder that does not exist yet is made only when asked (the API's createWorkspace).
+    const where = { ...(text('workspace') ? { workspace: text('workspace') } : {}), ...(f.get('createWorkspace') ? { createWorkspace: true } : {}) };
+    const body = kind === 'goal' ? { goal: text('goal'), mode: text('mode'), ...where, ...(f.get('autoApprove') ? { autoApprove: true } : {}) } : { mode: text('mode'), ...where };
     try {
       const r = await api<{ id: string }>('POST', `/api/${kind}s`, body, { 'Idempotency-Key': kind === 'goal' ? key : `${key}-s` });
       location.hash = `#/${kind}/${enc(r.id)}`;
@@ -35,6 +34,7 @@ export function NewPage() {
       <textarea id="goal-text" name="goal" rows={3} required></textarea>
       <label for="goal-workspace">{workspaceLabel}</label>
       <input id="goal-workspace" name="workspace" type="text" />
+      <div class="actions"><label class="inline"><input type="checkbox" name="createWorkspace" />create the workspace if it does not exist</label></div>
       <label for="goal-mode">Tool policy</label>
       <select id="goal-mode" name="mode">{MODES.map((m) => (<option value={m}>{m}</option>))}</select>
       <div class="actions"><label class="inline"><input type="checkbox" name="autoApprove" />start without plan approval</label></div>
@@ -44,6 +44,7 @@ export function NewPage() {
       <h3 id="new-session-title">New session</h3>
       <label for="session-workspace">{workspaceLabel}</label>
       <input id="session-workspace" name="workspace" type="text" />
+      <div class="actions"><label class="inline"><input type="checkbox" name="createWorkspace" />create the workspace if it does not exist</label></div>
       <label for="session-mode">Tool policy</label>
       <select id="session-mode" name="mode">{MODES.map((m) => (<option value={m}>{m}</option>))}</select>
       <div class="actions"><button class="primary">Start session</button></div>

@@ -3,6 +3,7 @@
 // why it failed or stopped, and every event.
 import { useState } from 'preact/hooks';
 import { act, enc } from '../api';
+import { modelTrouble } from '../run-state';
 import { ModelText, Timeline, useRunStream } from '../timeline';
 import type { StateView, TranscriptPage } from '../types';
 import { Badge, BudgetBars } from '../ui';
@@ -54,8 +55,13 @@ export function SessionPage({ id }: { id: string }) {
   const inTranscript = new Set(messages.filter((m) => m.role === 'user').flatMap((m) => blocksOf(m).map((b) => b.text ?? '')));
   const pending = sent.filter((t) => !inTranscript.has(t));
   const live = run.live;
+  const trouble = modelTrouble(run.events);
   return (<div id="session">
-    <h2>Session <span class="muted id">{id}</span> <Badge status={state.status} /></h2>
+    <h2>Session <span class="muted id">{id}</span> <Badge status={state.status} />{trouble ? (<span class={`badge ${trouble.state === 'failed' ? 'failed' : 'paused'}`}>{trouble.state === 'failed' ? 'model failed' : 'model retrying'}</span>) : null}</h2>
+    {trouble ? (<section class="card report bad" aria-labelledby="model-trouble-title">
+        <h3 id="model-trouble-title">{trouble.state === 'failed' ? 'The model could not answer' : 'The model call is being retried'}</h3>
+        <p class="pre">{trouble.message}</p>
+      </section>) : null}
     {SHOW_REASON.has(state.status) || state.reason
       ? (<section class={`card report ${state.status === 'failed' || state.status === 'suspended' ? 'bad' : ''}`} aria-labelledby="reason-title">
           <h3 id="reason-title">{state.status === 'failed' ? 'Failed' : state.status.replaceAll('_', ' ')}</h3>
