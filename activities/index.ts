@@ -5,6 +5,7 @@ import { createStoreActivities } from './conversation-store';
 import { createModelActivities } from './llm';
 import { loadPriceTable } from './llm-pricing';
 import { createMcpBridge, parseMcpConfig } from './mcp/index';
+import { createScheduleActivities } from './schedule-budget';
 import { createSetupActivities } from './setup';
 import { createToolActivities, type RunnableTool } from './tools/index';
 import { extraReadPaths } from './tools/sandbox';
@@ -18,7 +19,8 @@ export interface KeelActivities {
     ReturnType<typeof createMcpBridge>['activities'] &
     ReturnType<typeof createSetupActivities> &
     ReturnType<typeof createWaitingAttributeActivities> &
-    ReturnType<typeof createWorkspaceAdoptActivities>;
+    ReturnType<typeof createWorkspaceAdoptActivities> &
+    ReturnType<typeof createScheduleActivities>;
   /** Stops what the activities keep alive for the process (MCP servers). */
   close(): Promise<void>;
 }
@@ -38,7 +40,7 @@ export function createActivities(env: NodeJS.ProcessEnv = process.env, options: 
   // One table for pricing calls and for refusing a run whose model has no price.
   const prices = loadPriceTable(env);
   return {
-    activities: { ...createModelActivities({ env, prices }), ...store, ...tools, ...mcp.activities, ...createSetupActivities({ ...tools, ...store, ...mcp.activities, prices }), ...createWaitingAttributeActivities(), ...createWorkspaceAdoptActivities() },
+    activities: { ...createModelActivities({ env, prices }), ...store, ...tools, ...mcp.activities, ...createSetupActivities({ ...tools, ...store, ...mcp.activities, prices }), ...createWaitingAttributeActivities(), ...createWorkspaceAdoptActivities(), ...createScheduleActivities() },
     close: () => mcp.close(),
   };
 }

@@ -22,6 +22,7 @@ import { ClosableConnection } from './grpc-retry';
 import { ConnectionError, InvalidInputError, mapErrors } from './errors';
 import { hostMoveRequest, moveHostRuns, type MoveHostOptions, type MoveHostReport, type RunOnRecord } from './host-move';
 import { GoalHandle } from './goal-handle';
+import { KeelSchedules } from './schedules';
 import { SessionHandle } from './session-handle';
 import { resolveWorkspace, WorkspaceError } from './workspace';
 
@@ -129,10 +130,9 @@ export class KeelClient {
 
   /** Starts a goal (or, with an id already in use, returns that goal). */
   async startGoal(goal: string, options: StartGoalOptions = {}): Promise<GoalHandle> {
-    const { id, workspace, createWorkspace, ...rest } = options;
+    const { id, ...rest } = options;
     const workflowId = id ?? `goal-${randomUUID()}`;
-    const args: GoalOptions = { ...this.onHost(rest), goal, workspace: await workspaceFor('startGoal', workspace, createWorkspace), ...this.keyed() };
-    validate(goalOptionsSchema, args, 'startGoal');
+    const args = await this.goalArgs('startGoal', goal, rest);
     await this.start(workflowId, 'startGoal', () =>
       this.client.workflow.start(goalWorkflow, {
         taskQueue: this.taskQueue,
@@ -148,6 +148,19 @@ export class KeelClient {
       }),
     );
     return new GoalHandle(this.client, workflowId);
+  }
+
+  /** A goal's start input: the workspace resolved, the options checked as the workflow will (a refusal names the field). */
+  private async goalArgs(operation: string, goal: string, options: Omit<StartGoalOptions, 'id'>): Promise<GoalOptions> {
+    const { workspace, createWorkspace, ...rest } = options;
+    const args: GoalOptions = { ...this.onHost(rest), goal, workspace: await workspaceFor(operation, workspace, createWorkspace), ...this.keyed() };
+    validate(goalOptionsSchema, args, operation);
+    return args;
+  }
+
+  /** Goals on a schedule (client/schedules.ts, docs/schedules.md): create, list, and each one's runs and spend. */
+  get schedules(): KeelSchedules {
+    return new KeelSchedules(this.client, this.taskQueue, (operation, goal, options) => this.goalArgs(operation, goal, options));
   }
 
   /**
