@@ -1,0 +1,119 @@
+// Goals on a schedule (docs/schedules.md), on the dev server with a real worker and the model
+// stand-in: Temporal's overlap policy skips runs while a slow one is still going; a schedule's
+// monthly budget, once spent, ends its next runs at once without a model call; pause, resume,
+// trigger, backfill and delete through the compiled `keel` CLI and the SDK; every run listed
+// under its schedule with its cost. Intervals are seconds, not hours, and every wait is on a condition.
+import { afterAll, describe, expect, it } from 'vitest';
+import { KeelClient } from '../../client/keel-client';
+import type { ScheduleDetails } from '../../client/schedules';
+import { goalEnv, FAST_MODEL, plan, planner, task, waitUntil, type GoalEnv } from '../fixtures/goal-harness';
+import { cliEnv, keel as keelCli } from '../fixtures/client-cli';
+import { useTemporal } from '../fixtures/use-temporal';
+
+const { env, workflowBundle } = useTemporal();
+
+const billed = (input: number) => ({ input_tokens: input, output_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+const proposal = plan([task('triage', 'Triage the issues', 'List the open issues in ISSUES.md.')]);
+
+let g: GoalEnv;
+let keel: KeelClient;
+const made: string[] = [];
+
+afterAll(async () => {
+  // Schedules outlive a test: delete them, then stop the runs they started.
+  for (const id of made) {
+    await keel?.schedules.get(id).delete().catch(() => undefined);
+    for await (const w of env.client.workflow.list({ query: `TemporalScheduledById = '${id}' AND ExecutionStatus = 'Running'` })) await env.client.workflow.getHandle(w.workflowId).terminate('test over').catch(() => undefined);
+  }
+});
+
+describe('scheduled goals', () => {
+  it('skips runs that would overlap a slow one; a spent monthly budget ends runs at once; pause, trigger, backfill and delete from the CLI and the SDK', async () => {
+    g = await goalEnv(env, workflowBundle, {
+      rules: [
+        // The budget schedule's goal: one planner call bills 1M input tokens ($3 at Sonnet's price).
+        { match: planner({ lastUserContains: 'Spend big' }), reply: { ...proposal, usage: billed(1_000_000) } },
+        // The slow schedule's goal: a plan that then waits for an approval nobody gives.
+        { match: planner(), reply: { ...proposal, usage: billed(100) } },
+      ],
+    });
+    await g.run(async () => {
+      keel = await KeelClient.connect({ client: env.client, taskQueue: g.taskQueue });
+      const goalOptions = { workspace: g.workspace, policy: { mode: 'full-auto' as const }, modelActivity: FAST_MODEL };
+      const suffix = g.taskQueue.slice(-8);
+
+      // ---- overlap skip: a run every second, each waits for plan approval (slow) -------------
+      const slowId = `slow-${suffix}`;
+      made.push(slowId);
+      const slow = await keel.schedules.create({ id: slowId, when: { kind: 'interval', every: '1s' }, overlap: 'skip', goal: 'Triage the new issues', goalOptions });
+      const skipped = await waitUntil(() => slow.describe(), (d) => (d.actions?.skippedOverlap ?? 0) >= 3, 20_000, 'runs skipped for overlap');
+      // One run started, and it is still the one running: the others were skipped, not piled up.
+      expect(skipped.actions!.taken).toBe(1);
+      expect(skipped.actions!.running).toHaveLength(1);
+      const slowRuns = await slow.runs();
+      expect(slowRuns.map((r) => r.workflowId)).toEqual(skipped.actions!.running);
+      expect(slowRuns[0]!.workflowId.startsWith(`${slowId}-`)).toBe(true);
+      const slowGoal = keel.getGoal(slowRuns[0]!.workflowId);
+      await waitUntil(() => slowGoal.state(), (s) => s.status === 'awaiting_plan_approval', 20_000, 'the slow run waiting');
+      await slow.delete();
+      await expect(slow.describe()).rejects.toThrow(/no schedule with id/);
+      await slowGoal.cancel('test over');
+
+      // ---- monthly budget: $1 a month, the first run spends $3 ------------------------------
+      const cli = cliEnv(g.taskQueue);
+      const budgetId = `budget-${suffix}`;
+      made.push(budgetId);
+      // Due only on 1 January (in Paris): every run here is a trigger or a backfill.
+      const created = await keelCli(['schedule', 'create', '--id', budgetId, '--cron', '0 0 1 1 *', '--tz', 'Europe/Paris', '--goal', 'Spend big on triage', '--budget-usd', '1', '--workspace', g.workspace, '--mode', 'full-auto', '--json'], cli);
+      expect(created.code, created.stderr).toBe(0);
+      expect(created.json<{ id: string; nextRuns: string[] }>().nextRuns[0]).toMatch(/-12-31T23:00:00/);
+      const budget = keel.schedules.get(budgetId);
+
+      expect((await keelCli(['schedule', 'trigger', budgetId], cli)).code).toBe(0);
+      const first = await waitUntil(() => budget.runs(), (runs) => runs.length === 1 && runs[0]!.execution === 'COMPLETED', 30_000, 'the first run ending');
+      // Its own limit was what was left of the month ($1): it stopped on it after the planner's $3 call.
+      expect(first[0]!.costUsd).toBeGreaterThan(1);
+      expect(first[0]!.summary).toMatch(/budget exhausted/);
+      const modelCalls = g.standin.requests.length;
+
+      await budget.trigger();
+      const second = await waitUntil(() => budget.runs(), (runs) => runs.length === 2 && runs.every((r) => r.execution === 'COMPLETED'), 30_000, 'the second run ending');
+      expect(second[0]!.verdict).toBe('stopped');
+      expect(second[0]!.summary).toMatch(/^schedule budget spent: \$3\.\d\d of \$1\.00 in \d{4}-\d\d \(1 run\); runs start again on \d{4}-\d\d-01$/);
+      expect(second[0]!.costUsd).toBe(0);
+      // It called no model.
+      expect(g.standin.requests.length).toBe(modelCalls);
+
+      // ---- pause with a note, show, resume (CLI) ------------------------------------------
+      expect((await keelCli(['schedule', 'pause', budgetId, '--note', 'budget review'], cli)).code).toBe(0);
+      const shown = await keelCli(['schedule', 'show', budgetId, '--json'], cli);
+      expect(shown.code, shown.stderr).toBe(0);
+      const details = shown.json<ScheduleDetails>();
+      expect(details).toMatchObject({ paused: true, note: 'budget review', spend: { budgetUsd: 1, spent: true } });
+      expect(details.spend.spentUsd).toBeGreaterThan(1);
+      expect(details.runs).toHaveLength(2);
+      const plain = await keelCli(['schedule', 'show', budgetId], cli);
+      expect(plain.stdout).toMatch(/paused {2}\(budget review\)/);
+      expect(plain.stdout).toMatch(/spend: +\$3\.\d\d of \$1\.00 in \d{4}-\d\d \(spent\)/);
+      expect((await keelCli(['schedule', 'resume', budgetId], cli)).code).toBe(0);
+      expect((await budget.describe()).paused).toBe(false);
+
+      // ---- backfill two past 1 Januaries (CLI): two more runs, both ended at once --------------
+      const backfill = await keelCli(['schedule', 'backfill', budgetId, '--from', '2023-12-30T00:00:00Z', '--to', '2025-01-02T00:00:00Z', '--overlap', 'allow_all'], cli);
+      expect(backfill.code, backfill.stderr).toBe(0);
+      const all = await waitUntil(() => budget.runs(), (runs) => runs.length === 4 && runs.every((r) => r.execution === 'COMPLETED'), 30_000, 'the backfilled runs ending');
+      expect(all.filter((r) => r.summary?.startsWith('schedule budget spent'))).toHaveLength(3);
+      expect(g.standin.requests.length).toBe(modelCalls);
+
+      // ---- list, then delete (CLI) -----------------------------------------------------------
+      const listed = await keelCli(['schedule', 'list', '--json'], cli);
+      expect(listed.json<{ items: ScheduleDetails[] }>().items.find((s) => s.id === budgetId)).toMatchObject({ spec: { when: { kind: 'cron', cron: '0 0 1 1 *' }, timeZone: 'Europe/Paris' } });
+      expect((await keelCli(['schedule', 'delete', budgetId], cli)).code).toBe(0);
+      const gone = await keelCli(['schedule', 'show', budgetId], cli);
+      expect(gone.code).toBe(4);
+      expect(gone.stderr).toMatch(/no schedule with id/);
+      // Its runs are still there, and still its own.
+      expect(await budget.runs()).toHaveLength(4);
+    });
+  });
+});
