@@ -7,6 +7,7 @@ import { mapErrors } from '../client/errors';
 import { resolveWorkspace, WorkspaceError } from '../client/workspace';
 import { readInbox } from './inbox';
 import { ProblemError } from './problem';
+import { scheduleRoutes } from './schedule-routes';
 import {
   answerBody,
   approveBody,
@@ -40,12 +41,12 @@ export interface RouteContext<B, Q> {
 }
 
 export interface Route<B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType> {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   /** OpenAPI style: `/api/goals/{id}`. */
   path: string;
   operationId: string;
   summary: string;
-  tag: 'list' | 'goals' | 'sessions' | 'approvals';
+  tag: 'list' | 'goals' | 'sessions' | 'approvals' | 'schedules';
   body?: B;
   query?: Q;
   idempotent?: boolean;
@@ -326,6 +327,8 @@ export const routes: Route[] = [
       return keel.getSession(id).deny(body.callId, body.reason);
     },
   }),
+  // Goals on a schedule (server/schedule-routes.ts).
+  ...scheduleRoutes(workspaceOf),
 ];
 
 export { kindOf };

@@ -49,6 +49,11 @@ async function workflowTaskFailures(): Promise<string[]> {
 }
 
 async function terminateStarted() {
+  // Schedules it created first (server/schedule-routes.ts): they would go on starting goals on this queue for the rest of the run.
+  for await (const sched of env.client.schedule.list({ query: "KeelKind = 'schedule'" })) {
+    const handle = env.client.schedule.getHandle(sched.scheduleId);
+    if ((await handle.describe().catch(() => null))?.action.taskQueue === s.taskQueue) await handle.delete().catch(() => undefined);
+  }
   for await (const w of env.client.workflow.list({ query: `TaskQueue = '${s.taskQueue}' AND ExecutionStatus = 'Running'` })) {
     await env.client.workflow.getHandle(w.workflowId).terminate('schemathesis run over').catch(() => undefined);
   }
