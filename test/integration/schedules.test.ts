@@ -1,12 +1,14 @@
 // Goals on a schedule (docs/schedules.md), on the dev server with a real worker and the model
 // stand-in: Temporal's overlap policy skips runs while a slow one is still going; a schedule's
 // monthly budget, once spent, ends its next runs at once without a model call; pause, resume,
-// trigger, backfill and delete through the compiled `keel` CLI and the SDK; every run listed
-// under its schedule with its cost. Intervals are seconds, not hours, and every wait is on a condition.
+// trigger, backfill and delete through the compiled `keel` CLI, the SDK and the HTTP API; every
+// run listed under its schedule with its cost. Intervals are seconds, not hours, and every wait is on a condition.
 import { afterAll, describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/keel-client';
+import { startServer } from '../../server/main';
+import { TEST_TOKEN } from '../fixtures/serve-process';
 import type { ScheduleDetails } from '../../client/schedules';
-import { goalEnv, FAST_MODEL, plan, planner, task, waitUntil, type GoalEnv } from '../fixtures/goal-harness';
+import { goalEnv, plan, planner, task, waitUntil, type GoalEnv } from '../fixtures/goal-harness';
 import { cliEnv, keel as keelCli } from '../fixtures/client-cli';
 import { useTemporal } from '../fixtures/use-temporal';
 
@@ -39,14 +41,30 @@ describe('scheduled goals', () => {
     });
     await g.run(async () => {
       keel = await KeelClient.connect({ client: env.client, taskQueue: g.taskQueue });
-      const goalOptions = { workspace: g.workspace, policy: { mode: 'full-auto' as const }, modelActivity: FAST_MODEL };
       const suffix = g.taskQueue.slice(-8);
 
-      // ---- overlap skip: a run every second, each waits for plan approval (slow) -------------
+      // ---- overlap skip (HTTP API): a run every second, each waits for plan approval (slow) ----------
+      const server = await startServer({ keel, port: 0, workspace: g.workspace, env: { KEEL_API_TOKEN: TEST_TOKEN } });
+      const api = (path: string, init: RequestInit = {}) => fetch(`${server.url}${path}`, { ...init, headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' } });
       const slowId = `slow-${suffix}`;
       made.push(slowId);
-      const slow = await keel.schedules.create({ id: slowId, when: { kind: 'interval', every: '1s' }, overlap: 'skip', goal: 'Triage the new issues', goalOptions });
-      const skipped = await waitUntil(() => slow.describe(), (d) => (d.actions?.skippedOverlap ?? 0) >= 2, 20_000, 'runs skipped for overlap');
+      const bad = await api('/api/schedules', { method: 'POST', body: JSON.stringify({ goal: 'x', when: { kind: 'cron', cron: '0 7 * * 8' }, timeZone: 'Mars/Base' }) });
+      expect(bad.status).toBe(400);
+      // Both problems, each at its field.
+      const problem = (await bad.json()) as { errors: { pointer: string; message: string }[] };
+      expect(problem.errors).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ pointer: '/body/when/cron', message: expect.stringMatching(/Invalid value for dayOfWeek: 8/) as unknown }),
+          expect.objectContaining({ pointer: '/body/timeZone', message: expect.stringMatching(/unknown time zone "Mars\/Base"/) as unknown }),
+        ]),
+      );
+      const made201 = await api('/api/schedules', { method: 'POST', body: JSON.stringify({ id: slowId, goal: 'Triage the new issues', when: { kind: 'interval', every: '1s' }, overlap: 'skip', mode: 'full-auto' }) });
+      expect(made201.status).toBe(201);
+      expect(await made201.json()).toEqual({ id: slowId, kind: 'schedule' });
+      const slow = keel.schedules.get(slowId);
+      await waitUntil(() => slow.describe(), (d) => (d.actions?.skippedOverlap ?? 0) >= 2, 20_000, 'runs skipped for overlap');
+      const viaApi = (await (await api(`/api/schedules/${slowId}`)).json()) as ScheduleDetails;
+      const skipped = viaApi;
       // One run started, and it is still the one running: the others were skipped, not piled up.
       expect(skipped.actions!.taken).toBe(1);
       expect(skipped.actions!.running).toHaveLength(1);
@@ -55,8 +73,10 @@ describe('scheduled goals', () => {
       expect(slowRuns[0]!.workflowId.startsWith(`${slowId}-`)).toBe(true);
       const slowGoal = keel.getGoal(slowRuns[0]!.workflowId);
       await waitUntil(() => slowGoal.state(), (s) => s.status === 'awaiting_plan_approval', 20_000, 'the slow run waiting');
-      await slow.delete();
+      expect((await api(`/api/schedules/${slowId}`, { method: 'DELETE' })).status).toBe(200);
       await expect(slow.describe()).rejects.toThrow(/no schedule with id/);
+      expect((await api(`/api/schedules/${slowId}`)).status).toBe(404);
+      await server.close();
       await slowGoal.cancel('test over');
 
       // ---- monthly budget: $1 a month, the first run spends $3 ------------------------------
