@@ -5,7 +5,7 @@ import { InvalidInputError } from '../client/errors';
 import type { KeelClient } from '../client/keel-client';
 import { ScheduleExistsError } from '../client/schedules';
 import { ProblemError } from './problem';
-import type { Route, RouteContext } from './routes';
+import type { Route } from './routes';
 import {
   backfillBody,
   createScheduleBody,
@@ -25,14 +25,14 @@ async function problems<T>(body: () => Promise<T>): Promise<T> {
   try {
     return await body();
   } catch (error) {
-    if (error instanceof InvalidInputError) throw new ProblemError(400, 'validation', error.message, { errors: error.problems.map((p) => ({ pointer: `/body/${p.split(':')[0]!.replace(/\./g, '/')}`, message: p })) });
+    if (error instanceof InvalidInputError) throw new ProblemError(400, 'validation', error.message, { errors: error.problems.map((p) => ({ pointer: `/body/${p.split(":")[0]!.replace(/\./g, '/')}`, message: p })) });
     if (error instanceof ScheduleExistsError) throw new ProblemError(409, 'rejected', error.message, { reason: error.message });
     throw error;
   }
 }
 
 // Typed like server/routes.ts's `route` (not imported: that module imports this one).
-const route = <B extends z.ZodType, Q extends z.ZodType>(r: Route<B, Q> & { handler(ctx: RouteContext<z.output<B>, z.output<Q>>): Promise<unknown> }): Route => r as unknown as Route;
+const route = <B extends z.ZodType, Q extends z.ZodType>(r: Route<B, Q>): Route => r;
 
 const details = (keel: KeelClient, id: string) => keel.schedules.get(id).details();
 

@@ -3,12 +3,14 @@
 // monthly budget, once spent, ends its next runs at once without a model call; pause, resume,
 // trigger, backfill and delete through the compiled `keel` CLI, the SDK and the HTTP API; every
 // run listed under its schedule with its cost. Intervals are seconds, not hours, and every wait is on a condition.
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/keel-client';
 import { startServer } from '../../server/main';
 import { TEST_TOKEN } from '../fixtures/serve-process';
 import type { ScheduleDetails } from '../../client/schedules';
-import { goalEnv, plan, planner, task, waitUntil, type GoalEnv } from '../fixtures/goal-harness';
+import { agent, critic, finish, goalEnv, plan, planner, review, task, waitUntil, type GoalEnv } from '../fixtures/goal-harness';
 import { cliEnv, keel as keelCli } from '../fixtures/client-cli';
 import { useTemporal } from '../fixtures/use-temporal';
 
@@ -35,6 +37,11 @@ describe('scheduled goals', () => {
       rules: [
         // The budget schedule's goal: one planner call bills 1M input tokens ($3 at Sonnet's price).
         { match: planner({ lastUserContains: 'Spend big' }), reply: { ...proposal, usage: billed(1_000_000) } },
+        // The unattended schedule's goal: its agent's write needs an approval nobody gives.
+        { match: planner({ lastUserContains: 'Check quietly' }), reply: plan([task('check', 'Write the check', 'Write check.txt.')]) },
+        { match: agent('check', { hasToolResults: false }), reply: { content: [{ type: 'tool_use' as const, id: 'toolu_check', name: 'write_file', input: { path: 'check.txt', content: 'ok' } }] } },
+        { match: agent('check', { hasToolResults: true }), reply: finish('Could not write check.txt: nobody approved it.') },
+        { match: critic(), reply: review('pass', 'Nothing more to do.') },
         // The slow schedule's goal: a plan that then waits for an approval nobody gives.
         { match: planner(), reply: { ...proposal, usage: billed(100) } },
       ],
@@ -42,6 +49,19 @@ describe('scheduled goals', () => {
     await g.run(async () => {
       keel = await KeelClient.connect({ client: env.client, taskQueue: g.taskQueue });
       const suffix = g.taskQueue.slice(-8);
+
+      // ---- a run nobody answers follows the goal's approval timeout (SDK; runs beside the rest) ----
+      const quietId = `quiet-${suffix}`;
+      made.push(quietId);
+      const quiet = await keel.schedules.create({
+        id: quietId,
+        when: { kind: 'calendar', at: [{ hour: 7, dayOfWeek: [{ start: 1, end: 5 }] }] },
+        paused: true,
+        note: 'created paused',
+        goal: 'Check quietly',
+        goalOptions: { workspace: g.workspace, autoApprove: true, policy: { mode: 'ask' }, approvalTimeoutMs: 500 },
+      });
+      await quiet.trigger();
 
       // ---- overlap skip (HTTP API): a run every second, each waits for plan approval (slow) ----------
       const server = await startServer({ keel, port: 0, workspace: g.workspace, env: { KEEL_API_TOKEN: TEST_TOKEN } });
@@ -133,6 +153,14 @@ describe('scheduled goals', () => {
       await expect(budget.describe()).rejects.toThrow(/no schedule with id/);
       // Its runs are still there, and still its own.
       expect(await budget.runs()).toHaveLength(4);
+
+      // ---- the unattended run: its write timed out unanswered, the agent went on, the goal ended ----
+      const [quietRun] = await waitUntil(() => quiet.runs(), (runs) => runs.length === 1 && runs[0]!.execution === 'COMPLETED', 30_000, 'the unattended run ending');
+      expect(quietRun).toMatchObject({ verdict: 'goal_met' });
+      expect((await quiet.describe()).paused).toBe(true);
+      const toAgent = g.standin.requests.filter((r) => JSON.stringify(r.body).includes('No one approved this tool call in time'));
+      expect(toAgent).toHaveLength(1);
+      await expect(fs.stat(path.join(g.workspace, 'check.txt'))).rejects.toThrow();
     });
   });
 });

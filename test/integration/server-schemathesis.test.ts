@@ -89,6 +89,11 @@ describe('schemathesis against /openapi.json', () => {
       // call "schema-valid data rejected" for every random path it draws.
       '--exclude-checks',
       'positive_data_acceptance',
+      // A schedule it made would start goals every few seconds on this queue until deleted (the
+      // run of 12:35 on 29 Nov timed out fetching their histories afterwards): creating one is
+      // tested in test/integration/schedules.test.ts; the other schedule operations are fuzzed here.
+      '--exclude-operation-id',
+      'createSchedule',
       // Stateful testing follows ids from the list to other workflows; in `npm test` those
       // belong to other test files running at the same time, so it runs only in api:fuzz.
       '--phases',
