@@ -6,6 +6,7 @@ import { createModelActivities } from './llm';
 import { loadPriceTable } from './llm-pricing';
 import { createMcpBridge, parseMcpConfig } from './mcp/index';
 import { createAgentTypeActivities } from './agent-types';
+import { createScheduleActivities } from './schedule-budget';
 import { createSetupActivities } from './setup';
 import { createToolActivities, type RunnableTool } from './tools/index';
 import { extraReadPaths } from './tools/sandbox';
@@ -22,7 +23,8 @@ export interface KeelActivities {
     ReturnType<typeof createWaitingAttributeActivities> &
     ReturnType<typeof createWorkspaceAdoptActivities> &
     ReturnType<typeof createCheckpointActivities> &
-    ReturnType<typeof createAgentTypeActivities>;
+    ReturnType<typeof createAgentTypeActivities> &
+    ReturnType<typeof createScheduleActivities>;
   /** Stops what the activities keep alive for the process (MCP servers). */
   close(): Promise<void>;
 }
@@ -42,7 +44,7 @@ export function createActivities(env: NodeJS.ProcessEnv = process.env, options: 
   // One table for pricing calls and for refusing a run whose model has no price.
   const prices = loadPriceTable(env);
   return {
-    activities: { ...createModelActivities({ env, prices }), ...store, ...tools, ...mcp.activities, ...createSetupActivities({ ...tools, ...store, ...mcp.activities, prices }), ...createWaitingAttributeActivities(), ...createWorkspaceAdoptActivities(), ...createCheckpointActivities(env), ...createAgentTypeActivities() },
+    activities: { ...createModelActivities({ env, prices }), ...store, ...tools, ...mcp.activities, ...createSetupActivities({ ...tools, ...store, ...mcp.activities, prices }), ...createWaitingAttributeActivities(), ...createWorkspaceAdoptActivities(), ...createCheckpointActivities(env), ...createAgentTypeActivities(), ...createScheduleActivities() },
     close: () => mcp.close(),
   };
 }

@@ -14,6 +14,7 @@ import type { CheckReplayCommandOptions } from './cli/check-replay';
 import { answerCommand, type AnswerOptions, controlCommand, type ControlOptions, type GoalCommandOptions, goalCommand, lsCommand, statusCommand, watchCommand } from './cli/commands';
 import { EXIT } from './cli/output';
 import type { ServeCommandOptions } from './cli/serve';
+import { registerScheduleCommands } from './cli/schedule';
 
 // `keel ls | head`: a closed pipe ends the command quietly.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -219,6 +220,8 @@ program
   .description('print a new encryption key line for KEEL_ENCRYPTION_KEYS (put it first to rotate)')
   .option('--id <id>', 'key id (default: k<today>)')
   .action(async (o: { id?: string }) => (await import('./cli/codec')).keygenCommand(o));
+
+registerScheduleCommands(program);
 
 try {
   await program.parseAsync(process.argv);

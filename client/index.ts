@@ -5,6 +5,8 @@ export type { MoveHostOptions, MoveHostReport, MovedRun } from './host-move';
 export { SessionHandle, type TurnOutcome } from './session-handle';
 export { followStream, type EventsOptions, type StreamItem, type GoalStreamItem, type SessionStreamItem, type ModelStreamEvent } from './events';
 export { KeelError, UpdateRejectedError, NotFoundError, ConnectionError, NoAnswerError, WorkflowEndedError, InvalidInputError, IdempotencyKeyReusedError } from './errors';
+export { KeelSchedules, KeelSchedule, NoScheduleError, ScheduleExistsError, type CreateScheduleOptions, type ScheduleView, type ScheduleDetails, type ScheduleSpend, type ScheduleRun } from './schedules';
+export type { ScheduleSpec, ScheduleSpecInput, ScheduleWhen, OverlapPolicy, CalendarEntry } from '../workflows/protocol/schedule';
 export type {
   GoalStateView,
   PlanView,

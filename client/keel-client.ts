@@ -23,6 +23,7 @@ import { type ModelRequest, modelRequestIssues } from '../machines/models';
 import { ConnectionError, IdempotencyKeyReusedError, InvalidInputError, mapErrors } from './errors';
 import { hostMoveRequest, moveHostRuns, type MoveHostOptions, type MoveHostReport, type RunOnRecord } from './host-move';
 import { GoalHandle } from './goal-handle';
+import { KeelSchedules } from './schedules';
 import { SessionHandle } from './session-handle';
 import { forkSession, type ForkResult } from './session-fork';
 import type { ForkRequest } from '../workflows/protocol/checkpoints';
@@ -140,11 +141,9 @@ export class KeelClient {
 
   /** Starts a goal (or, with an id already in use, returns that goal). */
   async startGoal(goal: string, options: StartGoalOptions = {}): Promise<GoalHandle> {
-    const { id, workspace, createWorkspace, requestDigest, ...rest } = options;
+    const { id, requestDigest, ...rest } = options;
     const workflowId = id ?? `goal-${randomUUID()}`;
-    const args: GoalOptions = { ...this.onHost(rest), goal, workspace: await workspaceFor('startGoal', workspace, createWorkspace), ...this.keyed() };
-    validate(goalOptionsSchema, args, 'startGoal');
-    checkModel(args.model, { maxTokens: args.maxTokens, thinking: args.thinking }, 'startGoal');
+    const args = await this.goalArgs('startGoal', goal, rest);
     await this.start(workflowId, 'startGoal', requestDigest, () =>
       this.client.workflow.start(goalWorkflow, {
         taskQueue: this.taskQueue,
@@ -160,6 +159,20 @@ export class KeelClient {
       }),
     );
     return new GoalHandle(this.client, workflowId);
+  }
+
+  /** A goal's start input: the workspace resolved, the options checked as the workflow will (a refusal names the field). */
+  private async goalArgs(operation: string, goal: string, options: Omit<StartGoalOptions, 'id'>): Promise<GoalOptions> {
+    const { workspace, createWorkspace, ...rest } = options;
+    const args: GoalOptions = { ...this.onHost(rest), goal, workspace: await workspaceFor(operation, workspace, createWorkspace), ...this.keyed() };
+    validate(goalOptionsSchema, args, operation);
+    checkModel(args.model, { maxTokens: args.maxTokens, thinking: args.thinking }, operation);
+    return args;
+  }
+
+  /** Goals on a schedule (client/schedules.ts, docs/schedules.md): create, list, and each one's runs and spend. */
+  get schedules(): KeelSchedules {
+    return new KeelSchedules(this.client, this.taskQueue, (operation, goal, options) => this.goalArgs(operation, goal, options));
   }
 
   /**

@@ -60,8 +60,9 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
         [String(r.status)]: { description: 'OK', content: { 'application/json': { schema: schemaOf(r.response, 'output') } } },
         '400': problem('Invalid input: `errors` names each field'),
         '401': problem('No or wrong bearer token'),
-        ...(r.path.includes('{id}') ? { '404': problem('No such goal or session') } : {}),
-        ...(r.path.includes('{id}') ? { '409': problem("Refused by the workflow: `reason` is the state machine's") } : {}),
+        ...(r.path.includes('{id}') ? { '404': problem(r.tag === 'schedules' ? 'No such schedule' : 'No such goal or session') } : {}),
+        ...(r.path.includes('{id}') && r.tag !== 'schedules' ? { '409': problem("Refused by the workflow: `reason` is the state machine's") } : {}),
+        ...(r.operationId === 'createSchedule' ? { '409': problem('A schedule with this id exists') } : {}),
         '405': problem('Method not allowed'),
         ...(r.body ? { '415': problem('The body is not JSON') } : {}),
         ...(r.idempotent ? { '422': problem('The Idempotency-Key was used for another request (another body)') } : {}),
@@ -71,8 +72,8 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
     };
     if (r.status === 201) {
       // The started workflow's id feeds every operation on it (schemathesis' stateful phase follows these).
-      const kind = r.path === '/api/goals' ? 'goals' : 'sessions';
-      const targets = routes.filter((t) => t.path.startsWith(`/api/${kind}/{id}`) || t.path.startsWith('/api/workflows/{id}'));
+      const kind = r.path.split('/')[2];
+      const targets = routes.filter((t) => t.path.startsWith(`/api/${kind}/{id}`) || (kind !== 'schedules' && t.path.startsWith('/api/workflows/{id}')));
       (op.responses as Record<string, Json>)['201']!.links = Object.fromEntries(targets.map((t) => [t.operationId, { operationId: t.operationId, parameters: { id: '$response.body#/id' } }]));
     }
     if (r.body) op.requestBody = { required: !r.body.safeParse(undefined).success, content: { 'application/json': { schema: schemaOf(r.body, 'input') } } };
@@ -148,7 +149,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
-    tags: [{ name: 'list' }, { name: 'goals' }, { name: 'sessions' }, { name: 'approvals' }],
+    tags: [{ name: 'list' }, { name: 'goals' }, { name: 'sessions' }, { name: 'approvals' }, { name: 'schedules' }],
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },

@@ -8,6 +8,7 @@ import { resolveWorkspace, WorkspaceError } from '../client/workspace';
 import { readInbox } from './inbox';
 import { checkpointRoutes } from './checkpoint-routes';
 import { ProblemError } from './problem';
+import { scheduleRoutes } from './schedule-routes';
 import {
   answerBody,
   approveBody,
@@ -43,12 +44,12 @@ export interface RouteContext<B, Q> {
 }
 
 export interface Route<B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType> {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   /** OpenAPI style: `/api/goals/{id}`. */
   path: string;
   operationId: string;
   summary: string;
-  tag: 'list' | 'goals' | 'sessions' | 'approvals';
+  tag: 'list' | 'goals' | 'sessions' | 'approvals' | 'schedules';
   body?: B;
   query?: Q;
   idempotent?: boolean;
@@ -333,6 +334,8 @@ export const routes: Route[] = [
   }),
   // Fork, rewind and the turns' checkpoints (server/checkpoint-routes.ts).
   ...checkpointRoutes,
+  // Goals on a schedule (server/schedule-routes.ts).
+  ...scheduleRoutes(workspaceOf),
 ];
 
 export { kindOf };

@@ -30,6 +30,8 @@ import { WorkspaceRouting } from './workspace-host';
 import { hostMoveHandler } from './host-move';
 import { upgradeOnContinue } from './versioning';
 import { hasPatch, stampedMemo } from './run-format';
+import { scheduleGate } from './schedule-gate';
+import { withinMonthlyBudget } from '../machines/schedule-budget';
 
 export { thinkingFor } from './goal-agents';
 export type { GoalResult, GoalTaskReport, ResolvedGoalOptions } from './goal-options';
@@ -60,7 +62,11 @@ const FOLLOW_UP_APPROVAL_PATCH = 'goal-follow-ups-need-plan-approval';
 export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promise<GoalResult> {
   parseStartInput(goalOptionsSchema, input, 'goal');
   // Every default filled in once: this run (its planner, critic and agents) uses these, and hands them to the next one.
-  const options = resolveGoalOptions(input);
+  const resolved = resolveGoalOptions(input);
+  // A run of a Keel schedule first reads what the schedule's runs spent this month (a continued run passed this already):
+  // spent, it stops before calling any model; else its own cost limit is at most what is left.
+  const gate = resolved.schedule !== undefined && carry === undefined ? await scheduleGate(resolved.schedule) : null;
+  const options = gate === null ? resolved : { ...resolved, limits: withinMonthlyBudget(resolved.limits, gate) };
   const { storeDir, model, maxTokens } = options;
   let done: GoalReport | null = null;
   let tools: ToolEntry[] = carry?.tools ?? [];
@@ -182,6 +188,10 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
   }
   function initialize(): void {
     const cannotStart = (error: string) => goal.record('initialize', { type: 'cancel', reason: `cannot start: ${error}` });
+    if (gate?.decision === 'spent') {
+      ready = true;
+      return goal.record('initialize', { type: 'cancel', reason: gate.reason });
+    }
     setUp().then(
       (r) =>
         host.post(() => {

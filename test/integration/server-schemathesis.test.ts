@@ -49,6 +49,11 @@ async function workflowTaskFailures(): Promise<string[]> {
 }
 
 async function terminateStarted() {
+  // Schedules it created first (server/schedule-routes.ts): they would go on starting goals on this queue for the rest of the run.
+  for await (const sched of env.client.schedule.list({ query: "KeelKind = 'schedule'" })) {
+    const handle = env.client.schedule.getHandle(sched.scheduleId);
+    if ((await handle.describe().catch(() => null))?.action.taskQueue === s.taskQueue) await handle.delete().catch(() => undefined);
+  }
   for await (const w of env.client.workflow.list({ query: `TaskQueue = '${s.taskQueue}' AND ExecutionStatus = 'Running'` })) {
     await env.client.workflow.getHandle(w.workflowId).terminate('schemathesis run over').catch(() => undefined);
   }
@@ -84,6 +89,11 @@ describe('schemathesis against /openapi.json', () => {
       // call "schema-valid data rejected" for every random path it draws.
       '--exclude-checks',
       'positive_data_acceptance',
+      // A schedule it made would start goals every few seconds on this queue until deleted (the
+      // run of 12:35 on 29 Nov timed out fetching their histories afterwards): creating one is
+      // tested in test/integration/schedules.test.ts; the other schedule operations are fuzzed here.
+      '--exclude-operation-id',
+      'createSchedule',
       // Stateful testing follows ids from the list to other workflows; in `npm test` those
       // belong to other test files running at the same time, so it runs only in api:fuzz.
       '--phases',

@@ -15,6 +15,7 @@ import { approveSchema, denySchema, GOAL_TEXT_MAX, goalText, noPayloadSchema, re
 import { controlNames, defineControl } from './control';
 import { absolutePath, activityOverrides, backoff, positiveInt, thinking, thinkingBudget, timeoutMs, workspaceHost } from './option-fields';
 import type { agentReportSchema, TaskEvidence } from './agent';
+import { scheduleTagSchema } from './schedule-tag';
 
 /**
  * A goal's options: the workflow parses its input with this first thing (invalid input fails
@@ -80,6 +81,8 @@ export const goalOptionsSchema = lazySchema(() => z.strictObject({
    *  (resume, stop, reset, restart, approvePlan) must then carry its empty argument, which the
    *  encryption authenticates; one sent with no payload at all proves nothing and is refused (default false). */
   authenticatedControls: z.boolean().optional(),
+  /** Set by a Keel schedule on the goals it starts (docs/schedules.md): the run checks the schedule's monthly budget before it calls any model. */
+  schedule: scheduleTagSchema.optional(),
 }));
 /** What a goal is started with: the schema's input (defaults are filled in by workflows/goal-options.ts). */
 export type GoalOptions = z.input<typeof goalOptionsSchema>;
