@@ -168,7 +168,7 @@ describe('quick read-only tools run as local activities', () => {
       expect(head).toContain('the file (60.0 MiB) goes on; read on with offset: 11');
       expect(toolResultOf(s.standin.requests, 'toolu_big_2')).toContain(`${LINES}\\tline ${LINES} ..`);
       // The tail's local try (a marker) stopped at its budget; an activity read it. (The head's
-      // read is local too, unless a starved machine took it past its 200 ms: then it is an activity as well.)
+      // read is local too, unless a starved machine took it past its 500 ms: then it is an activity as well.)
       const run = await scheduled(session.workflowHandle);
       expect(run.activities.filter((a) => a === 'runTool').length).toBeGreaterThanOrEqual(1);
       expect(run.activities.filter((a) => a !== 'callModel' && a !== 'runTool')).toEqual([]);

@@ -41,8 +41,8 @@ describe('the local budget (pure)', () => {
     expect(withinLocalBudget(LOCAL_BUDGET, { bytes: LOCAL_BUDGET.bytes, elapsedMs: LOCAL_BUDGET.ms })).toBe(true);
     expect(withinLocalBudget(LOCAL_BUDGET, { bytes: LOCAL_BUDGET.bytes + 1, elapsedMs: 0 })).toBe(false);
     expect(withinLocalBudget(LOCAL_BUDGET, { bytes: 0, elapsedMs: LOCAL_BUDGET.ms + 1 })).toBe(false);
-    // Bounded well under the interrupt target's 200 ms p99 of a whole answer, and a few MB.
-    expect(LOCAL_BUDGET.ms).toBeLessThanOrEqual(200);
+    // Within the 1 s a control may take at 50 sessions, and a few MB.
+    expect(LOCAL_BUDGET.ms).toBeLessThanOrEqual(500);
     expect(LOCAL_BUDGET.bytes).toBeLessThanOrEqual(8 * 1024 * 1024);
   });
 
