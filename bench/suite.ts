@@ -12,7 +12,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { markdown, svgChart } from './suite/report';
+import { markdown, summarise, svgChart } from './suite/report';
+import type { Phase } from './suite/measure';
 import { runBench } from './suite/run';
 import { FULL, QUICK, SCENARIOS } from './suite/scenarios';
 import { root, VARIANTS } from './suite/variants';
@@ -51,9 +52,18 @@ if (values.turns) sizes.turns = Number(values.turns);
 if (values['long-turns']) sizes.longTurns = Number(values['long-turns']);
 const name = values.name ?? (values.quick ? 'bench-quick' : 'bench');
 
-const run = await runBench({ scenarios, variants, rounds, warmupRounds, sizes, log: (line) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`) });
-const meta = { run: `\`npm run bench -- ${process.argv.slice(2).join(' ')}\``, ...run.meta };
 await fs.mkdir(values.out, { recursive: true });
+const command = `\`npm run bench -- ${process.argv.slice(2).join(' ')}\``;
+// Written after every phase (`partial: true`), then replaced by the whole run's file: a run
+// that fails or is stopped halfway keeps what it measured (`npx tsx bench/pool.ts` reads it).
+const writePartial = async (phases: readonly Phase[], notes: readonly string[]) => {
+  const partial = { partial: true, meta: { run: command, when: new Date().toISOString() }, sizes, notes, summary: summarise(phases), phases };
+  const file = path.join(values.out, `${name}.json`);
+  await fs.writeFile(`${file}.tmp`, `${JSON.stringify(partial, null, 2)}\n`);
+  await fs.rename(`${file}.tmp`, file);
+};
+const run = await runBench({ scenarios, variants, rounds, warmupRounds, sizes, onPhase: writePartial, log: (line) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`) });
+const meta = { run: command, ...run.meta };
 await fs.writeFile(path.join(values.out, `${name}.json`), `${JSON.stringify({ ...run, meta }, null, 2)}\n`);
 const md = markdown(`Benchmark: ${name}`, meta, run.summary, run.notes);
 await fs.writeFile(path.join(values.out, `${name}.md`), md);

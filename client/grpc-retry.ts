@@ -6,9 +6,26 @@
 // shut down). Here close() first stops new retries (a call failing from then on fails with
 // its own error, to its caller), then waits for the retries already scheduled to fire (at
 // most one backoff, ≤ 6 s) on the still-open channel, and only then the channel closes.
+// Besides the SDK's retryable codes it retries an update or query the server turned away while
+// the workflow's task is in failed state (taskInFailedState): under load, not an answer.
 import { Connection, type ConnectionOptions, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 
 type Interceptor = NonNullable<ConnectionOptions['interceptors']>[number];
+
+/**
+ * The server turns an update (and a query) away, before admitting it, while the workflow's task
+ * is being retried after failing or timing out at least twice: FAILED_PRECONDITION
+ * ("WorkflowNotReady": "Unable to perform workflow execution update due to Workflow Task in
+ * failed state."). On a starved worker that is a passing state (the next attempt completes),
+ * and the call was not taken, so it is asked again — for up to ~70 s (20 attempts, the SDK's
+ * backoff capped at 5 s), not the ~20 s of the default 10: a timed-out task is retried after its
+ * 10 s timeout. A workflow whose code keeps failing stays so: its caller gets the error then.
+ */
+export function taskInFailedState(status: { code: number; details?: string }): boolean {
+  return status.code === FAILED_PRECONDITION && /Workflow ?Task (is )?in failed state/i.test(status.details ?? '');
+}
+const FAILED_PRECONDITION = 9;
+const FAILED_STATE_ATTEMPTS = 20;
 
 export class ClosableRetry {
   private closing = false;
@@ -17,13 +34,15 @@ export class ClosableRetry {
   private idle: (() => void) | null = null;
   readonly interceptor: Interceptor;
 
-  constructor() {
+  /** `onRetry`: told of each retry scheduled, with the status that caused it (tests, logs). */
+  constructor(private readonly onRetry?: (status: { code: number; details?: string }) => void) {
     const base = defaultGrpcRetryOptions();
     const retry = makeGrpcRetryInterceptor({
-      retryableDecider: (attempt, status) => !this.closing && base.retryableDecider(attempt, status),
+      retryableDecider: (attempt, status) => !this.closing && (taskInFailedState(status) ? attempt < FAILED_STATE_ATTEMPTS : base.retryableDecider(attempt, status)),
       // Called exactly when the SDK schedules a retry's timer (after the decider said yes).
       delayFunction: (attempt, status) => {
         this.scheduled++;
+        this.onRetry?.(status);
         return base.delayFunction(attempt, status);
       },
     });
@@ -62,8 +81,8 @@ export class ClosableRetry {
 export class ClosableConnection extends Connection {
   private retry: ClosableRetry | null = null;
 
-  static override async connect(options?: ConnectionOptions): Promise<ClosableConnection> {
-    const retry = new ClosableRetry();
+  static override async connect(options?: ConnectionOptions, onRetry?: (status: { code: number; details?: string }) => void): Promise<ClosableConnection> {
+    const retry = new ClosableRetry(onRetry);
     const connection = (await super.connect({ ...options, interceptors: [retry.interceptor] })) as ClosableConnection;
     connection.retry = retry;
     return connection;

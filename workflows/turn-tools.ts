@@ -15,6 +15,7 @@ import { routed, workspaceHostGone, type WorkspaceRoute } from './workspace-host
 import { hasPatch } from './run-format';
 import { InfraWaiter } from './infra-wait';
 import { AGENT_TOOL } from '../machines/sub-agents';
+import { isLocalBudgetExceeded } from '../machines/local-budget';
 
 type McpActivities = McpBridge['activities'];
 
@@ -161,7 +162,7 @@ export class TurnTools {
     const sandbox = this.sandboxOf(callId, name, input);
     // A read-only tool stopped by a worker's shutdown runs again (on another worker) under a
     // new activity id; the call keeps its id, so an interrupt still finds and cancels it.
-    const run = (rerun: number, hostTry: number, route: WorkspaceRoute | null) => {
+    const run = (rerun: number, hostTry: number, route: WorkspaceRoute | null, asActivity: boolean) => {
       const options: ActivityOptions = {
         ...tool.activityOptions,
         ...routed(route),
@@ -172,13 +173,13 @@ export class TurnTools {
       const start = () =>
         tool.mcp
           ? proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace, callId })
-          : (local === null ? proxyActivities<ToolActivities>(options) : proxyLocalActivities<ToolActivities>(local)).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...sandbox, ...this.boundScriptsOf(callId) });
+          : (local === null || asActivity ? proxyActivities<ToolActivities>(options) : proxyLocalActivities<ToolActivities>(local)).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...sandbox, ...this.boundScriptsOf(callId) });
       // An approval given before its files' hashes arrived waits for them: the run is checked against them all the same.
       const hashing = this.pendingHashes.get(callId);
       this.pendingHashes.delete(callId);
       return hashing === undefined ? start() : hashing.then(start);
     };
-    const attempt = (rerun: number, hostTry = 0, delayMs = 0): void => {
+    const attempt = (rerun: number, hostTry = 0, delayMs = 0, asActivity = false): void => {
       // The route this try is sent on: an operator's host move (workflows/host-move.ts) changes
       // the run's route, and a try that waited for the old host is then sent to the new one.
       let sentOn: WorkspaceRoute | null = this.config.workspaceRoute ?? null;
@@ -188,7 +189,7 @@ export class TurnTools {
           // ended early by a host move (the same timer when nothing moves: the commands are those of before).
           if (delayMs > 0) await condition(() => (this.config.workspaceRoute ?? null) !== sentOn, delayMs);
           sentOn = this.config.workspaceRoute ?? null;
-          return run(rerun, hostTry, sentOn);
+          return run(rerun, hostTry, sentOn, asActivity);
         })
         .then(
         (result: ToolResult) => {
@@ -203,6 +204,14 @@ export class TurnTools {
         },
         (error: unknown) => {
           if (isCancellation(error)) return;
+          // A local call that would have scanned or taken more than a local call may
+          // (machines/local-budget.ts) stopped before it did: the same call runs as an activity,
+          // which heartbeats, hears of a cancel at once and shows in the Temporal UI. Only new
+          // runs' local calls end so (a recorded one never did), and the patch marks where.
+          if (local !== null && !asActivity && isLocalBudgetExceeded(error) && hasPatch(LOCAL_BUDGET_TO_ACTIVITY)) {
+            attempt(rerun, hostTry, 0, true);
+            return;
+          }
           // The workspace's host is away: the call never started anywhere, so it is sent again
           // when the host may be back (a restart, a reboot), for as long as the infrastructure
           // table's horizon; then it fails, saying so (runs recorded before fail at once).
@@ -252,6 +261,9 @@ const SCRIPTS_AT_ASK = 'scripts-hashed-at-ask';
 const HASH_ACTIVITY_OPTIONS: ActivityOptions = { startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } };
 /** A command stopped at a sandbox limit ends as `limit` (runs before it: `failed`). */
 const LIMIT_STATUS = 'tool-limit-status';
+
+/** A local call past its budget runs again as an activity (runs before it: no local call ran out). */
+const LOCAL_BUDGET_TO_ACTIVITY = 'local-budget-to-activity';
 
 /** Deploys in a row could stop the same read-only call again; after this many it fails like any error. */
 const MAX_SHUTDOWN_RERUNS = 3;

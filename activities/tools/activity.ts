@@ -13,6 +13,8 @@ import { executeTool } from './run-tool';
 import { TOOL_STREAM_TOPIC, ToolProgressEvents, type ToolProgressEvent } from './progress';
 import { openExisting, openWorkspace } from './workspace';
 import { hashScripts } from './script-hash';
+import { LOCAL_BUDGET } from '../../machines/local-budget';
+import { LocalBudgetExceeded, localBudgetFailure, localBudgetFrom } from './local-budget';
 import { type LoadedPolicy, loadPolicy } from './policy-file';
 import { type CommandSandbox, type PolicyConfigInput } from '../../machines/policy';
 import type { ScriptHashes } from '../../machines/script-binding';
@@ -82,6 +84,10 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
       // The last progress is repeated by the periodic heartbeat, so it is never replaced by nothing.
       let lastProgress: unknown;
       const published = request.publish !== false && info.workflowExecution ? progressEvents(info, request) : undefined;
+      // A local call holds its workflow task: bounded in bytes (the tool checks) and in time
+      // (here, for any tool), past which it stops and the workflow runs it as an activity.
+      const budget = info.isLocal ? localBudgetFrom(LOCAL_BUDGET) : undefined;
+      const outOfTime = new AbortController();
       const ctx: ToolContext = {
         ws,
         callKey: toolCallKey(info),
@@ -92,7 +98,8 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
           if (!info.isLocal) context.heartbeat(details);
           published?.events.offer(details);
         },
-        signal: context.cancellationSignal,
+        signal: budget === undefined ? context.cancellationSignal : AbortSignal.any([context.cancellationSignal, outOfTime.signal]),
+        ...(budget !== undefined ? { localBudget: budget } : {}),
         envAllowList: config.envAllowList ?? DEFAULT_ENV_ALLOW_LIST,
         outputCapBytes: config.outputCapBytes ?? DEFAULT_OUTPUT_CAP_BYTES,
         ...(request.sandbox ? { sandbox: request.sandbox } : {}),
@@ -101,14 +108,31 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
       };
       // Every tool heartbeats, not only commands: it is how a long grep hears of a cancel.
       const beat = info.isLocal ? undefined : setInterval(() => context.heartbeat(lastProgress), HEARTBEAT_EVERY_MS);
+      let timer: NodeJS.Timeout | undefined;
       try {
-        const result = await executeTool(ctx, request.tool, request.input, registry);
+        const running = executeTool(ctx, request.tool, request.input, registry);
+        const result =
+          budget === undefined
+            ? await running
+            : await Promise.race([
+                running,
+                new Promise<never>((_, reject) => {
+                  timer = setTimeout(() => {
+                    // The tool is told to stop; what it still does is not waited for (nor its answer kept).
+                    outOfTime.abort();
+                    running.catch(() => undefined);
+                    reject(new LocalBudgetExceeded('past its time'));
+                  }, Math.max(0, budget.deadline - Date.now()));
+                }),
+              ]);
         // A cancelled activity must end as cancelled, whatever the tool made of it.
         if (context.cancellationSignal.aborted) throw stoppedBy(context.cancellationSignal.reason);
         return result;
       } catch (error) {
-        throw context.cancellationSignal.aborted ? stoppedBy(context.cancellationSignal.reason) : error;
+        if (context.cancellationSignal.aborted) throw stoppedBy(context.cancellationSignal.reason);
+        throw error instanceof LocalBudgetExceeded ? localBudgetFailure(error.message) : error;
       } finally {
+        clearTimeout(timer);
         clearInterval(beat);
         await published?.close();
       }

@@ -21,6 +21,12 @@ export interface ToolContext {
   sandboxRead?: readonly string[];
   /** The workspace files the approval that let this call run is bound to, by content hash (machines/script-binding.ts). */
   boundScripts?: ScriptHashes;
+  /**
+   * Set when the call runs as a local activity, inside its workflow task: how much it may scan
+   * and until when (activities/tools/local-budget.ts). A tool that would go past it throws
+   * LocalBudgetExceeded and the call runs again as an activity.
+   */
+  localBudget?: { bytes: number; deadline: number };
   /** Whether bubblewrap works here, as the worker found at start; probed on first use when absent. */
   sandboxProbe?: SandboxProbe;
 }

@@ -6,6 +6,7 @@
 import { allHandlersFinished, condition, defineSignal, defineUpdate, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type Anthropic from '@anthropic-ai/sdk';
 import type { FloorActivities } from './activities';
+import { isLocalBudgetExceeded } from '../../machines/local-budget';
 
 const { floorModel } = proxyActivities<FloorActivities>({ startToCloseTimeout: '2 minutes', retry: { maximumAttempts: 3 } });
 const { runTool } = proxyActivities<FloorActivities>({ startToCloseTimeout: '2 minutes', heartbeatTimeout: '30 seconds', retry: { maximumAttempts: 3 } });
@@ -42,8 +43,14 @@ export async function floorSession(input: FloorInput): Promise<number> {
       }
       const results: Anthropic.ToolResultBlockParam[] = [];
       for (const use of uses) {
-        const run = input.localTools?.includes(use.name) ? runToolLocally : runTool;
-        const result = await run({ workspace: input.workspace, tool: use.name, input: use.input });
+        const request = { workspace: input.workspace, tool: use.name, input: use.input };
+        // Keel's way: a local read past its budget (machines/local-budget.ts; a starved machine) runs as an activity.
+        const result = input.localTools?.includes(use.name)
+          ? await runToolLocally(request).catch((error: unknown) => {
+              if (isLocalBudgetExceeded(error)) return runTool(request);
+              throw error;
+            })
+          : await runTool(request);
         results.push({ type: 'tool_result', tool_use_id: use.id, content: result.content, is_error: result.is_error });
       }
       messages.push({ role: 'user', content: results });

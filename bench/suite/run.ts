@@ -34,6 +34,11 @@ export interface BenchOptions {
    * shorter; the rounds measure the same worker.
    */
   keelWorkflowBundle?: string;
+  /**
+   * After each phase (and each failed one): the phases and notes so far, to be written down, so
+   * that a run that fails or is stopped later loses nothing measured.
+   */
+  onPhase?: (phases: readonly Phase[], notes: readonly string[]) => Promise<void>;
 }
 
 export interface BenchRun {
@@ -89,7 +94,7 @@ export async function runBench(options: BenchOptions): Promise<BenchRun> {
             postgres = await startPostgres();
             extraEnv.KEEL_STORE_URL = await postgres.createDatabase('keel_bench');
           }
-          const worker = new VariantWorker(v, { address: server.address, namespace: server.namespace, anthropicUrl: standin.url, openaiUrl: standin.url }, extraEnv);
+          const worker = new VariantWorker(v, { address: server.address, namespace: server.namespace, anthropicUrl: standin.url, openaiUrl: standin.url }, extraEnv, log);
           await worker.start();
           workers.set(v, worker);
           log(`${v} worker polling (pid ${worker.pid})`);
@@ -128,7 +133,10 @@ export async function runBench(options: BenchOptions): Promise<BenchRun> {
         for (const v of rotated) {
           try {
             const p = await runScenario(scenario, ctx, workers.get(v)!, counted ? round : rounds + round + warmups);
-            if (counted) phases.push(p);
+            if (counted) {
+              phases.push(p);
+              await options.onPhase?.(phases, notes);
+            }
             if (counted && p.modelCalls !== p.steps && scenario !== 'parked') notes.push(`${scenario} round ${round + 1} ${v}: ${p.modelCalls} model calls for ${p.steps} steps`);
             log(
               `${scenario} ${label} ${v}: ${p.steps} steps, ${(p.wallMs / 1000).toFixed(1)} s, worker ${(p.workerCpuMs / p.steps).toFixed(1)} ms/step, ` +
@@ -141,6 +149,7 @@ export async function runBench(options: BenchOptions): Promise<BenchRun> {
             const message = `${scenario} ${label} ${v} failed: ${(error as Error).message.split('\n')[0]}${cause}`;
             log(message);
             notes.push(message);
+            await options.onPhase?.(phases, notes);
           }
         }
       }

@@ -49,7 +49,7 @@ export const SCENARIO_VARIANTS: Record<ScenarioName, readonly VariantName[]> = {
   single: ['floor', 'floor-local', 'keel', 'keel-pg', 'ai-sdk', 'ai-sdk-stream', 'openai-agents'],
   concurrent: ['floor', 'floor-local', 'keel', 'keel-pg', 'ai-sdk', 'ai-sdk-stream', 'openai-agents'],
   parked: ['floor', 'keel'],
-  long: ['floor', 'keel'],
+  long: ['floor', 'floor-local', 'keel'],
   stream: ['keel'],
   cost: ['keel'],
 };
@@ -200,10 +200,19 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
       const latencies: number[] = [];
       const runs = new Set<string>();
       const canTurns: number[] = [];
+      // Worker+server CPU at each turn's end: the first and the last WINDOW turns, per step, say
+      // whether a turn costs more late in a session than early (issue 53: flat over its life).
+      const cpuAt: number[] = [];
+      const cpuNow = () => {
+        const now = snapshot(pids);
+        return now.workerCpuMs + now.serverCpuMs;
+      };
+      cpuAt.push(cpuNow());
       for (let t = 0; t < s.longTurns; t++) {
         const t0 = performance.now();
         checkFinal(variant, await session.turn(turnText(1, `${session.id} turn ${t + 1}`)));
         latencies.push(performance.now() - t0);
+        cpuAt.push(cpuNow());
         if (session.keel) {
           const { runId } = await ctx.client.workflow.getHandle(session.id).describe();
           if (runs.size > 0 && !runs.has(runId)) canTurns.push(t);
@@ -228,6 +237,7 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
           turnP95Ms: percentile(latencies, 95),
           turnMaxMs: Math.max(...latencies),
           turnsOver2s: latencies.filter((x) => x > 2_000).length,
+          ...lifeSlope(cpuAt),
           continueAsNews: canTurns.length,
           ...(around.length ? { aroundCanMaxMs: Math.max(...around) } : {}),
         },
@@ -448,3 +458,21 @@ async function firstModelDelta(session: BenchSession, from: number, t0: number, 
   if (required) throw new Error(`${session.id}: no model delta reached the client`);
   return Number.NaN;
 }
+
+/** Turns at each end of a long session whose CPU per step is compared. */
+const LIFE_WINDOW = 10;
+
+/**
+ * CPU per step (one-step turns) of the first and the last LIFE_WINDOW turns, and their ratio
+ * (`lifeSlope`: 1 is flat). Empty for a session shorter than two windows. Keel's turns include
+ * the server's answer to the describe after each (the scenario's continue-as-new check), the
+ * same early and late.
+ */
+export function lifeSlope(cpuAt: readonly number[]): Record<string, number> {
+  const turns = cpuAt.length - 1;
+  if (turns < 2 * LIFE_WINDOW) return {};
+  const first = (cpuAt[LIFE_WINDOW]! - cpuAt[0]!) / LIFE_WINDOW;
+  const last = (cpuAt[turns]! - cpuAt[turns - LIFE_WINDOW]!) / LIFE_WINDOW;
+  return { firstTurnsCpuMsPerStep: first, lastTurnsCpuMsPerStep: last, ...(first > 0 ? { lifeSlope: last / first } : {}) };
+}
+

@@ -12,6 +12,7 @@ import { KeelClient } from '../../client/keel-client';
 import type { SessionHandle } from '../../client/session-handle';
 import { postgresBinDir } from '../../test/helpers/postgres';
 import { BENCH_MODEL, FINAL_TEXT } from './script';
+import { cpuMs, loadAverage } from './proc';
 
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -63,6 +64,10 @@ export interface WorkerEnv {
   openaiUrl: string;
 }
 
+/** A starting worker that has used no CPU for this long is stuck (or starved beyond use). */
+const START_STALL_MS = 120_000;
+const START_CHECK_MS = 5_000;
+
 export class VariantWorker {
   private child: ChildProcess | null = null;
   readonly taskQueue: string;
@@ -71,6 +76,8 @@ export class VariantWorker {
     readonly name: VariantName,
     private readonly env: WorkerEnv,
     private readonly extraEnv: Record<string, string> = {},
+    /** Told every ~30 s while the worker is still starting. */
+    private readonly onProgress?: (line: string) => void,
   ) {
     this.taskQueue = `bench-${name}`;
   }
@@ -109,19 +116,38 @@ export class VariantWorker {
     this.child = child;
     let out = '';
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${this.name} worker did not start in 180 s:\n${out}`)), 180_000);
+      // Waited for as long as the worker makes progress (its CPU time grows: bundling, loading),
+      // not a fixed time: on a loaded machine a start took over 180 s and lost a whole run. It
+      // fails only when the process has done nothing for START_STALL_MS, or exits.
+      const since = Date.now();
+      let lastCpu = -1;
+      let lastProgress = Date.now();
+      const timer = setInterval(() => {
+        const cpu = child.pid ? cpuMs(child.pid) : 0;
+        if (cpu > lastCpu) {
+          lastCpu = cpu;
+          lastProgress = Date.now();
+        }
+        const waited = Math.round((Date.now() - since) / 1000);
+        if (Date.now() - lastProgress > START_STALL_MS) {
+          clearInterval(timer);
+          reject(new Error(`${this.name} worker did nothing for ${START_STALL_MS / 1000} s while starting (${waited} s in all):\n${out}`));
+        } else if (waited > 0 && waited % 30 < START_CHECK_MS / 1000) {
+          this.onProgress?.(`${this.name} worker still starting: ${waited} s, ${(cpu / 1000).toFixed(1)} s of CPU, load ${loadAverage()[0]}`);
+        }
+      }, START_CHECK_MS);
       const onData = (chunk: Buffer) => {
         out += chunk.toString();
         if (out.length > 20_000) out = out.slice(-20_000);
         if (/(keel|bench) worker: polling/.test(out)) {
-          clearTimeout(timer);
+          clearInterval(timer);
           resolve();
         }
       };
       child.stdout.on('data', onData);
       child.stderr.on('data', onData);
       child.once('exit', (code) => {
-        clearTimeout(timer);
+        clearInterval(timer);
         reject(new Error(`${this.name} worker exited ${code}:\n${out}`));
       });
     });

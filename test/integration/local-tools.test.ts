@@ -11,7 +11,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/index';
 import { eventsQuery } from '../../workflows/definitions';
-import { recordHistory, say, sessionEnv, use } from '../fixtures/session-harness';
+import { recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
 import { useTemporal } from '../fixtures/use-temporal';
 
 const { env, workflowBundle } = useTemporal();
@@ -34,6 +34,19 @@ function toolResultsIn(requests: { body: unknown }[], n: number): string {
     .filter((b) => b.type === 'tool_result')
     .map((b) => JSON.stringify(b.content))
     .join('\n');
+}
+
+/** The content of the tool_result for `callId` in the last request that carries it. */
+function toolResultOf(requests: { body: unknown }[], callId: string): string {
+  for (const request of [...requests].reverse()) {
+    const messages = (request.body as { messages?: { content: unknown }[] }).messages ?? [];
+    for (const message of messages) {
+      if (!Array.isArray(message.content)) continue;
+      const found = (message.content as { type: string; tool_use_id?: string; content?: unknown }[]).find((b) => b.type === 'tool_result' && b.tool_use_id === callId);
+      if (found) return JSON.stringify(found.content);
+    }
+  }
+  return '';
 }
 
 describe('quick read-only tools run as local activities', () => {
@@ -104,4 +117,77 @@ describe('quick read-only tools run as local activities', () => {
       }
     });
   });
+
+  it('a 60 MB file: ten lines are read locally without holding the task (an interrupt is answered at once); lines at its end go to an activity', async () => {
+    const LINES = 4_000_000;
+    // A reply that streams for ~2 s: the interrupt finds its turn still running.
+    const slow = { ...say('Read. '.repeat(60)), delayMs: 100 };
+    const s = await sessionEnv(env, workflowBundle, {
+      rules: [
+        { match: { lastUserContains: 'read the head' }, reply: use('read_file', { path: 'big.log', limit: 10 }, 'toolu_big_1', 'Reading the head.') },
+        { match: { lastUserContains: 'read on with offset: 11' }, reply: slow },
+        { match: { lastUserContains: 'read the tail' }, reply: use('read_file', { path: 'big.log', offset: LINES - 4, limit: 10 }, 'toolu_big_2', 'Reading the tail.') },
+        { match: {}, reply: say('Done.') },
+      ],
+    });
+    await s.run(async () => {
+      const handle = await fs.open(path.join(s.workspace, 'big.log'), 'w');
+      for (let n = 0; n < LINES; n += 100_000) {
+        await handle.write(`${Array.from({ length: 100_000 }, (_, i) => `line ${n + i + 1} ..`).join('\n')}\n`);
+      }
+      await handle.close();
+      expect((await fs.stat(path.join(s.workspace, 'big.log'))).size).toBeGreaterThan(60_000_000);
+      const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
+      const session = await keel.startSession({ workspace: s.workspace, policy: { mode: 'full-auto' } });
+
+      // What a control costs on this machine now (its round trip through a workflow task, whose
+      // validator refuses it: no turn runs): the machine is shared, and the bound below is relative to it.
+      let idleMs = 0;
+      for (let i = 0; i < 3; i += 1) {
+        const t0 = Date.now();
+        await expect(session.interrupt('nothing runs')).rejects.toThrow(/not accepted in state active/);
+        idleMs = Math.max(idleMs, Date.now() - t0);
+      }
+
+      // The workflow task that takes the first model result, and runs the read, has started.
+      const turn = session.send('read the head of big.log');
+      await waitUntil(
+        async () => (await session.workflowHandle.fetchHistory()).events ?? [],
+        (events) => {
+          const model = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')?.eventId;
+          const done = events.findIndex((e) => model != null && String(e.activityTaskCompletedEventAttributes?.scheduledEventId) === String(model));
+          return done !== -1 && events.slice(done).some((e) => e.workflowTaskStartedEventAttributes);
+        },
+        20_000,
+        'the task that takes the first model result',
+      );
+      const sent = Date.now();
+      await session.interrupt('enough');
+      const answeredMs = Date.now() - sent;
+      // Reading the whole file in that task took 2.5–3.5 s at load ~17 (3,579 ms in this test
+      // with the code before); the interrupt waited for it. Now the read is one chunk.
+      expect(answeredMs, `idle control ${idleMs} ms`).toBeLessThan(Math.max(1_000, 2 * idleMs + 300));
+      expect((await turn).outcome).toBe('interrupted');
+      const read = (await session.log()).entries.find((e) => e.kind === 'tool.result' && e.callId === 'toolu_big_1');
+      expect(read?.kind === 'tool.result' ? read.facts : undefined).toEqual({ kind: 'read', bytes: 256 * 1024, files: 1 });
+      // Lines at the end: more than a local read may scan, so an activity reads them (its events
+      // in history: the Temporal UI shows it), after the local try's marker.
+      const tail = await session.send('read the tail');
+      expect(tail.outcome).toBe('completed');
+      // The head's ten lines (the model may not have been called again before the interrupt; the conversation has them).
+      const head = toolResultOf(s.standin.requests, 'toolu_big_1');
+      expect(head).toContain('10\\tline 10 ..');
+      expect(head).toContain('the file (60.0 MiB) goes on; read on with offset: 11');
+      expect(toolResultOf(s.standin.requests, 'toolu_big_2')).toContain(`${LINES}\\tline ${LINES} ..`);
+      // The tail's local try (a marker) stopped at its budget; an activity read it. (The head's
+      // read is local too, unless a starved machine took it past its 500 ms: then it is an activity as well.)
+      const run = await scheduled(session.workflowHandle);
+      expect(run.activities.filter((a) => a === 'runTool').length).toBeGreaterThanOrEqual(1);
+      expect(run.activities.filter((a) => a !== 'callModel' && a !== 'runTool')).toEqual([]);
+      expect(run.markers.filter((m) => m === 'core_local_activity').length).toBe(3); // setup, the head, the tail's local try
+      await session.close();
+      await recordHistory(session.workflowHandle, 'local-read-bounded');
+    });
+  });
 });
+
