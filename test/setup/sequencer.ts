@@ -21,6 +21,13 @@ const LONG_FIRST = [
   'test/integration/demo-stops.test.ts', // 39 s
   'test/integration/replay-repair.test.ts', // 36 s
   'test/integration/bench.test.ts', // 30 s
+  // Wave 4's new files, by their times on the loaded machine they were written on (idle: less).
+  'test/integration/schedules.test.ts', // 32-65 s at load ~20
+  'test/integration/fork-rewind.test.ts', // 31-48 s at load ~20
+  'test/integration/versions.test.ts', // 27-41 s at load ~20
+  'test/integration/sub-agents.test.ts', // 20-36 s at load ~20
+  'test/integration/server-api.test.ts', // 30-34 s at load ~20
+  'test/integration/check-replay.test.ts', // 28 s at load ~15
   'test/integration/demo.test.ts', // 29 s
   'test/integration/workspace-affinity.test.ts', // 28 s
   'test/integration/console.test.ts', // 26 s
