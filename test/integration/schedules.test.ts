@@ -118,6 +118,11 @@ describe('scheduled goals', () => {
 
       // The schedule hears of a run's end a moment after it (even after describe() shows none running):
       // a trigger under the schedule's own `skip` could still be skipped, so this one says allow_all.
+      // Temporal names a scheduled run after the second it was due (`<id>-<time to the second>`):
+      // a trigger in the same second as the first run's would get the first run's workflow id
+      // (seen in a clean-clone CI run: the first run took 0.23 s). The clock is waited on, not slept.
+      const firstSecond = Math.floor(Date.parse(first[0]!.startTime) / 1000);
+      await waitUntil(async () => Math.floor(Date.now() / 1000), (now) => now > firstSecond, 5_000, 'the second after the first run started');
       await budget.trigger('allow_all');
       const second = await waitUntil(() => budget.runs(), (runs) => runs.length === 2 && runs.every((r) => r.execution === 'COMPLETED'), 30_000, 'the second run ending');
       expect(second[0]!.verdict).toBe('stopped');
