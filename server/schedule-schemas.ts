@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { backfillSchema, scheduleIdSchema, scheduleNoteSchema, scheduleSpecSchema, triggerSchema } from '../workflows/protocol/schedule';
 import { startGoalBody } from './schemas';
+import { scheduleRunSchema } from '../shared/schedule-runs';
 
 export const createScheduleBody = scheduleSpecSchema.extend({
   /** The schedule's id (default schedule-<uuid>); its runs are `<id>-<time>`. */
@@ -34,20 +35,11 @@ const scheduleView = {
   nextRuns: z.array(z.string()),
   recentRuns: z.array(z.object({ scheduledAt: z.string(), startedAt: z.string(), workflowId: z.string() })),
 };
-const scheduleRun = z.object({
-  workflowId: z.string(),
-  execution: z.string(),
-  startTime: z.string(),
-  closeTime: z.string().nullable(),
-  verdict: z.string().nullable(),
-  summary: z.string().nullable(),
-  costUsd: z.number().nullable(),
-});
 export const scheduleDetailsResponse = z.looseObject({
   ...scheduleView,
   actions: z.object({ taken: z.number().int(), skippedOverlap: z.number().int(), missedCatchupWindow: z.number().int(), running: z.array(z.string()) }).optional(),
   spend: z.object({ month: z.string(), spentUsd: z.number(), budgetUsd: z.number().nullable(), unknownRuns: z.number().int(), spent: z.boolean() }),
-  runs: z.array(scheduleRun),
+  runs: z.array(scheduleRunSchema),
 });
 export const scheduleListResponse = z.object({ items: z.array(scheduleDetailsResponse) });
 export const scheduleCreatedResponse = z.object({ id: z.string(), kind: z.literal('schedule') });
