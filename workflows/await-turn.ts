@@ -27,8 +27,13 @@ export interface AwaitTurnHost {
   postMessage(raw: unknown): string;
 }
 
+/** Whether the session has this message already: queued, in its running turn, or among the newest finished turns. */
+export function messageKnown(turns: FinishedTurns, h: Pick<AwaitTurnHost, 'queued' | 'turnId'>, messageId: string): boolean {
+  return turns.has(messageId) || h.queued().includes(messageId) || turns.running(h.turnId()) === messageId;
+}
+
 export function awaitTurnHandlers(turns: FinishedTurns, h: AwaitTurnHost): void {
-  const known = (messageId: string) => turns.has(messageId) || h.queued().includes(messageId) || turns.running(h.turnId()) === messageId;
+  const known = (messageId: string) => messageKnown(turns, h, messageId);
   const turnOf = async (messageId: string): Promise<AwaitTurnResult> => {
     await condition(() => turns.has(messageId) || h.ended() || h.handingOver() || !known(messageId));
     const turn = turns.get(messageId);

@@ -24,7 +24,7 @@ import { sessionControls } from './session-controls';
 import { sessionQueries, sessionViews } from './session-views';
 import { clientToolResultHandler } from './client-tool-results';
 import { FinishedTurns } from './finished-turns';
-import { awaitTurnHandlers } from './await-turn';
+import { awaitTurnHandlers, messageKnown } from './await-turn';
 import { loadSetupWaiting } from './setup';
 import { InfraWaiter } from './infra-wait';
 import { WaitingAttribute } from './waiting-attribute';
@@ -278,8 +278,15 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
 
   // ---- signals and updates -------------------------------------------------------------------
   const status = (): ControlResult => ({ status: session.state.status });
+  // A message id is one turn. `sendMessage` was idempotent by id; `userMessage` posted a repeat
+  // (a client asking again after no answer in time, `temporal workflow signal` run twice) as a
+  // second turn. Asked only when a repeat arrives, so a history without one is unchanged.
+  const queuedOrRunning = { queued: () => session.state.queue.map((m) => m.messageId), turnId: () => session.state.turnId };
+  const repeated = (messageId: string | undefined): boolean => messageId !== undefined && messageKnown(finishedTurns, queuedOrRunning, messageId) && hasPatch(USER_MESSAGE_ONCE_PATCH);
   const userMessageEvent = (raw: unknown): Extract<SessionEvent, { type: 'user_message' }> => {
     const input = parse(userMessageSchema, raw, 'userMessage');
+    // A signal's repeat is refused by name (a `rejected` event says so); the update's is answered below.
+    if (repeated(input.messageId)) throw new Error(`message ${input.messageId} was already received (queued, running or answered): one message id is one turn`);
     const messageId = input.messageId ?? `msg-${uuid4()}`;
     if (input.clientTools !== undefined) clientTools.offer(messageId, input.clientTools);
     return { type: 'user_message', messageId, text: input.text };
@@ -292,6 +299,12 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
     session.mustAccept({ type: 'user_message', messageId: input.messageId ?? 'validating', text: input.text });
   };
   const postMessage = (raw: unknown, via: string) => {
+    const again = messageInput(raw, via).messageId;
+    if (repeated(again)) {
+      // The update of a repeat answers as the first did, and posts nothing.
+      const queue = session.state.queue;
+      return { status: session.state.status, messageId: again!, queued: queue.some((m) => m.messageId === again), queueLength: queue.length };
+    }
     const event = userMessageEvent(raw);
     const wasActive = session.state.status === 'active';
     session.post(via, event);
@@ -381,3 +394,6 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   await host.finish();
   return { sessionId, outcome: finished.outcome, reason: finished.reason, stats: finished.stats, runs: run };
 }
+
+/** `userMessage` with a message id the session has is not a second turn (asked only when one comes). */
+const USER_MESSAGE_ONCE_PATCH = 'user-message-once';

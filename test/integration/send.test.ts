@@ -6,8 +6,8 @@
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { KeelClient, UpdateRejectedError } from '../../client/index';
-import { sendMessageUpdate } from '../../workflows/definitions';
-import { say, sessionEnv, waitUntil as waitFor } from '../fixtures/session-harness';
+import { sendMessageUpdate, userMessageSignal, userMessageUpdate } from '../../workflows/definitions';
+import { recordHistory, say, sessionEnv, waitUntil as waitFor } from '../fixtures/session-harness';
 import { useTemporal } from '../fixtures/use-temporal';
 
 const { env, workflowBundle } = useTemporal();
@@ -67,6 +67,35 @@ describe('send(): one update per turn', () => {
       expect((await session.state()).session.turns).toBe(6);
       expect((await acceptedUpdates(session.workflowHandle)).filter((name) => name === 'userMessage')).toEqual(['userMessage']);
       await session.close();
+    });
+  });
+
+  it('userMessage with a message id the session has (a signal sent twice, an update under a new update id) is no second turn: the signal is refused by name', async () => {
+    const s = await sessionEnv(env, workflowBundle, { rules: [{ match: {}, reply: say('Sure.') }] });
+    await s.run(async () => {
+      const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
+      const session = await keel.startSession({ workspace: s.workspace });
+      const handle = session.workflowHandle;
+      // `temporal workflow signal` run twice, or a client retrying a signal it got no answer to.
+      await handle.signal(userMessageSignal, { text: 'signalled', messageId: 'msg-signalled' });
+      expect((await session.turnOf('msg-signalled')).output).toBe('Sure.');
+      await handle.signal(userMessageSignal, { text: 'signalled', messageId: 'msg-signalled' });
+      // The same message id as an update with an update id of its own (Temporal de-duplicates by update id only).
+      const repeat = await handle.executeUpdate(userMessageUpdate, { args: [{ text: 'signalled', messageId: 'msg-signalled' }], updateId: 'another-update-id' });
+      expect(repeat.messageId).toBe('msg-signalled');
+      // A later message is answered; nothing came between.
+      expect((await session.send('next')).output).toBe('Sure.');
+      expect((await session.state()).session.turns).toBe(2);
+      const rejected: string[] = [];
+      let finished = 0;
+      for await (const item of session.events({ topics: ['events'] })) {
+        const e = item.data as { kind?: string; message?: string; source?: string };
+        if (e.kind === 'event.rejected') rejected.push(`${e.source}: ${e.message}`);
+        if (e.kind === 'session.turn_finished' && ++finished === 2) break;
+      }
+      expect(rejected).toEqual(['signal userMessage: message msg-signalled was already received (queued, running or answered): one message id is one turn']);
+      await session.close();
+      await recordHistory(handle, 'user-message-once');
     });
   });
 
