@@ -69,3 +69,12 @@ export function describeHostMove(m: { workspace: string; from: string; to: strin
     }
   }
 }
+
+/**
+ * What the agent is told when its workspace was declared lost: otherwise its next tool calls
+ * find an empty workspace and it cannot know why. Copied files need no word: nothing changed
+ * for the agent.
+ */
+export function lostWorkspaceNotice(m: { workspace: string; from: string; to: string }): string {
+  return `[Keel] Your workspace ${m.workspace} was lost: its host "${m.from}" went away and an operator moved this run to host "${m.to}" without the files. The workspace is empty now; anything you wrote or read there before is gone. Check what exists before relying on earlier results.`;
+}

@@ -131,7 +131,14 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
     settled: (_turnId, _callId, usage) => host.post(() => (settled = addSettledUsage(settled, usage))),
     changed: () => host.post(() => undefined),
   });
-  hostMoveHandler({ workspace: input.workspace, routing, post: host.post, publish: host.publish });
+  hostMoveHandler({
+    workspace: input.workspace,
+    routing,
+    post: host.post,
+    publish: host.publish,
+    // The agent's one turn hears it before its next model call.
+    tellAgent: (notice) => void (turns.state !== null && turns.apply({ type: 'steer', text: notice })),
+  });
   const turns: TurnRunner = new TurnRunner(
     {
       workspace: input.workspace,

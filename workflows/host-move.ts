@@ -11,12 +11,16 @@
 // time-out; run_command has one attempt) and is not run again (workflows/turn-tools.ts).
 import { proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { createWorkspaceAdoptActivities } from '../activities/workspace-adopt';
-import { decideHostMove, describeHostMove, hostMoveSchema, type HostMove } from '../machines/host-move';
+import { decideHostMove, describeHostMove, hostMoveSchema, lostWorkspaceNotice, type HostMove } from '../machines/host-move';
 import { moveWorkspaceHostUpdate, type MoveWorkspaceHostResult } from './definitions';
 import type { WorkspaceMovedEvent } from './log-entries';
 import { failureMessage, parsePayload } from './payloads';
 import { refusal, validated } from './refusal';
 import { workspaceQueue, type WorkspaceRouting } from './workspace-host';
+import { hasPatch } from './run-format';
+
+/** The agent is told when its workspace was declared lost (asked only when one is: other histories are unchanged). */
+const WORKSPACE_LOST_NOTICE_PATCH = 'workspace-lost-notice';
 
 /** How long the new host has to take the copy: it is up (the operator just started it), or the move fails and nothing changes. */
 const NEW_HOST_WAIT = '2 minutes';
@@ -27,6 +31,8 @@ export interface HostMoveHost {
   /** Runs work on the run's serial queue (its log entry, its details refreshed). */
   post(work: () => void): void;
   publish(event: WorkspaceMovedEvent): void;
+  /** Tells the run's agent that its files are gone (on the run's queue, after the move's log entry). */
+  tellAgent?(notice: string): void;
 }
 
 export function hostMoveHandler(h: HostMoveHost): void {
@@ -61,9 +67,10 @@ export function hostMoveHandler(h: HostMoveHost): void {
         }
         h.routing.moveTo(move.to);
         const message = describeHostMove({ workspace: h.workspace, from: move.from, to: move.to, files: move.files, source: move.source, copied });
-        h.post(() =>
-          h.publish({ kind: 'workspace.moved', moveId: move.moveId, workspace: h.workspace, from: move.from, to: move.to, files: move.files, ...(move.source !== undefined ? { source: move.source } : {}), copied, message }),
-        );
+        h.post(() => {
+          h.publish({ kind: 'workspace.moved', moveId: move.moveId, workspace: h.workspace, from: move.from, to: move.to, files: move.files, ...(move.source !== undefined ? { source: move.source } : {}), copied, message });
+          if (move.files === 'lost' && h.tellAgent !== undefined && hasPatch(WORKSPACE_LOST_NOTICE_PATCH)) h.tellAgent(lostWorkspaceNotice({ workspace: h.workspace, from: move.from, to: move.to }));
+        });
         return { outcome: 'moved', host: move.to, workspace: h.workspace, files: move.files, message };
       } finally {
         moving = false;

@@ -84,6 +84,8 @@ export interface SessionCarry extends HostCarry {
   deferredTurn?: Extract<SessionDirective, { type: 'start_turn' }> | null | undefined;
   /** The newest finished turns, by message id (`send` waits on them). */
   finishedTurns?: FinishedTurn[] | undefined;
+  /** A word for the agent its next turn starts with (its workspace was lost in a host move while no turn ran). */
+  agentNotice?: string | null | undefined;
   /** Client tools of queued messages and of the held turn (workflows/client-tools.ts). */
   clientTools?: ClientToolsCarry | undefined;
   /** Turn boundaries and their workspace checkpoints (workflows/session-checkpoints.ts). */

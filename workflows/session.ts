@@ -69,6 +69,8 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   let deferredTurn: StartTurn | null = carry?.deferredTurn ?? null;
   let handingOver = false;
   const finishedTurns = new FinishedTurns(carry?.finishedTurns);
+  // What the agent must be told when its next turn starts (workflows/host-move.ts: a lost workspace).
+  let agentNotice: string | null = carry?.agentNotice ?? null;
   const clientTools = new ClientTools(carry?.clientTools);
   // Known before the first handler runs: an awaitTurn buffered for this run may name it.
   if (deferredTurn !== null) finishedTurns.started(deferredTurn.turnId, deferredTurn.messageId);
@@ -220,7 +222,9 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   function runTurn(d: StartTurn): void {
     // A checkpoint or a rewind is being written: the turn starts when it is done.
     if (checkpoints.busy) return checkpoints.whenIdle(() => runTurn(d));
-    const result = turns.start(d.turnId, d.text, d.limits);
+    const text = agentNotice === null ? d.text : `${agentNotice}\n\n${d.text}`;
+    agentNotice = null;
+    const result = turns.start(d.turnId, text, d.limits);
     if (!result.ok) host.rejected('start_turn', result.error);
   }
   function takeDeferred(): StartTurn {
@@ -337,7 +341,17 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
 
   sessionControls({ session, now: host.now, status, authenticatedControls: options.authenticatedControls });
 
-  hostMoveHandler({ workspace: options.workspace, routing, post: host.post, publish: host.publish });
+  hostMoveHandler({
+    workspace: options.workspace,
+    routing,
+    post: host.post,
+    publish: host.publish,
+    // A running turn hears it as a steer before its next model call; an idle session's next turn starts with it.
+    tellAgent: (notice) => {
+      const steered = session.state.turnId !== null && turns.turnId === session.state.turnId && turns.apply({ type: 'steer', text: notice }).ok;
+      if (!steered) agentNotice = notice;
+    },
+  });
 
   // ---- queries -------------------------------------------------------------------------------
   sessionQueries({ sessionId, run, session, host, conversation, clientTools, setup: () => ({ tools, policy, policyOrigin }) }, views);
@@ -370,6 +384,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
           run,
           deferredTurn,
           finishedTurns: finishedTurns.list(),
+          ...(agentNotice !== null ? { agentNotice } : {}),
           ...(clientTools.carry() !== undefined ? { clientTools: clientTools.carry() } : {}),
           ...(checkpoints.carry() !== undefined ? { checkpoints: checkpoints.carry() } : {}),
         };

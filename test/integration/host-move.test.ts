@@ -5,8 +5,8 @@
 // host-b --source <where A's files are readable on B>` (the compiled CLI): the files are
 // copied onto B's disk, and the waiting tool calls run there, once, with the files — the
 // command that waited for A is not run twice (B's runs.log has it once; A's disk never sees
-// it). With `--files lost`: the run goes on in an empty workspace on B, and its log says in
-// words that the workspace was lost in the move. Before this, there was no such command:
+// it). With `--files lost`: the run goes on in an empty workspace on B, its log says in
+// words that the workspace was lost in the move, and its agent is told (a steer in the waiting turn). Before this, there was no such command:
 // the runs waited for host A until the infrastructure horizon gave up.
 import fs from 'node:fs/promises';
 import os from 'node:os';
@@ -128,11 +128,16 @@ describe('keel host move', () => {
       expect(u2[1]).toMatchObject({ is_error: true });
       expect(await fs.readFile(viewOf(b, path.join(ws2, 'runs.log')), 'utf8')).toBe('u2\n');
       expect(await moves(s2)).toMatchObject([{ files: 'lost', message: lostLine }]);
+      // The agent is told, in the turn that was waiting: the model call after the calls that ran on B carries the word.
+      const told = standin.requests.filter((r) => JSON.stringify(r.body).includes('u2 >> runs.log') && JSON.stringify(r.body).includes('tool_result')).at(0);
+      expect(JSON.stringify(told?.body)).toContain(`[Keel] Your workspace ${ws2} was lost: its host \\"host-a\\" went away`);
+      // s1's files came along: its agent heard nothing.
+      expect(standin.requests.filter((r) => JSON.stringify(r.body).includes('was lost: its host'))).toSatisfy((rs: typeof standin.requests) => rs.every((r) => !JSON.stringify(r.body).includes('t3 go')));
       expect(await moves(s1)).toHaveLength(1);
       expect(await moves(s0)).toEqual([]);
       // Histories of a move with the files and of a lost one, for the replay test (with KEEL_RECORD_HISTORIES=1).
       await recordHistoryIn('session', s1, 'host-move-copy');
-      await recordHistoryIn('session', s2, 'host-move-lost');
+      await recordHistoryIn('session', s2, 'host-move-lost-told');
       await s0.terminate('test over');
     } finally {
       await Promise.all(workers.map(killHostWorker));
