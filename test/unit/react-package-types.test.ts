@@ -6,7 +6,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import type { z } from 'zod';
 import type * as Http from '../../packages/react/src/http/types';
-import { approveBody, denyBody, inboxItemSchema, listEntrySchema, startGoalBody, startSessionBody } from '../../server/schemas';
+import { approveBody, denyBody, startSessionBody, type inboxItemSchema, type listEntrySchema, type startGoalBody } from '../../server/schemas';
 import type { GoalStateView, PendingApproval, PlanView, StateView, TranscriptPage } from '../../workflows/definitions';
 import type { Task } from '../../machines/task-graph';
 

@@ -3,4 +3,6 @@
 export { KeelHttp, KeelHttpError, type KeelHttpOptions } from './client';
 export { followRun, type Follow, type FollowOptions } from './stream';
 export { applyRunItem, emptyRun, endRun, modelTrouble, type LogEntry, type ModelCall, type ModelTrouble, type RunStream, type StreamItem } from './run-state';
+export { conversationOf, type ConversationEntry } from './run-conversation';
+export { glanceOf, formatDuration, type RunGlance } from './run-glance';
 export type * from './types';

@@ -25,6 +25,8 @@ export interface ModelCall {
   text: string;
   thinking: string;
   state: 'streaming' | 'done' | 'cut';
+  /** How many events of the run came before this call started: where it goes among them (run-conversation.ts). */
+  order?: number;
 }
 
 export interface RunStream {
@@ -65,7 +67,7 @@ export function applyRunItem(s: RunStream, byKey: Map<string, ModelCall>, item: 
   // A retry voids what the earlier attempt showed. Text read live comes before its call's
   // start and retry markers (client/live-model.ts): a marker of the attempt shown goes on with it.
   if (!call || call.attempt !== m.attempt || ((m.kind === 'start' || m.kind === 'retry') && call.state !== 'streaming')) {
-    call = { key: `${key}#${m.attempt}`, callId: m.callId, attempt: m.attempt, model: m.model ?? call?.model ?? null, text: '', thinking: '', state: 'streaming' };
+    call = { key: `${key}#${m.attempt}`, callId: m.callId, attempt: m.attempt, model: m.model ?? call?.model ?? null, text: '', thinking: '', state: 'streaming', order: s.events.length };
     if (byKey.has(key)) s.calls = s.calls.filter((c) => c !== byKey.get(key));
     byKey.set(key, call);
     s.calls = [...s.calls, call];
