@@ -13,6 +13,9 @@ ARG NODE_IMAGE=node:20.19.5-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
+# The npm workspaces (packages/*) the lock file names: npm ci needs their manifests.
+COPY packages/client/package.json ./packages/client/
+COPY packages/react/package.json ./packages/react/
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY machines ./machines
@@ -24,6 +27,8 @@ COPY worker ./worker
 # console's page, compiled by the same build.
 COPY client ./client
 COPY server ./server
+# The console imports its stream reader and run reducer from @keel/react's sources.
+COPY packages/react/src ./packages/react/src
 COPY scripts/build.ts scripts/esbuild-plugins.ts ./scripts/
 RUN npm run build
 
@@ -31,6 +36,8 @@ FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 ENV NODE_ENV=production
 COPY package.json package-lock.json .npmrc ./
+COPY packages/client/package.json ./packages/client/
+COPY packages/react/package.json ./packages/react/
 # --ignore-scripts: no install script is needed (native packages ship prebuilt binaries
 # as optional dependencies), matching package.json's allowScripts.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \

@@ -40,7 +40,8 @@ export default tseslint.config(
   // bench/peers is its own package (installed on demand), checked by its own tsconfig.
   // test/fixtures/lint holds code that breaks the rules on purpose (lint-boundaries.test.ts).
   // The .cjs files are plain CommonJS loaded outside the TypeScript project (a converter path, --require preloads).
-  { ignores: ['test/fixtures/lint/**', 'dist/**', 'node_modules/**', '.keel/**', 'coverage/**', 'bench/peers/**', 'worker/failure-converter.cjs', '.dependency-cruiser.cjs', 'bench/promise-sites.cjs', 'bench/alloc-profile.cjs', 'bench/sink-calls.cjs'] },
+  // packages/*/dist is built output; examples/ are separate projects (their own tsconfig, packages installed from tarballs), type-checked by test/e2e/react-app.test.ts.
+  { ignores: ['test/fixtures/lint/**', 'dist/**', 'packages/*/dist/**', 'examples/**', 'node_modules/**', '.keel/**', 'coverage/**', 'bench/peers/**', 'worker/failure-converter.cjs', '.dependency-cruiser.cjs', 'bench/promise-sites.cjs', 'bench/alloc-profile.cjs', 'bench/sink-calls.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -301,7 +301,7 @@ describe('Dockerfile', () => {
         if (spec.startsWith('.')) {
           const target = path.relative(root, path.resolve(root, path.dirname(file), spec));
           // A folder (machines/policy/, machines/turn/) is imported through its index.ts.
-          queue.push(existsSync(path.join(root, `${target}.ts`)) ? `${target}.ts` : existsSync(path.join(root, target, 'index.ts')) ? `${target}/index.ts` : target);
+          queue.push(existsSync(path.join(root, `${target}.ts`)) ? `${target}.ts` : existsSync(path.join(root, `${target}.tsx`)) ? `${target}.tsx` : existsSync(path.join(root, target, 'index.ts')) ? `${target}/index.ts` : target);
         } else if (!spec.startsWith('node:') && !builtinModules.includes(spec)) {
           packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : (spec.split('/')[0] as string));
         }
@@ -331,7 +331,8 @@ describe('Dockerfile', () => {
 
   it('the build stage has every file `npm run build` reads (the console among them)', () => {
     const copied = [...copiedPaths()];
-    const { files } = reached(['scripts/build.ts']);
+    // The console's page too: esbuild bundles it from its entry, which imports @keel/react's sources.
+    const { files } = reached(['scripts/build.ts', 'server/console/src/main.tsx']);
     // The console's page and stylesheet, which the build copies beside the server.
     for (const file of [...files, 'server/console/index.html', 'server/console/style.css', 'server/console/src/main.tsx']) {
       expect(copied.some((c) => file === c || file.startsWith(`${c}/`)), file).toBe(true);

@@ -4,6 +4,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { act, api, enc, Refused, say } from '../api';
 import { TaskDetails } from '../cards';
+import { AtAGlance } from '../glance';
 import { ModelText, Timeline, useRunStream } from '../timeline';
 import type { GoalStateView, PlanView } from '../types';
 import { Badge, BudgetBars, PlanGraph, UsageLine } from '../ui';
@@ -11,9 +12,10 @@ import { WaitingFor } from './inbox';
 
 type GoalData = { state: GoalStateView; plan: PlanView };
 
-export function useRefreshed<T>(path: string, version: number): T | null {
+export function useRefreshed<T>(path: string | null, version: number): T | null {
   const [data, setData] = useState<T | null>(null);
   useEffect(() => {
+    if (path === null) return;
     let stopped = false;
     // Many events arrive together: read once they settle.
     const timer = setTimeout(() => {
@@ -41,6 +43,7 @@ export function GoalPage({ id }: { id: string }) {
   const failed = state.status === 'stopped' || state.status === 'blocked';
   return (<div id="goal">
     <h2>Goal <span class="muted id">{id}</span> <Badge status={state.status} /></h2>
+    <AtAGlance run={run} costUsd={state.usage.usage.costUsd} unpricedCalls={state.usage.usage.unpricedCalls} />
     <p class="goal-text">{g.goal}</p>
     {ended || failed
       ? (<section class={`card report ${state.status === 'goal_met' ? '' : 'bad'}`} aria-labelledby="report-title">

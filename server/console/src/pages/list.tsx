@@ -2,6 +2,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { api, enc, Refused, say } from '../api';
 import type { ListEntry } from '../types';
+import { listDuration } from '../glance';
 import { Badge, dateTime } from '../ui';
 
 const STATUSES = ['planning', 'awaiting_plan_approval', 'executing', 'reviewing', 'blocked', 'goal_met', 'stopped', 'active', 'processing', 'awaiting_input', 'paused', 'suspended', 'closed', 'failed'];
@@ -69,9 +70,9 @@ export function ListPage() {
       <div><label class="inline"><input type="checkbox" checked={all} onChange={(e: Event) => setAll((e.target as HTMLInputElement).checked)} />include ended</label></div>
     </form>
     <table aria-label="goals and sessions">
-      <thead><tr>{['Goal or session', 'Kind', 'Status', 'Waiting', 'Workspace', 'Started'].map((c) => (<th scope="col">{c}</th>))}</tr></thead>
+      <thead><tr>{['Goal or session', 'Kind', 'Status', 'Waiting', 'Workspace', 'Started', 'Time'].map((c) => (<th scope="col">{c}</th>))}</tr></thead>
       <tbody>
-        {items === null ? (<tr><td colspan={6}>Loading…</td></tr>) : shown.length === 0 ? (<tr><td colspan={6}>None.</td></tr>) : null}
+        {items === null ? (<tr><td colspan={7}>Loading…</td></tr>) : shown.length === 0 ? (<tr><td colspan={7}>None.</td></tr>) : null}
         {shown.map((i) => {
           const page = i.kind === 'goal' || i.kind === 'session' || i.kind === 'agent' ? i.kind : null;
           return (<tr key={i.id}>
@@ -81,6 +82,7 @@ export function ListPage() {
             <td>{i.pendingApprovals ? String(i.pendingApprovals) : i.status === 'awaiting_plan_approval' ? 'plan' : ''}{i.infraWaiting ? (<div class="muted" title="waiting out an outage (KeelWaiting)">for {i.infraWaiting}</div>) : null}</td>
             <td class="muted">{i.workspace ?? ''}</td>
             <td class="muted">{dateTime(i.startTime)}</td>
+            <td class="muted">{listDuration(i.startTime, i.closeTime)}</td>
           </tr>);
         })}
       </tbody>

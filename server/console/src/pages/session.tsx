@@ -3,6 +3,7 @@
 // why it failed or stopped, and every event.
 import { useState } from 'preact/hooks';
 import { act, enc } from '../api';
+import { AtAGlance } from '../glance';
 import { modelTrouble } from '../run-state';
 import { ModelText, Timeline, useRunStream } from '../timeline';
 import type { StateView, TranscriptPage } from '../types';
@@ -62,6 +63,7 @@ export function SessionPage({ id }: { id: string }) {
         <h3 id="model-trouble-title">{trouble.state === 'failed' ? 'The model could not answer' : 'The model call is being retried'}</h3>
         <p class="pre">{trouble.message}</p>
       </section>) : null}
+    <AtAGlance run={run} costUsd={state.usage.usage.costUsd + (state.usage.turnUsage?.costUsd ?? 0)} unpricedCalls={state.usage.usage.unpricedCalls} />
     {SHOW_REASON.has(state.status) || state.reason
       ? (<section class={`card report ${state.status === 'failed' || state.status === 'suspended' ? 'bad' : ''}`} aria-labelledby="reason-title">
           <h3 id="reason-title">{state.status === 'failed' ? 'Failed' : state.status.replaceAll('_', ' ')}</h3>
