@@ -43,7 +43,7 @@ import { WaitingAttribute } from './waiting-attribute';
 import { infraWaitingKey } from '../machines/infra-retry';
 import { hasPatch } from './run-format';
 import { nestedSubAgents } from './nested-sub-agents';
-import { subAgentReportSignal } from './protocol/sub-agents';
+import { subAgentReportSignal, subAgentSlotAnswerSignal } from './protocol/sub-agents';
 
 /** A task agent's turns read the retry table's unattended row (machines/model-retry.ts). */
 const UNATTENDED_RETRIES_PATCH = 'agent-unattended-retries';
@@ -256,6 +256,7 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
   );
   setHandler(agentPendingApprovalsQuery, () => pending());
   if (subAgents !== null) setHandler(subAgentReportSignal, (raw) => host.post(() => subAgents.report(raw)));
+  if (subAgents !== null) setHandler(subAgentSlotAnswerSignal, (raw) => host.post(() => subAgents.placeAnswer(raw)));
   // The agent's own log by query, as the goal's (its tool calls and their results).
   setHandler(agentEventsQuery, (raw) => host.events(parsePayload(transcriptQuerySchema, raw, 'events') ?? {}));
   host.start('turn', () => turns.state?.status ?? 'idle', () => {

@@ -17,6 +17,7 @@ export function nestedSubAgents(input: AgentInput, agentId: string, hooks: Agent
     sessionId: d.sessionId,
     depth: d.depth,
     caps: d.caps,
+    ...(d.treeToken !== undefined ? { treeToken: d.treeToken } : {}),
     types: d.types ?? {},
     base: {
       workspace: input.workspace,
