@@ -207,17 +207,15 @@ export class AgUiMapper {
     const steps = [...this.openSteps].map((stepName): BaseEvent => ({ type: EventType.STEP_FINISHED, stepName }));
     this.openSteps.clear();
     const u = this.usage;
-    return [
-      ...steps,
-      {
+    const done: BaseEvent = {
       type: EventType.RUN_FINISHED,
       threadId: this.ids.threadId,
       runId: this.ids.runId,
       outcome,
       ...(result !== undefined ? { result } : {}),
       ...(u ? { usage: [{ provider: 'anthropic', ...(this.model ? { model: this.model } : {}), inputTokens: u.inputTokens, outputTokens: u.outputTokens, totalTokens: u.inputTokens + u.outputTokens }] } : {}),
-    },
-    ];
+    };
+    return [...steps, done];
   }
 
   /** Closes what is open for another message than `messageId` (another call, or an earlier attempt); everything when null. */
