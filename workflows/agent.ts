@@ -150,6 +150,7 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
       unattended: () => hasPatch(UNATTENDED_RETRIES_PATCH),
       modelActivity: input.modelActivity,
       thinking: input.thinking,
+      ...(input.promptCacheTtl !== undefined ? { promptCacheTtl: input.promptCacheTtl } : {}),
     },
     {
       queue: host.queue,

@@ -31,6 +31,7 @@ export function nestedSubAgents(input: AgentInput, agentId: string, hooks: Agent
       maxParallelTools: input.maxParallelTools,
       ...(input.retryBackoffMs !== undefined ? { retryBackoffMs: input.retryBackoffMs } : {}),
       modelActivity: input.modelActivity,
+      ...(input.promptCacheTtl !== undefined ? { promptCacheTtl: input.promptCacheTtl } : {}),
     },
     model: input.model,
     system: d.system,

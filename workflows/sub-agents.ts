@@ -55,7 +55,7 @@ export interface SubAgentParent {
   /** Types given in the session's options (a workspace file of the same name is not read). */
   types: Record<string, AgentType>;
   /** What every child inherits as it is (workspace, store, policy's headless, timeouts…). */
-  base: Pick<AgentInput, 'workspace' | 'workspaceHost' | 'workspaceHostWaitMs' | 'storeDir' | 'storeId' | 'maxTokens' | 'headless' | 'approvalTimeoutMs' | 'maxParallelTools' | 'retryBackoffMs' | 'modelActivity'>;
+  base: Pick<AgentInput, 'workspace' | 'workspaceHost' | 'workspaceHostWaitMs' | 'storeDir' | 'storeId' | 'maxTokens' | 'headless' | 'approvalTimeoutMs' | 'maxParallelTools' | 'retryBackoffMs' | 'modelActivity' | 'promptCacheTtl'>;
   model: string;
   system: string | null;
   thinking: AgentInput['thinking'];

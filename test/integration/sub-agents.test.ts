@@ -72,6 +72,8 @@ describe('sub-agents', () => {
         workspace: s.workspace,
         system: 'You are PARENT.',
         policy: { mode: 'ask' },
+        // The hour-long cache: a fork must mark its (the parent's) prefix with the same TTL.
+        promptCacheTtl: '1h',
         agents: {
           maxPerTurn: 4,
           types: {
@@ -123,6 +125,9 @@ describe('sub-agents', () => {
       // The fork read its parent's prefix from the cache.
       const forkUsage = requests.find((r) => r.rule === 'fork runs')!.usage!;
       expect(forkUsage.cache_read_input_tokens).toBeGreaterThan(0);
+      const ttlsOf = (rule: string) => [...JSON.stringify(requests.find((r) => r.rule === rule)!.body).matchAll(/"cache_control":\{[^}]*\}/g)].map((m) => m[0]);
+      expect(ttlsOf('parent delegates').length).toBeGreaterThan(0);
+      expect(ttlsOf('fork runs')).toEqual(ttlsOf('parent delegates').map(() => '"cache_control":{"type":"ephemeral","ttl":"1h"}'));
 
       // The parent's usage is everything billed: its own calls and its children's.
       const state = await session.state();

@@ -51,6 +51,8 @@ export const agentInputSchema = lazySchema(() => z.strictObject({
   thinking: thinking.optional(),
   /** Started by an `agent` call of a session or another agent, not by a goal (./sub-agents.ts). */
   delegation: delegationSchema.optional(),
+  /** The prompt cache's lifetime its parent session chose (a fork then writes and reads its parent's entries with the same TTL). */
+  promptCacheTtl: z.enum(['5m', '1h']).optional(),
 }));
 /** What a goal starts a task agent with: the schema's output (the goal resolved every default but one: workflows/agent.ts). */
 export type AgentInput = z.output<typeof agentInputSchema>;
