@@ -15,11 +15,12 @@ import {
 import type { TurnResult, Usage } from '../machines/index';
 import { addSettledUsage, ZERO_USAGE, type Exhaustion } from '../machines/budget';
 import { approvalFrom, EXACT_APPROVALS_PATCH, rememberApproval, SessionApproval } from '../machines/policy';
-import { agentReportSignal, approveSchema, denySchema, transcriptQuerySchema, type GoalLogEntry, type PendingApproval } from './definitions';
+import { agentReportSignal, approveSchema, denySchema, steerSchema, transcriptQuerySchema, type GoalLogEntry, type PendingApproval } from './definitions';
 import {
   AGENT_SIGNALS,
   agentApproveSignal,
   agentDenySignal,
+  agentSteerSignal,
   agentEventsQuery,
   agentInputSchema,
   agentPendingApprovalsQuery,
@@ -253,6 +254,14 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
       }
       const r = turns.apply({ type: 'tool', callId: d.callId, event: { type: 'denied', ...(d.reason ? { reason: d.reason } : {}) } });
       if (!r.ok) rejected('signal deny', r.error);
+    }),
+  );
+  // A steer its parent session forwards (docs/sub-agents.md "Steering a child"): the turn takes it at its next safe boundary.
+  setHandler(agentSteerSignal, (raw) =>
+    guard('signal steer', () => {
+      const s = parsePayload(steerSchema, raw, 'steer');
+      const r = turns.apply({ type: 'steer', text: s.text });
+      if (!r.ok) rejected('signal steer', r.error);
     }),
   );
   setHandler(agentPendingApprovalsQuery, () => pending());

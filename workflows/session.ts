@@ -323,7 +323,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   if (subAgents !== null) setHandler(subAgentReportSignal, (raw) => host.post(() => subAgents.report(raw)));
   if (subAgents !== null) setHandler(subAgentSlotSignal, (raw) => host.post(() => subAgents.place(raw)));
 
-  sessionControls({ session, now: host.now, status, authenticatedControls: options.authenticatedControls });
+  sessionControls({ session, now: host.now, status, authenticatedControls: options.authenticatedControls, ...(subAgents !== null ? { children: subAgents } : {}) });
 
   hostMoveHandler({ workspace: options.workspace, routing, post: host.post, publish: host.publish });
 

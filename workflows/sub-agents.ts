@@ -15,7 +15,7 @@ import { agentToolInput, aliveRefusal, approvalLabel, capsRefusal, childLabel, c
 import type { ToolCallEvent } from '../machines/tool-call';
 import type { TurnState } from '../machines/turn';
 import type { LogEvent } from '../machines/index';
-import { agentApproveSignal, agentDenySignal, agentReportSchema, taskEvidenceSchema, type AgentInput, type AgentReport } from './protocol/agent';
+import { agentApproveSignal, agentDenySignal, agentSteerSignal, agentReportSchema, taskEvidenceSchema, type AgentInput, type AgentReport } from './protocol/agent';
 import type { approveSchema, denySchema, PendingApproval } from './protocol/controls';
 import type { ToolEntry } from './protocol/tool-entry';
 import { failureMessage } from './payloads';
@@ -395,6 +395,17 @@ export class SubAgents {
 
   deny(agentId: string, answer: z.input<typeof denySchema>): Promise<void> {
     return getExternalWorkflowHandle(agentId).signal(agentDenySignal, answer);
+  }
+
+  /** The running child a name addresses: its workflow id, its label (`research-1`) or the `agent` call's id. */
+  target(name: string): string | null {
+    for (const [agentId, c] of this.children) if (agentId === name || c.label === name || c.callId === name) return agentId;
+    return null;
+  }
+
+  /** A steer for a child's running turn, sent on to it (its turn takes it at the next safe boundary). */
+  steer(agentId: string, text: string): Promise<void> {
+    return getExternalWorkflowHandle(agentId).signal(agentSteerSignal, { text });
   }
 
   /** Total spend reported by the running children (for views). */

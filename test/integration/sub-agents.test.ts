@@ -182,7 +182,7 @@ describe('sub-agents', () => {
     });
   });
 
-  it('maxAlive counts the session\'s whole tree: a grandchild past it is refused naming the cap, and its place comes free when one ends', { timeout: 120_000 }, async () => {
+  it('maxAlive counts the session\'s whole tree: a grandchild past it is refused naming the cap, and its place comes free when one ends; a steer reaches a child', { timeout: 120_000 }, async () => {
     const s = await sessionEnv(env, workflowBundle, {
       rules: [
         { name: 'parent grows a tree', match: { lastUserContains: 'grow a tree' }, reply: use('agent', { description: 'tree', prompt: 'TREE TASK' }, 'toolu_t1') },
@@ -207,6 +207,11 @@ describe('sub-agents', () => {
       const turn = session.send('grow a tree');
       // One grandchild runs (and waits for its command's approval); the other was refused.
       const [waiting] = await waitUntil(() => session.pendingApprovals(), (p) => p.length === 1, 60_000, 'one grandchild waiting');
+      // Steering a child: the session's human addresses the running child by its label; the
+      // text reaches that child's next model call (not the session's). A name that is no
+      // running child is refused, naming it.
+      await session.steer('STEER FOR THE CHILD', { agent: 'agent-1' });
+      await expect(session.steer('nobody there', { agent: 'research-9' })).rejects.toThrow(/no sub-agent "research-9" of this session is running/);
       await session.approve(waiting!.callId);
       const result = await turn;
       expect(result.outcome).toBe('completed');
@@ -219,6 +224,8 @@ describe('sub-agents', () => {
       expect(refused).toHaveLength(1);
       expect(refused[0]!.content).toMatch(/agent refused: 2 sub-agents of this session are running \(all depths\), the cap is 2 \(maxAlive\)/);
       expect(leafResults.find((b) => b.is_error !== true)?.content).toMatch(/^LEAF DONE/);
+      expect(JSON.stringify(refusedAt!.body)).toContain('STEER FOR THE CHILD');
+      expect(requests.filter((r) => r.rule?.startsWith('parent') === true && JSON.stringify(r.body).includes('STEER FOR THE CHILD'))).toEqual([]);
       // Only the granted one ran; the refused one's command never did.
       expect(requests.filter((r) => r.rule === 'leaf one runs' || r.rule === 'leaf two runs')).toHaveLength(1);
       // Its place came free when it ended: the third grandchild started and answered.
