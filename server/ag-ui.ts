@@ -174,12 +174,12 @@ export class AgUiMapper {
       // A sub-agent's work is a step of the run, named for the child (research-1, fork-3). A child
       // started in an earlier run of the thread (before an approval's interrupt) ends as a step of its own here.
       case 'subagent.started':
-        out.push(...this.close(), { type: EventType.STEP_STARTED, stepName: e.label as string });
+        out.push(...this.close(), { type: EventType.STEP_STARTED, stepName: e.label });
         this.openSteps.add(e.label as string);
         break;
       case 'subagent.finished':
-        if (!this.openSteps.delete(e.label as string)) out.push({ type: EventType.STEP_STARTED, stepName: e.label as string });
-        out.push({ type: EventType.STEP_FINISHED, stepName: e.label as string });
+        if (!this.openSteps.delete(e.label as string)) out.push({ type: EventType.STEP_STARTED, stepName: e.label });
+        out.push({ type: EventType.STEP_FINISHED, stepName: e.label });
         break;
       case 'turn.completed':
         this.usage = e.usage as Usage;

@@ -51,7 +51,7 @@ function startWorker(taskQueue: string, standinUrl: string): Promise<ChildProces
     }),
   );
   return new Promise((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       if (chunk.toString().includes('worker ready')) resolve(child);
     });
     child.once('exit', (code) => reject(new Error(`session worker exited with ${code}`)));
