@@ -25,7 +25,7 @@ import { launchChromium } from '../fixtures/browser';
 import { killWhenTestEnds } from '../fixtures/child-teardown';
 import { cliEnv, keel } from '../fixtures/client-cli';
 import { compiledWorker } from '../fixtures/compiled-cli';
-import { startServe, TEST_TOKEN } from '../fixtures/serve-process';
+import { authed, startServe, TEST_TOKEN } from '../fixtures/serve-process';
 import { KEY, makeWorkspace, say, use, waitUntil } from '../fixtures/session-harness';
 import { uniqueTaskQueue } from '../helpers/temporal';
 import { useTemporal } from '../fixtures/use-temporal';
@@ -163,11 +163,19 @@ describe('sub-agents end to end', () => {
       const [cliWaiting] = await waitUntil(() => session.pendingApprovals(), (p) => p.length === 1, 90_000, 'the third turn waiting');
       const steered = await keel(['steer', sessionId, '--agent', cliWaiting!.agent!.label, '--json', 'check', 'the', 'LOCKFILE'], cli);
       expect(steered.code).toBe(0);
+      // And over HTTP: the same child by its label; a name that is no running child is refused.
+      const api = authed(serve.url);
+      const httpSteer = await api(`/api/sessions/${encodeURIComponent(sessionId)}/steer`, { json: { text: 'and the README', agent: cliWaiting!.agent!.label } });
+      expect(httpSteer.status).toBe(200);
+      const refusedSteer = await api(`/api/sessions/${encodeURIComponent(sessionId)}/steer`, { json: { text: 'hello', agent: 'research-99' } });
+      expect(refusedSteer.ok).toBe(false);
+      expect(await refusedSteer.text()).toMatch(/no sub-agent .{0,4}research-99.{0,4} of this session is running/);
       const approved = await keel(['approve', sessionId, cliWaiting!.callId, '-y', '--json'], cli);
       expect(approved.code).toBe(0);
       expect((await third).output).toBe('All three answered.');
       const reviewerAfter = standin.requests.filter((r) => r.rule === 'reviewer answers').at(-1)!;
       expect(JSON.stringify(reviewerAfter.body)).toContain('check the LOCKFILE');
+      expect(JSON.stringify(reviewerAfter.body)).toContain('and the README');
       expect((await ledger()).sort()).toEqual(['fork', 'fork', 'fork', 'research', 'research', 'research', 'reviewer', 'reviewer', 'reviewer']);
 
       // ---- 4. the console in Chromium: the tree under the session, a child one click away ----
