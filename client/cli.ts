@@ -114,6 +114,7 @@ program
   .description('add guidance to the running turn of a session')
   .argument('<workflowId>')
   .argument('<text...>')
+  .option('--agent <child>', "steer a running sub-agent instead: its label (research-1), id or agent call id")
   .option('--json')
   .action((id: string, text: string[], o: ControlOptions) => controlCommand('steer', id, { ...o, text: text.join(' ') }));
 

@@ -192,8 +192,9 @@ export class SessionHandle {
     return this.control(SESSION_CONTROLS.interrupt, reason ? { reason } : {});
   }
 
-  steer(text: string): Promise<ControlResult> {
-    return this.control(SESSION_CONTROLS.steer, { text });
+  /** Guidance for the running turn; with `agent` (a sub-agent's id, label such as `research-1`, or its call id), for that child's turn. */
+  steer(text: string, options: { agent?: string } = {}): Promise<ControlResult> {
+    return this.control(SESSION_CONTROLS.steer, { text, ...(options.agent !== undefined ? { agent: options.agent } : {}) });
   }
 
   pause(reason?: string): Promise<ControlResult> {

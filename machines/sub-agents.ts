@@ -115,7 +115,7 @@ export interface CapsCheck {
   /** The parent's depth: a session is 0, its children 1, theirs 2. */
   depth: number;
   caps: SubAgentCaps;
-  /** Children of this parent alive now. */
+  /** Sub-agents alive now: the session's whole tree for a session, this parent's own children for a descendant (which then asks the session). */
   alive: number;
   /** `agent` calls of this assistant message already let through before this one. */
   startedThisStep: number;
@@ -126,8 +126,13 @@ export function capsRefusal(c: CapsCheck): string | null {
   const { caps } = c;
   if (c.depth + 1 > caps.maxDepth) return `agent refused: the depth cap is ${caps.maxDepth} (maxDepth), and this agent is at depth ${c.depth}; do the work yourself`;
   if (c.startedThisStep >= caps.maxPerTurn) return `agent refused: at most ${caps.maxPerTurn} agent calls in one message (maxPerTurn); call again with the rest after these answer`;
-  if (c.alive >= caps.maxAlive) return `agent refused: ${c.alive} sub-agents are running, the cap is ${caps.maxAlive} (maxAlive); wait for them to answer`;
+  if (c.alive >= caps.maxAlive) return aliveRefusal(c.alive, caps);
   return null;
+}
+
+/** The `maxAlive` refusal: the count is the session's whole tree (its children and theirs). */
+export function aliveRefusal(alive: number, caps: SubAgentCaps): string {
+  return `agent refused: ${alive} sub-agents of this session are running (all depths), the cap is ${caps.maxAlive} (maxAlive); wait for them to answer`;
 }
 
 /** Tools a child never gets: nobody answers a sub-agent's questions but its parent's model. */

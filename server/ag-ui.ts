@@ -87,6 +87,8 @@ export class AgUiMapper {
   private usage: Usage | null = null;
   private readonly resulted = new Set<string>();
   private model: string | null = null;
+  /** Sub-agents shown as steps in this run (STEP_STARTED sent, STEP_FINISHED not yet), by name. */
+  private readonly openSteps = new Set<string>();
 
   /** Calls of the client's tools in this run (their results are the client's own tool messages). */
   private readonly clientCalls = new Set<string>();
@@ -160,7 +162,7 @@ export class AgUiMapper {
       case 'tool.client_requested': {
         // The client runs its tools: this run ends here, the next one brings the results.
         const waiting = [...this.clientCalls].filter((c) => !this.resulted.has(c));
-        out.push(...this.close(), this.finish({ type: 'success' }, { outcome: 'client_tools', turnId: e.turnId, callIds: waiting }));
+        out.push(...this.close(), ...this.finish({ type: 'success' }, { outcome: 'client_tools', turnId: e.turnId, callIds: waiting }));
         break;
       }
       case 'tool.result':
@@ -168,6 +170,16 @@ export class AgUiMapper {
         // A client tool's result is already the client's own tool message.
         if (this.clientCalls.has(e.callId as string)) break;
         out.push({ type: EventType.TOOL_CALL_RESULT, messageId: `result-${e.callId as string}`, toolCallId: e.callId, content: e.output, role: 'tool' });
+        break;
+      // A sub-agent's work is a step of the run, named for the child (research-1, fork-3). A child
+      // started in an earlier run of the thread (before an approval's interrupt) ends as a step of its own here.
+      case 'subagent.started':
+        out.push(...this.close(), { type: EventType.STEP_STARTED, stepName: e.label });
+        this.openSteps.add(e.label as string);
+        break;
+      case 'subagent.finished':
+        if (!this.openSteps.delete(e.label as string)) out.push({ type: EventType.STEP_STARTED, stepName: e.label });
+        out.push({ type: EventType.STEP_FINISHED, stepName: e.label });
         break;
       case 'turn.completed':
         this.usage = e.usage as Usage;
@@ -177,7 +189,7 @@ export class AgUiMapper {
         this.finished = true;
         break;
       case 'session.turn_finished':
-        out.push(...this.close(), this.finish({ type: 'success' }, { outcome: e.outcome, turnId: e.turnId }));
+        out.push(...this.close(), ...this.finish({ type: 'success' }, { outcome: e.outcome, turnId: e.turnId }));
         break;
       default:
         break;
@@ -186,13 +198,16 @@ export class AgUiMapper {
   }
 
   interrupt(interrupts: Interrupt[]): BaseEvent[] {
-    return [this.finish({ type: 'interrupt', interrupts })];
+    return this.finish({ type: 'interrupt', interrupts });
   }
 
-  private finish(outcome: Record<string, unknown>, result?: unknown): BaseEvent {
+  private finish(outcome: Record<string, unknown>, result?: unknown): BaseEvent[] {
     this.finished = true;
+    // Steps still open (children that go on past an interrupt) end with the run, as AG-UI asks.
+    const steps = [...this.openSteps].map((stepName): BaseEvent => ({ type: EventType.STEP_FINISHED, stepName }));
+    this.openSteps.clear();
     const u = this.usage;
-    return {
+    const done: BaseEvent = {
       type: EventType.RUN_FINISHED,
       threadId: this.ids.threadId,
       runId: this.ids.runId,
@@ -200,6 +215,7 @@ export class AgUiMapper {
       ...(result !== undefined ? { result } : {}),
       ...(u ? { usage: [{ provider: 'anthropic', ...(this.model ? { model: this.model } : {}), inputTokens: u.inputTokens, outputTokens: u.outputTokens, totalTokens: u.inputTokens + u.outputTokens }] } : {}),
     };
+    return [...steps, done];
   }
 
   /** Closes what is open for another message than `messageId` (another call, or an earlier attempt); everything when null. */

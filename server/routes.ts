@@ -265,7 +265,7 @@ export const routes: Route[] = [
     body: steerBody,
     status: 200,
     response: controlResponse,
-    handler: async ({ keel, id, body }) => (await session(keel, id)).steer(body.text),
+    handler: async ({ keel, id, body }) => (await session(keel, id)).steer(body.text, 'agent' in body && body.agent !== undefined ? { agent: body.agent } : {}),
   }),
   ...(['interrupt', 'pause', 'close'] as const).map((op) =>
     route({

@@ -55,7 +55,7 @@ export const approveBody = SESSION_CONTROLS.approve.input.omit({ approver: true,
 export const denyBody = SESSION_CONTROLS.deny.input;
 /** Client tools are AG-UI's (server/ag-ui.ts), not this route's. */
 export const messageBody = z.union([nonBlank, z.strictObject({ text: nonBlank, messageId: z.string().min(1).optional() })]).pipe(SESSION_CONTROLS.userMessage.input);
-export const steerBody = z.union([nonBlank, z.strictObject({ text: nonBlank })]).pipe(SESSION_CONTROLS.steer.input);
+export const steerBody = z.union([nonBlank, z.strictObject({ text: nonBlank, agent: nonBlank.optional().describe("a running sub-agent's id, label (research-1) or agent call id: the steer is for that child's turn") })]).pipe(SESSION_CONTROLS.steer.input);
 export const answerBody = SESSION_CONTROLS.answer.input;
 /** interrupt, pause, close and a goal's cancel: the same optional reason. */
 export const reasonBody = SESSION_CONTROLS.interrupt.input;

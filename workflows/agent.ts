@@ -15,11 +15,12 @@ import {
 import type { TurnResult, Usage } from '../machines/index';
 import { addSettledUsage, ZERO_USAGE, type Exhaustion } from '../machines/budget';
 import { approvalFrom, EXACT_APPROVALS_PATCH, rememberApproval, SessionApproval } from '../machines/policy';
-import { agentReportSignal, approveSchema, denySchema, transcriptQuerySchema, type GoalLogEntry, type PendingApproval } from './definitions';
+import { agentReportSignal, approveSchema, denySchema, steerSchema, transcriptQuerySchema, type GoalLogEntry, type PendingApproval } from './definitions';
 import {
   AGENT_SIGNALS,
   agentApproveSignal,
   agentDenySignal,
+  agentSteerSignal,
   agentEventsQuery,
   agentInputSchema,
   agentPendingApprovalsQuery,
@@ -43,7 +44,7 @@ import { WaitingAttribute } from './waiting-attribute';
 import { infraWaitingKey } from '../machines/infra-retry';
 import { hasPatch } from './run-format';
 import { nestedSubAgents } from './nested-sub-agents';
-import { subAgentReportSignal } from './protocol/sub-agents';
+import { subAgentReportSignal, subAgentSlotAnswerSignal } from './protocol/sub-agents';
 
 /** A task agent's turns read the retry table's unattended row (machines/model-retry.ts). */
 const UNATTENDED_RETRIES_PATCH = 'agent-unattended-retries';
@@ -157,6 +158,7 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
       unattended: () => hasPatch(UNATTENDED_RETRIES_PATCH),
       modelActivity: input.modelActivity,
       thinking: input.thinking,
+      ...(input.promptCacheTtl !== undefined ? { promptCacheTtl: input.promptCacheTtl } : {}),
     },
     {
       queue: host.queue,
@@ -261,8 +263,17 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
       if (!r.ok) rejected('signal deny', r.error);
     }),
   );
+  // A steer its parent session forwards (docs/sub-agents.md "Steering a child"): the turn takes it at its next safe boundary.
+  setHandler(agentSteerSignal, (raw) =>
+    guard('signal steer', () => {
+      const s = parsePayload(steerSchema, raw, 'steer');
+      const r = turns.apply({ type: 'steer', text: s.text });
+      if (!r.ok) rejected('signal steer', r.error);
+    }),
+  );
   setHandler(agentPendingApprovalsQuery, () => pending());
   if (subAgents !== null) setHandler(subAgentReportSignal, (raw) => host.post(() => subAgents.report(raw)));
+  if (subAgents !== null) setHandler(subAgentSlotAnswerSignal, (raw) => host.post(() => subAgents.placeAnswer(raw)));
   // The agent's own log by query, as the goal's (its tool calls and their results).
   setHandler(agentEventsQuery, (raw) => host.events(parsePayload(transcriptQuerySchema, raw, 'events') ?? {}));
   host.start('turn', () => turns.state?.status ?? 'idle', () => {

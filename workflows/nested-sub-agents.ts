@@ -17,6 +17,7 @@ export function nestedSubAgents(input: AgentInput, agentId: string, hooks: Agent
     sessionId: d.sessionId,
     depth: d.depth,
     caps: d.caps,
+    ...(d.treeToken !== undefined ? { treeToken: d.treeToken } : {}),
     types: d.types ?? {},
     base: {
       workspace: input.workspace,
@@ -30,6 +31,7 @@ export function nestedSubAgents(input: AgentInput, agentId: string, hooks: Agent
       maxParallelTools: input.maxParallelTools,
       ...(input.retryBackoffMs !== undefined ? { retryBackoffMs: input.retryBackoffMs } : {}),
       modelActivity: input.modelActivity,
+      ...(input.promptCacheTtl !== undefined ? { promptCacheTtl: input.promptCacheTtl } : {}),
     },
     model: input.model,
     system: d.system,

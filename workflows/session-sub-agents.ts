@@ -27,6 +27,8 @@ export function sessionSubAgents(options: ResolvedSessionOptions, sessionId: str
       maxParallelTools: options.maxParallelTools,
       ...(options.retryBackoffMs !== undefined ? { retryBackoffMs: options.retryBackoffMs } : {}),
       modelActivity: options.modelActivity,
+      // The session's cache lifetime: a fork's request is its parent's prefix, marked the same way.
+      ...(options.promptCacheTtl !== undefined ? { promptCacheTtl: options.promptCacheTtl } : {}),
     },
     model: options.model,
     system: options.system ?? null,

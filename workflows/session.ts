@@ -39,7 +39,7 @@ import { upgradeOnContinue } from './versioning';
 import { hasPatch, runFormat, stampedMemo } from './run-format';
 import { forkConversation, SessionCheckpoints } from './session-checkpoints';
 import { agentToolSetup, sessionSubAgents } from './session-sub-agents';
-import { subAgentReportSignal } from './protocol/sub-agents';
+import { subAgentReportSignal, subAgentSlotSignal } from './protocol/sub-agents';
 
 type StartTurn = Extract<SessionDirective, { type: 'start_turn' }>;
 
@@ -338,8 +338,9 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
 
   sessionApprovalHandlers({ turns, pending, rejected: host.rejected, post: host.post, now: host.now, status, approvals: () => approvals, remember: (next) => (approvals = next), ...(subAgents !== null ? { delegated: subAgents } : {}) });
   if (subAgents !== null) setHandler(subAgentReportSignal, (raw) => host.post(() => subAgents.report(raw)));
+  if (subAgents !== null) setHandler(subAgentSlotSignal, (raw) => host.post(() => subAgents.place(raw)));
 
-  sessionControls({ session, now: host.now, status, authenticatedControls: options.authenticatedControls });
+  sessionControls({ session, now: host.now, status, authenticatedControls: options.authenticatedControls, ...(subAgents !== null ? { children: subAgents } : {}) });
 
   hostMoveHandler({
     workspace: options.workspace,

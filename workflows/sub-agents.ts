@@ -5,20 +5,21 @@
 // and executed: the type loaded, the child started and awaited in the call's cancellation scope
 // (an interrupt of the parent's turn cancels it), its reports taken (usage, waiting approvals,
 // what it did), its approvals shown as the parent's and answered through it.
-import { getExternalWorkflowHandle, isCancellation, proxyActivities, startChild, uuid4 } from '@temporalio/workflow';
+import { CancellationScope, condition, getExternalWorkflowHandle, isCancellation, patched, proxyActivities, startChild, uuid4 } from '@temporalio/workflow';
 import type { createAgentTypeActivities } from '../activities/agent-types';
 import { addUsage, ZERO_USAGE, type CallUsage, type TurnLimits, type Usage } from '../machines/budget';
 import type { Json } from '../machines/core';
 import type { Message } from '../machines/conversation';
 import type { PolicyConfig, SessionApproval } from '../machines/policy';
-import { agentToolInput, approvalLabel, capsRefusal, childLabel, childResult, planChild, AGENT_TOOL, type AgentType, type AgentToolInput, type SubAgentCaps } from '../machines/sub-agents';
+import { agentToolInput, aliveRefusal, approvalLabel, capsRefusal, childLabel, childResult, planChild, AGENT_TOOL, type AgentType, type AgentToolInput, type ChildPlan, type SubAgentCaps } from '../machines/sub-agents';
 import type { ToolCallEvent } from '../machines/tool-call';
 import type { TurnState } from '../machines/turn';
 import type { LogEvent } from '../machines/index';
-import { agentApproveSignal, agentDenySignal, agentReportSchema, taskEvidenceSchema, type AgentInput, type AgentReport } from './protocol/agent';
+import { agentApproveSignal, agentDenySignal, agentSteerSignal, agentReportSchema, taskEvidenceSchema, type AgentInput, type AgentReport } from './protocol/agent';
 import type { approveSchema, denySchema, PendingApproval } from './protocol/controls';
 import type { ToolEntry } from './protocol/tool-entry';
 import { failureMessage } from './payloads';
+import { subAgentSlotAnswerSchema, subAgentSlotAnswerSignal, subAgentSlotSchema, subAgentSlotSignal, type SubAgentSlot } from './protocol/sub-agents';
 import { stampedMemo, startSearchAttributes } from './run-format';
 import { routed, type WorkspaceRoute } from './workspace-host';
 import { z } from 'zod';
@@ -37,6 +38,9 @@ const childResultSchema = lazySchema(() =>
   }),
 );
 
+/** Descendants ask the session for places under the tree's `maxAlive` (histories recorded before did not). */
+export const TREE_ALIVE_PATCH = 'sub-agents-tree-alive';
+
 /** What a parent (a session, or a child agent that may delegate in turn) gives its sub-agents. */
 export interface SubAgentParent {
   /** The parent's workflow id: children are `<parentId>/agent-<callId>`. */
@@ -46,10 +50,12 @@ export interface SubAgentParent {
   /** 0 for a session, 1 for its children. */
   depth: number;
   caps: SubAgentCaps;
+  /** A descendant's: the report token of the session's child it descends from (it asks the session for places under `maxAlive` with it). */
+  treeToken?: string;
   /** Types given in the session's options (a workspace file of the same name is not read). */
   types: Record<string, AgentType>;
   /** What every child inherits as it is (workspace, store, policy's headless, timeouts…). */
-  base: Pick<AgentInput, 'workspace' | 'workspaceHost' | 'workspaceHostWaitMs' | 'storeDir' | 'storeId' | 'maxTokens' | 'headless' | 'approvalTimeoutMs' | 'maxParallelTools' | 'retryBackoffMs' | 'modelActivity'>;
+  base: Pick<AgentInput, 'workspace' | 'workspaceHost' | 'workspaceHostWaitMs' | 'storeDir' | 'storeId' | 'maxTokens' | 'headless' | 'approvalTimeoutMs' | 'maxParallelTools' | 'retryBackoffMs' | 'modelActivity' | 'promptCacheTtl'>;
   model: string;
   system: string | null;
   thinking: AgentInput['thinking'];
@@ -89,6 +95,10 @@ export class SubAgents {
   /** Calls let through whose child is not started yet (their type loading): alive already. */
   private readonly planning = new Set<string>();
   private count = 0;
+  /** The session's: places under `maxAlive` its descendants took for their own children, by the child's id (→ the session's child they descend from). */
+  private readonly treePlaces = new Map<string, string>();
+  /** A descendant's: the session's answers to its asks for a place, by call id. */
+  private readonly placeAnswers = new Map<string, { granted: boolean; alive: number }>();
 
   constructor(private readonly p: SubAgentParent) {}
 
@@ -99,6 +109,11 @@ export class SubAgents {
 
   get alive(): number {
     return this.children.size;
+  }
+
+  /** What counts against `maxAlive` here: a session's whole tree; a descendant's own children (the session then decides). */
+  private aliveNow(): number {
+    return this.children.size + this.planning.size + this.treePlaces.size;
   }
 
   /**
@@ -112,20 +127,42 @@ export class SubAgents {
     const state = this.p.turn();
     const stepKey = `${turnId}:${state !== null && 'step' in state ? state.step : 0}`;
     const letThrough = this.perStep.get(stepKey) ?? 0;
-    const refusal = capsRefusal({ depth: this.p.depth, caps: this.p.caps, alive: this.children.size + this.planning.size, startedThisStep: letThrough });
+    const refusal = capsRefusal({ depth: this.p.depth, caps: this.p.caps, alive: this.aliveNow(), startedThisStep: letThrough });
     if (refusal !== null) return { type: 'failed', error: refusal };
     this.perStep.set(stepKey, letThrough + 1);
     this.planning.add(callId);
+    // A descendant asks the session for a place under the tree's `maxAlive` (runs recorded before
+    // the tree was counted started their grandchildren without asking).
+    const asks = this.p.depth > 0 && this.p.treeToken !== undefined && patched(TREE_ALIVE_PATCH);
+    let took = false;
     let planned: ReturnType<typeof planChild>;
     let type: Awaited<ReturnType<SubAgents['typeOf']>>;
     try {
+      if (asks) {
+        const answer = await this.askPlace(callId);
+        if (!answer.granted) return { type: 'failed', error: aliveRefusal(answer.alive, this.p.caps) };
+        took = true;
+      }
       type = await this.typeOf(input);
       planned = this.plan(turnId, callId, input, type);
+    } catch (error) {
+      if (took) await this.givePlaceBack(callId);
+      throw error;
     } finally {
       this.planning.delete(callId);
     }
-    if (!planned.ok) return { type: 'failed', error: planned.error };
-    const { plan } = planned;
+    if (!planned.ok) {
+      if (took) await this.givePlaceBack(callId);
+      return { type: 'failed', error: planned.error };
+    }
+    try {
+      return await this.runChild(turnId, callId, input, type, planned.plan);
+    } finally {
+      if (took) await this.givePlaceBack(callId);
+    }
+  }
+
+  private async runChild(turnId: string, callId: string, input: AgentToolInput, type: Awaited<ReturnType<SubAgents['typeOf']>>, plan: ChildPlan): Promise<ToolCallEvent> {
     this.count += 1;
     const label = childLabel(input, this.count);
     const agentId = `${this.p.parentId}/agent-${callId}`;
@@ -165,6 +202,8 @@ export class SubAgents {
         caps: this.p.caps,
         ...(Object.keys(this.p.types).length > 0 ? { types: this.p.types } : {}),
         ...(approvals.length > 0 ? { approvals: approvals.map((a) => ({ ...a })) } : {}),
+        // The session's child is the root of its subtree: its token (its descendants ask with it).
+        ...(this.p.depth === 0 ? { treeToken: token } : this.p.treeToken !== undefined ? { treeToken: this.p.treeToken } : {}),
       },
     };
     const child: Child = { callId, turnId, label, token, share: plan.limits, usage: ZERO_USAGE, pending: [], seen: new Set() };
@@ -210,7 +249,58 @@ export class SubAgents {
 
   private finish(agentId: string): void {
     this.children.delete(agentId);
+    // Its subtree ends with it (a parent's close cancels its children): their places are free.
+    for (const [place, under] of this.treePlaces) if (under === agentId) this.treePlaces.delete(place);
     this.p.changed();
+  }
+
+  // ---- maxAlive over the session's tree --------------------------------------------------
+
+  /** A descendant's ask: a place for its child `callId`, answered by the session. */
+  private async askPlace(callId: string): Promise<{ granted: boolean; alive: number }> {
+    await this.signalSession({ op: 'take', requester: this.p.parentId, callId, token: this.p.treeToken ?? '' });
+    await condition(() => this.placeAnswers.has(callId));
+    const answer = this.placeAnswers.get(callId)!;
+    this.placeAnswers.delete(callId);
+    return answer;
+  }
+
+  /** Sent even from a cancelled call: the place must come free. */
+  private givePlaceBack(callId: string): Promise<void> {
+    return CancellationScope.nonCancellable(() => this.signalSession({ op: 'give_back', requester: this.p.parentId, callId, token: this.p.treeToken ?? '' }));
+  }
+
+  private signalSession(slot: SubAgentSlot): Promise<void> {
+    return getExternalWorkflowHandle(this.p.sessionId).signal(subAgentSlotSignal, slot).catch(() => undefined);
+  }
+
+  /** The session's side (signal `agentSlot`): a place under `maxAlive` taken or given back by a descendant, checked by its subtree's token. */
+  place(raw: unknown): boolean {
+    const parsed = subAgentSlotSchema.safeParse(raw);
+    if (!parsed.success || this.p.depth !== 0) return false;
+    const r = parsed.data;
+    const under = [...this.children].find(([id, c]) => r.requester.startsWith(`${id}/`) || r.requester === id ? c.token === r.token : false)?.[0];
+    if (under === undefined) return false;
+    const place = `${r.requester}/agent-${r.callId}`;
+    if (r.op === 'give_back') {
+      this.treePlaces.delete(place);
+      this.p.changed();
+      return true;
+    }
+    const alive = this.aliveNow();
+    const granted = this.treePlaces.has(place) || alive < this.p.caps.maxAlive;
+    if (granted) this.treePlaces.set(place, under);
+    void getExternalWorkflowHandle(r.requester).signal(subAgentSlotAnswerSignal, { callId: r.callId, granted, alive }).catch(() => undefined);
+    this.p.changed();
+    return true;
+  }
+
+  /** A descendant's side (signal `agentSlotAnswer`). */
+  placeAnswer(raw: unknown): boolean {
+    const parsed = subAgentSlotAnswerSchema.safeParse(raw);
+    if (!parsed.success) return false;
+    this.placeAnswers.set(parsed.data.callId, { granted: parsed.data.granted, alive: parsed.data.alive });
+    return true;
   }
 
   /** The named type: the options' (as given), else the workspace's file, read now. */
@@ -305,6 +395,17 @@ export class SubAgents {
 
   deny(agentId: string, answer: z.input<typeof denySchema>): Promise<void> {
     return getExternalWorkflowHandle(agentId).signal(agentDenySignal, answer);
+  }
+
+  /** The running child a name addresses: its workflow id, its label (`research-1`) or the `agent` call's id. */
+  target(name: string): string | null {
+    for (const [agentId, c] of this.children) if (agentId === name || c.label === name || c.callId === name) return agentId;
+    return null;
+  }
+
+  /** A steer for a child's running turn, sent on to it (its turn takes it at the next safe boundary). */
+  steer(agentId: string, text: string): Promise<void> {
+    return getExternalWorkflowHandle(agentId).signal(agentSteerSignal, { text });
   }
 
   /** Total spend reported by the running children (for views). */

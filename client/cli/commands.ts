@@ -274,6 +274,8 @@ export interface ControlOptions {
   json?: boolean;
   reason?: string;
   text?: string;
+  /** steer: a sub-agent of the session. */
+  agent?: string;
 }
 
 export function controlCommand(control: Control, id: string, o: ControlOptions): Promise<void> {
@@ -288,7 +290,7 @@ export function controlCommand(control: Control, id: string, o: ControlOptions):
       control === 'interrupt'
         ? await s.interrupt(o.reason)
         : control === 'steer'
-          ? await s.steer(o.text ?? '')
+          ? await s.steer(o.text ?? '', o.agent !== undefined ? { agent: o.agent } : {})
           : control === 'pause'
             ? await s.pause(o.reason)
             : control === 'resume'

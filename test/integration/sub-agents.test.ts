@@ -72,6 +72,8 @@ describe('sub-agents', () => {
         workspace: s.workspace,
         system: 'You are PARENT.',
         policy: { mode: 'ask' },
+        // The hour-long cache: a fork must mark its (the parent's) prefix with the same TTL.
+        promptCacheTtl: '1h',
         agents: {
           maxPerTurn: 4,
           types: {
@@ -123,6 +125,9 @@ describe('sub-agents', () => {
       // The fork read its parent's prefix from the cache.
       const forkUsage = requests.find((r) => r.rule === 'fork runs')!.usage!;
       expect(forkUsage.cache_read_input_tokens).toBeGreaterThan(0);
+      const ttlsOf = (rule: string) => [...JSON.stringify(requests.find((r) => r.rule === rule)!.body).matchAll(/"cache_control":\{[^}]*\}/g)].map((m) => m[0]);
+      expect(ttlsOf('parent delegates').length).toBeGreaterThan(0);
+      expect(ttlsOf('fork runs')).toEqual(ttlsOf('parent delegates').map(() => '"cache_control":{"type":"ephemeral","ttl":"1h"}'));
 
       // The parent's usage is everything billed: its own calls and its children's.
       const state = await session.state();
@@ -174,6 +179,62 @@ describe('sub-agents', () => {
       await recordHistory(env.client.workflow.getHandle(`${sessionId}/agent-toolu_p2`), 'sub-agents-child-approval');
       await recordHistory(env.client.workflow.getHandle(`${sessionId}/agent-toolu_p3`), 'sub-agents-fork');
       await recordHistory(env.client.workflow.getHandle(`${sessionId}/agent-toolu_e4`), 'sub-agents-nested');
+    });
+  });
+
+  it('maxAlive counts the session\'s whole tree: a grandchild past it is refused naming the cap, and its place comes free when one ends; a steer reaches a child', { timeout: 120_000 }, async () => {
+    const s = await sessionEnv(env, workflowBundle, {
+      rules: [
+        { name: 'parent grows a tree', match: { lastUserContains: 'grow a tree' }, reply: use('agent', { description: 'tree', prompt: 'TREE TASK' }, 'toolu_t1') },
+        { name: 'parent sees the tree', match: { lastUserContains: 'TREE: done' }, reply: say('The tree answered.') },
+        { name: 'child after the third', match: { lastUserContains: 'LEAF THREE DONE' }, reply: say('TREE: done') },
+        { name: 'child after the refusal', match: { lastUserContains: 'maxAlive' }, reply: use('agent', { description: 'third leaf', prompt: 'LEAF THREE' }, 'toolu_g3') },
+        { name: 'child delegates twice', match: { lastUserContains: 'TREE TASK' }, reply: { content: [
+          agentCall('toolu_g1', { description: 'leaf one', prompt: 'LEAF ONE' }),
+          agentCall('toolu_g2', { description: 'leaf two', prompt: 'LEAF TWO' }),
+        ] } },
+        { name: 'leaf three', match: { lastUserContains: 'LEAF THREE' }, reply: say('LEAF THREE DONE') },
+        { name: 'leaf answers', match: { lastUserContains: 'leaf-', hasToolResults: true }, reply: say('LEAF DONE') },
+        { name: 'leaf one runs', match: { lastUserContains: 'LEAF ONE' }, reply: use('run_command', { command: 'echo leaf-one' }, 'toolu_c1') },
+        { name: 'leaf two runs', match: { lastUserContains: 'LEAF TWO' }, reply: use('run_command', { command: 'echo leaf-two' }, 'toolu_c2') },
+      ],
+    });
+    await s.run(async () => {
+      const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
+      // Two alive in the whole tree: the session's child and one grandchild. Counted per parent,
+      // the child's two grandchildren would both start (the child has none alive of its own).
+      const session = await keel.startSession({ workspace: s.workspace, system: 'You are PARENT.', policy: { mode: 'ask' }, agents: { maxAlive: 2 } });
+      const turn = session.send('grow a tree');
+      // One grandchild runs (and waits for its command's approval); the other was refused.
+      const [waiting] = await waitUntil(() => session.pendingApprovals(), (p) => p.length === 1, 60_000, 'one grandchild waiting');
+      // Steering a child: the session's human addresses the running child by its label; the
+      // text reaches that child's next model call (not the session's). A name that is no
+      // running child is refused, naming it.
+      await session.steer('STEER FOR THE CHILD', { agent: 'agent-1' });
+      await expect(session.steer('nobody there', { agent: 'research-9' })).rejects.toThrow(/no sub-agent "research-9" of this session is running/);
+      await session.approve(waiting!.callId);
+      const result = await turn;
+      expect(result.outcome).toBe('completed');
+      expect(result.output).toBe('The tree answered.');
+      const requests = s.standin.requests;
+      const refusedAt = requests.find((r) => r.rule === 'child after the refusal');
+      const leafResults = resultsOf(refusedAt!.body);
+      expect(leafResults).toHaveLength(2);
+      const refused = leafResults.filter((b) => b.is_error === true);
+      expect(refused).toHaveLength(1);
+      expect(refused[0]!.content).toMatch(/agent refused: 2 sub-agents of this session are running \(all depths\), the cap is 2 \(maxAlive\)/);
+      expect(leafResults.find((b) => b.is_error !== true)?.content).toMatch(/^LEAF DONE/);
+      expect(JSON.stringify(refusedAt!.body)).toContain('STEER FOR THE CHILD');
+      expect(requests.filter((r) => r.rule?.startsWith('parent') === true && JSON.stringify(r.body).includes('STEER FOR THE CHILD'))).toEqual([]);
+      // Only the granted one ran; the refused one's command never did.
+      expect(requests.filter((r) => r.rule === 'leaf one runs' || r.rule === 'leaf two runs')).toHaveLength(1);
+      // Its place came free when it ended: the third grandchild started and answered.
+      const third = requests.find((r) => r.rule === 'child after the third');
+      expect(resultsOf(third!.body)[0]).toMatchObject({ content: expect.stringMatching(/^LEAF THREE DONE/) as unknown });
+      expect(resultsOf(third!.body)[0]?.is_error).not.toBe(true);
+      await session.close();
+      await recordHistory(session.workflowHandle, 'sub-agents-tree-alive');
+      await recordHistory(env.client.workflow.getHandle(`${session.workflowHandle.workflowId}/agent-toolu_t1`), 'sub-agents-tree-alive-child');
     });
   });
 });

@@ -120,8 +120,8 @@ describe('the controls are typed by the schemas their payloads satisfy', () => {
     // The same names, in the same order, as the lists written by hand before (the host records others as refused).
     expect(SESSION_SIGNALS).toEqual(['userMessage', 'approve', 'deny', 'interrupt', 'steer', 'pause', 'resume', 'stop', 'reset', 'restart', 'raiseBudget', 'answer', 'close']);
     expect(GOAL_SIGNALS).toEqual(['approvePlan', 'rejectPlan', 'resolveTask', 'cancel', 'approve', 'deny', 'agentReport']);
-    expect(AGENT_SIGNALS).toEqual([agentApproveSignal.name, agentDenySignal.name]);
-    expect(AGENT_SIGNALS).toEqual(['approve', 'deny']);
+    expect(AGENT_SIGNALS).toEqual([agentApproveSignal.name, agentDenySignal.name, 'steer']);
+    expect(AGENT_SIGNALS).toEqual(['approve', 'deny', 'steer']);
   });
 
   it('types a control that names nothing as what the workflow parses: {} (what Keel’s clients send), null or nothing', () => {

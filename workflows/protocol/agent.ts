@@ -51,6 +51,8 @@ export const agentInputSchema = lazySchema(() => z.strictObject({
   thinking: thinking.optional(),
   /** Started by an `agent` call of a session or another agent, not by a goal (./sub-agents.ts). */
   delegation: delegationSchema.optional(),
+  /** The prompt cache's lifetime its parent session chose (a fork then writes and reads its parent's entries with the same TTL). */
+  promptCacheTtl: z.enum(['5m', '1h']).optional(),
 }));
 /** What a goal starts a task agent with: the schema's output (the goal resolved every default but one: workflows/agent.ts). */
 export type AgentInput = z.output<typeof agentInputSchema>;
@@ -59,7 +61,9 @@ export type AgentInput = z.output<typeof agentInputSchema>;
 export const agentApproveSignal = defineSignal<[z.input<typeof approveSchema>]>('approve');
 export const agentDenySignal = defineSignal<[z.input<typeof denySchema>]>('deny');
 /** Every signal name a task agent takes (from its goal). */
-export const AGENT_SIGNALS = [agentApproveSignal.name, agentDenySignal.name];
+/** Guidance for a sub-agent's running turn, forwarded by its parent session (`steer` with `agent`). */
+export const agentSteerSignal = defineSignal<[unknown]>('steer');
+export const AGENT_SIGNALS = [agentApproveSignal.name, agentDenySignal.name, agentSteerSignal.name];
 export const agentPendingApprovalsQuery = defineQuery<PendingApproval[]>('pendingApprovals');
 /** The agent's own log by query, as the goal's (its tool calls and their results). */
 export const agentEventsQuery = defineQuery<{ firstAvailable: number; entries: GoalLogEntry[] }, [z.input<typeof transcriptQuerySchema>?]>('events');

@@ -46,7 +46,8 @@ export const approveSchema = lazySchema(() => z.strictObject({
 }));
 export const denySchema = lazySchema(() => z.strictObject({ callId: z.string().min(1), reason: z.string().min(1).optional() }));
 export const reasonSchema = lazySchema(() => optionalObject({ reason: z.string().min(1).optional() }).or(z.null().transform(() => undefined)));
-export const steerSchema = lazySchema(() => z.union([text.transform((t) => ({ text: t })), z.strictObject({ text })]));
+/** Guidance for the running turn; with `agent` (a sub-agent's id, label such as `research-1`, or the `agent` call's id) for that child's turn instead. */
+export const steerSchema = lazySchema(() => z.union([text.transform((t) => ({ text: t })), z.strictObject({ text, agent: z.string().trim().min(1).max(4_000).optional() })]));
 export const answerSchema = lazySchema(() => z.union([z.string().transform((t) => ({ text: t })), z.strictObject({ text: z.string() })]));
 const limit = (schema: z.ZodType<number>) => schema.nullable().optional();
 /** Limits to raise (or remove with null): `{"outputTokens": 20000, "turns": 50}`. */

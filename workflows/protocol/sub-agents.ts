@@ -40,9 +40,42 @@ export const delegationSchema = lazySchema(() =>
      * be imported by this preloaded module: worker/workflow-bundle.ts).
      */
     approvals: z.array(z.record(z.string(), z.unknown())).max(1_000).optional(),
+    /**
+     * The report token of the session's child this one descends from (absent: this child is
+     * one): a descendant asks the session for a place under the tree's `maxAlive` with it.
+     */
+    treeToken: z.string().min(1).optional(),
   }),
 );
 export type Delegation = z.output<typeof delegationSchema>;
 
 /** A child's report to its parent (a session, or an agent that delegates): the name a goal's agents report by, the same payload (./agent.ts agentReportSchema). */
 export const subAgentReportSignal = defineSignal<[unknown]>('agentReport');
+
+/**
+ * `maxAlive` counts the whole tree (a session's children and theirs): a descendant that would
+ * start a child asks the session for a place first (`take`), and gives it back when that child
+ * ends (`give_back`). The session answers a `take` with signal `agentSlotAnswer`. `token` is
+ * the report token of the session's child the asker descends from (the session checks it).
+ */
+export const subAgentSlotSignal = defineSignal<[unknown]>('agentSlot');
+export const subAgentSlotSchema = lazySchema(() =>
+  z.strictObject({
+    op: z.enum(['take', 'give_back']),
+    /** The asking agent's workflow id; the new child would be `<requester>/agent-<callId>`. */
+    requester: z.string().min(1).max(4_000),
+    callId: z.string().min(1).max(256),
+    token: z.string().min(1).max(256),
+  }),
+);
+export type SubAgentSlot = z.output<typeof subAgentSlotSchema>;
+
+export const subAgentSlotAnswerSignal = defineSignal<[unknown]>('agentSlotAnswer');
+export const subAgentSlotAnswerSchema = lazySchema(() =>
+  z.strictObject({
+    callId: z.string().min(1).max(256),
+    granted: z.boolean(),
+    /** Sub-agents of the session alive (all depths) when it answered. */
+    alive: z.number().int().nonnegative(),
+  }),
+);

@@ -10,6 +10,7 @@ import type { StateView, TranscriptPage } from '../types';
 import { Badge, BudgetBars } from '../ui';
 import { useRefreshed } from './goal';
 import { WaitingFor } from './inbox';
+import { SubAgentTree } from '../sub-agent-tree';
 
 type Block = { type: string; text?: string; name?: string; input?: unknown; content?: unknown; is_error?: boolean; thinking?: string };
 type Message = { role: string; content: string | Block[] };
@@ -74,6 +75,7 @@ export function SessionPage({ id }: { id: string }) {
     <p class="muted">{state.usage.turns} turns{state.usage.turnUsage ? ` · this turn: ${state.usage.turnUsage.inputTokens} in, ${state.usage.turnUsage.outputTokens} out, $${state.usage.turnUsage.costUsd.toFixed(4)}` : ''}</p>
     <TurnUsageTable turns={state.usage.perTurn ?? []} />
     <WaitingFor id={id} version={run.version} />
+    <SubAgentTree events={run.events} />
     <Transcript messages={messages} />
     {pending.map((t) => (<div key={`pending-${t}`} class="msg user pending">{t} <span class="muted">(queued)</span></div>))}
     {live && live.text ? (<div class="msg assistant streaming" aria-label="reply being written">{live.text}</div>) : null}
