@@ -9,6 +9,7 @@ import { callBudgetSchema, type CallBudget } from '../machines/call-ceiling';
 import type { Compaction } from './conversation-compaction';
 import { appendSegment, checkStoreIdentity, readConversation, storeFor, storeKeys, type StoreKeys } from './conversation-store';
 import type { ObjectStore } from './store/interface';
+import { resolveStoredOutputs } from './stored-outputs';
 import type { CutToolUse } from './llm-accumulate';
 import type { ModelStreamEvent } from '../shared/model-stream';
 import type { SpentUsage } from './llm-errors';
@@ -151,7 +152,8 @@ export async function messagesOf(
       await checkStoreIdentity(store, conversation.storeId);
       const keys = await storeKeys(env);
       const head = await appendSegment(store, conversation.head, conversation.append, keys);
-      return { messages: await readConversation<Anthropic.MessageParam>(store, head, keys), head, store, keys };
+      // Large tool results are stored once, apart (activities/stored-outputs.ts): their text goes back in here.
+      return { messages: await resolveStoredOutputs(await readConversation<Anthropic.MessageParam>(store, head, keys), store, keys), head, store, keys };
     }
   }
 }

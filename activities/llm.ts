@@ -176,7 +176,8 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
     // Proactive: the last response said how many input tokens the conversation had; what
     // was appended since is estimated. Without a measure, the whole is estimated.
     const measured =
-      ref?.lastInputTokens !== undefined ? ref.lastInputTokens + estimateTokens(ref.append) : estimateTokens(conversation.messages);
+      // (The appended messages as sent: a stored tool result counts whole, not as its preview.)
+      ref?.lastInputTokens !== undefined ? ref.lastInputTokens + estimateTokens(ref.append.length > 0 ? conversation.messages.slice(-ref.append.length) : []) : estimateTokens(conversation.messages);
     const compactAbove = compactNow
       ? Math.max(1, Math.floor(estimateTokens(conversation.messages) / 2))
       : ref !== null
