@@ -4,6 +4,7 @@
 // messages in every activity input would make workflow history grow with the square of
 // the conversation.
 import type Anthropic from '@anthropic-ai/sdk';
+import { Context } from '@temporalio/activity';
 import { z } from 'zod';
 import { callBudgetSchema, type CallBudget } from '../machines/call-ceiling';
 import type { Compaction } from './conversation-compaction';
@@ -178,6 +179,30 @@ export async function messagesOf(
       if (warm !== undefined) cache.set(warm.session, where, head, messages);
       return { messages, head, store, keys, warm: false };
     }
+  }
+}
+
+/**
+ * Another activity stored the session's pending messages (a turn's checkpoint does): a warm
+ * conversation at `parent` moves on to `head` with them, so the next model call still finds it.
+ */
+export async function extendWarm(warm: WarmKey | undefined, store: ObjectStore, parent: string | null, head: string | null, append: readonly Anthropic.MessageParam[], keys: StoreKeys): Promise<void> {
+  if (warm === undefined || head === parent) return;
+  const cache = warm.cache ?? warmConversations;
+  const where = `${store.kind}\0${store.where}`;
+  const base = cache.get(warm.session, where, parent);
+  if (base === undefined) return;
+  const added = await resolveStoredOutputs(append, store, keys);
+  cache.set(warm.session, where, head, base.concat(added), added, base);
+}
+
+/** The session of the activity running now (undefined outside an activity or a workflow's). */
+export function warmKeyHere(): WarmKey | undefined {
+  try {
+    const execution = Context.current().info.workflowExecution;
+    return execution !== undefined ? { session: `${execution.workflowId}/${execution.runId}` } : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -33,7 +33,7 @@ import {
 import { fitCall, type CallFit } from '../machines/call-ceiling';
 import { defaultCompactAboveTokens } from '../machines/model-limits';
 import { type Compaction, compactConversation, estimateTokens, type SummaryUsage, summaryRequest, transcriptSummaryRequest } from './conversation-compaction';
-import { type ModelCallInput, modelCallInputSchema, type ModelCallResult, messagesOf, rememberCompacted, toolsOf } from './llm-input';
+import { type ModelCallInput, modelCallInputSchema, type ModelCallResult, messagesOf, rememberCompacted, toolsOf, warmKeyHere } from './llm-input';
 import { billedPrice, costAt, costOf, loadPriceTable, type ModelCost, type PriceTable, type UsageForCost } from './llm-pricing';
 
 export { MODEL_ACTIVITY_OPTIONS } from './llm-options';
@@ -169,8 +169,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
         armIdleTimer();
       }, request);
     // The session's conversation kept warm on this worker between its calls (activities/warm-conversations.ts).
-    const execution = ctx.info.workflowExecution;
-    const warm = execution !== undefined ? { session: `${execution.workflowId}/${execution.runId}` } : undefined;
+    const warm = warmKeyHere();
     const conversation = await messagesOf(input.conversation, settings.env, warm);
     if (conversation.messages.length === 0) throw invalidInputFailure('conversation: the stored conversation is empty');
     let compaction: Compaction | undefined;

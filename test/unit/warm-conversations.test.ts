@@ -27,7 +27,7 @@ const user = (text: string): Anthropic.MessageParam => ({ role: 'user', content:
 const assistant = (text: string): Anthropic.MessageParam => ({ role: 'assistant', content: [{ type: 'text', text }] });
 const use = (id: string): Anthropic.MessageParam => ({ role: 'assistant', content: [{ type: 'tool_use', id, name: 'read_file', input: { path: 'a' } }] });
 const result = (id: string, content: string, stored?: unknown): Anthropic.MessageParam =>
-  ({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content, is_error: false, ...(stored !== undefined ? { keel_stored: stored } : {}) }] }) as Anthropic.MessageParam;
+  ({ role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content, is_error: false, ...(stored !== undefined ? { keel_stored: stored } : {}) }] });
 
 /** What a cold worker sends for `head`: read from the store, nothing remembered. */
 async function cold(store: string, head: string | null): Promise<string> {
