@@ -17,6 +17,7 @@ import { ConversationStoreError, ioFault } from './store/errors';
 import { IDENTITY_KEY, type ObjectStore, segmentKey } from './store/interface';
 import { LocalDirectoryStore } from './store/local';
 import { openStore } from './store/open';
+import { warmConversations } from './warm-conversations';
 
 /**
  * With KEEL_ENCRYPTION_KEYS (or KEEL_ENCRYPTION_KEY_FILE) set, segments are written sealed
@@ -194,9 +195,10 @@ export async function readConversation<M = unknown>(target: StoreTarget, head: s
   return chunks.reverse().flat() as M[];
 }
 
-/** Test hook: forget cached segments (so reads hit the store). */
+/** Test hook: forget cached segments (so reads hit the store), and the warm conversations made of them, as a restart does. */
 export function clearSegmentCache(): void {
   cache.clear();
+  warmConversations.clear();
 }
 
 /** Test hook: how many segments the cache holds at most (returns the previous limit). */

@@ -4,11 +4,14 @@
 // messages in every activity input would make workflow history grow with the square of
 // the conversation.
 import type Anthropic from '@anthropic-ai/sdk';
+import { Context } from '@temporalio/activity';
 import { z } from 'zod';
 import { callBudgetSchema, type CallBudget } from '../machines/call-ceiling';
 import type { Compaction } from './conversation-compaction';
 import { appendSegment, checkStoreIdentity, readConversation, storeFor, storeKeys, type StoreKeys } from './conversation-store';
 import type { ObjectStore } from './store/interface';
+import { resolveStoredOutputs } from './stored-outputs';
+import { type WarmConversations, warmConversations } from './warm-conversations';
 import type { CutToolUse } from './llm-accumulate';
 import type { ModelStreamEvent } from '../shared/model-stream';
 import type { SpentUsage } from './llm-errors';
@@ -138,11 +141,22 @@ export const modelCallInputSchema = z.object({
   budget: callBudgetSchema.optional(),
 });
 
-/** The messages to send, wherever the conversation lives; a `ref` is stored first. */
+/** The session a call belongs to, for its warm conversation on this worker (activities/warm-conversations.ts). */
+export interface WarmKey {
+  session: string;
+  cache?: WarmConversations;
+}
+
+/**
+ * The messages to send, wherever the conversation lives; a `ref` is stored first. With a
+ * `warm` key, a session whose previous call ended on this worker at the call's parent head
+ * takes the messages it had then and adds the new ones; otherwise they are read from the store.
+ */
 export async function messagesOf(
   conversation: ModelConversation,
   env: NodeJS.ProcessEnv = process.env,
-): Promise<{ messages: Anthropic.MessageParam[]; head: string | null | undefined; store?: ObjectStore; keys?: StoreKeys }> {
+  warm?: WarmKey,
+): Promise<{ messages: Anthropic.MessageParam[]; head: string | null | undefined; store?: ObjectStore; keys?: StoreKeys; warm?: boolean }> {
   switch (conversation.kind) {
     case 'inline':
       return { messages: conversation.messages, head: undefined };
@@ -151,9 +165,50 @@ export async function messagesOf(
       await checkStoreIdentity(store, conversation.storeId);
       const keys = await storeKeys(env);
       const head = await appendSegment(store, conversation.head, conversation.append, keys);
-      return { messages: await readConversation<Anthropic.MessageParam>(store, head, keys), head, store, keys };
+      const cache = warm?.cache ?? warmConversations;
+      const where = `${store.kind}\0${store.where}`;
+      const base = warm === undefined ? undefined : cache.get(warm.session, where, conversation.head);
+      if (warm !== undefined && base !== undefined) {
+        const added = await resolveStoredOutputs(conversation.append, store, keys);
+        const messages = base.concat(added);
+        cache.set(warm.session, where, head, messages, added, base);
+        return { messages, head, store, keys, warm: true };
+      }
+      // Large tool results are stored once, apart (activities/stored-outputs.ts): their text goes back in here.
+      const messages = await resolveStoredOutputs(await readConversation<Anthropic.MessageParam>(store, head, keys), store, keys);
+      if (warm !== undefined) cache.set(warm.session, where, head, messages);
+      return { messages, head, store, keys, warm: false };
     }
   }
+}
+
+/**
+ * Another activity stored the session's pending messages (a turn's checkpoint does): a warm
+ * conversation at `parent` moves on to `head` with them, so the next model call still finds it.
+ */
+export async function extendWarm(warm: WarmKey | undefined, store: ObjectStore, parent: string | null, head: string | null, append: readonly Anthropic.MessageParam[], keys: StoreKeys): Promise<void> {
+  if (warm === undefined || head === parent) return;
+  const cache = warm.cache ?? warmConversations;
+  const where = `${store.kind}\0${store.where}`;
+  const base = cache.get(warm.session, where, parent);
+  if (base === undefined) return;
+  const added = await resolveStoredOutputs(append, store, keys);
+  cache.set(warm.session, where, head, base.concat(added), added, base);
+}
+
+/** The session of the activity running now (undefined outside an activity or a workflow's). */
+export function warmKeyHere(): WarmKey | undefined {
+  try {
+    const execution = Context.current().info.workflowExecution;
+    return execution !== undefined ? { session: `${execution.workflowId}/${execution.runId}` } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** After a compaction: the session's warm conversation is the compacted one. */
+export function rememberCompacted(warm: WarmKey | undefined, store: ObjectStore, head: string | null, messages: readonly Anthropic.MessageParam[]): void {
+  if (warm !== undefined) (warm.cache ?? warmConversations).set(warm.session, `${store.kind}\0${store.where}`, head, messages);
 }
 
 /** The tool definitions to send: inline, or read from the store. */

@@ -33,7 +33,7 @@ import {
 import { fitCall, type CallFit } from '../machines/call-ceiling';
 import { defaultCompactAboveTokens } from '../machines/model-limits';
 import { type Compaction, compactConversation, estimateTokens, type SummaryUsage, summaryRequest, transcriptSummaryRequest } from './conversation-compaction';
-import { type ModelCallInput, modelCallInputSchema, type ModelCallResult, messagesOf, toolsOf } from './llm-input';
+import { type ModelCallInput, modelCallInputSchema, type ModelCallResult, messagesOf, rememberCompacted, toolsOf, warmKeyHere } from './llm-input';
 import { billedPrice, costAt, costOf, loadPriceTable, type ModelCost, type PriceTable, type UsageForCost } from './llm-pricing';
 
 export { MODEL_ACTIVITY_OPTIONS } from './llm-options';
@@ -168,7 +168,9 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
         progress.received(bytes);
         armIdleTimer();
       }, request);
-    const conversation = await messagesOf(input.conversation, settings.env);
+    // The session's conversation kept warm on this worker between its calls (activities/warm-conversations.ts).
+    const warm = warmKeyHere();
+    const conversation = await messagesOf(input.conversation, settings.env, warm);
     if (conversation.messages.length === 0) throw invalidInputFailure('conversation: the stored conversation is empty');
     let compaction: Compaction | undefined;
     const ref = input.conversation.kind === 'ref' ? input.conversation : null;
@@ -176,7 +178,8 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
     // Proactive: the last response said how many input tokens the conversation had; what
     // was appended since is estimated. Without a measure, the whole is estimated.
     const measured =
-      ref?.lastInputTokens !== undefined ? ref.lastInputTokens + estimateTokens(ref.append) : estimateTokens(conversation.messages);
+      // (The appended messages as sent: a stored tool result counts whole, not as its preview.)
+      ref?.lastInputTokens !== undefined ? ref.lastInputTokens + estimateTokens(ref.append.length > 0 ? conversation.messages.slice(-ref.append.length) : []) : estimateTokens(conversation.messages);
     const compactAbove = compactNow
       ? Math.max(1, Math.floor(estimateTokens(conversation.messages) / 2))
       : ref !== null
@@ -212,6 +215,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
       if (compacted) {
         conversation.messages = compacted.messages;
         conversation.head = compacted.head;
+        rememberCompacted(warm, conversation.store, compacted.head, compacted.messages);
         compaction = compacted.compaction;
         summarySpent = { inputTokens: compaction.usage.input_tokens, outputTokens: compaction.usage.output_tokens, costUsd: compaction.costUsd, estimated: false };
         heartbeat();

@@ -16,6 +16,8 @@ import { applyManifest, CHECKPOINT_FORMAT, checkpointIgnores, diffStates, linkSt
 import { keepFile, type CheckpointLimits } from '../machines/checkpoint-budget';
 import { decryptBytes, encryptBytes } from '../shared/encryption';
 import { appendSegment, checkStoreIdentity, readConversation, storeFor, storeKeys, type StoreKeys } from './conversation-store';
+import { extendWarm, warmKeyHere } from './llm-input';
+import type Anthropic from '@anthropic-ai/sdk';
 import { ConversationStoreError } from './store/errors';
 import { blobKey, checkpointKey, type ObjectStore } from './store/interface';
 
@@ -202,6 +204,8 @@ export async function checkpointWorkspace(request: CheckpointRequest, env: NodeJ
   const keys = await storeKeys(env);
   await checkStoreIdentity(store, request.storeId);
   const head = await appendSegment(store, request.conversation.head, request.conversation.append, keys);
+  // The session's warm conversation on this worker (activities/warm-conversations.ts) moves on with it.
+  await extendWarm(warmKeyHere(), store, request.conversation.head, head, request.conversation.append as Anthropic.MessageParam[], keys);
   const before = request.previous === null ? {} : await stateOf(store, keys, request.previous);
   const { found, incomplete, skippedLinks } = await scan(request.workspace, request.limits);
   const after: WorkspaceState = incomplete === null ? {} : { ...before };

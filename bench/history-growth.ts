@@ -1,7 +1,8 @@
 // How workflow history grows with a session's length: `npx tsx bench/history-growth.ts
 // [turns=100] [outputBytes=5000]`. Starts its own Temporal dev server (in memory), the
 // model stand-in and a Keel worker; every turn the model reads a file of `outputBytes`
-// and answers. Prints the history size every 10 turns and the bytes each turn added.
+// and answers. Prints the history size every 10 turns and the bytes each turn added, and the
+// conversation store's bytes beside them (issue 53: a tool result stored once, not twice).
 // With the conversation passed by reference, bytes per turn stay flat (linear growth);
 // with the whole conversation inline in every model call they would grow with the turn
 // number (quadratic growth: temporalio/sdk-python#1890).
@@ -47,6 +48,16 @@ const keel = await createKeelWorker({
 });
 const running = keel.run();
 
+/** Bytes in the session's conversation store (the workspace's .keel/store, the local backend). */
+async function storeBytes(dir = path.join(workspace, '.keel', 'store')): Promise<number> {
+  let total = 0;
+  for (const entry of await fs.readdir(dir, { withFileTypes: true }).catch(() => [])) {
+    const full = path.join(dir, entry.name);
+    total += entry.isDirectory() ? await storeBytes(full) : (await fs.stat(full)).size;
+  }
+  return total;
+}
+
 async function size(handle: { fetchHistory(): Promise<History> }): Promise<{ bytes: number; events: number }> {
   const events = (await handle.fetchHistory()).events ?? [];
   return { bytes: events.reduce((sum, e) => sum + HistoryEvent.encode(e).finish().length, 0), events: events.length };
@@ -59,9 +70,12 @@ try {
     args: [{ workspace, policy: { mode: 'full-auto' }, continueAsNewWhenSuggested: false }],
   });
   console.log(`turns=${turns}, tool output ${outputBytes} B per turn`);
-  console.log('turn\thistory bytes\tevents\tbytes added by this turn');
+  console.log('turn\thistory bytes\tevents\tbytes added by this turn\tstore bytes\tstore bytes per turn so far');
   let previous = await size(handle);
+  const storeAtStart = await storeBytes();
   for (let turn = 1; turn <= turns; turn++) {
+    // A different file each turn, as a real session reads: the store keeps equal texts once.
+    await fs.writeFile(path.join(workspace, 'big.txt'), `turn ${turn}\n${line.repeat(Math.ceil(outputBytes / line.length))}`);
     await handle.executeUpdate(userMessageUpdate, { args: [`turn ${turn}`] });
     for (;;) {
       const state = await handle.query(stateQuery);
@@ -71,7 +85,8 @@ try {
     if (turn % 10 === 0 || turn === 1 || turn === turns) {
       const now = await size(handle);
       const before = turn === 1 ? previous : await sizeBefore(handle, turn);
-      console.log(`${turn}\t${now.bytes}\t${now.events}\t${now.bytes - before.bytes}`);
+      const stored = await storeBytes();
+      console.log(`${turn}\t${now.bytes}\t${now.events}\t${now.bytes - before.bytes}\t${stored}\t${Math.round((stored - storeAtStart) / turn)}`);
       previous = now;
     }
   }

@@ -1,6 +1,6 @@
 // `npm run bench -- [--scenario single,concurrent,parked,long,stream] [--rounds 3] [--warmup 1] [--quick]
 // [--variants floor,floor-local,keel,keel-pg,ai-sdk,ai-sdk-stream,openai-agents] [--name NAME] [--parked N]
-// [--sessions K] [--turns T] [--long-turns N]`
+// [--sessions K] [--turns T] [--long-turns N] [--long-output-bytes B: each long turn reads a file of B bytes]`
 //
 // Keel against the floor (a bare Temporal workflow doing the same activities) and the
 // peers (bench/peers; `npm run bench:peers:install` first), on one Temporal dev server
@@ -30,6 +30,7 @@ const { values } = parseArgs({
     sessions: { type: 'string' },
     turns: { type: 'string' },
     'long-turns': { type: 'string' },
+    'long-output-bytes': { type: 'string' },
     out: { type: 'string', default: path.join(root, 'bench/results') },
   },
 });
@@ -50,6 +51,7 @@ if (values.parked) sizes.parked = Number(values.parked);
 if (values.sessions) sizes.sessions = Number(values.sessions);
 if (values.turns) sizes.turns = Number(values.turns);
 if (values['long-turns']) sizes.longTurns = Number(values['long-turns']);
+if (values['long-output-bytes']) sizes.longOutputBytes = Number(values['long-output-bytes']);
 const name = values.name ?? (values.quick ? 'bench-quick' : 'bench');
 
 await fs.mkdir(values.out, { recursive: true });

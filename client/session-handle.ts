@@ -174,13 +174,28 @@ export class SessionHandle {
   }
 
   /** A control as an update (SESSION_CONTROLS): its payload typed by the control's schema, a refusal named after it. */
-  private control<R, I>(control: { name: string; update: UpdateDefinition<R, [I]> }, input: I): Promise<R> {
-    return this.call(control.name, () => this.workflowHandle.executeUpdate(control.update, { args: [input] }));
+  /**
+   * A control as one update with one id (`updateId`, else a new one per call): asked again with
+   * the same id — this call's own retry when the update was not taken, or a caller retrying
+   * after a lost answer — the server answers for the first and the workflow acts once.
+   */
+  private control<R, I>(control: { name: string; update: UpdateDefinition<R, [I]> }, input: I, updateId = `${control.name}-${randomUUID()}`): Promise<R> {
+    const attempt = async (n: number): Promise<R> => {
+      try {
+        return await this.workflowHandle.executeUpdate(control.update, { args: [input], updateId });
+      } catch (error) {
+        if (notTaken(error) && n < SEND_ATTEMPTS) return attempt(n + 1);
+        throw error;
+      }
+    };
+    return this.call(control.name, () => attempt(1));
   }
 
-  approve(callId: string, options: { scope?: 'once' | 'session'; approver?: string; rule?: string } = {}): Promise<ApprovalResult> {
+  /** `updateId`: the same approval sent again with it (a retry after a lost answer) is taken once and answered the same. */
+  approve(callId: string, options: { scope?: 'once' | 'session'; approver?: string; rule?: string; updateId?: string } = {}): Promise<ApprovalResult> {
+    const { updateId, ...rest } = options;
     // `proven`: this client's codec signs the approver (shared/approver-proof.ts).
-    return this.control(SESSION_CONTROLS.approve, { callId, ...options, proven: true });
+    return this.control(SESSION_CONTROLS.approve, { callId, ...rest, proven: true }, updateId);
   }
 
   deny(callId: string, reason?: string): Promise<ControlResult> {
@@ -188,8 +203,9 @@ export class SessionHandle {
   }
 
   // A control that names nothing, or no reason, still carries `{}`: encryption authenticates it (workflows/payloads.ts).
-  interrupt(reason?: string): Promise<ControlResult> {
-    return this.control(SESSION_CONTROLS.interrupt, reason ? { reason } : {});
+  /** `updateId`: the same interrupt sent again with it (a retry after a lost answer) is taken once and answered the same. */
+  interrupt(reason?: string, options: { updateId?: string } = {}): Promise<ControlResult> {
+    return this.control(SESSION_CONTROLS.interrupt, reason ? { reason } : {}, options.updateId);
   }
 
   /** Guidance for the running turn; with `agent` (a sub-agent's id, label such as `research-1`, or its call id), for that child's turn. */

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { jsonSchema } from './core';
 import { lazySchema } from './lazy-schema';
+import { storedOutputSchema } from './stored-output';
 
 export const contentBlockSchema = lazySchema(() => z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('text'), text: z.string() }),
@@ -13,6 +14,8 @@ export const contentBlockSchema = lazySchema(() => z.discriminatedUnion('type', 
     tool_use_id: z.string().min(1),
     content: z.string(),
     is_error: z.boolean(),
+    /** Keel's own: `content` is a preview, the whole result is stored (machines/stored-output.ts); never sent to the API. */
+    keel_stored: storedOutputSchema.optional(),
   }),
   // Thinking blocks go back to the API exactly as it sent them (signatures included).
   z.strictObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string() }),

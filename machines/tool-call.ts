@@ -9,8 +9,9 @@ import { emit, type EmitEvent, type ToolResultStatus } from './events';
 import { toolFactsSchema, type ToolFacts } from './tool-result';
 import { usageSchema } from './budget';
 import { lazySchema, once } from './lazy-schema';
+import { storedOutputSchema, type StoredOutput } from './stored-output';
 
-const resultSchema = lazySchema(() => z.strictObject({ content: z.string(), isError: z.boolean(), facts: toolFactsSchema.optional() }));
+const resultSchema = lazySchema(() => z.strictObject({ content: z.string(), isError: z.boolean(), facts: toolFactsSchema.optional(), stored: storedOutputSchema.optional() }));
 /** How a call ended, as the model will read it in the tool_result block. Not a tool's own
  *  output (machines/tool-result.ts ToolResult, which the runner translates into events). */
 export type CallResult = z.infer<typeof resultSchema>;
@@ -51,11 +52,12 @@ export const toolCallEventSchema = lazySchema(() => z.discriminatedUnion('type',
   z.strictObject({ type: z.literal('timer_fired'), timerId: z.string() }),
   z.strictObject({ type: z.literal('permit_granted') }),
   /** `usage`: what a sub-agent spent doing the call (machines/sub-agents.ts): its parent's turn counts it. */
-  z.strictObject({ type: z.literal('succeeded'), output: z.string(), facts: toolFactsSchema.optional(), usage: usageSchema.optional() }),
-  z.strictObject({ type: z.literal('failed'), error: z.string(), facts: toolFactsSchema.optional(), usage: usageSchema.optional() }),
-  z.strictObject({ type: z.literal('timed_out'), message: z.string().optional(), facts: toolFactsSchema.optional() }),
+  /** `stored`: the text is a preview of a result kept in the conversation store (machines/stored-output.ts). */
+  z.strictObject({ type: z.literal('succeeded'), output: z.string(), facts: toolFactsSchema.optional(), usage: usageSchema.optional(), stored: storedOutputSchema.optional() }),
+  z.strictObject({ type: z.literal('failed'), error: z.string(), facts: toolFactsSchema.optional(), usage: usageSchema.optional(), stored: storedOutputSchema.optional() }),
+  z.strictObject({ type: z.literal('timed_out'), message: z.string().optional(), facts: toolFactsSchema.optional(), stored: storedOutputSchema.optional() }),
   /** The sandbox ended the command at one of its limits; the facts name it. */
-  z.strictObject({ type: z.literal('limit_hit'), message: z.string(), facts: toolFactsSchema.optional() }),
+  z.strictObject({ type: z.literal('limit_hit'), message: z.string(), facts: toolFactsSchema.optional(), stored: storedOutputSchema.optional() }),
   z.strictObject({ type: z.literal('cancel'), reason: z.string().optional() }),
 ]));
 export type ToolCallEvent = z.infer<typeof toolCallEventSchema>;
@@ -149,8 +151,9 @@ function questionOf(input: Json): string {
   return JSON.stringify(input);
 }
 
-function withFacts(result: CallResult, facts: ToolFacts | undefined): CallResult {
-  return facts === undefined ? result : { ...result, facts };
+function withFacts(result: CallResult, facts: ToolFacts | undefined, stored?: StoredOutput): CallResult {
+  const withStored = stored === undefined ? result : { ...result, stored };
+  return facts === undefined ? withStored : { ...withStored, facts };
 }
 
 function finish(
@@ -224,16 +227,16 @@ function reduce(state: ToolCallState, event: ToolCallEvent): Step<ToolCallState,
     }
     case 'succeeded':
       if (state.status !== 'running') return reject('not running');
-      return finish(state, 'succeeded', withFacts({ content: event.output, isError: false }, event.facts));
+      return finish(state, 'succeeded', withFacts({ content: event.output, isError: false }, event.facts, event.stored));
     case 'failed':
       if (state.status !== 'running') return reject('not running');
-      return finish(state, 'failed', withFacts({ content: event.error, isError: true }, event.facts));
+      return finish(state, 'failed', withFacts({ content: event.error, isError: true }, event.facts, event.stored));
     case 'timed_out':
       if (state.status !== 'running') return reject('not running');
-      return finish(state, 'timed_out', withFacts({ content: event.message ?? 'The tool timed out.', isError: true }, event.facts));
+      return finish(state, 'timed_out', withFacts({ content: event.message ?? 'The tool timed out.', isError: true }, event.facts, event.stored));
     case 'limit_hit':
       if (state.status !== 'running') return reject('not running');
-      return finish(state, 'limit', withFacts({ content: event.message, isError: true }, event.facts));
+      return finish(state, 'limit', withFacts({ content: event.message, isError: true }, event.facts, event.stored));
     case 'cancel': {
       const why = event.reason ?? 'cancelled';
       const extra: ToolCallDirective[] = [];

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { scriptHashesSchema } from './script-hashes';
 import { lazySchema } from './lazy-schema';
+import type { StoredOutput } from './stored-output';
 
 /** The sandbox limits a command can hit (activities/tools/limits.ts). */
 export const limitKindSchema = lazySchema(() => z.enum(['memory', 'processes', 'cpu', 'file-size', 'tmp-space', 'open-files', 'disk']));
@@ -56,6 +57,8 @@ export interface ToolResult {
   timed_out?: true;
   /** What the tool did, as data (exit code, files changed, bytes read). */
   facts?: ToolFacts;
+  /** `content` is a preview: the whole text is in the conversation store (machines/stored-output.ts). */
+  stored?: StoredOutput;
 }
 
 export function toolOk(content: string, facts?: ToolFacts): ToolResult {

@@ -14,7 +14,9 @@ const RUN_FORMAT_MEMO = 'keelRunFormat';
 //    signal's refusal changes what the run then does, so only runs stamped 2 refuse: a
 //    recorded run replays as it ran (a bare update's validator is not run on replay, but its
 //    handler is, so the handler needs the same answer).
-const RUN_FORMAT = 2;
+// 3: a tool's large result is stored once in the conversation store and history keeps a
+//    preview and its reference (FORMAT_3_PATCHES: such a run asks for none of them).
+const RUN_FORMAT = 3;
 
 /**
  * The patches every format-1 run has. Never add to this list: a patch added later is asked
@@ -35,6 +37,9 @@ const FORMAT_1_PATCHES: ReadonlySet<string> = new Set([
   'shutdown-tool-is-worker-lost',
 ]);
 
+/** The patches every format-3 run has (asked for with `patched()` by runs of an earlier format). */
+const FORMAT_3_PATCHES: ReadonlySet<string> = new Set(['tool-results-stored']);
+
 /** The format this run was started with (0: no stamp). */
 export function runFormat(): number {
   const value = workflowInfo().memo?.[RUN_FORMAT_MEMO];
@@ -48,7 +53,8 @@ export function refusesBareReasonControls(): boolean {
 
 /** `patched(patchId)`, answered from the stamp when the run's format has the patch (no history events). */
 export function hasPatch(patchId: string): boolean {
-  return (runFormat() >= 1 && FORMAT_1_PATCHES.has(patchId)) || patched(patchId);
+  const format = runFormat();
+  return (format >= 1 && FORMAT_1_PATCHES.has(patchId)) || (format >= 3 && FORMAT_3_PATCHES.has(patchId)) || patched(patchId);
 }
 
 /** The memo of a run this one starts (an agent) or continues as: the stamp, and what else was there. */

@@ -11,6 +11,7 @@ import type { CallUsage, ContentBlock, Json, ToolCallEvent, TurnEvent } from '..
 import { type CallFailure, storeFault } from '../machines/conversation-repair';
 import { MODEL_FAILURE_CLASSES, type ModelFailureClass } from '../machines/model-retry';
 import { interruptedToolResult, WORKER_SHUTDOWN_FAILURE, type ToolFacts } from '../machines/tool-result';
+import { storedOutputSchema } from '../machines/stored-output';
 
 /** A failed call's type, message and first detail, for the rules that decide on them (machines/conversation-repair.ts); null for a failure that is not an application failure. */
 export function callFailureOf(error: unknown): CallFailure | null {
@@ -181,7 +182,9 @@ export function settledBeyond(error: unknown, counted: CallUsage | null): CallUs
 
 /** A tool's result as the call's event: stopped at a sandbox limit (`limit`, when the runner's patch allows), timed out, failed or succeeded, with its checked facts. */
 export function toolResultEvent(result: ToolResult, facts: ToolFacts | undefined, limit: boolean): ToolCallEvent {
-  const f = facts !== undefined ? { facts } : {};
+  // A stored result's reference is checked like its facts (it comes from an activity): a bad one is dropped.
+  const stored = result.stored !== undefined ? storedOutputSchema.safeParse(result.stored) : undefined;
+  const f = { ...(facts !== undefined ? { facts } : {}), ...(stored?.success === true ? { stored: stored.data } : {}) };
   if (limit) return { type: 'limit_hit', message: result.content, ...f };
   if (result.timed_out) return { type: 'timed_out', message: result.content, ...f };
   if (result.is_error) return { type: 'failed', error: result.content, ...f };

@@ -134,6 +134,12 @@ export class TurnTools {
     return { startToCloseTimeout, retry, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
   }
 
+  /** The session's store, as its model calls name it. */
+  private storeTarget(): { store: string; storeId?: string } {
+    const storeId = this.host.storeId?.();
+    return { store: this.config.storeDir, ...(storeId !== undefined ? { storeId } : {}) };
+  }
+
   run(turnId: string, callId: string, activityId: string, name: string, input: Json): void {
     const source = `tool ${name} (${callId})`;
     if (this.host.clientTools?.has(turnId, name)) {
@@ -160,6 +166,9 @@ export class TurnTools {
     const local = this.localOptions(tool);
     // Taken once: a rerun (after a worker's shutdown) runs in the same sandbox.
     const sandbox = this.sandboxOf(callId, name, input);
+    // A large result is stored once, in the conversation store, and history keeps its preview
+    // (machines/stored-output.ts). Runs from before it kept every result whole, and replay so.
+    const storeOutput = tool.mcp !== true && hasPatch(TOOL_RESULTS_STORED) ? { storeOutput: this.storeTarget() } : {};
     // A read-only tool stopped by a worker's shutdown runs again (on another worker) under a
     // new activity id; the call keeps its id, so an interrupt still finds and cancels it.
     const run = (rerun: number, hostTry: number, route: WorkspaceRoute | null, asActivity: boolean) => {
@@ -173,7 +182,7 @@ export class TurnTools {
       const start = () =>
         tool.mcp
           ? proxyActivities<McpActivities>(options).callMcpTool({ tool: name, input, workspace: this.config.workspace, callId })
-          : (local === null || asActivity ? proxyActivities<ToolActivities>(options) : proxyLocalActivities<ToolActivities>(local)).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...sandbox, ...this.boundScriptsOf(callId) });
+          : (local === null || asActivity ? proxyActivities<ToolActivities>(options) : proxyLocalActivities<ToolActivities>(local)).runTool({ workspace: this.config.workspace, tool: name, input, callId, ...sandbox, ...this.boundScriptsOf(callId), ...storeOutput });
       // An approval given before its files' hashes arrived waits for them: the run is checked against them all the same.
       const hashing = this.pendingHashes.get(callId);
       this.pendingHashes.delete(callId);
@@ -261,6 +270,9 @@ const SCRIPTS_AT_ASK = 'scripts-hashed-at-ask';
 const HASH_ACTIVITY_OPTIONS: ActivityOptions = { startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 } };
 /** A command stopped at a sandbox limit ends as `limit` (runs before it: `failed`). */
 const LIMIT_STATUS = 'tool-limit-status';
+
+/** A tool's large result is stored once in the conversation store (runs before it: whole in history). */
+export const TOOL_RESULTS_STORED = 'tool-results-stored';
 
 /** A local call past its budget runs again as an activity (runs before it: no local call ran out). */
 const LOCAL_BUDGET_TO_ACTIVITY = 'local-budget-to-activity';

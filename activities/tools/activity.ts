@@ -9,6 +9,7 @@ import { DEFAULT_OUTPUT_CAP_BYTES } from './artifacts';
 import { DEFAULT_ENV_ALLOW_LIST, type ToolContext } from './context';
 import { modelToolSpec, toolRegistry, type ModelToolSpec, type RunnableTool, type ToolActivityOptions } from './definitions';
 import { type ToolResult } from './result';
+import { storeLargeOutput, type StoreOutputTarget } from '../stored-outputs';
 import { executeTool } from './run-tool';
 import { TOOL_STREAM_TOPIC, ToolProgressEvents, type ToolProgressEvent } from './progress';
 import { openExisting, openWorkspace } from './workspace';
@@ -34,6 +35,8 @@ export interface RunToolRequest {
   scripts?: ScriptHashes;
   /** Send `tool.progress` events to the calling workflow's stream (default true; it needs a WorkflowStream). */
   publish?: boolean;
+  /** A result longer than a few KB is stored here once, and the workflow gets a preview and its reference (activities/stored-outputs.ts). */
+  storeOutput?: StoreOutputTarget;
 }
 
 export interface ToolDescription {
@@ -127,7 +130,9 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
               ]);
         // A cancelled activity must end as cancelled, whatever the tool made of it.
         if (context.cancellationSignal.aborted) throw stoppedBy(context.cancellationSignal.reason);
-        return result;
+        return await storeLargeOutput(result, request.storeOutput, process.env, (message, error) => {
+          context.log.warn(message, { error: String(error) });
+        });
       } catch (error) {
         if (context.cancellationSignal.aborted) throw stoppedBy(context.cancellationSignal.reason);
         throw error instanceof LocalBudgetExceeded ? localBudgetFailure(error.message) : error;

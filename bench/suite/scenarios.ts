@@ -8,7 +8,7 @@ import { type BilledRequest, bestPlacement, mainPlacement, replay, sessionCost, 
 import { compactionCost } from './compaction-cost';
 import { type LimitKind, overshoot, type Overshoot } from './budget-overshoot';
 import type { RecordedRequest } from '../../standin/server';
-import { BENCH_MODEL, benchScenario, costScenario, costTurnText, goalCostScenario, turnText, writeCostFiles, writeGoalFiles } from './script';
+import { BENCH_MODEL, benchScenario, costScenario, costTurnText, goalCostScenario, longReadScenario, longTurnText, turnText, writeCostFiles, writeGoalFiles, writeLongFiles } from './script';
 import { KeelClient } from '../../client/keel-client';
 import { percentile } from './stats';
 import { checkFinal, isKeel, startSession, type BenchSession, type VariantName, type VariantWorker } from './variants';
@@ -29,6 +29,8 @@ export interface Sizes {
   /** long: turns of one step in one session, continue-as-new every `longCanEvery` (null: when the server suggests). */
   longTurns: number;
   longCanEvery: number | null;
+  /** long: 0 for one-step turns; else each turn reads a file of this many bytes (two steps a turn). */
+  longOutputBytes?: number;
   /** stream: sessions streaming at once, turns each, ms between deltas. */
   streamSessions: number;
   streamTurns: number;
@@ -192,7 +194,10 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
       });
     }
     case 'long': {
-      ctx.standin.setScenario(benchScenario([1]));
+      const reads = (s.longOutputBytes ?? 0) > 0;
+      if (reads) await writeLongFiles(ctx.workspace, s.longTurns, s.longOutputBytes!);
+      ctx.standin.setScenario(reads ? longReadScenario(s.longTurns) : benchScenario([1]));
+      const stepsPerTurn = reads ? 2 : 1;
       const calls = ctx.standin.requests.length;
       const keelOptions = isKeel(variant) && s.longCanEvery !== null ? { continueAsNewAfterTurns: s.longCanEvery } : {};
       const before = snapshot(pids);
@@ -210,7 +215,7 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
       cpuAt.push(cpuNow());
       for (let t = 0; t < s.longTurns; t++) {
         const t0 = performance.now();
-        checkFinal(variant, await session.turn(turnText(1, `${session.id} turn ${t + 1}`)));
+        checkFinal(variant, await session.turn(reads ? longTurnText(t + 1, s.longTurns, session.id) : turnText(1, `${session.id} turn ${t + 1}`)));
         latencies.push(performance.now() - t0);
         cpuAt.push(cpuNow());
         if (session.keel) {
@@ -228,7 +233,7 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
         scenario: name,
         round,
         variant,
-        steps: s.longTurns,
+        steps: s.longTurns * stepsPerTurn,
         modelCalls: ctx.standin.requests.length - calls,
         ...used,
         events,
@@ -237,7 +242,7 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
           turnP95Ms: percentile(latencies, 95),
           turnMaxMs: Math.max(...latencies),
           turnsOver2s: latencies.filter((x) => x > 2_000).length,
-          ...lifeSlope(cpuAt),
+          ...lifeSlope(cpuAt, stepsPerTurn),
           continueAsNews: canTurns.length,
           ...(around.length ? { aroundCanMaxMs: Math.max(...around) } : {}),
         },
@@ -468,11 +473,11 @@ const LIFE_WINDOW = 10;
  * the server's answer to the describe after each (the scenario's continue-as-new check), the
  * same early and late.
  */
-export function lifeSlope(cpuAt: readonly number[]): Record<string, number> {
+export function lifeSlope(cpuAt: readonly number[], stepsPerTurn = 1): Record<string, number> {
   const turns = cpuAt.length - 1;
   if (turns < 2 * LIFE_WINDOW) return {};
-  const first = (cpuAt[LIFE_WINDOW]! - cpuAt[0]!) / LIFE_WINDOW;
-  const last = (cpuAt[turns]! - cpuAt[turns - LIFE_WINDOW]!) / LIFE_WINDOW;
+  const first = (cpuAt[LIFE_WINDOW]! - cpuAt[0]!) / (LIFE_WINDOW * stepsPerTurn);
+  const last = (cpuAt[turns]! - cpuAt[turns - LIFE_WINDOW]!) / (LIFE_WINDOW * stepsPerTurn);
   return { firstTurnsCpuMsPerStep: first, lastTurnsCpuMsPerStep: last, ...(first > 0 ? { lifeSlope: last / first } : {}) };
 }
 

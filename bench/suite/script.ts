@@ -83,6 +83,40 @@ export function costScenario(turns: number): ScenarioInput {
   return { name: 'bench-cost', rules };
 }
 
+// The `long` scenario with `--long-output-bytes N`: in turn t the model reads long-t.txt (N
+// bytes, a different text each turn, as a real session reads) and answers; two model calls a
+// turn. A compacting session's summary call is answered too (Keel compacts a long session).
+export const longTurnText = (t: number, turns: number, tag: string) => `long turn ${t}/${turns}: read long-${t}.txt (${tag})`;
+const longMarker = (t: number) => `<long file ${t}>`;
+
+export async function writeLongFiles(workspace: string, turns: number, bytes: number): Promise<void> {
+  for (let t = 1; t <= turns; t++) {
+    const lines: string[] = [longMarker(t)];
+    let size = lines[0]!.length + 1;
+    for (let i = 1; size < bytes; i++) {
+      const line = `${t}.${i} ${createHash('sha256').update(`long:${t}:${i}`).digest('base64')}`;
+      lines.push(line);
+      size += line.length + 1;
+    }
+    await fs.writeFile(path.join(workspace, `long-${t}.txt`), `${lines.join('\n')}\n`);
+  }
+}
+
+export function longReadScenario(turns: number): ScenarioInput {
+  const rules: ScenarioInput['rules'] = [
+    { name: 'summary', match: { lastUserContains: COMPACTION_MARK }, reply: { content: [{ type: 'text', text: 'Earlier turns: the user had long files read one per turn.' }] } },
+  ];
+  for (let t = 1; t <= turns; t++) {
+    rules.push({
+      name: `long ${t} read`,
+      match: { hasToolResults: false, lastUserContains: `long turn ${t}/${turns}:` },
+      reply: { content: [{ type: 'text', text: `I will read long-${t}.txt.` }, { type: 'tool_use', name: 'read_file', input: { path: `long-${t}.txt` } }] },
+    });
+    rules.push({ name: `long ${t} answer`, match: { hasToolResults: true, lastUserContains: longMarker(t) }, reply: { content: [{ type: 'text', text: `Read long-${t}.txt. ${FINAL_TEXT}` }] } });
+  }
+  return { name: 'bench-long', rules };
+}
+
 // The `cost` scenario's goal: a planner proposes `tasks` independent tasks; each task agent
 // reads two files (2–20 KB, as in the session) and finishes; the critic passes the goal.
 const goalFile = (task: number, part: 'a' | 'b') => `goal-${task}-${part}.txt`;

@@ -19,7 +19,7 @@ export function resultBlocks(calls: readonly ToolCallState[]): ContentBlock[] {
   return calls.map((call) => {
     // Callers only build the answer once every call is terminal.
     const r = isTerminalCall(call) ? call.result : { content: 'No result.', isError: true };
-    return { type: 'tool_result', tool_use_id: call.callId, content: r.content, is_error: r.isError };
+    return { type: 'tool_result', tool_use_id: call.callId, content: r.content, is_error: r.isError, ...('stored' in r && r.stored !== undefined ? { keel_stored: r.stored } : {}) };
   });
 }
 

@@ -130,7 +130,10 @@ describe('KeelClient: sessions', () => {
       const wrong = await session.approve('toolu_wrong').catch((e: unknown) => e);
       expect(wrong).toBeInstanceOf(UpdateRejectedError);
       expect((wrong as UpdateRejectedError).reason).toMatch(/toolu_wrong/);
-      expect((await session.approve(callId)).callId).toBe(callId);
+      const approved = await session.approve(callId, { updateId: 'approve-once' });
+      expect(approved.callId).toBe(callId);
+      // The same approval again with its update id (a retry after a lost answer): answered as the first, taken once.
+      expect(await session.approve(callId, { updateId: 'approve-once' })).toEqual(approved);
       expect((await writing).outcome).toBe('completed');
       expect(await fs.readFile(path.join(s.workspace, 'NOTE.md'), 'utf8')).toBe('Written by Keel.\n');
 
@@ -144,7 +147,8 @@ describe('KeelClient: sessions', () => {
       const story = session.send('tell me a story');
       // Interrupted while the model answers: once the stand-in has the request.
       await waitUntil(async () => s.standin.requests.filter((r) => JSON.stringify(r.body).includes('tell me a story')).length, (n) => n > 0, 30_000, 'the story request');
-      await session.interrupt('enough');
+      const first = await session.interrupt('enough', { updateId: 'interrupt-once' });
+      expect(await session.interrupt('enough', { updateId: 'interrupt-once' })).toEqual(first);
       const interrupted = await story;
       expect(interrupted.outcome).toBe('interrupted');
       const steer = await session.steer('shorter').catch((e: unknown) => e);
@@ -162,8 +166,8 @@ describe('KeelClient: sessions', () => {
       expect((await session.transcript()).total).toBeGreaterThan(4);
       expect((await session.usage()).turns).toBeGreaterThanOrEqual(4);
       const kinds = (await session.log()).entries.map((e) => e.kind);
-      expect(kinds).toContain('tool.approved');
-      expect(kinds).toContain('turn.interrupted');
+      expect(kinds.filter((k) => k === 'tool.approved')).toHaveLength(1);
+      expect(kinds.filter((k) => k === 'turn.interrupted')).toHaveLength(1);
 
       await session.close('done');
       const result = await session.result();

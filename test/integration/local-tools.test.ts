@@ -10,9 +10,10 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/index';
-import { eventsQuery } from '../../workflows/definitions';
+import { eventsQuery, userMessageUpdate } from '../../workflows/definitions';
 import { recordHistory, say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
 import { useTemporal } from '../fixtures/use-temporal';
+import proto from '@temporalio/proto';
 
 const { env, workflowBundle } = useTemporal();
 
@@ -23,6 +24,30 @@ async function scheduled(handle: WorkflowHandle): Promise<{ activities: string[]
     activities: events.flatMap((e) => (e.activityTaskScheduledEventAttributes ? [e.activityTaskScheduledEventAttributes.activityType?.name ?? ''] : [])),
     markers: events.flatMap((e) => (e.markerRecordedEventAttributes ? [e.markerRecordedEventAttributes.markerName ?? ''] : [])),
   };
+}
+
+/** The size of the largest event in a run's history, as the server stores it. */
+async function largestEvent(handle: WorkflowHandle): Promise<number> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  return Math.max(...events.map((e) => proto.temporal.api.history.v1.HistoryEvent.encode(e).finish().length));
+}
+
+/** The patch ids a run's markers record. */
+async function patchesOf(handle: WorkflowHandle): Promise<string[]> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  return events.flatMap((e) => {
+    const data = e.markerRecordedEventAttributes?.markerName === 'core_patch' ? e.markerRecordedEventAttributes.details?.['patch-data']?.payloads?.[0]?.data : undefined;
+    return data ? [String((JSON.parse(Buffer.from(data).toString('utf8')) as { id?: unknown }).id)] : [];
+  });
+}
+
+/** How many files under `dir` hold `text` (the store's segments are JSON files, unencrypted here). */
+async function filesHolding(dir: string, text: string): Promise<number> {
+  let n = 0;
+  for (const entry of await fs.readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile() && (await fs.readFile(path.join(entry.parentPath, entry.name), 'utf8')).includes(text)) n++;
+  }
+  return n;
 }
 
 /** The text of every tool_result the model was sent in request `n` (1-based), joined. */
@@ -189,5 +214,48 @@ describe('quick read-only tools run as local activities', () => {
       await recordHistory(session.workflowHandle, 'local-read-bounded');
     });
   });
-});
 
+  it('a 20 KB result is stored once: history keeps a preview, the model reads it whole, old runs ask the patch', async () => {
+    const s = await sessionEnv(env, workflowBundle, {
+      rules: [
+        { match: { lastUserContains: 'read the big one' }, reply: use('read_file', { path: 'big.txt' }, 'toolu_stored_1', 'Reading it.') },
+        { match: { lastUserContains: 'grep the big one' }, reply: use('grep', { pattern: 'row', path: 'big.txt' }, 'toolu_stored_2', 'Searching it.') },
+        { match: {}, reply: say('Done.') },
+      ],
+    });
+    await s.run(async () => {
+      const rows = Array.from({ length: 400 }, (_, i) => `row ${i + 1}: ${'x'.repeat(40)}`);
+      await fs.writeFile(path.join(s.workspace, 'big.txt'), `${rows.join('\n')}\nTHE LAST ROW OF THE BIG FILE\n`);
+      const keel = await KeelClient.connect({ client: env.client, taskQueue: s.taskQueue });
+      // A stamped run (format 3): stored without a patch marker.
+      const session = await keel.startSession({ workspace: s.workspace, policy: { mode: 'full-auto' } });
+      expect((await session.send('read the big one')).output).toBe('Done.');
+      expect((await session.send('grep the big one')).output).toBe('Done.');
+      // The model was sent every byte: the read's last row and the grep's 200 matches.
+      expect(toolResultOf(s.standin.requests, 'toolu_stored_1')).toContain('THE LAST ROW OF THE BIG FILE');
+      expect(toolResultOf(s.standin.requests, 'toolu_stored_1')).not.toContain('stored once');
+      expect(toolResultOf(s.standin.requests, 'toolu_stored_2')).toContain('big.txt:200: row 200:');
+      // History holds neither whole: the largest event is the setup marker (~9 KB), not a 20 KB result.
+      expect(await largestEvent(session.workflowHandle)).toBeLessThan(12_000);
+      expect(await patchesOf(session.workflowHandle)).toEqual([]);
+      // The session's record shows the preview, saying the rest is stored.
+      const { entries } = await session.workflowHandle.query(eventsQuery, { from: 0, limit: 500 });
+      const outputs = entries.flatMap((e) => (e.kind === 'tool.result' ? [String(e.output)] : []));
+      expect(outputs).toHaveLength(2);
+      for (const output of outputs) expect(output).toMatch(/bytes in all, stored once in the conversation store/);
+      // The store has the read's text once.
+      expect(await filesHolding(path.join(s.workspace, '.keel', 'store'), 'THE LAST ROW OF THE BIG FILE')).toBe(1);
+      await session.close();
+      await recordHistory(session.workflowHandle, 'tool-result-stored');
+
+      // A run started without the stamp (the Temporal CLI, an older client) asks the patch.
+      const run = await s.start();
+      await run.handle.executeUpdate(userMessageUpdate, { args: ['read the big one'] });
+      await run.waitForState((st) => st.session.turns === 1 && st.status === 'active');
+      expect(await patchesOf(run.handle)).toContain('tool-results-stored');
+      expect(await largestEvent(run.handle)).toBeLessThan(12_000);
+      expect(JSON.stringify(s.standin.requests.at(-1)!.body)).toContain('THE LAST ROW OF THE BIG FILE');
+      await recordHistory(run.handle, 'tool-result-stored-patched');
+    });
+  });
+});
