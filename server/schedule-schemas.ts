@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { backfillSchema, scheduleIdSchema, scheduleNoteSchema, scheduleSpecSchema, triggerSchema } from '../workflows/protocol/schedule';
 import { startGoalBody } from './schemas';
-import { scheduleRunSchema } from '../shared/schedule-runs';
+import { scheduleRunSchema } from '../shared/schedule-run';
 
 export const createScheduleBody = scheduleSpecSchema.extend({
   /** The schedule's id (default schedule-<uuid>); its runs are `<id>-<time>`. */
