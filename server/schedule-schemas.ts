@@ -3,7 +3,7 @@
 // POST /api/goals beside it, so the API accepts what the SDK and the CLI accept, and the
 // OpenAPI document is generated from the same objects.
 import { z } from 'zod';
-import { backfillSchema, scheduleIdSchema, scheduleNoteSchema, scheduleSpecSchema, triggerSchema } from '../workflows/protocol/schedule';
+import { backfillSchema, scheduleIdSchema, scheduleNoteSchema, scheduleSpecSchema, scheduleUpdateSchema, triggerSchema } from '../workflows/protocol/schedule';
 import { startGoalBody } from './schemas';
 import { scheduleRunSchema } from '../shared/schedule-run';
 
@@ -24,6 +24,8 @@ export const createScheduleBody = scheduleSpecSchema.extend({
 export const scheduleNoteBody = scheduleNoteSchema.optional();
 export const triggerBody = triggerSchema.optional();
 export const backfillBody = backfillSchema;
+/** PATCH: the fields to change (the SDK's KeelSchedule.update takes the same). */
+export const updateScheduleBody = scheduleUpdateSchema;
 
 const scheduleView = {
   id: z.string(),

@@ -149,3 +149,21 @@ export type BackfillInput = z.input<typeof backfillSchema>;
 
 /** A trigger: run the goal now, whatever the spec says (the overlap policy still holds unless given). */
 export const triggerSchema = z.strictObject({ overlap: z.enum(OVERLAP_POLICIES).optional() });
+
+/**
+ * A change to a schedule: each field given replaces the schedule's (a new `when` replaces the
+ * whole spec's timing); `monthlyBudgetUsd: null` removes the monthly budget; `goal` is the text
+ * of the runs that start from now on (runs already started keep theirs). At least one field.
+ */
+export const scheduleUpdateSchema = z
+  .strictObject({
+    when: whenSchema.optional(),
+    timeZone: timeZoneSchema.optional(),
+    overlap: z.enum(OVERLAP_POLICIES).optional(),
+    catchupWindow: scheduleSpecSchema.shape.catchupWindow.unwrap().optional(),
+    monthlyBudgetUsd: z.number().positive().max(1_000_000).nullable().optional(),
+    whenBudgetSpent: z.enum(WHEN_BUDGET_SPENT).optional(),
+    goal: z.string().trim().min(1, 'goal must not be empty').max(20_000).optional(),
+  })
+  .refine((u) => Object.values(u).some((v) => v !== undefined), { message: 'nothing to change: give at least one of when, timeZone, overlap, catchupWindow, monthlyBudgetUsd, whenBudgetSpent, goal' });
+export type ScheduleUpdateInput = z.input<typeof scheduleUpdateSchema>;
