@@ -80,7 +80,8 @@ export const cronSchema = z
 const calendarField = (name: string, min: number, max: number) => {
 const value = z.number().int().min(min, `${name}: ${min} to ${max}`).max(max, `${name}: ${min} to ${max}`);
   const range = z
-    .strictObject({ start: value, end: value, step: z.number().int().positive().optional() })
+    // A step past the field's span means "start only"; Temporal keeps steps as 32-bit integers, and a larger one was a 500 (schemathesis).
+    .strictObject({ start: value, end: value, step: z.number().int().positive().max(max - min + 1, `${name}: a step of at most ${max - min + 1}`).optional() })
     .refine((r) => r.end >= r.start, { message: `${name}: a range's end is not before its start` });
   return z.union([z.literal('*'), value, z.array(z.union([value, range])).min(1).max(60)]).optional();
 };
