@@ -6,7 +6,8 @@
 // The nudge (a signal that asks nothing) gives each such run a task: it hands over at once if
 // it is quiet, or at its next quiet point if not.
 import type { Client } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+// Default import: the package is CommonJS, and the compiled CLI (plain node, ESM) has no named exports from it.
+import proto from '@temporalio/proto';
 import { KeelKind } from '../workflows/search-attributes';
 import { UPGRADE_NUDGE } from '../workflows/versioning';
 
@@ -65,7 +66,7 @@ export async function setCurrentBuild(client: Client, t: DeploymentTarget, optio
 async function routedTo(client: Client, taskQueue: string, buildId: string): Promise<void> {
   const until = Date.now() + 30_000;
   for (;;) {
-    const r = await client.workflowService.describeTaskQueue({ namespace: client.options.namespace, taskQueue: { name: taskQueue }, taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW });
+    const r = await client.workflowService.describeTaskQueue({ namespace: client.options.namespace, taskQueue: { name: taskQueue }, taskQueueType: proto.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW });
     if (r.versioningInfo?.currentDeploymentVersion?.buildId === buildId || Date.now() > until) return;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
