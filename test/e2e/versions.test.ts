@@ -34,6 +34,7 @@ describe('a session and a goal across three later builds', () => {
     console.log(`versions: ${result.runs.length} runs, ${Date.now() - started} ms; retired ${result.retired.join(', ')}`);
     for (const run of result.runs) console.log(`versions: ${run.type} ${run.workflowId}: ${run.builds.join(', ')}`);
     expect(result.taskFailures).toEqual([]);
+    if (result.retriedTasks.length > 0) console.log(`versions: tasks retried for an event that came in as they completed (UNHANDLED_COMMAND): ${result.retriedTasks.join('; ')}`);
     // Before the deploy, check-replay --from-server: the open session and goal replay with their build, not with the new one.
     expect(result.replayCheck).toEqual({ openRuns: 3, brokenWithFirst: 0, brokenWithNewest: 3 });
     expect(result.sessionOutcome).toBe('closed');

@@ -25,6 +25,7 @@ describe('sessions and goals across a deploy that changes workflow commands', ()
       { id: 'changed', bundle: changed },
     ], (line) => console.log(`versions: ${((Date.now() - t0) / 1000).toFixed(1)} s: ${line}`));
     expect(result.taskFailures).toEqual([]);
+    if (result.retriedTasks.length > 0) console.log(`versions: tasks retried for an event that came in as they completed (UNHANDLED_COMMAND): ${result.retriedTasks.join('; ')}`);
     // Before the deploy, check-replay --from-server: the open session and goal replay with their build, not with the new one.
     expect(result.replayCheck).toEqual({ openRuns: 3, brokenWithFirst: 0, brokenWithNewest: 3 });
     expect(result.sessionOutcome).toBe('closed');
