@@ -15,6 +15,7 @@ import { answerCommand, type AnswerOptions, controlCommand, type ControlOptions,
 import { EXIT } from './cli/output';
 import type { ServeCommandOptions } from './cli/serve';
 import { registerScheduleCommands } from './cli/schedule';
+import { registerDeployCommands } from './cli/deploy';
 
 // `keel ls | head`: a closed pipe ends the command quietly.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
@@ -223,6 +224,7 @@ program
   .action(async (o: { id?: string }) => (await import('./cli/codec')).keygenCommand(o));
 
 registerScheduleCommands(program);
+registerDeployCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -35,6 +35,8 @@ import {
   type ScheduleSpec,
   type ScheduleSpecInput,
   type ScheduleWhen,
+  scheduleUpdateSchema,
+  type ScheduleUpdateInput,
 } from '../workflows/protocol/schedule';
 import { InvalidInputError, KeelError, NotFoundError } from './errors';
 import type { StartGoalOptions } from './keel-client';
@@ -109,6 +111,12 @@ export class ScheduleExistsError extends KeelError {
 
 /** The memo key a Keel schedule carries: its spec as Keel read it, and its goal's text. */
 const MEMO_KEY = 'keelSchedule';
+/**
+ * A schedule's memo cannot be changed after it is made (Temporal's UpdateSchedule has no memo),
+ * so an update writes the spec where it can: the memo of the workflows the schedule starts
+ * (its action), which the view reads first. The schedule's memo keeps the spec it was made with.
+ */
+const ACTION_SPEC_KEY = 'keelScheduleSpec';
 const OVERLAP: Record<OverlapPolicy, ScheduleOverlapPolicy> = {
   skip: ScheduleOverlapPolicy.SKIP,
   buffer_one: ScheduleOverlapPolicy.BUFFER_ONE,
@@ -184,8 +192,13 @@ export class KeelSchedules {
   /** Keel's schedules (not other schedules of the namespace), each with its next and last runs. */
   async list(): Promise<ScheduleView[]> {
     const out: ScheduleView[] = [];
+    // Each described: an updated schedule's spec is in its action (ACTION_SPEC_KEY), which a listing does not carry.
     for await (const s of this.client.schedule.list({ query: `${KeelKind.name} = 'schedule'` })) {
-      const view = summaryView(s);
+      if (!summaryView(s)) continue;
+      const view = await this.get(s.scheduleId).describe().catch((error: unknown) => {
+        if (error instanceof NoScheduleError) return null;
+        throw error;
+      });
       if (view) out.push(view);
     }
     return out.sort((a, b) => a.id.localeCompare(b.id));
@@ -252,6 +265,49 @@ export class KeelSchedule {
     const r = backfillSchema.safeParse(range);
     if (!r.success) throw new InvalidInputError('backfill', describeIssues(r.error.issues));
     return this.call(() => this.handle.backfill({ start: new Date(r.data.from), end: new Date(r.data.to), ...(r.data.overlap ? { overlap: OVERLAP[r.data.overlap] } : {}) }));
+  }
+
+  /**
+   * Changes when and how it runs, its monthly budget or its goal's text; runs already started
+   * keep what they started with. Refused with InvalidInputError (each problem named) before
+   * anything changes. Answers the schedule as it is after the change.
+   */
+  async update(changes: ScheduleUpdateInput): Promise<ScheduleView> {
+    const parsed = scheduleUpdateSchema.safeParse(changes);
+    if (!parsed.success) throw new InvalidInputError('updateSchedule', describeIssues(parsed.error.issues));
+    const { goal, monthlyBudgetUsd, ...rest } = parsed.data;
+    await this.call(() =>
+      this.handle.update((previous) => {
+        const current = currentSpec(previous);
+        if (!current) throw new NoScheduleError(this.id);
+        const merged = scheduleSpecSchema.safeParse({
+          ...current.spec,
+          ...Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)),
+          ...(monthlyBudgetUsd === null ? { monthlyBudgetUsd: undefined } : monthlyBudgetUsd !== undefined ? { monthlyBudgetUsd } : {}),
+        });
+        if (!merged.success) throw new InvalidInputError('updateSchedule', describeIssues(merged.error.issues));
+        const spec = merged.data;
+        const [args] = previous.action.args as [GoalOptions];
+        const summary = goal !== undefined ? oneLine(goal, 180) : current.goal;
+        const nextArgs: GoalOptions = {
+          ...args,
+          ...(goal !== undefined ? { goal } : {}),
+          schedule: { id: this.id, monthlyBudgetUsd: spec.monthlyBudgetUsd ?? null, timeZone: spec.timeZone, whenBudgetSpent: spec.whenBudgetSpent },
+        };
+        return {
+          spec: temporalSpec(spec),
+          action: {
+            ...previous.action,
+            args: [nextArgs],
+            staticSummary: `goal: ${escapeMarkdown(summary)} (schedule ${escapeMarkdown(this.id)})`,
+            memo: { ...previous.action.memo, keelSummary: summary, [ACTION_SPEC_KEY]: spec },
+          },
+          policies: { ...previous.policies, overlap: OVERLAP[spec.overlap], catchupWindow: spec.catchupWindow },
+          state: { paused: previous.state.paused, ...(previous.state.note ? { note: previous.state.note } : {}), ...(previous.state.remainingActions !== undefined ? { remainingActions: previous.state.remainingActions } : {}) },
+        };
+      }),
+    );
+    return this.describe();
   }
 
   /** Deletes the schedule; its runs (running or finished) are left as they are. */
@@ -335,8 +391,17 @@ function summaryView(s: ScheduleSummary): ScheduleView | null {
   return memo ? baseView(s.scheduleId, memo, s.state, s.info) : null;
 }
 
-function descriptionView(d: ScheduleDescription): ScheduleView | null {
+/** The spec and goal text as they are now: an update's (in the action's memo) over the schedule's own memo. */
+function currentSpec(d: ScheduleDescription): ScheduleMemo | null {
   const memo = memoOf(d.memo);
+  if (!memo) return null;
+  const updated = scheduleSpecSchema.safeParse(d.action.memo?.[ACTION_SPEC_KEY]);
+  const summary = d.action.memo?.keelSummary;
+  return { ...memo, ...(updated.success ? { spec: updated.data } : {}), ...(typeof summary === 'string' ? { goal: summary } : {}) };
+}
+
+function descriptionView(d: ScheduleDescription): ScheduleView | null {
+  const memo = currentSpec(d);
   if (!memo) return null;
   return {
     ...baseView(d.scheduleId, memo, d.state, d.info),

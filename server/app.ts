@@ -94,7 +94,7 @@ export function createApp(options: AppOptions): Hono<Env> {
       '/api/*',
       cors({
         origin: (origin) => (allowed.has(origin) ? origin : null),
-        allowMethods: ['GET', 'POST'],
+        allowMethods: ['GET', 'POST', 'PATCH', 'DELETE'],
         allowHeaders: ['Authorization', 'Content-Type', 'Accept', 'Last-Event-ID', 'Idempotency-Key'],
         exposeHeaders: ['Location'],
         maxAge: 600,

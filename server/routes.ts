@@ -44,7 +44,7 @@ export interface RouteContext<B, Q> {
 }
 
 export interface Route<B extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType> {
-  method: 'get' | 'post' | 'delete';
+  method: 'get' | 'post' | 'patch' | 'delete';
   /** OpenAPI style: `/api/goals/{id}`. */
   path: string;
   operationId: string;

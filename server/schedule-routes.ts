@@ -16,6 +16,7 @@ import {
   scheduleListResponse,
   scheduleNoteBody,
   triggerBody,
+  updateScheduleBody,
 } from './schedule-schemas';
 
 type Resolve = (requested: string | undefined, root: string, create: boolean | undefined) => Promise<string>;
@@ -89,6 +90,20 @@ export function scheduleRoutes(workspaceOf: Resolve): Route[] {
       status: 200,
       response: scheduleDetailsResponse,
       handler: ({ keel, id }) => details(keel, id),
+    }),
+    route({
+      method: 'patch',
+      path: '/api/schedules/{id}',
+      operationId: 'updateSchedule',
+      summary: "Change a schedule's timing (when, time zone), overlap, catch-up window, monthly budget (null removes it) or goal text; runs already started keep theirs",
+      tag: 'schedules',
+      body: updateScheduleBody,
+      status: 200,
+      response: scheduleDetailsResponse,
+      handler: async ({ keel, id, body }) => {
+        await problems(() => keel.schedules.get(id).update(body));
+        return details(keel, id);
+      },
     }),
     ...(['pause', 'resume'] as const).map((op) =>
       route({

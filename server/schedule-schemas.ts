@@ -3,9 +3,9 @@
 // POST /api/goals beside it, so the API accepts what the SDK and the CLI accept, and the
 // OpenAPI document is generated from the same objects.
 import { z } from 'zod';
-import { backfillSchema, scheduleIdSchema, scheduleNoteSchema, scheduleSpecSchema, triggerSchema } from '../workflows/protocol/schedule';
+import { backfillSchema, scheduleIdSchema, scheduleNoteSchema, scheduleSpecSchema, scheduleUpdateSchema, triggerSchema } from '../workflows/protocol/schedule';
 import { startGoalBody } from './schemas';
-import { scheduleRunSchema } from '../shared/schedule-runs';
+import { scheduleRunSchema } from '../shared/schedule-run';
 
 export const createScheduleBody = scheduleSpecSchema.extend({
   /** The schedule's id (default schedule-<uuid>); its runs are `<id>-<time>`. */
@@ -24,6 +24,8 @@ export const createScheduleBody = scheduleSpecSchema.extend({
 export const scheduleNoteBody = scheduleNoteSchema.optional();
 export const triggerBody = triggerSchema.optional();
 export const backfillBody = backfillSchema;
+/** PATCH: the fields to change (the SDK's KeelSchedule.update takes the same). */
+export const updateScheduleBody = scheduleUpdateSchema;
 
 const scheduleView = {
   id: z.string(),

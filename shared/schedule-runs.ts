@@ -6,22 +6,9 @@
 // schedule (client/schedules.ts).
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
+import { scheduleRunSchema, type ScheduleRun } from './schedule-run';
 
-/** One run of a schedule, as the SDK and the HTTP API show it (server/schedule-schemas.ts answers with this schema). */
-export const scheduleRunSchema = z.object({
-  workflowId: z.string(),
-  /** Temporal's execution status of the run's latest execution: RUNNING, COMPLETED, FAILED, … */
-  execution: z.string(),
-  startTime: z.string(),
-  closeTime: z.string().nullable(),
-  /** The goal's verdict (`goal_met`, `stopped`), once it ended with a report. */
-  verdict: z.string().nullable(),
-  /** Its summary, or why it stopped ("schedule budget spent: …"). */
-  summary: z.string().nullable(),
-  /** What it spent (so far, while it runs); null when not known (no report, or no answer). */
-  costUsd: z.number().nullable(),
-});
-export type ScheduleRun = z.infer<typeof scheduleRunSchema>;
+export { scheduleRunSchema, type ScheduleRun };
 
 export interface ScheduleRunsOptions {
   /** Only runs started at or after this instant. */

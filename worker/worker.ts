@@ -235,9 +235,13 @@ export async function createKeelWorker(options: KeelWorkerOptions): Promise<Keel
 export async function keelReplayOptions(env: NodeJS.ProcessEnv | undefined, workflowBundle?: WorkerOptions['workflowBundle']): Promise<ReplayWorkerOptions> {
   const codec = await keelDataConverter(env, { failureConverterPath: path.resolve(path.dirname(fileURLToPath(import.meta.url)), 'failure-converter.cjs') });
   const prebuilt = workflowBundle ? null : prebuiltWorkflowBundle(env, 'failureConverterPath' in codec);
+  // A bundle (given, or KEEL_WORKFLOW_BUNDLE, or dist/'s) carries its own payload converter, as for
+  // a worker: the source converter's path (a .ts file) is for bundling here only — a process
+  // without tsx (the compiled CLI) could not load it.
+  const given = workflowBundle ?? (prebuilt ? { codePath: prebuilt } : null);
   return {
-    workflowBundle: workflowBundle ?? (prebuilt ? { codePath: prebuilt } : await bundleWorkflowCode({ ...KEEL_BUNDLE_OPTIONS, logger: quietBundler })),
-    dataConverter: { ...(workflowBundle ? {} : { payloadConverterPath }), ...codec },
+    workflowBundle: given ?? (await bundleWorkflowCode({ ...KEEL_BUNDLE_OPTIONS, logger: quietBundler })),
+    dataConverter: { ...(given ? {} : { payloadConverterPath }), ...codec },
     sinks: keelWorkflowSinks(null),
   };
 }

@@ -28,7 +28,7 @@ import { infraWaitingKey } from '../machines/infra-retry';
 import { sleep } from '@temporalio/workflow';
 import { WorkspaceRouting } from './workspace-host';
 import { hostMoveHandler } from './host-move';
-import { upgradeOnContinue } from './versioning';
+import { listenForUpgradeNudge, upgradeOnContinue } from './versioning';
 import { hasPatch, stampedMemo } from './run-format';
 import { scheduleGate } from './schedule-gate';
 import { withinMonthlyBudget } from '../machines/schedule-budget';
@@ -80,6 +80,10 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
   let ready = carry !== undefined;
   /** Set once a new run is wanted: work-starting directives wait in `deferred`. */
   let handingOver = false;
+  // After each report, and on a deploy's nudge (a goal waiting for a human has no reports).
+  const considerHandover = () => {
+    if (!handingOver && ready && !goalMachine.isTerminal(goal.state) && wantsNewRun()) handingOver = hasPatch(CONTINUE_PATCH);
+  };
   const deferred: GoalDirective[] = [];
   const run = (carry?.run ?? 0) + 1;
 
@@ -92,9 +96,7 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
     view: () => ({ details: goalDetails({ goal, agents, waiting: () => setupWait.waiting }), status: goal.state.status, pendingApprovals: agents.pending().length }),
     // The planner's and critic's calls stream to the goal's own `model` topic.
     live: () => [...models.scopes.keys()],
-    afterReport: () => {
-      if (!handingOver && ready && !goalMachine.isTerminal(goal.state) && wantsNewRun()) handingOver = hasPatch(CONTINUE_PATCH);
-    },
+    afterReport: () => considerHandover(),
   });
   const goalId = host.workflowId;
   // KeelWaiting: what the goal's setup waits out (its agents show their own).
@@ -218,6 +220,7 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
   goalQueries({ goalId, goal, agents, host, setup: () => ({ policy, policyOrigin }), waiting: () => setupWait.waiting });
   // Registered here, after the queries: a report buffered before the first activation is delivered as soon as its handler is set.
   setHandler(agentReportSignal, (raw: unknown) => host.post(() => agents.report(raw)));
+  listenForUpgradeNudge(considerHandover);
 
   // ---- run --------------------------------------------------------------------------------------
   host.start('autonomy', () => goal.state.status, () => {

@@ -35,7 +35,7 @@ import { resolveSessionOptions, type SessionCarry, type SessionResult } from './
 import type { SessionOptions } from './protocol/session';
 import { WorkspaceRouting } from './workspace-host';
 import { hostMoveHandler } from './host-move';
-import { upgradeOnContinue } from './versioning';
+import { listenForUpgradeNudge, upgradeOnContinue } from './versioning';
 import { hasPatch, runFormat, stampedMemo } from './run-format';
 import { forkConversation, SessionCheckpoints } from './session-checkpoints';
 import { agentToolSetup, sessionSubAgents } from './session-sub-agents';
@@ -296,6 +296,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
     return { type: 'user_message', messageId, text: input.text };
   };
   setHandler(userMessageSignal, (raw) => session.signalled('userMessage', () => userMessageEvent(raw)));
+  listenForUpgradeNudge();
   const messageInput = (raw: unknown, name: string) => validated(() => parse(userMessageSchema, raw, name));
   const validateMessage = (raw: unknown, name = 'userMessage'): void => {
     // No uuid4 here: validators do not run on replay.

@@ -7,8 +7,24 @@
 // quiet point (no turn running, no activity in flight: the same hand-over as for a long
 // history, workflows/host.ts) and continues as new with AUTO_UPGRADE: the next run starts on
 // the target build. An unversioned worker never sees the flag, and nothing changes.
+// The flag comes with a workflow task: a run with nothing to do (a session waiting for a
+// message) has none, so the deploy step sends it a nudge (client/deployments.ts), whose task
+// lets it see the flag and hand over at once.
 import type { ContinueAsNewOptions } from '@temporalio/workflow';
-import { setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
+import { defineSignal, setHandler, setWorkflowOptions, workflowInfo } from '@temporalio/workflow';
+
+/**
+ * A signal that asks nothing: it only gives an idle run a workflow task, where it sees that a
+ * newer build is targeted. A build from before it has no handler and buffers it, which does
+ * the same (the signal is in the history either way; no command follows from it).
+ */
+export const UPGRADE_NUDGE = 'keelUpgradeNudge';
+const upgradeNudgeSignal = defineSignal<[]>(UPGRADE_NUDGE);
+
+/** Takes the deploy step's nudge (see UPGRADE_NUDGE): `check` is the run's own "hand over now?" (a session's is its wait condition: nothing to add). */
+export function listenForUpgradeNudge(check: () => void = () => undefined): void {
+  setHandler(upgradeNudgeSignal, check);
+}
 
 /**
  * Pins a workflow type to the build its run started on — on a versioned worker only: a

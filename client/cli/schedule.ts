@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { usd } from '../../machines/schedule-budget';
 import { InvalidInputError } from '../errors';
 import type { CreateScheduleOptions, ScheduleDetails, ScheduleView } from '../schedules';
+import type { ScheduleUpdateInput } from '../../workflows/protocol/schedule';
 import type { ScheduleWhen } from '../../workflows/protocol/schedule';
 import { OVERLAP_POLICIES, type OverlapPolicy } from '../../workflows/protocol/schedule';
 import { CliExit, withClient } from './common';
@@ -49,9 +50,10 @@ function overlapOf(value: string | undefined): OverlapPolicy | undefined {
   return value as OverlapPolicy;
 }
 
-/** Exactly one of --cron, --every, --calendar; the schema checks what each holds. */
-function whenOf(o: CreateOptions): unknown {
+/** Exactly one of --cron, --every, --calendar (for an update: at most one); the schema checks what each holds. */
+function whenOf(o: Pick<CreateOptions, 'cron' | 'every' | 'offset' | 'calendar'>, optional = false): unknown {
   const given = [o.cron !== undefined, o.every !== undefined, o.calendar !== undefined].filter(Boolean).length;
+  if (optional && given === 0) return undefined;
   if (given !== 1) throw new CliExit(EXIT.usage, 'give one of --cron "<5 fields>", --every <duration> or --calendar \'<JSON entries>\'');
   if (o.cron !== undefined) return { kind: 'cron', cron: o.cron };
   if (o.every !== undefined) return { kind: 'interval', every: o.every, ...(o.offset !== undefined ? { offset: o.offset } : {}) };
@@ -145,7 +147,7 @@ function showLines(out: Output, d: ScheduleDetails): void {
 }
 
 export function registerScheduleCommands(program: Command): void {
-  const schedule = program.command('schedule').description('goals on a schedule (Temporal Schedules): create, list, show, pause, resume, trigger, backfill, delete');
+  const schedule = program.command('schedule').description('goals on a schedule (Temporal Schedules): create, list, show, update, pause, resume, trigger, backfill, delete');
 
   schedule
     .command('create')
@@ -255,6 +257,41 @@ export function registerScheduleCommands(program: Command): void {
         await usage(() => keel.schedules.get(id).backfill({ from: o.from, to: o.to, ...(overlap ? { overlap } : {}) }));
         if (out.json) return out.emit({ id, backfilled: { from: o.from, to: o.to } });
         out.line(`schedule ${id}: backfill from ${o.from} to ${o.to} requested`);
+      }),
+    );
+
+  schedule
+    .command('update')
+    .description("change a schedule's timing, overlap, catch-up, monthly budget or goal text; runs already started keep theirs")
+    .argument('<id>')
+    .option('--cron <line>', 'new timing: five fields (or @daily, @hourly…)')
+    .option('--every <duration>', 'new timing: an interval (30s, 15m, 1h, 1d)')
+    .option('--offset <duration>', 'with --every: shifted by this much')
+    .option('--calendar <json>', 'new timing: calendar entries as JSON')
+    .option('--tz <zone>', 'time zone')
+    .option('--overlap <policy>', OVERLAP_POLICIES.join(' | '))
+    .option('--catchup <duration>', 'catch-up window')
+    .option('--budget-usd <n>', 'monthly budget in USD, or "none" to remove it')
+    .option('--when-spent <what>', 'end_runs | pause')
+    .option('--goal <text>', "the goal's text for the runs from now on")
+    .option('--json')
+    .action((id: string, o: Omit<CreateOptions, 'goal'> & { goal?: string }) =>
+      withClient(o.json, async (keel, out) => {
+        const overlap = overlapOf(o.overlap);
+        const when = whenOf(o, true);
+        const budget = o.budgetUsd === 'none' ? null : positiveNumber('--budget-usd', o.budgetUsd);
+        const changes = {
+          ...(when !== undefined ? { when: when as ScheduleWhen } : {}),
+          ...(o.tz !== undefined ? { timeZone: o.tz } : {}),
+          ...(overlap ? { overlap } : {}),
+          ...(o.catchup !== undefined ? { catchupWindow: o.catchup } : {}),
+          ...(budget !== undefined ? { monthlyBudgetUsd: budget } : {}),
+          ...(o.whenSpent !== undefined ? { whenBudgetSpent: o.whenSpent as 'end_runs' } : {}),
+          ...(o.goal !== undefined ? { goal: o.goal } : {}),
+        } satisfies ScheduleUpdateInput;
+        const view = await usage(() => keel.schedules.get(id).update(changes));
+        if (out.json) return out.emit(view);
+        out.line(`schedule ${view.id} updated: ${whenText(view)}; overlap ${view.spec.overlap}; next ${view.nextRuns[0] ?? '-'}`);
       }),
     );
 

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { checkReplay, historiesFromDirectory, replayReportLines, type ReplayReport } from '../../worker/check-replay';
 import { keelReplayOptions } from '../../worker/worker';
-import { keelBin as keel } from '../fixtures/client-cli';
+import { keel } from '../fixtures/client-cli';
 import { bundle, keelWorkflowBundleFile } from '../helpers/temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -37,6 +37,7 @@ describe('keel check-replay', () => {
     const changed = await bundle(fixture('build-3'));
     const bundleFile = path.join(dir, 'build-3.js');
     writeFileSync(bundleFile, changed.code);
+    // The compiled CLI (no tsx) against a prebuilt bundle, as CI runs `keel check-replay` after `npm run build`.
     const run = await keel(['check-replay', '--histories', dir, '--json'], { ...process.env, KEEL_WORKFLOW_BUNDLE: bundleFile, NO_COLOR: '1' });
     expect(run.code, run.stderr).toBe(1);
     const report = run.json<ReplayReport>();

@@ -10,9 +10,10 @@ import { KeelClient } from '../../client/keel-client';
 import { startServer } from '../../server/main';
 import { TEST_TOKEN } from '../fixtures/serve-process';
 import type { ScheduleDetails } from '../../client/schedules';
-import { agent, critic, finish, goalEnv, plan, recordGoalHistory, planner, review, task, waitUntil, type GoalEnv } from '../fixtures/goal-harness';
+import { agent, critic, finish, goalEnv, makeWorkspace, plan, recordGoalHistory, planner, review, task, waitUntil, type GoalEnv } from '../fixtures/goal-harness';
 import { cliEnv, keel as keelCli } from '../fixtures/client-cli';
 import { useTemporal } from '../fixtures/use-temporal';
+import { uniqueTaskQueue } from '../helpers/temporal';
 
 const { env, workflowBundle } = useTemporal();
 
@@ -170,4 +171,59 @@ describe('scheduled goals', () => {
       await expect(fs.stat(path.join(g.workspace, 'check.txt'))).rejects.toThrow();
     });
   }, 240_000);
+
+  it('updates a schedule (timing, time zone, overlap, monthly budget, goal text) from the CLI, the SDK and PATCH; the next run pursues the new text; bad changes are refused naming the field', async () => {
+    // No worker: nothing here needs a run to go further than being started.
+    const taskQueue = uniqueTaskQueue('sched-update');
+    const workspace = await makeWorkspace('keel-sched-update-');
+    const sdk = await KeelClient.connect({ client: env.client, taskQueue });
+    const id = `update-${taskQueue.slice(-8)}`;
+    made.push(id);
+    keel ??= sdk;
+    const s = await sdk.schedules.create({ id, when: { kind: 'cron', cron: '0 7 * * 1-5' }, goal: 'Triage the issues', monthlyBudgetUsd: 2, paused: true, note: 'made paused', goalOptions: { workspace } });
+
+    // CLI: a new timing in another zone, and another budget.
+    const cli = cliEnv(taskQueue);
+    const changed = await keelCli(['schedule', 'update', id, '--every', '90m', '--tz', 'Europe/Paris', '--budget-usd', '3', '--json'], cli);
+    expect(changed.code, changed.stderr).toBe(0);
+    expect(changed.json<ScheduleDetails>()).toMatchObject({ id, paused: true, note: 'made paused', spec: { when: { kind: 'interval', every: 5_400_000 }, timeZone: 'Europe/Paris', overlap: 'skip', monthlyBudgetUsd: 3 } });
+    // HTTP PATCH: the goal's text, the overlap policy, no monthly budget.
+    const server = await startServer({ keel: sdk, port: 0, workspace, env: { KEEL_API_TOKEN: TEST_TOKEN } });
+    try {
+      const patch = (target: string, body: unknown) => fetch(`${server.url}/api/schedules/${target}`, { method: 'PATCH', body: JSON.stringify(body), headers: { authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json' } });
+      const ok = await patch(id, { goal: 'Triage and label the issues', overlap: 'buffer_one', monthlyBudgetUsd: null });
+      expect(ok.status).toBe(200);
+      expect(await ok.json()).toMatchObject({ id, goal: 'Triage and label the issues', spec: { when: { kind: 'interval' }, overlap: 'buffer_one' }, spend: { budgetUsd: null } });
+      const none = await patch(id, {});
+      expect(none.status).toBe(400);
+      expect(((await none.json()) as { detail: string }).detail).toMatch(/nothing to change/);
+      const bad = await patch(id, { when: { kind: 'cron', cron: '61 * * * *' }, catchupWindow: '1s' });
+      expect(bad.status).toBe(400);
+      const pointers = ((await bad.json()) as { errors: { pointer: string }[] }).errors.map((e) => e.pointer);
+      expect(pointers).toEqual(expect.arrayContaining(['/body/when/cron', '/body/catchupWindow']));
+      expect((await patch(`missing-${id}`, { overlap: 'skip' })).status).toBe(404);
+    } finally {
+      await server.close();
+    }
+
+    // SDK: the view (show and list) says what the schedule does now, and Temporal does it.
+    const view = await s.describe();
+    expect(view).toMatchObject({ goal: 'Triage and label the issues', spec: { when: { kind: 'interval', every: 5_400_000 }, timeZone: 'Europe/Paris', overlap: 'buffer_one' } });
+    expect(view.spec.monthlyBudgetUsd).toBeUndefined();
+    expect((await sdk.schedules.list()).find((l) => l.id === id)?.spec.overlap).toBe('buffer_one');
+    // Due on the 90-minute marks (counted from the epoch).
+    expect(view.nextRuns.every((t) => Date.parse(t) % 5_400_000 === 0)).toBe(true);
+    expect((await env.client.schedule.getHandle(id).describe()).policies.overlap).toBe('BUFFER_ONE');
+    await expect(s.update({ when: { kind: 'cron', cron: '0 7 * * 1-5' }, timeZone: 'Mars/Base' })).rejects.toThrow(/unknown time zone "Mars\/Base"/);
+    await expect(s.update({ when: { kind: 'cron', cron: '0 7 * * 1-5' } })).resolves.toMatchObject({ spec: { when: { kind: 'cron', cron: '0 7 * * 1-5' }, timeZone: 'Europe/Paris', overlap: 'buffer_one' } });
+
+    // A run started now pursues the new text, with no monthly budget in its options.
+    await s.trigger();
+    const [run] = await waitUntil(() => s.runs({ limit: 1 }), (r) => r.length === 1, 10_000, 'the triggered run');
+    const started = (await env.client.workflow.getHandle(run!.workflowId).fetchHistory()).events?.[0]?.workflowExecutionStartedEventAttributes;
+    const input = JSON.parse(Buffer.from(started!.input!.payloads![0]!.data!).toString('utf8')) as { goal: string; schedule: { monthlyBudgetUsd: number | null; timeZone: string } };
+    expect(input).toMatchObject({ goal: 'Triage and label the issues', schedule: { id, monthlyBudgetUsd: null, timeZone: 'Europe/Paris' } });
+    await env.client.workflow.getHandle(run!.workflowId).terminate('test over');
+    await fs.rm(workspace, { recursive: true, force: true });
+  }, 60_000);
 });

@@ -2,7 +2,7 @@
 // line, an unknown time zone, a bad duration or calendar field is refused with a reason that
 // names it; and the months a monthly budget counts in (shared/month-window.ts).
 import { describe, expect, it } from 'vitest';
-import { backfillSchema, cronProblem, scheduleSpecSchema } from '../../workflows/protocol/schedule';
+import { backfillSchema, cronProblem, scheduleSpecSchema, scheduleUpdateSchema } from '../../workflows/protocol/schedule';
 import { describeIssues } from '../../workflows/payloads';
 import { monthWindow } from '../../shared/month-window';
 
@@ -46,6 +46,11 @@ describe('schedule spec', () => {
     expect(problems({ when: { kind: 'calendar', at: [{ hour: 24 }] } })[0]).toMatch(/hour: 0 to 23/);
     expect(problems({ when: { kind: 'calendar', at: [{ dayOfMonth: [{ start: 10, end: 5 }] }] } })[0]).toMatch(/end is not before its start/);
     expect(problems({ when: { kind: 'calendar', at: [] } })).toHaveLength(1);
+    // Temporal keeps a range's step as a 32-bit integer: schemathesis's 9007199254740990 was a 500.
+    expect(problems({ when: { kind: 'calendar', at: [{ year: [{ start: 2000, end: 2000, step: 9007199254740990 }] }] } })[0]).toMatch(/year: a step of at most 101/);
+    // Temporal's SDK takes years 2000 to 2100 only: 2998 was a 500 (schemathesis).
+    expect(problems({ when: { kind: 'calendar', at: [{ year: [{ start: 2000, end: 2998 }] }] } })[0]).toMatch(/year: 2000 to 2100/);
+    expect(problems({ when: { kind: 'calendar', at: [{ minute: [{ start: 0, end: 59, step: 60 }] }] } })).toEqual([]);
     expect(problems({ when: { kind: 'cron', cron: '@daily' }, monthlyBudgetUsd: 0 })[0]).toMatch(/^monthlyBudgetUsd: /);
     expect(problems({ when: { kind: 'weekly' } })[0]).toMatch(/^when.kind: /);
   });
@@ -76,5 +81,13 @@ describe('month window', () => {
     expect(december).toMatchObject({ month: '2026-12' });
     expect(december.end.toISOString()).toBe('2027-01-01T05:00:00.000Z');
     expect(monthWindow(Date.parse('2026-06-30T13:00:00Z'), 'Pacific/Auckland').month).toBe('2026-07');
+  });
+
+  it('takes a change to a schedule: any of its fields, null removes the monthly budget, nothing is refused', () => {
+    expect(scheduleUpdateSchema.parse({ catchupWindow: '5m', monthlyBudgetUsd: null, goal: ' Triage ' })).toEqual({ catchupWindow: 300_000, monthlyBudgetUsd: null, goal: 'Triage' });
+    const none = scheduleUpdateSchema.safeParse({});
+    expect(none.success ? [] : describeIssues(none.error.issues)).toEqual([expect.stringMatching(/nothing to change/)]);
+    const bad = scheduleUpdateSchema.safeParse({ when: { kind: 'cron', cron: '61 * * * *' }, timeZone: 'Mars/Base', extra: 1 });
+    expect(bad.success ? [] : describeIssues(bad.error.issues)).toHaveLength(3);
   });
 });

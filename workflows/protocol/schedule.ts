@@ -80,7 +80,8 @@ export const cronSchema = z
 const calendarField = (name: string, min: number, max: number) => {
 const value = z.number().int().min(min, `${name}: ${min} to ${max}`).max(max, `${name}: ${min} to ${max}`);
   const range = z
-    .strictObject({ start: value, end: value, step: z.number().int().positive().optional() })
+    // A step past the field's span means "start only"; Temporal keeps steps as 32-bit integers, and a larger one was a 500 (schemathesis).
+    .strictObject({ start: value, end: value, step: z.number().int().positive().max(max - min + 1, `${name}: a step of at most ${max - min + 1}`).optional() })
     .refine((r) => r.end >= r.start, { message: `${name}: a range's end is not before its start` });
   return z.union([z.literal('*'), value, z.array(z.union([value, range])).min(1).max(60)]).optional();
 };
@@ -96,7 +97,8 @@ export const calendarEntrySchema = z.strictObject({
   dayOfMonth: calendarField('dayOfMonth', 1, 31),
   month: calendarField('month', 1, 12),
   dayOfWeek: calendarField('dayOfWeek', 0, 6),
-  year: calendarField('year', 2000, 2999),
+  // Temporal's SDK refuses a year outside 2000-2100 ("invalid calendar spec"): a 500 the fuzzer found.
+  year: calendarField('year', 2000, 2100),
   comment: z.string().max(200).optional(),
 });
 export type CalendarEntry = z.output<typeof calendarEntrySchema>;
@@ -149,3 +151,21 @@ export type BackfillInput = z.input<typeof backfillSchema>;
 
 /** A trigger: run the goal now, whatever the spec says (the overlap policy still holds unless given). */
 export const triggerSchema = z.strictObject({ overlap: z.enum(OVERLAP_POLICIES).optional() });
+
+/**
+ * A change to a schedule: each field given replaces the schedule's (a new `when` replaces the
+ * whole spec's timing); `monthlyBudgetUsd: null` removes the monthly budget; `goal` is the text
+ * of the runs that start from now on (runs already started keep theirs). At least one field.
+ */
+export const scheduleUpdateSchema = z
+  .strictObject({
+    when: whenSchema.optional(),
+    timeZone: timeZoneSchema.optional(),
+    overlap: z.enum(OVERLAP_POLICIES).optional(),
+    catchupWindow: scheduleSpecSchema.shape.catchupWindow.unwrap().optional(),
+    monthlyBudgetUsd: z.number().positive().max(1_000_000).nullable().optional(),
+    whenBudgetSpent: z.enum(WHEN_BUDGET_SPENT).optional(),
+    goal: z.string().trim().min(1, 'goal must not be empty').max(20_000).optional(),
+  })
+  .refine((u) => Object.values(u).some((v) => v !== undefined), { message: 'nothing to change: give at least one of when, timeZone, overlap, catchupWindow, monthlyBudgetUsd, whenBudgetSpent, goal' });
+export type ScheduleUpdateInput = z.input<typeof scheduleUpdateSchema>;

@@ -23,7 +23,7 @@ function refused(): never {
   throw new Refused('refused');
 }
 
-export async function api<T = unknown>(method: 'GET' | 'POST', path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+export async function api<T = unknown>(method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
   const t = token();
   if (!t) refused();
   const res = await fetch(path, {

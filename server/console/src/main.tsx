@@ -10,16 +10,17 @@ import { GoalPage } from './pages/goal';
 import { InboxPage } from './pages/inbox';
 import { ListPage } from './pages/list';
 import { NewPage } from './pages/new';
+import { SchedulesPage } from './pages/schedules';
 import { SessionPage } from './pages/session';
 
 
-type Route = { page: 'inbox' | 'list' | 'new' | 'goal' | 'session' | 'agent'; id: string };
+type Route = { page: 'inbox' | 'list' | 'new' | 'schedules' | 'goal' | 'session' | 'agent'; id: string };
 
 function parseRoute(hash: string): Route {
   const [, page = 'inbox', ...rest] = hash.replace(/^#/, '').split('/');
   const id = decodeURIComponent(rest.join('/'));
   if ((page === 'goal' || page === 'session' || page === 'agent') && id) return { page, id };
-  if (page === 'list' || page === 'new') return { page, id: '' };
+  if (page === 'list' || page === 'new' || page === 'schedules') return { page, id: '' };
   return { page: 'inbox', id: '' };
 }
 
@@ -71,6 +72,8 @@ function Page({ route }: { route: Route }) {
       return (<ListPage />);
     case 'new':
       return (<NewPage />);
+    case 'schedules':
+      return (<SchedulesPage />);
     case 'goal':
       return (<GoalPage key={route.id} id={route.id} />);
     case 'session':
