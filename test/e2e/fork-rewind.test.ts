@@ -140,7 +140,7 @@ async function acceptance(extraEnv: NodeJS.ProcessEnv): Promise<void> {
 }
 
 describe('fork and rewind: acceptance', () => {
-  it('12 turns, 100,000 files, continue-as-new: forks at 3, 7, 12, a fork of a fork, a fork during a turn, a rewind to 5 (local store)', { timeout: 3_600_000 }, async () => {
+  it('12 turns, 100,000 files, continue-as-new: forks at 3, 7, 12, a fork of a fork, a fork during a turn, a rewind to 5 (local store)', { timeout: 7_200_000 }, async () => {
     await acceptance({});
   });
 
@@ -152,7 +152,7 @@ describe('fork and rewind: acceptance', () => {
     afterAll(async () => {
       await pg?.stop();
     });
-    it('the same with KEEL_STORE_URL', { timeout: 3_600_000 }, async () => {
+    it('the same with KEEL_STORE_URL', { timeout: 7_200_000 }, async () => {
       await acceptance({ KEEL_STORE_URL: await pg.createDatabase('keel_fork_e2e') });
     });
   });
