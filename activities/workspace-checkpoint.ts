@@ -8,18 +8,19 @@
 // activities: a scan of 100,000 files must not hold the workflow task), heartbeating, with
 // their file system work on libuv's threads, off the event loop.
 import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, renameSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { applyManifest, CHECKPOINT_FORMAT, checkpointIgnores, diffStates, linkStaysInside, manifestDelta, needsHash, parseManifest, type CheckpointManifest, type WorkspaceState } from '../machines/checkpoint-manifest';
+import { applyManifest, checkpointIgnores, diffStates, formatFor, linkStaysInside, manifestDelta, needsHash, parseManifest, racy, type CheckpointEntry, type CheckpointManifest, type FileStat, type PackRef, type WorkspaceState } from '../machines/checkpoint-manifest';
 import { keepFile, type CheckpointLimits } from '../machines/checkpoint-budget';
 import { decryptBytes, encryptBytes } from '../shared/encryption';
 import { appendSegment, checkStoreIdentity, readConversation, storeFor, storeKeys, type StoreKeys } from './conversation-store';
 import { extendWarm, warmKeyHere } from './llm-input';
 import type Anthropic from '@anthropic-ai/sdk';
 import { ConversationStoreError } from './store/errors';
-import { blobKey, checkpointKey, type ObjectStore } from './store/interface';
+import { blobKey, checkpointKey, packKey, type ObjectStore } from './store/interface';
+import { readNoFollowSync, scanWorkspace, Slices, statOf } from './workspace-scan';
 
 export interface CheckpointRequest {
   store: string;
@@ -44,6 +45,8 @@ export interface CheckpointResult {
   /** New content stored by this checkpoint (counts against the budget). */
   storedBytes: number;
   incomplete: string | null;
+  /** Files read and hashed by this attempt (the rest were known unchanged by their stat). */
+  read: number;
 }
 
 export interface RestoreRequest {
@@ -134,70 +137,86 @@ export async function stateOf(store: ObjectStore, keys: StoreKeys, id: string): 
   return state;
 }
 
-interface Scanned {
-  rel: string;
-  entry: { kind: 'file'; size: number; mtimeMs: number; mode: number } | { kind: 'link'; target: string };
-}
-
 /**
- * Every file and link under `root` (not `.keel/`, `.git/`), never following a link. Stops at
- * `maxFiles` or `maxScanMs` and says why.
+ * What the last checkpoint of each workspace saw of its files (inode, ctime…): a directory
+ * whose files still stat the same is not read again. Per process; a worker that did not
+ * take the last checkpoint falls back to the manifest's size, mtime and mode.
  */
-async function scan(root: string, limits: Pick<CheckpointLimits, 'maxFiles' | 'maxScanMs'>): Promise<{ found: Scanned[]; incomplete: string | null; skippedLinks: { path: string; reason: string }[] }> {
-  const started = Date.now();
-  const found: Scanned[] = [];
-  const skippedLinks: { path: string; reason: string }[] = [];
-  const dirs: string[] = [''];
-  let incomplete: string | null = null;
-  while (dirs.length > 0 && incomplete === null) {
-    const dirRel = dirs.pop()!;
-    let entries;
-    try {
-      entries = await fs.readdir(path.join(root, dirRel), { withFileTypes: true });
-    } catch (error) {
-      // A directory removed while scanning, or one the worker cannot read: not in the checkpoint.
-      if (dirRel === '') throw error;
-      continue;
-    }
-    for (const d of entries) {
-      const rel = dirRel === '' ? d.name : `${dirRel}/${d.name}`;
-      if (checkpointIgnores(rel)) continue;
-      if (d.isDirectory()) dirs.push(rel);
-      else if (d.isSymbolicLink()) {
-        const target = await fs.readlink(path.join(root, rel)).catch(() => null);
-        if (target === null) continue;
-        if (linkStaysInside(rel, target)) found.push({ rel, entry: { kind: 'link', target } });
-        else skippedLinks.push({ path: rel, reason: `${rel}: a symbolic link to ${target}, outside the workspace: not followed and not kept` });
-      } else if (d.isFile()) {
-        const st = await fs.lstat(path.join(root, rel)).catch(() => null);
-        if (st === null || !st.isFile()) continue;
-        found.push({ rel, entry: { kind: 'file', size: st.size, mtimeMs: Math.floor(st.mtimeMs), mode: st.mode & 0o777 } });
-      }
-      if (found.length >= limits.maxFiles) {
-        incomplete = `the workspace has more than ${limits.maxFiles.toLocaleString('en-US')} files (checkpoints.maxFiles): files past them are kept as they were at the last checkpoint`;
-        break;
-      }
-      if (found.length % 2000 === 0) {
-        beat({ scanned: found.length });
-        if (Date.now() - started > limits.maxScanMs) {
-          incomplete = `the scan took longer than ${limits.maxScanMs} ms (checkpoints.maxScanMs): files not reached are kept as they were at the last checkpoint`;
-          break;
-        }
-      }
-    }
+const statCaches = new Map<string, { manifest: string; stats: Map<string, FileStat> }>();
+const STAT_CACHES_MAX = 64;
+function rememberStats(workspace: string, manifest: string, stats: Map<string, FileStat>): void {
+  statCaches.delete(workspace);
+  while (statCaches.size >= STAT_CACHES_MAX) statCaches.delete(statCaches.keys().next().value!);
+  statCaches.set(workspace, { manifest, stats });
+}
+/** A stat that cannot match a later one: the file is read at the next checkpoint (racy, see `racy`). */
+const UNKNOWN_STAT: FileStat = { size: -1, mtimeMs: -1, mode: -1, ino: -1, ctimeMs: -1 };
+
+/** Files up to this size go into packs; a pack is written once it holds PACK_BYTES. */
+export const PACK_FILE_MAX = 64 * 1024;
+const PACK_BYTES = 8 * 1024 * 1024;
+
+/** Small files' contents gathered into one object; entries learn the pack's id when it is written. */
+class Packer {
+  private parts: Buffer[] = [];
+  private size = 0;
+  private waiting: { ref: PackRef }[] = [];
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly keys: StoreKeys,
+  ) {}
+
+  add(content: Buffer, holder: { ref: PackRef }): void {
+    holder.ref.offset = this.size;
+    this.parts.push(content);
+    this.size += content.length;
+    this.waiting.push(holder);
   }
-  return { found, incomplete, skippedLinks };
+
+  get full(): boolean {
+    return this.size >= PACK_BYTES;
+  }
+
+  /** Writes the pack; returns its bytes (0 when empty). */
+  async flush(): Promise<number> {
+    if (this.waiting.length === 0) return 0;
+    const plain = Buffer.concat(this.parts, this.size);
+    const id = sha256(plain);
+    await this.store.putIfAbsent(packKey(id), await sealBytes(this.keys, plain));
+    for (const w of this.waiting) w.ref.id = id;
+    const bytes = this.size;
+    this.parts = [];
+    this.size = 0;
+    this.waiting = [];
+    return bytes;
+  }
 }
 
-/** A file read without following a link at its last component (a link planted meanwhile is refused, not read). */
-async function readNoFollow(file: string): Promise<Buffer> {
-  const handle = await fs.open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+/** Heartbeat details of a checkpoint: a retry goes on from the partial manifest instead of reading every file again. */
+interface CheckpointProgress {
+  partial: string | null;
+  scanned: number;
+  hashed: number;
+}
+
+function progressOf(): CheckpointProgress | null {
   try {
-    return await handle.readFile();
-  } finally {
-    await handle.close();
+    const details = Context.current().info.heartbeatDetails as Partial<CheckpointProgress> | undefined;
+    return typeof details?.partial === 'string' ? { partial: details.partial, scanned: details.scanned ?? 0, hashed: details.hashed ?? 0 } : null;
+  } catch {
+    return null;
   }
 }
+
+async function writeManifest(store: ObjectStore, keys: StoreKeys, m: CheckpointManifest): Promise<{ id: string; bytes: number }> {
+  const plain = Buffer.from(JSON.stringify(m), 'utf8');
+  const id = sha256(plain);
+  await store.putIfAbsent(checkpointKey(id), await sealBytes(keys, plain));
+  return { id, bytes: plain.length };
+}
+
+/** Progress is saved (a partial manifest, named in the heartbeat) after this many bytes or files read (a test lowers them). */
+export const CHECKPOINT_PROGRESS = { everyBytes: 32 * 1024 * 1024, everyFiles: 20_000 };
 
 export async function checkpointWorkspace(request: CheckpointRequest, env: NodeJS.ProcessEnv = process.env): Promise<CheckpointResult> {
   const store = storeFor(request.store, env);
@@ -207,64 +226,121 @@ export async function checkpointWorkspace(request: CheckpointRequest, env: NodeJ
   // The session's warm conversation on this worker (activities/warm-conversations.ts) moves on with it.
   await extendWarm(warmKeyHere(), store, request.conversation.head, head, request.conversation.append as Anthropic.MessageParam[], keys);
   const before = request.previous === null ? {} : await stateOf(store, keys, request.previous);
-  const { found, incomplete, skippedLinks } = await scan(request.workspace, request.limits);
+  const cached = statCaches.get(request.workspace);
+  const known = cached !== undefined && cached.manifest === request.previous ? cached.stats : null;
+  // A retry of a checkpoint cut short: what the last attempt read and stored is not read again.
+  const progress: CheckpointProgress = progressOf() ?? { partial: null, scanned: 0, hashed: 0 };
+  let read = 0;
+  const resumed = progress.partial === null ? null : await stateOf(store, keys, progress.partial).catch(() => null);
+  if (resumed === null) progress.partial = null;
+  const slices = new Slices(() => beat(progress));
+  const { found, incomplete, skippedLinks } = await scanWorkspace(request.workspace, request.limits, slices);
+  progress.scanned = found.length;
   const after: WorkspaceState = incomplete === null ? {} : { ...before };
+  const stats = new Map<string, FileStat>();
   const skipped = [...skippedLinks];
+  const packer = new Packer(store, keys);
+  // Contents already stored, by hash: a file copied, renamed or changed back costs nothing.
+  const byHash = new Map<string, CheckpointEntry & { kind: 'file' }>();
+  let byHashFilled = false;
+  const storedAt = (hash: string) => {
+    if (!byHashFilled) {
+      byHashFilled = true;
+      for (const e of Object.values(before)) if (e.kind === 'file') byHash.set(e.hash, e);
+      if (resumed) for (const e of Object.values(resumed)) if (e.kind === 'file') byHash.set(e.hash, e);
+    }
+    return byHash.get(hash);
+  };
   let storedBytes = 0;
-  let hashed = 0;
+  let sinceSaved = { bytes: 0, files: 0, set: {} as WorkspaceState };
+  const save = async () => {
+    // The partial manifest is a manifest like any other (chained on the last partial), marked incomplete.
+    storedBytes += await packer.flush();
+    const m: CheckpointManifest = { format: formatFor(sinceSaved.set), parent: progress.partial ?? request.previous, set: sinceSaved.set, removed: [], incomplete: 'partial: a checkpoint still being taken' };
+    const written = await writeManifest(store, keys, m);
+    const state = progress.partial === null ? { ...before } : { ...(await stateOf(store, keys, progress.partial)) };
+    applyManifest(state, m);
+    rememberState(store, written.id, state);
+    progress.partial = written.id;
+    sinceSaved = { bytes: 0, files: 0, set: {} };
+    beat(progress);
+  };
   for (const { rel, entry } of found) {
+    await slices.tick();
     if (entry.kind === 'link') {
       after[rel] = entry;
       continue;
     }
+    const now = entry.stat;
     const was = before[rel];
     // Not kept before and untouched since: still not kept, said once (when it was skipped).
-    if (was?.kind === 'skipped' && was.size === entry.size && was.mtimeMs === entry.mtimeMs) {
+    if (was?.kind === 'skipped' && was.size === now.size && was.mtimeMs === now.mtimeMs) {
       after[rel] = was;
       continue;
     }
-    if (!needsHash(was, entry)) {
+    if (!needsHash(was, now, known?.get(rel) ?? (known === null ? undefined : UNKNOWN_STAT))) {
       after[rel] = was!;
+      stats.set(rel, racy(now, Date.now()) ? UNKNOWN_STAT : now);
       continue;
     }
-    if (entry.size > request.limits.maxFileBytes) {
-      const decision = keepFile(rel, entry.size, request.limits, request.usedBytes + storedBytes, false);
+    const done = resumed?.[rel];
+    if (done?.kind === 'file' && !needsHash(done, now)) {
+      after[rel] = done;
+      stats.set(rel, racy(now, Date.now()) ? UNKNOWN_STAT : now);
+      continue;
+    }
+    if (now.size > request.limits.maxFileBytes) {
+      const decision = keepFile(rel, now.size, request.limits, request.usedBytes + storedBytes, false);
       const reason = decision.keep ? '' : decision.reason;
-      after[rel] = { kind: 'skipped', reason, size: entry.size, mtimeMs: entry.mtimeMs };
+      after[rel] = { kind: 'skipped', reason, size: now.size, mtimeMs: now.mtimeMs };
       skipped.push({ path: rel, reason });
       continue;
     }
-    let content: Buffer;
-    try {
-      content = await readNoFollow(path.join(request.workspace, rel));
-    } catch {
-      continue; // gone (or replaced by a link) since the scan: as if never seen
-    }
+    const got = readNoFollowSync(path.join(request.workspace, rel));
+    if (got === null) continue; // gone (or replaced by a link) since the scan: as if never seen
+    const { content, stat } = got;
+    const readAt = Date.now();
     const hash = sha256(content);
-    if (++hashed % 200 === 0) beat({ hashed });
-    const stored = await store.has(blobKey(hash));
+    progress.hashed++;
+    read++;
+    const same = storedAt(hash);
+    let stored = same !== undefined;
+    if (!stored && content.length > PACK_FILE_MAX) stored = await store.has(blobKey(hash));
     const decision = keepFile(rel, content.length, request.limits, request.usedBytes + storedBytes, stored);
     if (!decision.keep) {
-      after[rel] = { kind: 'skipped', reason: decision.reason, size: content.length, mtimeMs: entry.mtimeMs };
+      after[rel] = { kind: 'skipped', reason: decision.reason, size: content.length, mtimeMs: stat.mtimeMs };
       skipped.push({ path: rel, reason: decision.reason });
       continue;
     }
-    if (!stored) {
+    const file: CheckpointEntry & { kind: 'file' } = { kind: 'file', hash, size: content.length, mode: stat.mode, mtimeMs: stat.mtimeMs };
+    if (same?.pack !== undefined) file.pack = same.pack;
+    else if (!stored && content.length <= PACK_FILE_MAX) {
+      const holder = { ref: { id: '', offset: 0 } };
+      file.pack = holder.ref;
+      packer.add(content, holder);
+      if (packer.full) storedBytes += await packer.flush();
+    } else if (!stored) {
       await store.putIfAbsent(blobKey(hash), await sealBytes(keys, content));
       storedBytes += content.length;
     }
-    after[rel] = { kind: 'file', hash, size: content.length, mode: entry.mode, mtimeMs: entry.mtimeMs };
+    byHash.set(hash, file);
+    after[rel] = file;
+    stats.set(rel, racy(stat, readAt) ? UNKNOWN_STAT : stat);
+    sinceSaved.set[rel] = file;
+    sinceSaved.bytes += content.length;
+    sinceSaved.files++;
+    if (sinceSaved.bytes >= CHECKPOINT_PROGRESS.everyBytes || sinceSaved.files >= CHECKPOINT_PROGRESS.everyFiles) await save();
   }
+  storedBytes += await packer.flush();
   const delta = manifestDelta(before, after, incomplete === null);
   let manifest = request.previous;
   if (manifest === null || Object.keys(delta.set).length > 0 || delta.removed.length > 0) {
-    const m: CheckpointManifest = { format: CHECKPOINT_FORMAT, parent: request.previous, set: delta.set, removed: delta.removed, incomplete };
-    const plain = Buffer.from(JSON.stringify(m), 'utf8');
-    manifest = sha256(plain);
-    await store.putIfAbsent(checkpointKey(manifest), await sealBytes(keys, plain));
-    storedBytes += plain.length;
+    const written = await writeManifest(store, keys, { format: formatFor(delta.set), parent: request.previous, set: delta.set, removed: delta.removed, incomplete });
+    manifest = written.id;
+    storedBytes += written.bytes;
   }
   rememberState(store, manifest, after);
+  rememberStats(request.workspace, manifest, stats);
   return {
     manifest,
     head,
@@ -274,52 +350,99 @@ export async function checkpointWorkspace(request: CheckpointRequest, env: NodeJ
     skipped: skipped.slice(0, 50),
     storedBytes,
     incomplete,
+    read,
   };
 }
 
 /**
- * Makes `rel`'s parent directories real directories inside the workspace: a link or a file
- * where a directory must be is removed first (never followed), so nothing lands outside.
+ * Lays files out in a workspace with synchronous calls (activities/workspace-scan.ts says
+ * why), knowing which directories it already made real. A link or a file where a directory
+ * must be is removed first (never followed), so nothing lands outside the workspace.
  */
-async function ensureParents(root: string, rel: string): Promise<void> {
-  const parts = rel.split('/').slice(0, -1);
-  let at = root;
-  for (const part of parts) {
-    at = path.join(at, part);
-    const st = await fs.lstat(at).catch(() => null);
-    if (st?.isDirectory()) continue;
-    if (st !== null) await fs.rm(at, { force: true });
-    await fs.mkdir(at);
+class Layout {
+  private readonly real = new Set<string>(['']);
+  constructor(private readonly root: string) {}
+
+  private ensureParents(rel: string): void {
+    const parts = rel.split('/').slice(0, -1);
+    let at = '';
+    for (const part of parts) {
+      at = at === '' ? part : `${at}/${part}`;
+      if (this.real.has(at)) continue;
+      const full = path.join(this.root, at);
+      const st = lstatSync(full, { throwIfNoEntry: false });
+      if (st !== undefined && !st.isDirectory()) rmSync(full, { force: true });
+      if (st === undefined || !st.isDirectory()) mkdirSync(full);
+      this.real.add(at);
+    }
+  }
+
+  /** Writes by a temporary name and a rename: the rename replaces a link at the name instead of writing through it. */
+  writeFile(rel: string, content: Buffer, mode: number): FileStat {
+    this.ensureParents(rel);
+    const file = path.join(this.root, rel);
+    if (lstatSync(file, { throwIfNoEntry: false })?.isDirectory()) rmSync(file, { recursive: true, force: true });
+    const tmp = path.join(path.dirname(file), `.keel-restore-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    writeFileSync(tmp, content, { mode, flag: 'wx' });
+    chmodSync(tmp, mode);
+    renameSync(tmp, file);
+    return statOf(lstatSync(file));
+  }
+
+  symlink(rel: string, target: string): void {
+    this.ensureParents(rel);
+    rmSync(path.join(this.root, rel), { recursive: true, force: true });
+    symlinkSync(target, path.join(this.root, rel));
+  }
+
+  remove(rel: string): void {
+    // Only when every parent is a real directory: a link in the way points elsewhere.
+    let at = this.root;
+    for (const part of rel.split('/').slice(0, -1)) {
+      at = path.join(at, part);
+      if (!lstatSync(at, { throwIfNoEntry: false })?.isDirectory()) return;
+    }
+    rmSync(path.join(this.root, rel), { force: true });
+    // Directories the removal left empty go too (checkpoints record files, not directories).
+    for (let dir = path.dirname(rel); dir !== '.' && dir !== ''; dir = path.dirname(dir)) {
+      if (checkpointIgnores(dir)) break;
+      try {
+        rmdirSync(path.join(this.root, dir));
+        this.real.delete(dir);
+      } catch {
+        break;
+      }
+    }
   }
 }
 
-/** Writes a file by a temporary name and a rename: the rename replaces a link at the name instead of writing through it. */
-async function writeFileAt(root: string, rel: string, content: Buffer, mode: number): Promise<void> {
-  await ensureParents(root, rel);
-  const file = path.join(root, rel);
-  const st = await fs.lstat(file).catch(() => null);
-  if (st?.isDirectory()) await fs.rm(file, { recursive: true, force: true });
-  const tmp = path.join(path.dirname(file), `.keel-restore-${process.pid}-${Math.random().toString(36).slice(2)}`);
-  await fs.writeFile(tmp, content, { mode, flag: 'wx' });
-  await fs.chmod(tmp, mode);
-  await fs.rename(tmp, file);
-}
+/** Contents by entry: a pack is read once per restore, a blob when asked. */
+class Contents {
+  private readonly packs = new Map<string, Buffer>();
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly keys: StoreKeys,
+  ) {}
 
-async function removeAt(root: string, rel: string): Promise<void> {
-  // Only when every parent is a real directory: a link in the way points elsewhere.
-  const parts = rel.split('/');
-  let at = root;
-  for (const part of parts.slice(0, -1)) {
-    at = path.join(at, part);
-    const st = await fs.lstat(at).catch(() => null);
-    if (!st?.isDirectory()) return;
-  }
-  await fs.rm(path.join(root, rel), { force: true });
-  // Directories the removal left empty go too (checkpoints record files, not directories).
-  for (let dir = path.dirname(rel); dir !== '.' && dir !== ''; dir = path.dirname(dir)) {
-    if (checkpointIgnores(dir)) break;
-    const removed = await fs.rmdir(path.join(root, dir)).then(() => true, () => false);
-    if (!removed) break;
+  async of(rel: string, entry: CheckpointEntry & { kind: 'file' }): Promise<Buffer | null> {
+    let content: Buffer;
+    if (entry.pack !== undefined) {
+      let pack = this.packs.get(entry.pack.id);
+      if (pack === undefined) {
+        const body = await this.store.get(packKey(entry.pack.id));
+        if (body === null) return null;
+        pack = await unsealBytes(this.keys, body, `a pack of checkpoint contents (${entry.pack.id.slice(0, 12)}…)`);
+        if (sha256(pack) !== entry.pack.id) throw new Error(`the stored pack ${entry.pack.id} is corrupt`);
+        this.packs.set(entry.pack.id, pack);
+      }
+      content = pack.subarray(entry.pack.offset, entry.pack.offset + entry.size);
+    } else {
+      const body = await this.store.get(blobKey(entry.hash));
+      if (body === null) return null;
+      content = await unsealBytes(this.keys, body, `the content of ${rel}`);
+    }
+    if (sha256(content) !== entry.hash) throw new Error(`the stored content of ${rel} (${entry.hash}) is corrupt`);
+    return content;
   }
 }
 
@@ -353,12 +476,21 @@ export async function restoreWorkspace(request: RestoreRequest, env: NodeJS.Proc
   else if (!(await fs.stat(request.workspace).then((s) => s.isDirectory(), () => false))) {
     throw ApplicationFailure.nonRetryable(`the workspace ${request.workspace} is gone: nothing to rewind`, 'workspace_gone');
   }
-  const { found } = await scan(request.workspace, { maxFiles: Number.MAX_SAFE_INTEGER, maxScanMs: Number.MAX_SAFE_INTEGER });
+  let progress = 0;
+  const slices = new Slices(() => beat({ written: progress }));
+  const { found } = await scanWorkspace(request.workspace, { maxFiles: Number.MAX_SAFE_INTEGER, maxScanMs: Number.MAX_SAFE_INTEGER }, slices);
   const current = new Map(found.map((f) => [f.rel, f.entry] as const));
+  const layout = new Layout(request.workspace);
+  const contents = new Contents(store, keys);
+  // What this restore leaves is known file by file: the next checkpoint of this directory reads none of it again.
+  // A fork's new directory is no one else's yet: what was just written there is not racy.
+  const trusted = (stat: FileStat) => (request.mode === 'fresh' || !racy(stat, Date.now()) ? stat : UNKNOWN_STAT);
+  const stats = new Map<string, FileStat>();
   const skipped: { path: string; reason: string }[] = [];
   let written = 0;
   let removed = 0;
   for (const [rel, entry] of Object.entries(target)) {
+    await slices.tick();
     if (checkpointIgnores(rel)) continue; // a damaged or foreign manifest must not write Keel's or git's state
     const now = current.get(rel);
     switch (entry.kind) {
@@ -368,27 +500,26 @@ export async function restoreWorkspace(request: RestoreRequest, env: NodeJS.Proc
       case 'link': {
         if (now?.kind === 'link' && now.target === entry.target) break;
         if (!linkStaysInside(rel, entry.target)) break;
-        await ensureParents(request.workspace, rel);
-        await fs.rm(path.join(request.workspace, rel), { recursive: true, force: true });
-        await fs.symlink(entry.target, path.join(request.workspace, rel));
+        layout.symlink(rel, entry.target);
         written++;
         break;
       }
       case 'file': {
-        if (now?.kind === 'file' && now.size === entry.size && (now.mode & 0o777) === (entry.mode & 0o777)) {
-          const same = await readNoFollow(path.join(request.workspace, rel)).then((b) => sha256(b) === entry.hash, () => false);
-          if (same) break;
+        if (now?.kind === 'file' && now.stat.size === entry.size && now.stat.mode === (entry.mode & 0o777)) {
+          const read = readNoFollowSync(path.join(request.workspace, rel));
+          if (read !== null && sha256(read.content) === entry.hash) {
+            stats.set(rel, trusted(read.stat));
+            break;
+          }
         }
-        const body = await store.get(blobKey(entry.hash));
-        if (body === null) {
+        const content = await contents.of(rel, entry);
+        if (content === null) {
           skipped.push({ path: rel, reason: `${rel}: its content (${entry.hash.slice(0, 12)}…) is missing from the store ${store.where}` });
           break;
         }
-        const content = await unsealBytes(keys, body, `the content of ${rel}`);
-        if (sha256(content) !== entry.hash) throw new Error(`the stored content of ${rel} (${entry.hash}) is corrupt`);
-        await writeFileAt(request.workspace, rel, content, entry.mode & 0o777);
-        written++;
-        if (written % 200 === 0) beat({ written });
+        const stat = layout.writeFile(rel, content, entry.mode & 0o777);
+        stats.set(rel, trusted(stat));
+        progress = ++written;
         break;
       }
       default: {
@@ -399,9 +530,11 @@ export async function restoreWorkspace(request: RestoreRequest, env: NodeJS.Proc
   }
   for (const rel of current.keys()) {
     if (target[rel] !== undefined) continue;
-    await removeAt(request.workspace, rel);
+    await slices.tick();
+    layout.remove(rel);
     removed++;
   }
+  rememberStats(request.workspace, request.manifest, stats);
   const tail = request.conversation ? (await readConversation(store, request.conversation.head, keys)).slice(-request.conversation.tailMessages) : undefined;
   return { written, removed, skipped: skipped.slice(0, 50), ...(tail !== undefined ? { tail } : {}) };
 }

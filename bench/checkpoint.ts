@@ -1,21 +1,28 @@
-// `npx tsx bench/checkpoint.ts [--rounds 3] [--files 10000]`: what a workspace checkpoint
+// `npx tsx bench/checkpoint.ts [--rounds 3] [--files 10000] [--impl PATH --name NAME]`: what a workspace checkpoint
 // costs per turn (activities/workspace-checkpoint.ts) for a turn that changed 1, 100 and
 // 10,000 files of a 10,000-file workspace, against two baselines measured in the same run on
 // the same files: the least any checkpoint must do (read, hash and copy the changed files
 // only) and a naive snapshot (read, hash and copy every file). Wall time, CPU time (user +
 // system of this process: the scan's and the hashing's work) and bytes stored; the medians
-// of the rounds. Results: bench/results/checkpoint.{json,md}.
+// of the rounds, and the first checkpoint of the whole workspace. `--impl` measures another
+// copy of activities/workspace-checkpoint.ts (the code before a change, from `git archive`),
+// `--name` names the results file. Results: bench/results/checkpoint.{json,md}.
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { checkpointWorkspace } from '../activities/workspace-checkpoint';
+import { pathToFileURL } from 'node:url';
+import type { checkpointWorkspace as CheckpointWorkspace } from '../activities/workspace-checkpoint';
 import { DEFAULT_CHECKPOINT_LIMITS } from '../machines/checkpoint-budget';
 
-const arg = (name: string, fallback: number) => {
+const text = (name: string): string | undefined => {
   const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+  return i >= 0 ? process.argv[i + 1] : undefined;
 };
+const arg = (name: string, fallback: number) => Number(text(name) ?? fallback);
+const IMPL = text('impl');
+const NAME = text('name') ?? 'checkpoint';
+const { checkpointWorkspace } = (await import(IMPL !== undefined ? pathToFileURL(path.resolve(IMPL)).href : '../activities/workspace-checkpoint')) as { checkpointWorkspace: typeof CheckpointWorkspace };
 const ROUNDS = arg('rounds', 3);
 const FILES = arg('files', 10_000);
 const FILE_BYTES = 1024;
@@ -57,7 +64,13 @@ for (let d = 0; d < 100; d++) await fs.mkdir(path.join(ws, 'src', `d${d}`), { re
 for (const rel of all) await fs.writeFile(path.join(ws, rel), randomBytes(FILE_BYTES));
 
 const results: Record<string, { checkpoint: Sample; changedOnly: Sample; fullCopy: Sample }> = {};
+let firstCheckpoint: Sample | undefined;
 try {
+  // The first checkpoint keeps every file (what a session's turn 0 pays).
+  const firstStore = path.join(root, 'store-first');
+  firstCheckpoint = await measure(async () => (await checkpointWorkspace({ store: firstStore, workspace: ws, previous: null, conversation: { head: null, append: [] }, limits: DEFAULT_CHECKPOINT_LIMITS, usedBytes: 0 })).storedBytes);
+  await fs.rm(firstStore, { recursive: true, force: true });
+  console.log('first', JSON.stringify(firstCheckpoint));
   for (const touched of TOUCHED) {
     const samples = { checkpoint: [] as Sample[], changedOnly: [] as Sample[], fullCopy: [] as Sample[] };
     for (let round = 0; round < ROUNDS; round++) {
@@ -92,12 +105,14 @@ const rows = Object.entries(results).map(([touched, r]) => ({
   ratioToChangedOnly: { wall: r.checkpoint.wallMs / r.changedOnly.wallMs, cpu: r.checkpoint.cpuMs / r.changedOnly.cpuMs },
   ratioToFullCopy: { wall: r.checkpoint.wallMs / r.fullCopy.wallMs, cpu: r.checkpoint.cpuMs / r.fullCopy.cpuMs },
 }));
-const out = { at: new Date().toISOString(), host: { cpus: os.cpus().length, load: os.loadavg() }, workspaceFiles: FILES, fileBytes: FILE_BYTES, rounds: ROUNDS, rows };
+const out = { at: new Date().toISOString(), impl: IMPL ?? 'activities/workspace-checkpoint.ts', host: { cpus: os.cpus().length, load: os.loadavg() }, workspaceFiles: FILES, fileBytes: FILE_BYTES, rounds: ROUNDS, firstCheckpoint, rows };
 await fs.mkdir('bench/results', { recursive: true });
-await fs.writeFile('bench/results/checkpoint.json', `${JSON.stringify(out, null, 2)}\n`);
+await fs.writeFile(`bench/results/${NAME}.json`, `${JSON.stringify(out, null, 2)}\n`);
 const fmt = (n: number) => n.toFixed(1);
 const md = [
   `# Workspace checkpoint cost per turn (${FILES.toLocaleString('en-US')} files of ${FILE_BYTES} B, median of ${ROUNDS}; ${out.at}, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')})`,
+  '',
+  `Code: ${out.impl}. First checkpoint (every file kept): ${firstCheckpoint !== undefined ? `${fmt(firstCheckpoint.wallMs)} ms wall, ${fmt(firstCheckpoint.cpuMs)} ms CPU, ${firstCheckpoint.bytes.toLocaleString('en-US')} bytes` : '—'}.`,
   '',
   '`npx tsx bench/checkpoint.ts`. Checkpoint: scan the workspace, hash what changed, store blobs and a manifest (local store).',
   'Baselines in the same run: read + SHA-256 + copy of the changed files only (the least any checkpoint does), and of every file (a naive snapshot).',
@@ -107,5 +122,5 @@ const md = [
   ...rows.map((r) => `| ${r.touched.toLocaleString('en-US')} | ${fmt(r.checkpoint.wallMs)} | ${fmt(r.checkpoint.cpuMs)} | ${r.checkpoint.bytes.toLocaleString('en-US')} | ${fmt(r.changedOnly.wallMs)} / ${fmt(r.changedOnly.cpuMs)} | ${r.ratioToChangedOnly.wall.toFixed(2)}, ${r.ratioToChangedOnly.cpu.toFixed(2)} | ${fmt(r.fullCopy.wallMs)} / ${fmt(r.fullCopy.cpuMs)} | ${r.ratioToFullCopy.wall.toFixed(2)}, ${r.ratioToFullCopy.cpu.toFixed(2)} |`),
   '',
 ];
-await fs.writeFile('bench/results/checkpoint.md', md.join('\n'));
+await fs.writeFile(`bench/results/${NAME}.md`, md.join('\n'));
 console.log(md.join('\n'));

@@ -28,3 +28,4 @@ export async function readCheckpoints(client: Client, id: string): Promise<Check
   }
 }
 
+

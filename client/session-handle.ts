@@ -35,7 +35,7 @@ import { InvalidInputError, mapErrors, toKeelError, WorkflowEndedError } from '.
 import { messageTooLarge } from '../workflows/protocol/controls';
 import { followStream, type EventsOptions, type SessionStreamItem } from './events';
 import { queryOnce } from './closed-run-answers';
-import { rewindUpdate, type CheckpointsView, type RewindResult } from '../workflows/protocol/checkpoints';
+import { diffTurnsUpdate, rewindUpdate, type CheckpointsView, type RewindResult, type TurnsDiff } from '../workflows/protocol/checkpoints';
 import { readCheckpoints } from './checkpoints';
 
 /**
@@ -244,6 +244,11 @@ export class SessionHandle {
   /** The turn boundaries and their workspace checkpoints (a session started with `checkpoints`). */
   checkpoints(): Promise<CheckpointsView> {
     return readCheckpoints(this.client, this.id);
+  }
+
+  /** Files added, removed and changed between two turns' checkpoints (a set-aside turn too), read on the workspace's host. */
+  diff(fromTurn: number, toTurn: number): Promise<TurnsDiff> {
+    return this.call('diffTurns', () => this.workflowHandle.executeUpdate(diffTurnsUpdate, { args: [{ from: fromTurn, to: toTurn }] }));
   }
 
   /**

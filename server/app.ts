@@ -16,6 +16,7 @@ import { ConnectionError, IdempotencyKeyReusedError, InvalidInputError, NoAnswer
 import { CheckpointError } from '../client/checkpoints';
 import type { KeelClient } from '../client/keel-client';
 import { agUiRun } from './ag-ui';
+import { forkOfRun, forkThread } from './ag-ui-fork';
 import { authenticate, type TokenEntry } from './auth';
 import { consoleScript } from './console-bundle';
 import type { LoginCodes } from './login';
@@ -170,7 +171,9 @@ export function createApp(options: AppOptions): Hono<Env> {
     const body = await readJson(c);
     const threadId = parseWith(agUiThreadIdSchema, (body as { threadId?: unknown } | null | undefined)?.threadId, 'body', 'threadId');
     const id = `agui-${threadId}`;
-    await options.keel.client.connection.withDeadline(Date.now() + REQUEST_DEADLINE_MS, () => options.keel.startSession({ id, workspace: options.workspace }));
+    // A new thread may branch from another's message (server/ag-ui-fork.ts); else its session starts empty.
+    const forkOf = forkOfRun(body);
+    await options.keel.client.connection.withDeadline(Date.now() + REQUEST_DEADLINE_MS, async () => (forkOf !== null && (await forkThread(options.keel, id, forkOf))) || options.keel.startSession({ id, workspace: options.workspace }));
     return agUiRun(c, options.keel, id, body, c.get('holder').name);
   });
 

@@ -14,7 +14,28 @@ const forkBody = forkRequestSchema.pick({ atTurn: true, checkpointId: true });
 const rewindBody = rewindSchema.pick({ toTurn: true, files: true });
 const forkResponse = z.object({ id: z.string(), workspace: z.string(), forkOf: z.object({ sessionId: z.string(), turn: z.number().int(), checkpointId: z.string() }) });
 const rewindResponse = z.looseObject({ toTurn: z.number().int(), setAside: z.number().int(), status: z.string() });
-const checkpointsResponse = z.looseObject({ enabled: z.boolean(), turns: z.array(z.looseObject({ id: z.string(), turn: z.number().int() })) });
+const checkpointsResponse = z.looseObject({
+  enabled: z.boolean(),
+  turns: z.array(z.looseObject({ id: z.string(), turn: z.number().int() })),
+  forks: z.array(z.object({ id: z.string(), turn: z.number().int(), status: z.string().nullable() })),
+});
+const diffQuery = z.strictObject({ from: z.coerce.number().int().min(0), to: z.coerce.number().int().min(0) });
+const diffResponse = z.object({ added: z.array(z.string()), removed: z.array(z.string()), changed: z.array(z.string()) });
+
+/**
+ * A session's forks, for the console's lineage: sessions named as a fork of it is named
+ * (client/session-fork.ts: `<parent>-fork<turn>-<8 hex>`, what the API and console always
+ * use). A fork the SDK started with an id of its own is not listed here (its own page says
+ * whose fork it is).
+ */
+async function forksOf(keel: KeelClient, id: string): Promise<{ id: string; turn: number; status: string | null }[]> {
+  const mine = new RegExp(`^${id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}-fork(\\d+)-[0-9a-f]{8}$`);
+  const sessions = await keel.list({ kind: 'session', all: true, limit: 500 });
+  return sessions.flatMap((e) => {
+    const m = mine.exec(e.id);
+    return m ? [{ id: e.id, turn: Number(m[1]), status: e.status }] : [];
+  });
+}
 
 const route = <B extends z.ZodType, Q extends z.ZodType>(r: Route<B, Q>): Route => r;
 
@@ -32,7 +53,18 @@ export const checkpointRoutes: Route[] = [
     tag: 'sessions',
     status: 200,
     response: checkpointsResponse,
-    handler: async ({ keel, id }) => (await session(keel, id)).checkpoints(),
+    handler: async ({ keel, id }) => ({ ...(await (await session(keel, id)).checkpoints()), forks: await forksOf(keel, id) }),
+  }),
+  route({
+    method: 'get',
+    path: '/api/sessions/{id}/diff',
+    operationId: 'diffTurns',
+    summary: "Files added, removed and changed between two turns' checkpoints (read from the session's store by the server, as `keel session diff` does)",
+    tag: 'sessions',
+    query: diffQuery,
+    status: 200,
+    response: diffResponse,
+    handler: async ({ keel, id, query }) => (await session(keel, id)).diff(query.from, query.to),
   }),
   route({
     method: 'post',

@@ -13,7 +13,7 @@ import { bounded, MAX_LIVE_CHECKPOINTS, MAX_REWOUND_BRANCHES, pickCheckpoint, re
 import type { Message } from '../machines/index';
 import type { PolicyConfig } from '../machines/policy';
 import type { CheckpointLogEvent } from './checkpoint-events';
-import { checkpointsQuery, rewindSchema, rewindUpdate, type CheckpointsView, type RewindResult } from './protocol/checkpoints';
+import { checkpointsQuery, diffTurnsSchema, diffTurnsUpdate, rewindSchema, rewindUpdate, type CheckpointsView, type RewindResult, type TurnsDiff } from './protocol/checkpoints';
 import type { ResolvedSessionOptions } from './session-options';
 import type { ConversationLog, ConversationSnapshot } from './runtime';
 import { failureMessage, parsePayload as parse } from './payloads';
@@ -73,6 +73,9 @@ export class SessionCheckpoints {
     if (this.enabled) {
       setHandler(checkpointsQuery, () => this.view());
       setHandler(rewindUpdate, (raw) => this.rewind(raw), { validator: (raw) => this.validateRewind(raw) });
+      // Read-only, but the store is the workspace host's to read: an activity there (history
+      // gets its events only when someone asks; no patch: old histories never called it).
+      setHandler(diffTurnsUpdate, (raw) => this.diff(raw), { validator: (raw) => this.validateDiff(raw) });
     }
   }
 
@@ -234,6 +237,26 @@ export class SessionCheckpoints {
     } finally {
       this.host.post(() => this.end());
     }
+  }
+
+  private pickBoth(raw: unknown): { from: string; to: string } {
+    const input = parse(diffTurnsSchema, raw, 'diffTurns');
+    const at = (turn: number) => {
+      const picked = pickCheckpoint(this.turns, this.rewound, { turn });
+      if (!picked.ok) throw refusal(picked.code, picked.message);
+      return picked.checkpoint.manifest!;
+    };
+    return { from: at(input.from), to: at(input.to) };
+  }
+
+  private validateDiff(raw: unknown): void {
+    validated(() => this.pickBoth(raw));
+  }
+
+  private async diff(raw: unknown): Promise<TurnsDiff> {
+    const { from, to } = this.pickBoth(raw);
+    const storeId = this.host.storeId();
+    return this.activities('5 minutes').diffCheckpoints({ store: this.host.options.storeDir, ...(storeId !== undefined ? { storeId } : {}), from, to });
   }
 
   view(): CheckpointsView {

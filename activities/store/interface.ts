@@ -29,3 +29,5 @@ export const IDENTITY_KEY = 'keel-store-id';
 /** Workspace checkpoints (activities/workspace-checkpoint.ts): a manifest, and a file's content, by SHA-256. */
 export const checkpointKey = (hash: string): string => `checkpoints/${hash}`;
 export const blobKey = (hash: string): string => `blobs/${hash}`;
+/** Many small files' contents end to end (machines/checkpoint-manifest.ts, format 2), by the SHA-256 of its plain bytes. */
+export const packKey = (hash: string): string => `packs/${hash}`;

@@ -15,8 +15,8 @@ export class LocalDirectoryStore implements ObjectStore {
     if (key === IDENTITY_KEY) return path.join(this.where, 'keel-store.json');
     const segment = /^segments\/([0-9a-f]{64})$/.exec(key);
     if (segment) return path.join(this.where, 'segments', segment[1]!.slice(0, 2), `${segment[1]}.json`);
-    // Workspace checkpoints (activities/workspace-checkpoint.ts): manifests and file blobs.
-    const checkpoint = /^(checkpoints|blobs)\/([0-9a-f]{64})$/.exec(key);
+    // Workspace checkpoints (activities/workspace-checkpoint.ts): manifests, file blobs and packs of small files.
+    const checkpoint = /^(checkpoints|blobs|packs)\/([0-9a-f]{64})$/.exec(key);
     if (checkpoint) return path.join(this.where, checkpoint[1]!, checkpoint[2]!.slice(0, 2), checkpoint[2]!);
     throw new Error(`not a key of the conversation store: ${JSON.stringify(key)}`);
   }

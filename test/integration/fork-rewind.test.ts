@@ -59,7 +59,8 @@ function api(keel: KeelClient, workspace: string) {
   const app = createApp({ keel, tokens: [{ name: 'ann', sha256: createHash('sha256').update('keel-fork-test-token').digest() }], workspace });
   return async (method: 'GET' | 'POST', url: string, body?: unknown) => {
     const res = await app.request(url, { method, headers: { authorization: 'Bearer keel-fork-test-token', 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    const text = await res.text();
+    return { status: res.status, body: (res.headers.get('content-type')?.includes('json') ? JSON.parse(text) : { text }) as Record<string, unknown> };
   };
 }
 
@@ -135,6 +136,31 @@ async function scenario(extraEnv: NodeJS.ProcessEnv, surfaces: boolean): Promise
       expect(await filesOf(httpFork.workspace)).toEqual(forkFiles(atTurn[1]!));
       expect(await http('POST', `/api/sessions/${parent.id}/rewind`, { toTurn: 9 })).toMatchObject({ status: 409, body: { code: 'no_checkpoint' } });
       expect((await http('GET', `/api/sessions/${parent.id}/checkpoints`)).body).toMatchObject({ enabled: true, turns: [{ turn: 0 }, { turn: 1 }, { turn: 2 }, { turn: 3 }, { turn: 4 }] });
+      // The diff between two turns (the console's), read on the workspace's host: what the files say.
+      const one = forkFiles(atTurn[0]!);
+      const two = forkFiles(atTurn[1]!);
+      const expected = {
+        added: Object.keys(two).filter((p) => !(p in one)).sort(),
+        removed: Object.keys(one).filter((p) => !(p in two)).sort(),
+        changed: Object.keys(two).filter((p) => p in one && one[p] !== two[p]).sort(),
+      };
+      expect(expected.added.length + expected.removed.length + expected.changed.length).toBeGreaterThan(0);
+      expect(await parent.diff(1, 2)).toEqual(expected);
+      expect(await http('GET', `/api/sessions/${parent.id}/diff?from=1&to=2`)).toEqual({ status: 200, body: expected });
+      expect(await http('GET', `/api/sessions/${parent.id}/diff?from=1&to=9`)).toMatchObject({ status: 409, body: { code: 'no_checkpoint' } });
+      // AG-UI: a new thread branched from a message of the session (its turn 1's reply): on its first run its session is a fork.
+      const thread = `branch-${parent.id.slice(-8)}`;
+      const message = `${parent.id}-m3`;
+      const agui = await http('POST', '/api/ag-ui', { threadId: thread, runId: 'r1', messages: [{ id: 'u1', role: 'user', content: 'FORK agui' }], forwardedProps: { keel: { forkOf: { sessionId: parent.id, messageId: message } } } });
+      expect(agui.status).toBe(200);
+      expect(String(agui.body.text)).toContain('forked reply');
+      const branch = await keel.getSession(`agui-${thread}`).checkpoints();
+      expect(branch.forkOf).toEqual({ sessionId: parent.id, turn: 1 });
+      const branchWorkspace = String(branch.base.options.workspace);
+      forks.push({ workspace: branchWorkspace } as ForkResult);
+      expect(await filesOf(branchWorkspace)).toEqual(forkFiles(atTurn[0]!));
+      expect(sentTo('FORK agui').slice(0, -1)).toEqual(sentBefore('STEP2'));
+      expect(await http('POST', '/api/ag-ui', { threadId: 'branch-bad', runId: 'r1', messages: [], forwardedProps: { keel: { forkOf: { sessionId: parent.id } } } })).toMatchObject({ status: 400 });
       const cli = await keelCli(['session', 'fork', parent.id, '--at', '4', '--json'], cliEnv(s.taskQueue));
       expect(cli.code).toBe(0);
       const cliFork = cli.json<{ id: string; workspace: string }>();
@@ -171,7 +197,7 @@ async function scenario(extraEnv: NodeJS.ProcessEnv, surfaces: boolean): Promise
       // A session started without checkpoints cannot be forked, and says why.
       const plainRun = await s.start({});
       await expect(keel.forkSession(plainRun.handle.workflowId, { atTurn: 0 })).rejects.toMatchObject({ code: 'checkpoints_off' });
-      await recordHistory(run.handle, 'fork-rewind-parent');
+      await recordHistory(run.handle, 'fork-rewind-parent-diff');
       await recordHistory(f1.session.workflowHandle, 'fork-rewind-fork');
     }
     for (const f of [...forks, aside]) await fs.rm(f.workspace, { recursive: true, force: true });

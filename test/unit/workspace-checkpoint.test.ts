@@ -4,8 +4,9 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { checkpointWorkspace, restoreWorkspace } from '../../activities/workspace-checkpoint';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { CHECKPOINT_PROGRESS, checkpointWorkspace, restoreWorkspace, type CheckpointResult } from '../../activities/workspace-checkpoint';
 import { DEFAULT_CHECKPOINT_LIMITS } from '../../machines/checkpoint-budget';
 
 /** A string matching `re`, inside an expected object. */
@@ -109,5 +110,64 @@ describe('workspace checkpoints', () => {
     expect(r.incomplete).toMatch(/more than 5 files \(checkpoints\.maxFiles\)/);
     expect(r.removed).toBe(0);
     expect(r.files).toBe(22);
+  });
+
+  it('a file rewritten with the same size and its mtime set back is still seen (inode and ctime), and one untouched is not read again', async () => {
+    const first = await take(null);
+    const a = path.join(ws, 'src', 'a.ts');
+    const { atime, mtime } = await fs.stat(a);
+    // Replaced by a rename, same size, its old mtime put back (what `cp -p`, `tar x` or `rsync -t` do).
+    await fs.writeFile(`${a}.new`, 'A');
+    await fs.rename(`${a}.new`, a);
+    await fs.utimes(a, atime, mtime);
+    const second = await take(first.manifest);
+    expect(second.changed).toBe(1);
+    expect(second.read).toBeLessThanOrEqual(2);
+    const fork = path.join(root, 'fork');
+    await restoreWorkspace({ store, workspace: fork, manifest: second.manifest, mode: 'fresh' }, env);
+    expect(await fs.readFile(path.join(fork, 'src', 'a.ts'), 'utf8')).toBe('A');
+  });
+
+  it("small files' contents go into packs: a first checkpoint of 2,000 files writes a handful of objects, and a fork gets every file back", async () => {
+    for (let d = 0; d < 20; d++) {
+      await fs.mkdir(path.join(ws, 'many', `d${d}`), { recursive: true });
+      await Promise.all(Array.from({ length: 100 }, (_, f) => fs.writeFile(path.join(ws, 'many', `d${d}`, `f${f}.txt`), `${d}/${f}`)));
+    }
+    const first = await take(null);
+    expect(first.files).toBe(2002);
+    const objects = async (kind: string) => (await fs.readdir(path.join(store, kind), { recursive: true }).catch(() => [])).filter((f) => /[0-9a-f]{64}$/.test(f)).length;
+    expect(await objects('blobs')).toBe(0);
+    expect(await objects('packs')).toBe(1);
+    const fork = path.join(root, 'fork');
+    expect((await restoreWorkspace({ store, workspace: fork, manifest: first.manifest, mode: 'fresh' }, env)).written).toBe(2002);
+    expect(await fs.readFile(path.join(fork, 'many', 'd7', 'f42.txt'), 'utf8')).toBe('7/42');
+    // The fork's first checkpoint reads none of what the restore wrote.
+    expect((await checkpointWorkspace({ store, workspace: fork, previous: first.manifest, conversation: { head: null, append: [] }, limits, usedBytes: 0 }, env)).read).toBe(0);
+  });
+
+  it('a checkpoint cut short goes on from the progress its heartbeats carry: files it read are not read again', async () => {
+    const count = 1050;
+    for (let d = 0; d < 21; d++) {
+      await fs.mkdir(path.join(ws, 'bulk', `d${d}`), { recursive: true });
+      await Promise.all(Array.from({ length: 50 }, (_, f) => fs.writeFile(path.join(ws, 'bulk', `d${d}`, `f${f}.txt`), `${d}/${f}`)));
+    }
+    // Progress saved every 200 files (20,000 in a worker).
+    CHECKPOINT_PROGRESS.everyFiles = 200;
+    onTestFinished(() => {
+      CHECKPOINT_PROGRESS.everyFiles = 20_000;
+    });
+    const beats: unknown[] = [];
+    const first = new MockActivityEnvironment();
+    first.on('heartbeat', (d: unknown) => beats.push(d));
+    const whole = await first.run<[], CheckpointResult, () => Promise<CheckpointResult>>(() => take(null));
+    expect(whole.read).toBe(count + 2);
+    const partial = beats.map((b) => (b as { partial?: string | null }).partial).find((p) => typeof p === 'string');
+    expect(partial).toBeDefined();
+    // A retry (another worker: no stat cache for this directory) with the first attempt's heartbeat details.
+    const again = new MockActivityEnvironment({ heartbeatDetails: beats.at(-1) });
+    const otherStore = path.join(root, 'store');
+    const retried = await again.run<[], CheckpointResult, () => Promise<CheckpointResult>>(() => checkpointWorkspace({ store: otherStore, workspace: ws, previous: null, conversation: { head: null, append: [] }, limits, usedBytes: 0 }, env));
+    expect(retried.read).toBeLessThan(200);
+    expect(retried.manifest).toBe(whole.manifest);
   });
 });

@@ -79,6 +79,16 @@ export interface RewindResult {
 }
 export const rewindUpdate = defineUpdate<RewindResult, [RewindInput]>('rewind');
 
+/** `diffTurns`: files added, removed and changed between two turns' checkpoints (read by an activity on the workspace's host). */
+export const diffTurnsSchema = lazySchema(() => z.strictObject({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative() }));
+export type DiffTurnsInput = z.input<typeof diffTurnsSchema>;
+export interface TurnsDiff {
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
+export const diffTurnsUpdate = defineUpdate<TurnsDiff, [DiffTurnsInput]>('diffTurns');
+
 export interface CheckpointsView {
   enabled: boolean;
   /** The live turn boundaries, oldest first. */

@@ -1,7 +1,7 @@
 // The pure rules of workspace checkpoints, fork and rewind (machines/checkpoint-manifest.ts,
 // machines/checkpoint-budget.ts, machines/turn-checkpoints.ts).
 import { describe, expect, it } from 'vitest';
-import { applyChain, CHECKPOINT_FORMAT, checkpointIgnores, diffStates, linkStaysInside, manifestDelta, needsHash, parseManifest, type WorkspaceState } from '../../../machines/checkpoint-manifest';
+import { applyChain, CHECKPOINT_FORMAT, checkpointIgnores, diffStates, formatFor, linkStaysInside, manifestDelta, needsHash, parseManifest, racy, type WorkspaceState } from '../../../machines/checkpoint-manifest';
 import { DEFAULT_CHECKPOINT_LIMITS, keepFile } from '../../../machines/checkpoint-budget';
 import { pickCheckpoint, rewindList, rewindRefusal, type TurnCheckpoint } from '../../../machines/turn-checkpoints';
 
@@ -42,8 +42,34 @@ describe('checkpoint manifests', () => {
     expect(needsHash(undefined, { size: 5, mtimeMs: 10, mode: 0o644 })).toBe(true);
   });
 
+  it('with what the last scan of the directory saw, a file replaced (another inode) or rewritten (another ctime) with the same size and mtime is hashed again', () => {
+    const seen = { size: 5, mtimeMs: 10, mode: 0o644, ino: 7, ctimeMs: 10 };
+    expect(needsHash(file('h', 5, 10), seen, seen)).toBe(false);
+    expect(needsHash(file('h', 5, 10), { ...seen, ino: 8 }, seen)).toBe(true);
+    expect(needsHash(file('h', 5, 10), { ...seen, ctimeMs: 12 }, seen)).toBe(true);
+    // The manifest alone (another worker took the last checkpoint) cannot tell.
+    expect(needsHash(file('h', 5, 10), { ...seen, ino: 8 })).toBe(false);
+    // A file a restore wrote has a new mtime, and the cache knows it has the manifest's content.
+    const restored = { ...seen, mtimeMs: 99, ctimeMs: 99 };
+    expect(needsHash(file('h', 5, 10), restored, restored)).toBe(false);
+    expect(needsHash(file('h', 5, 10), restored)).toBe(true);
+  });
+
+  it('a file stamped within the clock tick it was read in is racy: its stat is not trusted next time', () => {
+    expect(racy({ mtimeMs: 1000, ctimeMs: 1000 }, 1010)).toBe(true);
+    expect(racy({ mtimeMs: 900, ctimeMs: 1000 }, 1010)).toBe(true);
+    expect(racy({ mtimeMs: 900, ctimeMs: 900 }, 1010)).toBe(false);
+  });
+
+  it('a manifest is written in the oldest format that holds it: 2 only when it names a pack', () => {
+    expect(formatFor({ 'a.txt': file('h') })).toBe(1);
+    expect(formatFor({ 'a.txt': { ...file('h'), pack: { id: 'p', offset: 0 } } })).toBe(2);
+    expect(() => parseManifest({ format: 1, parent: null, set: { 'a.txt': { ...file('h'), pack: { id: 'p', offset: 0 } } }, removed: [] }, 'abc')).toThrow(/damaged/);
+    expect(parseManifest({ format: 2, parent: null, set: {}, removed: [] }, 'abc').format).toBe(2);
+  });
+
   it('a manifest of another format is refused by name', () => {
-    expect(() => parseManifest({ format: 2, parent: null, set: {}, removed: [] }, 'abc')).toThrow(/format 2; this worker reads format 1/);
+    expect(() => parseManifest({ format: 3, parent: null, set: {}, removed: [] }, 'abc')).toThrow(/format 3; this worker reads formats 1 and 2/);
     expect(() => parseManifest({ format: 1, parent: null }, 'abc')).toThrow(/damaged/);
   });
 

@@ -4,6 +4,7 @@
 import { useState } from 'preact/hooks';
 import { act, enc } from '../api';
 import { AtAGlance } from '../glance';
+import { TurnCheckpoints } from '../checkpoints';
 import { modelTrouble } from '../run-state';
 import { ModelText, Timeline, useRunStream } from '../timeline';
 import type { StateView, TranscriptPage } from '../types';
@@ -74,6 +75,7 @@ export function SessionPage({ id }: { id: string }) {
     <BudgetBars usage={state.usage.usage} limits={state.usage.limits} />
     <p class="muted">{state.usage.turns} turns{state.usage.turnUsage ? ` · this turn: ${state.usage.turnUsage.inputTokens} in, ${state.usage.turnUsage.outputTokens} out, $${state.usage.turnUsage.costUsd.toFixed(4)}` : ''}</p>
     <TurnUsageTable turns={state.usage.perTurn ?? []} />
+    <TurnCheckpoints id={id} version={run.version} />
     <WaitingFor id={id} version={run.version} />
     <SubAgentTree events={run.events} />
     <Transcript messages={messages} />
