@@ -7,32 +7,11 @@ import { useState } from 'preact/hooks';
 import { act, api, enc, Refused, say } from './api';
 import { useRefreshed } from './pages/goal';
 import { dateTime } from './ui';
+import type { CheckpointsView, TurnsDiff } from './types';
 
-interface Turn {
-  id: string;
-  turn: number;
-  at: string;
-  messages: number;
-  manifest: string | null;
-  changed: number;
-  removed: number;
-  skipped: { path: string; reason: string }[];
-  incomplete: string | null;
-  error: string | null;
-}
-interface CheckpointsData {
-  enabled: boolean;
-  turns: Turn[];
-  rewound: { at: string; toTurn: number; by: string; checkpoints: Turn[] }[];
-  forkOf: { sessionId: string; turn: number } | null;
-  forks: { id: string; turn: number; status: string | null }[];
-  busy: boolean;
-}
-interface Diff {
-  added: string[];
-  removed: string[];
-  changed: string[];
-}
+// The route's answer: the session's checkpoints query and its forks (server/checkpoint-routes.ts).
+type CheckpointsData = CheckpointsView & { forks: { id: string; turn: number; status: string | null }[] };
+type Diff = TurnsDiff;
 
 const sessionLink = (id: string) => `#/session/${enc(id)}`;
 
