@@ -167,6 +167,8 @@ describe('quick read-only tools run as local activities', () => {
 
       // What a control costs on this machine now (its round trip through a workflow task, whose
       // validator refuses it: no turn runs): the machine is shared, and the bound below is relative to it.
+      // Once set up: while its setup runs, the session refuses in state initializing instead (a clean-clone CI run).
+      await waitUntil(() => session.state(), (v) => v.status === 'active', 60_000, 'the session set up');
       let idleMs = 0;
       for (let i = 0; i < 3; i += 1) {
         const t0 = Date.now();
