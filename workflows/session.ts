@@ -287,15 +287,19 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   // second turn. Asked only when a repeat arrives, so a history without one is unchanged.
   const queuedOrRunning = { queued: () => session.state.queue.map((m) => m.messageId), turnId: () => session.state.turnId };
   const repeated = (messageId: string | undefined): boolean => messageId !== undefined && messageKnown(finishedTurns, queuedOrRunning, messageId) && hasPatch(USER_MESSAGE_ONCE_PATCH);
-  const userMessageEvent = (raw: unknown): Extract<SessionEvent, { type: 'user_message' }> => {
-    const input = parse(userMessageSchema, raw, 'userMessage');
-    // A signal's repeat is refused by name (a `rejected` event says so); the update's is answered below.
-    if (repeated(input.messageId)) throw new Error(`message ${input.messageId} was already received (queued, running or answered): one message id is one turn`);
+  const userMessageEvent = (input: ReturnType<typeof messageInput>): Extract<SessionEvent, { type: 'user_message' }> => {
     const messageId = input.messageId ?? `msg-${uuid4()}`;
     if (input.clientTools !== undefined) clientTools.offer(messageId, input.clientTools);
     return { type: 'user_message', messageId, text: input.text };
   };
-  setHandler(userMessageSignal, (raw) => session.signalled('userMessage', () => userMessageEvent(raw)));
+  setHandler(userMessageSignal, (raw) =>
+    session.signalled('userMessage', () => {
+      const input = parse(userMessageSchema, raw, 'userMessage');
+      // A signal's repeat is refused by name (a `rejected` event says so); the update's is answered in postMessage.
+      if (repeated(input.messageId)) throw new Error(`message ${input.messageId} was already received (queued, running or answered): one message id is one turn`);
+      return userMessageEvent(input);
+    }),
+  );
   listenForUpgradeNudge();
   const messageInput = (raw: unknown, name: string) => validated(() => parse(userMessageSchema, raw, name));
   const validateMessage = (raw: unknown, name = 'userMessage'): void => {
@@ -304,13 +308,13 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
     session.mustAccept({ type: 'user_message', messageId: input.messageId ?? 'validating', text: input.text });
   };
   const postMessage = (raw: unknown, via: string) => {
-    const again = messageInput(raw, via).messageId;
-    if (repeated(again)) {
+    const input = messageInput(raw, via);
+    if (repeated(input.messageId)) {
       // The update of a repeat answers as the first did, and posts nothing.
       const queue = session.state.queue;
-      return { status: session.state.status, messageId: again!, queued: queue.some((m) => m.messageId === again), queueLength: queue.length };
+      return { status: session.state.status, messageId: input.messageId!, queued: queue.some((m) => m.messageId === input.messageId), queueLength: queue.length };
     }
-    const event = userMessageEvent(raw);
+    const event = userMessageEvent(input);
     const wasActive = session.state.status === 'active';
     session.post(via, event);
     return { status: session.state.status, messageId: event.messageId, queued: !wasActive, queueLength: session.state.queue.length };
