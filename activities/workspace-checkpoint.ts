@@ -8,7 +8,6 @@
 // activities: a scan of 100,000 files must not hold the workflow task), heartbeating, with
 // their file system work on libuv's threads, off the event loop.
 import { createHash } from 'node:crypto';
-import { chmodSync, lstatSync, mkdirSync, renameSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
@@ -20,7 +19,8 @@ import { extendWarm, warmKeyHere } from './llm-input';
 import type Anthropic from '@anthropic-ai/sdk';
 import { ConversationStoreError } from './store/errors';
 import { blobKey, checkpointKey, packKey, type ObjectStore } from './store/interface';
-import { readNoFollowSync, scanWorkspace, Slices, statOf } from './workspace-scan';
+import { scanWorkspace, Slices, statOf } from './workspace-scan';
+import { PinnedTree } from './workspace-tree';
 
 export interface CheckpointRequest {
   store: string;
@@ -230,11 +230,24 @@ export async function checkpointWorkspace(request: CheckpointRequest, env: NodeJ
   const known = cached !== undefined && cached.manifest === request.previous ? cached.stats : null;
   // A retry of a checkpoint cut short: what the last attempt read and stored is not read again.
   const progress: CheckpointProgress = progressOf() ?? { partial: null, scanned: 0, hashed: 0 };
-  let read = 0;
   const resumed = progress.partial === null ? null : await stateOf(store, keys, progress.partial).catch(() => null);
   if (resumed === null) progress.partial = null;
   const slices = new Slices(() => beat(progress));
-  const { found, incomplete, skippedLinks } = await scanWorkspace(request.workspace, request.limits, slices);
+  const tree = new PinnedTree(request.workspace);
+  try {
+    return await checkpointTree(request, tree, { store, keys, head, before, known, progress, resumed, slices });
+  } finally {
+    tree.close();
+  }
+}
+
+async function checkpointTree(
+  request: CheckpointRequest,
+  tree: PinnedTree,
+  { store, keys, head, before, known, progress, resumed, slices }: { store: ObjectStore; keys: StoreKeys; head: CheckpointResult['head']; before: WorkspaceState; known: Map<string, FileStat> | null; progress: CheckpointProgress; resumed: WorkspaceState | null; slices: Slices },
+): Promise<CheckpointResult> {
+  let read = 0;
+  const { found, incomplete, skippedLinks } = await scanWorkspace(tree, request.limits, slices);
   progress.scanned = found.length;
   const after: WorkspaceState = incomplete === null ? {} : { ...before };
   const stats = new Map<string, FileStat>();
@@ -296,9 +309,10 @@ export async function checkpointWorkspace(request: CheckpointRequest, env: NodeJ
       skipped.push({ path: rel, reason });
       continue;
     }
-    const got = readNoFollowSync(path.join(request.workspace, rel));
+    const got = tree.read(rel);
     if (got === null) continue; // gone (or replaced by a link) since the scan: as if never seen
-    const { content, stat } = got;
+    const { content } = got;
+    const stat = statOf(got.stats);
     const readAt = Date.now();
     const hash = sha256(content);
     progress.hashed++;
@@ -356,12 +370,14 @@ export async function checkpointWorkspace(request: CheckpointRequest, env: NodeJ
 
 /**
  * Lays files out in a workspace with synchronous calls (activities/workspace-scan.ts says
- * why), knowing which directories it already made real. A link or a file where a directory
- * must be is removed first (never followed), so nothing lands outside the workspace.
+ * why), through the tree's descriptors (activities/workspace-tree.ts), knowing which
+ * directories it already made real. A link or a file where a directory must be is removed
+ * first (never followed), so nothing lands outside the workspace; a directory swapped for a
+ * link meanwhile fails the call (the activity's retry starts again), it is never followed.
  */
 class Layout {
   private readonly real = new Set<string>(['']);
-  constructor(private readonly root: string) {}
+  constructor(private readonly tree: PinnedTree) {}
 
   private ensureParents(rel: string): void {
     const parts = rel.split('/').slice(0, -1);
@@ -369,10 +385,9 @@ class Layout {
     for (const part of parts) {
       at = at === '' ? part : `${at}/${part}`;
       if (this.real.has(at)) continue;
-      const full = path.join(this.root, at);
-      const st = lstatSync(full, { throwIfNoEntry: false });
-      if (st !== undefined && !st.isDirectory()) rmSync(full, { force: true });
-      if (st === undefined || !st.isDirectory()) mkdirSync(full);
+      const st = this.tree.lstat(at);
+      if (st !== undefined && !st.isDirectory()) this.tree.unlink(at);
+      if (st === undefined || !st.isDirectory()) this.tree.mkdir(at);
       this.real.add(at);
     }
   }
@@ -380,34 +395,30 @@ class Layout {
   /** Writes by a temporary name and a rename: the rename replaces a link at the name instead of writing through it. */
   writeFile(rel: string, content: Buffer, mode: number): FileStat {
     this.ensureParents(rel);
-    const file = path.join(this.root, rel);
-    if (lstatSync(file, { throwIfNoEntry: false })?.isDirectory()) rmSync(file, { recursive: true, force: true });
-    const tmp = path.join(path.dirname(file), `.keel-restore-${process.pid}-${Math.random().toString(36).slice(2)}`);
-    writeFileSync(tmp, content, { mode, flag: 'wx' });
-    chmodSync(tmp, mode);
-    renameSync(tmp, file);
-    return statOf(lstatSync(file));
+    if (this.tree.lstat(rel)?.isDirectory()) this.tree.remove(rel);
+    return statOf(this.tree.replaceFile(rel, content, mode, `.keel-restore-${process.pid}-${Math.random().toString(36).slice(2)}`));
   }
 
   symlink(rel: string, target: string): void {
     this.ensureParents(rel);
-    rmSync(path.join(this.root, rel), { recursive: true, force: true });
-    symlinkSync(target, path.join(this.root, rel));
+    this.tree.remove(rel);
+    this.tree.symlink(target, rel);
   }
 
   remove(rel: string): void {
-    // Only when every parent is a real directory: a link in the way points elsewhere.
-    let at = this.root;
-    for (const part of rel.split('/').slice(0, -1)) {
-      at = path.join(at, part);
-      if (!lstatSync(at, { throwIfNoEntry: false })?.isDirectory()) return;
+    // Only when every parent is a real directory now: a link in the way points elsewhere.
+    try {
+      this.tree.unlink(rel);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOTDIR' || code === 'ELOOP' || code === 'ENOENT' || code === 'EISDIR') return;
+      throw error;
     }
-    rmSync(path.join(this.root, rel), { force: true });
     // Directories the removal left empty go too (checkpoints record files, not directories).
     for (let dir = path.dirname(rel); dir !== '.' && dir !== ''; dir = path.dirname(dir)) {
       if (checkpointIgnores(dir)) break;
       try {
-        rmdirSync(path.join(this.root, dir));
+        this.tree.rmdir(dir);
         this.real.delete(dir);
       } catch {
         break;
@@ -478,9 +489,18 @@ export async function restoreWorkspace(request: RestoreRequest, env: NodeJS.Proc
   }
   let progress = 0;
   const slices = new Slices(() => beat({ written: progress }));
-  const { found } = await scanWorkspace(request.workspace, { maxFiles: Number.MAX_SAFE_INTEGER, maxScanMs: Number.MAX_SAFE_INTEGER }, slices);
+  const tree = new PinnedTree(request.workspace);
+  try {
+    return await restoreTree(request, tree, target, store, keys, slices, (n) => (progress = n));
+  } finally {
+    tree.close();
+  }
+}
+
+async function restoreTree(request: RestoreRequest, tree: PinnedTree, target: WorkspaceState, store: ObjectStore, keys: StoreKeys, slices: Slices, onWritten: (written: number) => void): Promise<RestoreResult> {
+  const { found } = await scanWorkspace(tree, { maxFiles: Number.MAX_SAFE_INTEGER, maxScanMs: Number.MAX_SAFE_INTEGER }, slices);
   const current = new Map(found.map((f) => [f.rel, f.entry] as const));
-  const layout = new Layout(request.workspace);
+  const layout = new Layout(tree);
   const contents = new Contents(store, keys);
   // What this restore leaves is known file by file: the next checkpoint of this directory reads none of it again.
   // A fork's new directory is no one else's yet: what was just written there is not racy.
@@ -506,9 +526,9 @@ export async function restoreWorkspace(request: RestoreRequest, env: NodeJS.Proc
       }
       case 'file': {
         if (now?.kind === 'file' && now.stat.size === entry.size && now.stat.mode === (entry.mode & 0o777)) {
-          const read = readNoFollowSync(path.join(request.workspace, rel));
+          const read = tree.read(rel);
           if (read !== null && sha256(read.content) === entry.hash) {
-            stats.set(rel, trusted(read.stat));
+            stats.set(rel, trusted(statOf(read.stats)));
             break;
           }
         }
@@ -519,7 +539,7 @@ export async function restoreWorkspace(request: RestoreRequest, env: NodeJS.Proc
         }
         const stat = layout.writeFile(rel, content, entry.mode & 0o777);
         stats.set(rel, trusted(stat));
-        progress = ++written;
+        onWritten(++written);
         break;
       }
       default: {

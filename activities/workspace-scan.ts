@@ -6,9 +6,11 @@
 // thread-pool overhead. So the calls are synchronous, and the event loop is given back
 // after every slice of SLICE_MS (a heartbeat, another activity, a cancellation go through
 // between slices): the loop is held a few milliseconds at a time, never for the whole walk.
-import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import path from 'node:path';
+// Every name is looked up through a descriptor of its directory (activities/workspace-tree.ts
+// says why): a directory exchanged with a link to outside during the walk is not followed.
+import { type Dirent } from 'node:fs';
 import { checkpointIgnores, linkStaysInside, type FileStat } from '../machines/checkpoint-manifest';
+import type { PinnedTree } from './workspace-tree';
 
 /** How long the walk holds the event loop before giving it back. */
 export const SLICE_MS = 8;
@@ -43,10 +45,10 @@ export const statOf = (st: { size: number; mtimeMs: number; mode: number; ino: n
 });
 
 /**
- * Every file and link under `root` (not `.keel/`, `.git/`), never following a link. Stops at
+ * Every file and link in `tree` (not `.keel/`, `.git/`), never following a link. Stops at
  * `maxFiles` or `maxScanMs` and says why.
  */
-export async function scanWorkspace(root: string, limits: { maxFiles: number; maxScanMs: number }, slices: Slices): Promise<ScanResult> {
+export async function scanWorkspace(tree: PinnedTree, limits: { maxFiles: number; maxScanMs: number }, slices: Slices): Promise<ScanResult> {
   const started = Date.now();
   const found: Scanned[] = [];
   const skippedLinks: { path: string; reason: string }[] = [];
@@ -54,30 +56,34 @@ export async function scanWorkspace(root: string, limits: { maxFiles: number; ma
   let incomplete: string | null = null;
   walk: while (dirs.length > 0) {
     const dirRel = dirs.pop()!;
-    let entries;
+    let entries: Dirent[];
     try {
-      entries = readdirSync(path.join(root, dirRel), { withFileTypes: true });
+      entries = tree.entries(dirRel);
     } catch (error) {
-      // A directory removed while scanning, or one the worker cannot read: not in the checkpoint.
+      // A directory removed or replaced by a link while scanning, or one the worker cannot read: not in the checkpoint.
       if (dirRel === '') throw error;
       continue;
     }
     for (const d of entries) {
       const rel = dirRel === '' ? d.name : `${dirRel}/${d.name}`;
       if (checkpointIgnores(rel)) continue;
-      const full = path.join(root, rel);
       if (d.isDirectory()) dirs.push(rel);
       else if (d.isSymbolicLink()) {
         let target: string;
         try {
-          target = readlinkSync(full);
+          target = tree.readlink(rel);
         } catch {
           continue;
         }
         if (linkStaysInside(rel, target)) found.push({ rel, entry: { kind: 'link', target } });
         else skippedLinks.push({ path: rel, reason: `${rel}: a symbolic link to ${target}, outside the workspace: not followed and not kept` });
       } else if (d.isFile()) {
-        const st = lstatSync(full, { throwIfNoEntry: false });
+        let st;
+        try {
+          st = tree.lstat(rel);
+        } catch {
+          continue; // its directory is gone or was replaced since it was listed
+        }
         if (st === undefined || !st.isFile()) continue;
         found.push({ rel, entry: { kind: 'file', stat: statOf(st) } });
       }
@@ -96,24 +102,4 @@ export async function scanWorkspace(root: string, limits: { maxFiles: number; ma
     await slices.tick();
   }
   return { found, incomplete, skippedLinks };
-}
-
-/**
- * A file's content and its stat, read without following a link at its last component (a
- * link planted meanwhile is refused, not read); null when it is gone or is not a file now.
- */
-export function readNoFollowSync(file: string): { content: Buffer; stat: FileStat } | null {
-  let fd: number;
-  try {
-    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
-  } catch {
-    return null;
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) return null;
-    return { content: readFileSync(fd), stat: statOf(st) };
-  } finally {
-    closeSync(fd);
-  }
 }

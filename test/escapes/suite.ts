@@ -24,6 +24,7 @@ import type { ScriptHashes } from '../../machines/script-hashes';
 import { pidsHeld } from '../../activities/tools/command-cgroup';
 import { currentSeccompArch, syscallNumber } from '../../activities/tools/seccomp';
 import { evaluatePolicy, parsePolicy, sandboxFor, type PolicyConfig } from '../../machines/policy';
+import { raceCheckpoints } from './checkpoint-race';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.join(here, '../..');
@@ -700,6 +701,35 @@ export async function runEscapes(options: {
       }
       r.escapes = r.evidence.length;
       routes.push(r);
+    }
+
+    // Checkpoints and restores run in the worker, outside the sandbox, over a directory the
+    // session's processes can rename: one exchanged with a link to outside in a loop.
+    // Not in the control run: no sandbox is involved, the run with it proves the same.
+    if (!options.sandboxOff) {
+      const seconds = options.short ? 3 : 30;
+      const outsideChanged = async () => {
+        const now = await listTree(outside);
+        const same = now.join('\n') === outsideBaseline.join('\n') && safeRead(path.join(outside, 'secret.txt')) === `${secret}\n` && safeRead(path.join(outside, 'dir/inner.txt')) === `${secret}\n`;
+        if (same) return undefined;
+        const added = now.filter((entry) => !outsideBaseline.includes(entry));
+        const gone = outsideBaseline.filter((entry) => !now.includes(entry));
+        await restoreOutside(outside, outsideBaseline, secret);
+        await fs.mkdir(path.join(outside, 'dir'), { recursive: true });
+        await fs.writeFile(path.join(outside, 'dir/inner.txt'), `${secret}\n`);
+        return `changed the outside directory (${[...added.map((e) => `+${e}`), ...gone.map((e) => `-${e}`)].join(', ') || 'content'})`;
+      };
+      const raced = await raceCheckpoints({ base, outside, secret, seconds, outsideChanged });
+      routes.push({
+        route: `checkpoints and restores while a workspace directory is exchanged with a link to outside in a loop (${seconds} s)`,
+        attempts: raced.attempts,
+        deniedByPolicy: 0,
+        contained: raced.attempts - raced.evidence.length,
+        toolErrors: raced.toolErrors,
+        escapes: raced.evidence.length,
+        limits: {},
+        evidence: raced.evidence.slice(0, 10),
+      });
     }
 
     // One command floods Keel's proxy socket with connections while another session's commands run.
