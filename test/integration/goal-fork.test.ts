@@ -72,6 +72,8 @@ describe('goal fork', () => {
 
       const parent = await run.handle.result();
       expect(parent.verdict).toBe('goal_met');
+      await recordGoalHistory(run.handle, 'checkpoints-parent');
+      await recordGoalHistory(env.client.workflow.getHandle(`${id}/task-t1/1`), 'checkpoints-parent-agent');
       const parentFiles = await filesOf(g.workspace);
       expect(parentFiles).toEqual({ 'base.txt': 'as the goal found it\n', 'one.txt': 'one\n', 'two.txt': 'two\n', 'three.txt': 'three\n' });
       const agentCalls = (taskId: string) => g.standin.requests.filter((r) => JSON.stringify(r.body).includes(`task [${taskId}]`)).length;
