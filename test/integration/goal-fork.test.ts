@@ -14,6 +14,7 @@ import { CheckpointError } from '../../client/checkpoints';
 import { InvalidInputError } from '../../client/errors';
 import type { GoalLogEntry } from '../../workflows/definitions';
 import { createApp } from '../../server/app';
+import { cliEnv, keel as keelCli } from '../fixtures/client-cli';
 import { critic, goalEnv, plan, planner, recordGoalHistory, review, task, writesFile } from '../fixtures/goal-harness';
 import { useTemporal } from '../fixtures/use-temporal';
 
@@ -144,6 +145,19 @@ describe('goal fork', () => {
       expect(await http('POST', `/api/goals/${id}/fork`, { afterTask: 'nope' })).toMatchObject({ status: 409, body: { code: 'unknown_task' } });
       expect(await http('POST', `/api/goals/${id}/fork`, { atPlanVersion: 1, afterTask: 't1' })).toMatchObject({ status: 400 });
       expect((await http('GET', `/api/goals/${id}/checkpoints`)).body).toMatchObject({ enabled: true, planVersions: [{ version: 1 }], finished: [{ taskId: 't1' }, { taskId: 't2' }, { taskId: 't3' }] });
+
+      // The CLI: a plan file as `keel status --json` shows the plan (tasks with their state), after task t2.
+      const planFile = path.join(workspace1, '..', `${path.basename(g.workspace)}-plan.json`);
+      forks.push(planFile, `${g.workspace}-cli`);
+      await fs.writeFile(planFile, JSON.stringify(await keel.getGoal(id).plan()));
+      const cli = await keelCli(['goal', 'fork', id, '--after-task', 't2', '--plan-file', planFile, '--workspace', `${g.workspace}-cli`, '--json'], cliEnv(g.taskQueue));
+      expect(cli.code, cli.stderr).toBe(0);
+      const viaCli = cli.json<{ id: string; forkOf: { kept: string[]; rerun: string[] } }>();
+      expect(viaCli.forkOf).toMatchObject({ kept: ['t1', 't2'], rerun: ['t3'] });
+      expect((await keel.getGoal(viaCli.id).result()).verdict).toBe('goal_met');
+      expect(await filesOf(`${g.workspace}-cli`)).toEqual(parentFiles);
+      const refusedCli = await keelCli(['goal', 'fork', id, '--after-task', 'nope'], cliEnv(g.taskQueue));
+      expect([refusedCli.code, refusedCli.stderr]).toEqual([5, expect.stringContaining('task nope is not in this goal')]);
 
       // A goal started without checkpoints: no fork (its agents' files were not recorded).
       const plain = await g.start({ goal: 'NOCHECKPOINTS' });
