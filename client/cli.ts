@@ -84,7 +84,7 @@ program
   .option('--json')
   // `--json`, `--id` and `--workspace` are also `keel goal`'s: commander gives them to it, so they are read there too.
   .action(async (id: string, o: GoalForkCommandOptions, cmd: Command) => {
-    const { json, id: forkId, workspace } = (cmd.parent?.opts() ?? {}) as GoalForkCommandOptions;
+    const { json, id: forkId, workspace } = cmd.parent?.opts<GoalForkCommandOptions>() ?? {};
     await (await import('./cli/goal-fork')).goalForkCommand(id, { ...(json !== undefined ? { json } : {}), ...(forkId !== undefined ? { id: forkId } : {}), ...(workspace !== undefined ? { workspace } : {}), ...o });
   });
 

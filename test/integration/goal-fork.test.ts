@@ -144,6 +144,9 @@ describe('goal fork', () => {
       };
       expect(await http('POST', `/api/goals/${id}/fork`, { afterTask: 'nope' })).toMatchObject({ status: 409, body: { code: 'unknown_task' } });
       expect(await http('POST', `/api/goals/${id}/fork`, { atPlanVersion: 1, afterTask: 't1' })).toMatchObject({ status: 400 });
+      // /openapi.json documents the route from the same schema (one point, a plan of tasks).
+      const openapi = (await http('GET', '/openapi.json')).body as { paths: Record<string, { post?: { requestBody: { content: { 'application/json': { schema: { properties: Record<string, unknown> } } } } } }> };
+      expect(Object.keys(openapi.paths[`/api/goals/{id}/fork`]!.post!.requestBody.content['application/json'].schema.properties).sort()).toEqual(['afterTask', 'atPlanVersion', 'plan']);
       expect((await http('GET', `/api/goals/${id}/checkpoints`)).body).toMatchObject({ enabled: true, planVersions: [{ version: 1 }], finished: [{ taskId: 't1' }, { taskId: 't2' }, { taskId: 't3' }] });
 
       // The CLI: a plan file as `keel status --json` shows the plan (tasks with their state), after task t2.
