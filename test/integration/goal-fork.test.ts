@@ -125,12 +125,13 @@ describe('goal fork', () => {
       expect(await filesOf(workspace2)).toEqual(parentFiles);
       expect(agentCalls('t1')).toBe(t1Calls + 2);
 
-      // A fork of a fork: after its kept task (the parent's point, by way of the fork's own record).
-      const ff = await keel.forkGoal(f1.id, { atPlanVersion: 2, workspace: `${workspace1}-again` });
+      // A fork of a fork: after its own task t2b (t1 is still the parent's, kept through the first fork).
+      const ff = await keel.forkGoal(f1.id, { afterTask: 't2b', workspace: `${workspace1}-again` });
       forks.push(`${workspace1}-again`);
-      expect(ff.forkOf).toMatchObject({ kept: ['t1'], rerun: ['t2b', 't3'] });
-      expect((await ff.goal.result()).verdict).toBe('goal_met');
-      expect((await filesOf(`${workspace1}-again`))['one.txt']).toBe('one\n');
+      expect(ff.forkOf).toMatchObject({ kept: ['t1', 't2b'], rerun: ['t3'] });
+      const rff = await ff.goal.result();
+      expect(rff.tasks.map((t) => t.agentId)).toEqual([`${id}/task-t1/1`, `${f1.id}/task-t2b/1`, `${ff.id}/task-t3/1`]);
+      expect(await filesOf(`${workspace1}-again`)).toEqual(await filesOf(workspace1));
 
       // The parent is untouched.
       expect(await filesOf(g.workspace)).toEqual(parentFiles);
@@ -149,14 +150,14 @@ describe('goal fork', () => {
       expect(Object.keys(openapi.paths[`/api/goals/{id}/fork`]!.post!.requestBody.content['application/json'].schema.properties).sort()).toEqual(['afterTask', 'atPlanVersion', 'plan']);
       expect((await http('GET', `/api/goals/${id}/checkpoints`)).body).toMatchObject({ enabled: true, planVersions: [{ version: 1 }], finished: [{ taskId: 't1' }, { taskId: 't2' }, { taskId: 't3' }] });
 
-      // The CLI: a plan file as `keel status --json` shows the plan (tasks with their state), after task t2.
+      // The CLI: a plan file as `keel status --json` shows the plan (tasks with their state), after the last task: all kept, the critic only.
       const planFile = path.join(workspace1, '..', `${path.basename(g.workspace)}-plan.json`);
       forks.push(planFile, `${g.workspace}-cli`);
       await fs.writeFile(planFile, JSON.stringify(await keel.getGoal(id).plan()));
-      const cli = await keelCli(['goal', 'fork', id, '--after-task', 't2', '--plan-file', planFile, '--workspace', `${g.workspace}-cli`, '--json'], cliEnv(g.taskQueue));
+      const cli = await keelCli(['goal', 'fork', id, '--after-task', 't3', '--plan-file', planFile, '--workspace', `${g.workspace}-cli`, '--json'], cliEnv(g.taskQueue));
       expect(cli.code, cli.stderr).toBe(0);
       const viaCli = cli.json<{ id: string; forkOf: { kept: string[]; rerun: string[] } }>();
-      expect(viaCli.forkOf).toMatchObject({ kept: ['t1', 't2'], rerun: ['t3'] });
+      expect(viaCli.forkOf).toMatchObject({ kept: ['t1', 't2', 't3'], rerun: [] });
       expect((await keel.getGoal(viaCli.id).result()).verdict).toBe('goal_met');
       expect(await filesOf(`${g.workspace}-cli`)).toEqual(parentFiles);
       const refusedCli = await keelCli(['goal', 'fork', id, '--after-task', 'nope'], cliEnv(g.taskQueue));
