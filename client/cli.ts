@@ -10,6 +10,7 @@ import type { CodecServerCommandOptions } from './cli/codec';
 import type { HostMoveCommandOptions } from './cli/host';
 import type { RepairCommandOptions } from './cli/repair';
 import type { ForkCommandOptions } from './cli/session';
+import type { GoalForkCommandOptions } from './cli/goal-fork';
 import type { CheckReplayCommandOptions } from './cli/check-replay';
 import { answerCommand, type AnswerOptions, controlCommand, type ControlOptions, type GoalCommandOptions, goalCommand, lsCommand, statusCommand, watchCommand } from './cli/commands';
 import { EXIT } from './cli/output';
@@ -70,7 +71,22 @@ program
   .option('-y, --yes', 'answer yes to every approval (plan and tool calls)')
   .option('--detach', 'start it and print its id, without following')
   .option('--json', 'print the final report as JSON')
-  .action((text: string, o: GoalCommandOptions) => goalCommand(text, o));
+  .action((text: string, o: GoalCommandOptions) => goalCommand(text, o))
+  // `keel goal fork`: a goal from a plan version or a finished task of a goal started with checkpoints (client/cli/goal-fork.ts).
+  .command('fork')
+  .description("a new goal from a plan version or a finished task, with that plan or a changed one: tasks done by then kept, the others run again, the files in a new workspace; the parent is untouched")
+  .argument('<id>', 'the goal')
+  .option('--at-plan <n>', 'a plan version')
+  .option('--after-task <id>', 'a finished task')
+  .option('--plan-file <file>', "the fork's whole plan: a JSON array of tasks (id, title, instructions, dependencies, priority, role), checked as a planner's")
+  .option('--workspace <dir>', "the fork's workspace (default: beside the parent's)")
+  .option('--id <id>', "the fork's workflow id")
+  .option('--json')
+  // `--json`, `--id` and `--workspace` are also `keel goal`'s: commander gives them to it, so they are read there too.
+  .action(async (id: string, o: GoalForkCommandOptions, cmd: Command) => {
+    const { json, id: forkId, workspace } = cmd.parent?.opts<GoalForkCommandOptions>() ?? {};
+    await (await import('./cli/goal-fork')).goalForkCommand(id, { ...(json !== undefined ? { json } : {}), ...(forkId !== undefined ? { id: forkId } : {}), ...(workspace !== undefined ? { workspace } : {}), ...o });
+  });
 
 program
   .command('chat')

@@ -1,6 +1,10 @@
 // The Keel client SDK: start, drive and follow goals and sessions from a program.
 export { KeelClient, DEFAULT_TASK_QUEUE, type KeelClientOptions, type StartGoalOptions, type StartSessionOptions, type ListOptions, type ListEntry } from './keel-client';
 export { GoalHandle } from './goal-handle';
+// Goal forks (docs/fork-and-rewind.md "Goals"): KeelClient.forkGoal's request and answer; a refusal is a CheckpointError.
+export type { GoalForkResult } from './goal-fork';
+export type { GoalForkRequest } from '../workflows/protocol/goal-fork';
+export { CheckpointError } from './checkpoints';
 export type { MoveHostOptions, MoveHostReport, MovedRun } from './host-move';
 export { SessionHandle, type TurnOutcome } from './session-handle';
 export { followStream, type EventsOptions, type StreamItem, type GoalStreamItem, type SessionStreamItem, type ModelStreamEvent } from './events';

@@ -26,6 +26,8 @@ import { GoalHandle } from './goal-handle';
 import { KeelSchedules } from './schedules';
 import { SessionHandle } from './session-handle';
 import { forkSession, type ForkResult } from './session-fork';
+import { forkGoal, type GoalForkResult } from './goal-fork';
+import type { GoalForkRequest } from '../workflows/protocol/goal-fork';
 import type { ForkRequest } from '../workflows/protocol/checkpoints';
 import { resolveWorkspace, WorkspaceError } from './workspace';
 
@@ -220,6 +222,15 @@ export class KeelClient {
    */
   forkSession(parentId: string, request: ForkRequest): Promise<ForkResult> {
     return forkSession(this.client, this.taskQueue, parentId, request);
+  }
+
+  /**
+   * A new goal from a plan version (`atPlanVersion`) or a finished task (`afterTask`) of a goal
+   * started with checkpoints, with its plan there or `plan` (checked as a planner's): the tasks
+   * done by then kept, the others run again, the files in a new workspace (client/goal-fork.ts).
+   */
+  forkGoal(parentId: string, request: GoalForkRequest): Promise<GoalForkResult> {
+    return forkGoal(this.client, this.taskQueue, parentId, request);
   }
 
   /** Which kind a workflow id is (`goal`, `session`, `agent`), from its type. */

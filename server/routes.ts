@@ -7,6 +7,7 @@ import { mapErrors } from '../client/errors';
 import { resolveWorkspace, WorkspaceError } from '../client/workspace';
 import { readInbox } from './inbox';
 import { checkpointRoutes } from './checkpoint-routes';
+import { goalForkRoutes } from './goal-fork-routes';
 import { ProblemError } from './problem';
 import { scheduleRoutes } from './schedule-routes';
 import {
@@ -334,6 +335,8 @@ export const routes: Route[] = [
   }),
   // Fork, rewind and the turns' checkpoints (server/checkpoint-routes.ts).
   ...checkpointRoutes,
+  // Goal forks (server/goal-fork-routes.ts).
+  ...goalForkRoutes,
   // Goals on a schedule (server/schedule-routes.ts).
   ...scheduleRoutes(workspaceOf),
 ];

@@ -45,6 +45,8 @@ import { infraWaitingKey } from '../machines/infra-retry';
 import { hasPatch } from './run-format';
 import { nestedSubAgents } from './nested-sub-agents';
 import { subAgentReportSignal, subAgentSlotAnswerSignal } from './protocol/sub-agents';
+import { checkpointAgentEnd } from './agent-checkpoint';
+import type { AgentCheckpoint } from './protocol/agent';
 
 /** A task agent's turns read the retry table's unattended row (machines/model-retry.ts). */
 const UNATTENDED_RETRIES_PATCH = 'agent-unattended-retries';
@@ -70,6 +72,8 @@ export interface AgentResult {
   steps: number;
   /** Set when the turn ended on a budget: which limit, and the figures against the agent's share of the goal's. */
   exhaustion?: Exhaustion;
+  /** The workspace's checkpoint at its end (goals started with checkpoints: ./agent-checkpoint.ts). */
+  checkpoint?: AgentCheckpoint;
 }
 
 export type { AgentInput } from './protocol/agent';
@@ -309,7 +313,9 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
   folded = { ...folded, evidence: { ...folded.evidence, summary: decided.agentSummary } };
   const evidence: TaskEvidence = folded.evidence;
   host.report();
+  // A goal with checkpoints: the workspace as this agent left it (a goal fork after this task starts from it).
+  const checkpoint = input.checkpoint !== undefined ? await checkpointAgentEnd(input.checkpoint, { store: input.storeDir, storeId: input.storeId, workspace: input.workspace, route: routing.route, conversation }) : undefined;
   await sent;
   host.stream.detachPollers();
-  return { agentId, taskId: input.taskId, attempt: input.attempt, outcome: decided.outcome, summary: decided.summary, turnOutcome: finished.outcome, evidence, usage: settled === ZERO_USAGE ? finished.usage : usageNow(), steps: finished.steps, ...(finished.outcome === 'budget_exhausted' && finished.exhaustion !== null ? { exhaustion: finished.exhaustion } : {}) };
+  return { agentId, taskId: input.taskId, attempt: input.attempt, outcome: decided.outcome, summary: decided.summary, turnOutcome: finished.outcome, evidence, usage: settled === ZERO_USAGE ? finished.usage : usageNow(), steps: finished.steps, ...(finished.outcome === 'budget_exhausted' && finished.exhaustion !== null ? { exhaustion: finished.exhaustion } : {}), ...(checkpoint !== undefined ? { checkpoint } : {}) };
 }

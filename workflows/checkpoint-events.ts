@@ -39,4 +39,15 @@ export interface SessionRewoundEvent {
   files: { written: number; removed: number; skipped: { path: string; reason: string }[] } | null;
 }
 
+/** (goals, docs/fork-and-rewind.md "Goals") */
+/** This goal was forked from another's point: its workspace was laid out from that checkpoint. */
+export interface GoalForkedEvent {
+  kind: 'goal.forked';
+  fromGoal: string;
+  point: string;
+  kept: string[];
+  written: number;
+  skipped: { path: string; reason: string }[];
+}
+
 export type CheckpointLogEvent = CheckpointRecordedEvent | CheckpointFailedEvent | SessionForkedEvent | SessionRewoundEvent;

@@ -39,6 +39,10 @@ export interface AgentPoolHost {
   refuse(source: string, machine: string, event: string, message: string): void;
   post(work: () => void): void;
   record(source: string, event: GoalEvent): void;
+  /** What each agent is given to checkpoint the workspace at its end (goals with checkpoints: ./goal-checkpoints.ts). */
+  agentInput?(): Partial<Pick<AgentInput, 'checkpoint'>>;
+  /** An attempt returned its result (before the machine hears of it). */
+  attemptEnded?(a: { taskId: string; attempt: number; agentId: string; outcome: 'succeeded' | 'failed'; planVersion: number; result: string; evidence: string[]; usage: Usage; checkpoint: AgentResult['checkpoint'] }): void;
 }
 
 /** What one run hands the next (no agent runs at a hand-over: see goal.ts). */
@@ -148,6 +152,7 @@ export class AgentPool {
       thinking: thinkingFor(options, d.role),
       reportToken: token,
       ...(earlier.length > 0 ? { earlierAttempts: describeAttempts(earlier) } : {}),
+      ...this.h.agentInput?.(),
     };
     const source = `agent ${d.agentId}`;
     scope
@@ -172,6 +177,7 @@ export class AgentPool {
             // Usage the agent reported is counted; the rest (usually nothing) comes with the result.
             const unreported = usageSince(this.usage[d.agentId] ?? ZERO_USAGE, result.usage);
             this.usage[d.agentId] = result.usage;
+            this.h.attemptEnded?.({ taskId: d.taskId, attempt: d.attempt, agentId: d.agentId, outcome: result.outcome, planVersion: this.h.goal().planVersion, result: result.summary, evidence: describeEvidence(result.evidence), usage: result.usage, checkpoint: result.checkpoint });
             this.h.record(source, {
               type: 'task_finished',
               taskId: d.taskId,

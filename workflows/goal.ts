@@ -32,6 +32,7 @@ import { listenForUpgradeNudge, upgradeOnContinue } from './versioning';
 import { hasPatch, stampedMemo } from './run-format';
 import { scheduleGate } from './schedule-gate';
 import { withinMonthlyBudget } from '../machines/schedule-budget';
+import { GoalCheckpoints, type GoalCheckpointCarry } from './goal-checkpoints';
 
 export { thinkingFor } from './goal-agents';
 export type { GoalResult, GoalTaskReport, ResolvedGoalOptions } from './goal-options';
@@ -52,6 +53,8 @@ export interface GoalCarry extends HostCarry {
   /** Directives the machine gave while the run was handing over: the next run executes them. */
   deferred: GoalDirective[];
   run: number;
+  /** Its fork points (goals started with checkpoints: workflows/goal-checkpoints.ts). */
+  checkpoints?: GoalCheckpointCarry | undefined;
 }
 
 /** Goals that ran before continue-as-new existed replay as they ran. */
@@ -97,6 +100,8 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
     // The planner's and critic's calls stream to the goal's own `model` topic.
     live: () => [...models.scopes.keys()],
     afterReport: () => considerHandover(),
+    // Each plan version is recorded with the workspace then (a fork point).
+    tap: (event) => checkpoints.tap(event),
   });
   const goalId = host.workflowId;
   // KeelWaiting: what the goal's setup waits out (its agents show their own).
@@ -115,8 +120,17 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
       refuse: (source, machine, event, message) => host.rejected(source, { code: 'guard_failed', machine, state: goal.state.status, event, message }),
       post: host.post,
       record: (source, event) => goal.record(source, event),
+      agentInput: () => checkpoints.agentInput(),
+      attemptEnded: (a) => checkpoints.attemptEnded(a),
     },
-    carry?.agents,
+    // A fork's first run knows what its kept tasks' agents reported (their files and commands).
+    carry?.agents ?? (options.forkOf?.details !== undefined ? { attempts: {}, usage: {}, evidence: { ...options.forkOf.details } } : undefined),
+  );
+  // ---- fork points: the workspace at the start, at each plan version and each task's end (workflows/goal-checkpoints.ts) ----
+  const checkpoints = new GoalCheckpoints(
+    { options, route: () => routing.route, storeId: () => storeId, policy: () => policy, tasks: () => goal.state.tasks, now: host.now, post: host.post, publish: host.publish },
+    carry?.checkpoints,
+    carry === undefined,
   );
 
   // ---- the autonomy machine and its directives ------------------------------------------------
@@ -194,20 +208,41 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
       ready = true;
       return goal.record('initialize', { type: 'cancel', reason: gate.reason });
     }
-    setUp().then(
-      (r) =>
-        host.post(() => {
-          ready = true;
-          if (!r.ok) return cannotStart(r.error);
-          ({ policy, tools, toolsRef, storeId } = r);
-          policyOrigin = r.origin ?? null;
-          goal.record('initialize', { type: 'decompose' });
-        }),
-      (error: unknown) =>
-        host.post(() => {
-          ready = true;
-          cannotStart(failureMessage(error));
-        }),
+    const setUpThen = () =>
+      setUp().then(
+        (r) =>
+          host.post(() => {
+            if (!r.ok) {
+              ready = true;
+              return cannotStart(r.error);
+            }
+            ({ policy, tools, toolsRef, storeId } = r);
+            policyOrigin = r.origin ?? null;
+            // A fork starts from its seed (no planner); a goal with checkpoints records its workspace first.
+            const forked = checkpoints.forkedEvent();
+            if (forked !== null) {
+              ready = true;
+              return goal.record('initialize', forked);
+            }
+            checkpoints.baseline(() => {
+              ready = true;
+              goal.record('initialize', { type: 'decompose' });
+            });
+          }),
+        (error: unknown) =>
+          host.post(() => {
+            ready = true;
+            cannotStart(failureMessage(error));
+          }),
+      );
+    // A fork lays its workspace out from its fork point first.
+    const restored = checkpoints.forkRestore();
+    if (restored === null) return void setUpThen();
+    restored.then(setUpThen, (error: unknown) =>
+      host.post(() => {
+        ready = true;
+        cannotStart(`the fork's workspace could not be laid out: ${failureMessage(error)}`);
+      }),
     );
   }
 
@@ -255,6 +290,7 @@ export async function goalWorkflow(input: GoalOptions, carry?: GoalCarry): Promi
       modelCalls: models.calls,
       deferred,
       run,
+      ...(checkpoints.carry() !== undefined ? { checkpoints: checkpoints.carry() } : {}),
     };
     // The resolved options: the next run starts with the defaults this one used.
     // A moved workspace: the next run starts on the host it was moved to.

@@ -3,7 +3,7 @@
 import type { Json, LogEvent } from '../machines/index';
 import type { InfraService } from '../machines/infra-retry';
 import type { HostMoveFiles } from '../machines/host-move';
-import type { CheckpointLogEvent } from './checkpoint-events';
+import type { CheckpointLogEvent, GoalForkedEvent } from './checkpoint-events';
 
 /** An event the session could not take, recorded instead of being dropped. */
 export interface RejectedEvent {
@@ -107,7 +107,7 @@ export interface AgentApprovalAnsweredEvent {
   decision: 'approved' | 'denied';
 }
 /** What the goal adds to the machines' events in its log. */
-export type GoalRunnerEvent = RunnerEvent | AgentApprovalRequestedEvent | AgentApprovalAnsweredEvent;
+export type GoalRunnerEvent = RunnerEvent | AgentApprovalRequestedEvent | AgentApprovalAnsweredEvent | GoalForkedEvent;
 
 /** One entry of a goal's or agent's `events` topic. */
 export type GoalLogEntry = (LogEvent | GoalRunnerEvent) & { seq: number; at: string; workflowId: string };

@@ -19,6 +19,7 @@ const E = [
   'usage_reported',
   'cancel',
   'timer_fired',
+  'forked',
 ] as const;
 type Ev = GoalEvent['type'];
 const row = (from: GoalStatus, event: Ev, to: GoalStatus, guard?: string) => (guard === undefined ? { from, event, to } : { from, event, to, guard });
@@ -37,6 +38,11 @@ export const goalMachine = defineMachine<GoalState, GoalEvent, GoalDirective>({
   terminal: ['goal_met', 'stopped'],
   table: [
     row('goal_received', 'decompose', 'planning'),
+    // A fork starts from its parent's plan (machines/goal-fork.ts): no planner.
+    row('goal_received', 'forked', 'awaiting_plan_approval', 'valid plan, approval needed'),
+    row('goal_received', 'forked', 'executing', 'valid plan, auto-approve; tasks running'),
+    row('goal_received', 'forked', 'reviewing', 'valid plan, every task kept'),
+    row('goal_received', 'forked', 'stopped', 'invalid plan'),
     row('planning', 'plan_proposed', 'awaiting_plan_approval', 'valid plan, approval needed'),
     row('planning', 'plan_proposed', 'executing', 'valid plan, auto-approve'),
     row('planning', 'plan_proposed', 'planning', 'invalid plan, attempts left'),

@@ -8,6 +8,7 @@ import { type EmitEvent } from '../events';
 import { taskInputSchema, type Task } from '../task-graph';
 import { type GoalState, type Review } from './state';
 import { lazySchema } from '../lazy-schema';
+import { keptTaskSchema } from '../goal-fork';
 
 const tasksInput = lazySchema(() => z.array(taskInputSchema));
 
@@ -51,6 +52,8 @@ export const goalEventSchema = lazySchema(() => z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('usage_reported'), usage: usageSchema }),
   z.strictObject({ type: z.literal('cancel'), reason: z.string().optional() }),
   z.strictObject({ type: z.literal('timer_fired'), timerId: z.string() }),
+  /** A fork's start (machines/goal-fork.ts): its plan, the tasks kept done, its plan version, and where it came from in words. */
+  z.strictObject({ type: z.literal('forked'), tasks: tasksInput, kept: z.array(keptTaskSchema).max(10_000), planVersion: z.number().int().positive(), from: z.string().min(1) }),
 ]));
 export type GoalEvent = z.infer<typeof goalEventSchema>;
 

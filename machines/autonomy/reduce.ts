@@ -143,6 +143,24 @@ export function reduce(state: GoalState, event: GoalEvent): Out {
     }
     case 'cancel':
       return stop(c, event.reason ?? 'cancelled by the user', null, []);
+    case 'forked': {
+      const problems = planProblems(event.tasks, [], c.config.maxTasks);
+      if (problems.length > 0) return stop(c, `the fork's plan is not valid: ${problems.join('; ')}`, null, [emit('plan.invalid', { goalId, attempt: 0, errors: problems })]);
+      const kept = new Map(event.kept.map((k) => [k.taskId, k]));
+      const attemptsUsed: Record<string, number> = {};
+      // Kept tasks are done (their agents are the parent's); the others start from their first attempt.
+      const tasks = event.tasks.map((t): Task => {
+        const k = kept.get(t.id);
+        if (k === undefined) return toTask(t, c.config.maxTaskAttempts);
+        attemptsUsed[t.id] = k.attempt;
+        return { ...toTask(t, Math.max(1, k.attempt)), status: k.status, attempts: k.attempt, result: k.result, evidence: [...k.evidence], agentId: k.agentId };
+      });
+      const planned: Common = { ...c, tasks, attemptsUsed, planVersion: event.planVersion, feedback: null };
+      const out: D[] = [emit('plan.updated', { goalId, planVersion: event.planVersion, changes: event.from, tasks })];
+      // Nothing to run (every task kept): straight to the critic; there is no new work to approve.
+      if (c.config.autoApprove || tasks.every((t) => t.status !== 'pending')) return dispatch(planned, [...out, emit('plan.approved', { goalId, planVersion: event.planVersion, by: 'auto' })]);
+      return awaitApproval(planned, out);
+    }
     case 'timer_fired': {
       if (event.timerId === c.approvalTimerId && state.status === 'awaiting_plan_approval') {
         return stop(c, 'no one approved the plan in time', null, []);

@@ -53,7 +53,33 @@ export const agentInputSchema = lazySchema(() => z.strictObject({
   delegation: delegationSchema.optional(),
   /** The prompt cache's lifetime its parent session chose (a fork then writes and reads its parent's entries with the same TTL). */
   promptCacheTtl: z.enum(['5m', '1h']).optional(),
+  /** Set by a goal started with checkpoints: the agent checkpoints the workspace when it ends (./goal-fork.ts). */
+  checkpoint: agentCheckpointInputSchema.optional(),
 }));
+/** What a goal gives a task agent so it checkpoints the workspace when it ends (the session's checkpoint activity). */
+export const agentCheckpointInputSchema = lazySchema(() =>
+  z.strictObject({
+    /** The goal's last checkpoint (the new one records what changed since). */
+    previous: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+    limits: z.strictObject({ maxFileBytes: positiveInt, maxBytes: positiveInt, maxFiles: positiveInt, maxScanMs: positiveInt }),
+    /** New content the goal's checkpoints hold already (the budget's use). */
+    usedBytes: z.number().int().nonnegative(),
+  }),
+);
+export type AgentCheckpointInput = z.output<typeof agentCheckpointInputSchema>;
+
+/** The checkpoint a task agent took at its end (in its result). */
+export interface AgentCheckpoint {
+  manifest: string | null;
+  head: string | null;
+  changed: number;
+  removed: number;
+  storedBytes: number;
+  skipped: { path: string; reason: string }[];
+  incomplete: string | null;
+  error: string | null;
+}
+
 /** What a goal starts a task agent with: the schema's output (the goal resolved every default but one: workflows/agent.ts). */
 export type AgentInput = z.output<typeof agentInputSchema>;
 

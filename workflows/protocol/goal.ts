@@ -16,6 +16,8 @@ import { controlNames, defineControl } from './control';
 import { absolutePath, activityOverrides, backoff, positiveInt, thinking, thinkingBudget, timeoutMs, workspaceHost } from './option-fields';
 import type { agentReportSchema, TaskEvidence } from './agent';
 import { scheduleTagSchema } from './schedule-tag';
+import { checkpointsOptionSchema } from './checkpoints';
+import { goalForkOfSchema } from './goal-fork';
 
 /**
  * A goal's options: the workflow parses its input with this first thing (invalid input fails
@@ -83,6 +85,10 @@ export const goalOptionsSchema = lazySchema(() => z.strictObject({
   authenticatedControls: z.boolean().optional(),
   /** Set by a Keel schedule on the goals it starts (docs/schedules.md): the run checks the schedule's monthly budget before it calls any model. */
   schedule: scheduleTagSchema.optional(),
+  /** Workspace checkpoints at the goal's start and at each task agent's end, for goal forks (docs/fork-and-rewind.md "Goals"; default false). */
+  checkpoints: checkpointsOptionSchema.optional(),
+  /** Set by a goal fork: the goal, point and plan this one starts from (its workspace is laid out from that point's checkpoint). */
+  forkOf: goalForkOfSchema.optional(),
 }));
 /** What a goal is started with: the schema's input (defaults are filled in by workflows/goal-options.ts). */
 export type GoalOptions = z.input<typeof goalOptionsSchema>;

@@ -300,9 +300,15 @@ export function goalEvents(state: GoalState, choice: number): { normal: GoalEven
   if (Math.floor(choice / 13) % 5 === 0) normal.push({ type: 'timer_fired', timerId: 'stale' });
   if (state.deadlineTimerId !== null && Math.floor(choice / 11) % 3 === 0) normal.push({ type: 'timer_fired', timerId: state.deadlineTimerId });
   switch (state.status) {
-    case 'goal_received':
+    case 'goal_received': {
       normal.push({ type: 'decompose' });
+      // A fork's start (machines/goal-fork.ts): some tasks kept, all of them, or an invalid plan.
+      const tasks = [...(PLANS[choice % PLANS.length] ?? [])];
+      const keep = choice % 3 === 0 ? tasks : tasks.slice(0, 1);
+      const kept = keep.map((t) => ({ taskId: t.id, attempt: 1, agentId: `g0/task-${t.id}/1`, status: 'succeeded' as const, result: `${t.id} done`, evidence: [], usage: null }));
+      normal.push({ type: 'forked', tasks, kept, planVersion: 1 + (choice % 3), from: 'forked from g0 after task a' });
       break;
+    }
     case 'planning':
       normal.push({ type: 'plan_proposed', tasks: [...(PLANS[choice % PLANS.length] ?? [])], usage });
       if (choice % 20 === 9) normal.push({ type: 'advisor_retry_scheduled', advisor: 'planner', attempt: 2, delayMs: 1_000, reason: 'overloaded_error: Overloaded' });

@@ -9,6 +9,7 @@ import { ModelText, Timeline, useRunStream } from '../timeline';
 import type { GoalStateView, PlanView } from '../types';
 import { Badge, BudgetBars, PlanGraph, UsageLine } from '../ui';
 import { WaitingFor } from './inbox';
+import { GoalForkPoints } from '../goal-fork';
 
 type GoalData = { state: GoalStateView; plan: PlanView };
 
@@ -78,6 +79,7 @@ export function GoalPage({ id }: { id: string }) {
           </tbody>
         </table>)
       : null}
+    <GoalForkPoints id={id} version={run.version} />
     <h3>Budget</h3>
     <BudgetBars usage={state.usage.usage} limits={state.usage.limits} />
     {g.reviews?.length ? (<section><h3>Reviews</h3>{g.reviews.map((r) => (<div class="card"><strong>cycle {r.cycle}: {r.verdict}</strong><p>{r.findings}</p></div>))}</section>) : null}
