@@ -13,6 +13,9 @@
 //   - a session idle after one turn (idle limit 10 days): answered on the last build;
 //   - a session idle after one turn whose idle limit (2.5 days) falls while build-2 runs: it
 //     closes then, at its deadline in workflow time, not when a later build starts;
+//   - the same with a 2-day limit, in a session that continued as new after its turn (on
+//     build 1): its second run re-armed what was left of the timer, which fired on build 2 at
+//     the first run's deadline;
 //   - a session mid-turn, its command waiting for approval (approval limit 10 days): approved
 //     on the last build, the command runs once;
 //   - a goal waiting for its plan's approval (limit 10 days): approved on the last build, its
@@ -150,7 +153,7 @@ describe('sessions and goals across three later builds, days of workflow time ap
       worker.keel.worker.shutdown();
       await worker.running;
       worker = null;
-      ran.at(-1)!.to = await env.currentTimeMs();
+      if (ran.at(-1)!.to === Number.POSITIVE_INFINITY) ran.at(-1)!.to = await env.currentTimeMs();
       log(`${ran.at(-1)!.build} stopped`);
     }
 
@@ -160,16 +163,20 @@ describe('sessions and goals across three later builds, days of workflow time ap
       // Build 1: two sessions take a turn and wait for a person, one with an idle limit that falls during the days.
       const idle = await keel.startSession({ workspace, policy: { mode: 'ask' }, idleTimeoutMs: 10 * DAY });
       const expiring = await keel.startSession({ workspace, policy: { mode: 'ask' }, idleTimeoutMs: 2.5 * DAY });
+      // The same, but it continues as new after its turn (still on build 1): the next run re-arms what was left of its idle timer.
+      const moved = await keel.startSession({ workspace, policy: { mode: 'ask' }, idleTimeoutMs: 2 * DAY, continueAsNewAfterTurns: 1 });
       const midTurn = await keel.startSession({ workspace, policy: { mode: 'ask' }, approvalTimeoutMs: 10 * DAY });
       const goal = await keel.startGoal('run the two steps', { workspace, policy: { mode: 'full-auto' }, maxConcurrency: 1, planApprovalTimeoutMs: 10 * DAY });
       const unapproved = await keel.startGoal('a plan nobody approves', { workspace, policy: { mode: 'full-auto' }, planApprovalTimeoutMs: 4 * DAY });
       const t0 = await env.currentTimeMs();
       const turns: string[] = [(await idle.send('hello')).output ?? ''];
       await expiring.send('hello');
+      await moved.send('hello');
+      await waitUntil(async () => (await historiesOf(client, moved.id)).length, (n) => n === 2, 60_000, 'the session continued as new after its turn');
       const firstCommand = await midTurn.post('first command');
       await waitUntil(() => midTurn.workflowHandle.query(stateQuery), (s) => s.pendingApprovals.length === 1, 60_000, 'the command waiting for approval');
       for (const g of [goal, unapproved]) await waitUntil(() => g.state(), (s) => s.status === 'awaiting_plan_approval', 60_000, `${g.id}: plan waiting for approval`);
-      const everyId = [idle.id, expiring.id, midTurn.id, goal.id, unapproved.id];
+      const everyId = [idle.id, expiring.id, moved.id, midTurn.id, goal.id, unapproved.id];
       ran[0]!.checksum = completions((await historiesOf(client, idle.id)).at(-1)!).at(-1)!.checksum;
 
       const open = async () => {
@@ -214,10 +221,14 @@ describe('sessions and goals across three later builds, days of workflow time ap
       await waitUntil(() => goal.state(), (s) => s.status === 'goal_met' || s.status === 'stopped', 120_000, 'the goal finished');
       await idle.close('done');
       await midTurn.close('done');
-      const results = { idle: await idle.result(), expiring: await expiring.result(), midTurn: await midTurn.result(), goal: await goal.result(), unapproved: await unapproved.result() };
+      for (const id of everyId) await waitUntil(() => client.workflow.getHandle(id).describe(), (d) => d.status.name !== 'RUNNING', 60_000, `${id} closed`);
+      // (Asking for a result lets this server skip time, and it does — years, for a run of its own: the last build's window ends here.)
+      ran.at(-1)!.to = await env.currentTimeMs();
+      const results = { idle: await idle.result(), expiring: await expiring.result(), moved: await moved.result(), midTurn: await midTurn.result(), goal: await goal.result(), unapproved: await unapproved.result() };
       const logs = {
         idle: (await idle.workflowHandle.query(eventsQuery, { from: 0, limit: 500 })).entries,
         expiring: (await expiring.workflowHandle.query(eventsQuery, { from: 0, limit: 500 })).entries,
+        moved: (await moved.workflowHandle.query(eventsQuery, { from: 0, limit: 500 })).entries,
         midTurn: (await midTurn.workflowHandle.query(eventsQuery, { from: 0, limit: 500 })).entries,
         goal: (await client.workflow.getHandle(goal.id).query(goalEventsQuery, { from: 0, limit: 500 })).entries,
         unapproved: (await client.workflow.getHandle(unapproved.id).query(goalEventsQuery, { from: 0, limit: 500 })).entries,
@@ -244,6 +255,7 @@ describe('sessions and goals across three later builds, days of workflow time ap
       const buildsOf = (id: string) => [...new Set(histories.get(id)!.flatMap((run) => completions(run).map((c) => buildOf(c.checksum))))];
       for (const id of [idle.id, midTurn.id, goal.id]) expect(buildsOf(id), id).toEqual(['build-1', 'build-2', 'patched-3', 'patched-4']);
       expect(buildsOf(expiring.id)).toEqual(['build-1', 'build-2']);
+      expect(buildsOf(moved.id)).toEqual(['build-1', 'build-2']);
       expect(buildsOf(unapproved.id)).toEqual(['build-1', 'build-2', 'patched-3']);
       for (const id of agentIds) expect(buildsOf(id), id).toEqual(['patched-4']);
       expect(agentIds).toHaveLength(2);
@@ -264,7 +276,7 @@ describe('sessions and goals across three later builds, days of workflow time ap
       // No command twice: the ledger has each line once, and each tool call was asked of the model once.
       expect((await fs.readFile(path.join(workspace, 'ledger.txt'), 'utf8')).trim().split('\n').sort()).toEqual(['s1', 't1', 't2']);
       const asked = (rule: string) => standin.requests.filter((r) => r.rule === rule).length;
-      for (const rule of ['s1-command', 't1-command', 't2-command', 'plan-wait', 'plan-expire', 'hello', 'still']) expect(asked(rule), rule).toBe(rule === 'hello' ? 2 : 1);
+      for (const rule of ['s1-command', 't1-command', 't2-command', 'plan-wait', 'plan-expire', 'hello', 'still']) expect(asked(rule), rule).toBe(rule === 'hello' ? 3 : 1);
 
       // The days passed: the idle session's last turn came six days after its first, in workflow time.
       const idleTasks = histories.get(idle.id)!.flatMap(completions);
@@ -291,6 +303,26 @@ describe('sessions and goals across three later builds, days of workflow time ap
       expect(Math.abs(Date.parse(closed.at) - idleTimer.fired)).toBeLessThan(60_000);
       expect(buildOf(completions(expiringEvents).find((c) => c.id > idleTimer.firedId)!.checksum)).toBe('build-2');
 
+      // The session that continued as new on build 1: its second run re-armed the idle timer with
+      // what was left of the 2 days, and it fired on build 2 at the first run's deadline.
+      const [movedFirst, movedSecond] = histories.get(moved.id)!;
+      expect(histories.get(moved.id)).toHaveLength(2);
+      const idleArmedFirst = movedFirst!.filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_STARTED && ms(e.timerStartedEventAttributes?.startToFireTimeout) === 2 * DAY).at(-1)!;
+      const deadline = ms(idleArmedFirst.eventTime) + 2 * DAY;
+      const rearmed = movedSecond!.filter((e) => e.eventType === EventType.EVENT_TYPE_TIMER_STARTED && ms(e.timerStartedEventAttributes?.startToFireTimeout) > DAY);
+      expect(rearmed).toHaveLength(1);
+      expect(ms(rearmed[0]!.timerStartedEventAttributes?.startToFireTimeout)).toBeLessThan(2 * DAY);
+      const movedFired = movedSecond!.find((e) => e.eventType === EventType.EVENT_TYPE_TIMER_FIRED && e.timerFiredEventAttributes?.timerId === rearmed[0]!.timerStartedEventAttributes?.timerId)!;
+      expect(Math.abs(ms(movedFired.eventTime) - deadline)).toBeLessThan(60_000);
+      expect(results.moved.reason).toBe('timeout');
+      expect(Math.abs(Date.parse(logs.moved.find((e) => e.kind === 'session.closed')!.at) - deadline)).toBeLessThan(60_000);
+      expect(buildOf(completions(movedSecond!).find((c) => c.id > Number(movedFired.eventId))!.checksum)).toBe('build-2');
+
+      // The waits that were answered on the last build lasted the days: the command's approval and the plan's.
+      const at = (entries: readonly { kind: string; at: string }[], kind: string) => Date.parse(entries.find((e) => e.kind === kind)!.at);
+      expect(at(logs.midTurn, 'tool.approved') - at(logs.midTurn, 'tool.approval_requested')).toBeGreaterThan(6 * DAY - 60_000);
+      expect(at(logs.goal, 'plan.approved') - at(logs.goal, 'plan.approval_requested')).toBeGreaterThan(6 * DAY - 60_000);
+
       // The plan approval limit that fell on patched-3: the goal stopped by its rule, 4 days after the plan waited.
       const unapprovedEvents = histories.get(unapproved.id)!.flat();
       const approvalTimer = timer(unapprovedEvents, 4 * DAY);
@@ -304,7 +336,7 @@ describe('sessions and goals across three later builds, days of workflow time ap
       // The patches: runs that began on build 1 replayed without the start timer (no marker) and
       // ended through patched-4's new branch (its marker); the agents, started on patched-4, have the start timer's.
       for (const id of [idle.id, midTurn.id, goal.id]) expect(patchMarkers(histories.get(id)!.flat()).filter((p) => p.startsWith('time-test')), id).toEqual([PATCH_END]);
-      for (const id of [expiring.id, unapproved.id]) expect(patchMarkers(histories.get(id)!.flat()).filter((p) => p.startsWith('time-test')), id).toEqual([]);
+      for (const id of [expiring.id, moved.id, unapproved.id]) expect(patchMarkers(histories.get(id)!.flat()).filter((p) => p.startsWith('time-test')), id).toEqual([]);
       for (const id of agentIds) expect(patchMarkers(histories.get(id)!.flat()).filter((p) => p.startsWith('time-test')), id).toEqual([PATCH_START]);
     } finally {
       await stopWorker().catch(() => undefined);
