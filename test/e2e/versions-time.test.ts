@@ -191,7 +191,18 @@ describe('sessions and goals across three later builds, days of workflow time ap
         for (const id of await open()) {
           const before = completions((await historiesOf(client, id)).at(-1)!).length;
           await client.workflow.getHandle(id).signal(UPGRADE_NUDGE);
-          const after = await waitUntil(async () => completions((await historiesOf(client, id)).at(-1)!), (c) => c.length > before, 60_000, `${id} replayed on ${build.id}`);
+          const after = await waitUntil(
+            async () => {
+              const events = (await historiesOf(client, id)).at(-1)!;
+              // A build that disagrees with the history fails the task (and the next, and the next): say so at once.
+              const failed = events.find((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED);
+              if (failed) throw new Error(`${id} on ${build.id}: workflow task failed: ${failed.workflowTaskFailedEventAttributes?.failure?.message ?? ''}`);
+              return completions(events);
+            },
+            (c) => c.length > before,
+            60_000,
+            `${id} replayed on ${build.id}`,
+          );
           const checksum = after.at(-1)!.checksum;
           if (ran.at(-1)!.checksum === '') ran.at(-1)!.checksum = checksum;
           else if (ran.at(-1)!.checksum !== checksum) throw new Error(`${build.id}: two worker checksums, ${ran.at(-1)!.checksum} and ${checksum}`);
