@@ -51,15 +51,15 @@ describe('keel deploy, run as a process', () => {
 
     const ramp = await waitUntil(() => deploy('ramp', 'b2', '25', '--json'), (r) => r.code === 0, 30_000, 'b2 ramped');
     expect(ramp.json()).toEqual({ deploymentName: deployment, current: 'b1', ramping: 'b2', rampingPercent: 25 });
-    // Text, with the deployment named on the command line instead of in the environment.
-    const status = await keel(['deploy', 'status', '--deployment', deployment], cliEnv(taskQueue));
-    expect(status.code).toBe(0);
-    expect(status.stdout.trim()).toBe(`${deployment}: current b1, ramping b2 at 25%`);
-
-    // Refused before any call: a percent out of range, and no deployment named at all.
-    const over = await deploy('ramp', 'b2', '150');
+    const [status, over, unnamed] = await Promise.all([
+      // Text, with the deployment named on the command line instead of in the environment.
+      keel(['deploy', 'status', '--deployment', deployment], cliEnv(taskQueue)),
+      // Refused before any call: a percent out of range, and no deployment named at all.
+      deploy('ramp', 'b2', '150'),
+      keel(['deploy', 'status'], cliEnv(taskQueue)),
+    ]);
+    expect({ code: status.code, stdout: status.stdout.trim() }).toEqual({ code: 0, stdout: `${deployment}: current b1, ramping b2 at 25%` });
     expect({ code: over.code, stderr: over.stderr.trim() }).toEqual({ code: 2, stderr: 'keel: <percent> is 0 to 100, not 150' });
-    const unnamed = await keel(['deploy', 'status'], cliEnv(taskQueue));
     expect({ code: unnamed.code, stderr: unnamed.stderr.trim() }).toEqual({ code: 2, stderr: 'keel: which deployment? --deployment <name> or KEEL_DEPLOYMENT_NAME' });
 
     // b2 current (ending the ramp): the idle session pinned to b1 is nudged and moves at once.
