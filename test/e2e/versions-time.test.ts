@@ -160,7 +160,7 @@ describe('sessions and goals across three later builds, days of workflow time ap
     try {
       await startWorker(builds[0]!);
       const keel = await KeelClient.connect({ client, taskQueue });
-      // Build 1: two sessions take a turn and wait for a person, one with an idle limit that falls during the days.
+      // Build 1: three sessions take a turn and wait for a person (two with an idle limit that falls during the days), one waits for an approval mid-turn, two goals for their plan's approval.
       const idle = await keel.startSession({ workspace, policy: { mode: 'ask' }, idleTimeoutMs: 10 * DAY });
       const expiring = await keel.startSession({ workspace, policy: { mode: 'ask' }, idleTimeoutMs: 2.5 * DAY });
       // The same, but it continues as new after its turn (still on build 1): the next run re-arms what was left of its idle timer.
