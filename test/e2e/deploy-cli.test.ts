@@ -1,3 +1,4 @@
+// In test/e2e (`npm run test:e2e -- deploy-cli`): 15 s loaded, and npm test is held under 8 minutes (issue #52).
 // `keel deploy current|ramp|status` as a process (the compiled CLI, as people run it) against
 // the dev server, with two versioned Keel workers of one deployment on the test's task queue.
 // The SDK functions behind it (client/deployments.ts) are exercised by the versions tests; this
