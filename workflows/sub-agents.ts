@@ -101,7 +101,18 @@ export class SubAgents {
   /** A descendant's: the session's answers to its asks for a place, by call id. */
   private readonly placeAnswers = new Map<string, { granted: boolean; alive: number }>();
 
-  constructor(private readonly p: SubAgentParent) {}
+  constructor(
+    private readonly p: SubAgentParent,
+    /** Children started by the parent's earlier runs (continue-as-new): labels go on from there. */
+    startedBefore = 0,
+  ) {
+    this.count = startedBefore;
+  }
+
+  /** Children started so far, earlier runs' included (what the next run goes on from). */
+  get started(): number {
+    return this.count;
+  }
 
   /** The call's name is this tool's. */
   static handles(name: string): boolean {
