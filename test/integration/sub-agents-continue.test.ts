@@ -38,6 +38,9 @@ describe('sub-agents and continue-as-new', () => {
         { name: 'parent delegates again', match: { systemContains: 'PARENT', lastUserContains: 'once more' }, reply: { content: [agentCall('toolu_p4', 'delta')] } },
         { name: 'parent goes on', match: { systemContains: 'PARENT', lastUserContains: 'DELTA DONE' }, reply: say('The fourth answered.') },
         ...names.flatMap(childRules),
+        // An interrupt while a child runs a command: the child's spend reaches the parent all the same.
+        { name: 'parent starts a slow one', match: { systemContains: 'PARENT', lastUserContains: 'then stop' }, reply: { content: [agentCall('toolu_p5', 'slow')] } },
+        { name: 'slow runs', match: { systemContains: 'SLOW' }, reply: use('run_command', { command: 'echo started > started.txt; sleep 30' }, 'toolu_slow_cmd') },
       ],
     });
     await s.run(async () => {
@@ -48,7 +51,7 @@ describe('sub-agents and continue-as-new', () => {
         policy: { mode: 'full-auto' },
         // The lowest threshold: the parent's history passes it while its three children run.
         continueAsNewAfterEvents: 20,
-        agents: { types: Object.fromEntries(names.map((n) => [n, { description: `the ${n} part`, system: `You are ${n.toUpperCase()}.` }])) },
+        agents: { types: Object.fromEntries([...names, 'slow'].map((n) => [n, { description: `the ${n} part`, system: `You are ${n.toUpperCase()}.` }])) },
       });
       const sessionId = session.workflowHandle.workflowId;
       const firstRunId = (await session.workflowHandle.describe()).runId;
@@ -126,7 +129,21 @@ describe('sub-agents and continue-as-new', () => {
       expect(total.usage.usage.outputTokens).toBe(all.outputTokens);
       expect(total.usage.usage.costUsd).toBeCloseTo(all.costUsd, 9);
 
+      // Interrupted while its child runs a command: the child is cancelled, and what it spent (its
+      // model call) is counted after the call ended, from its last report.
+      const third = session.send('then stop');
+      await waitUntil(() => readFile(path.join(s.workspace, 'started.txt'), 'utf8').catch(() => ''), (t) => t.includes('started'), 30_000, 'the slow child\'s command running');
+      await session.interrupt('enough');
+      expect((await third).outcome).toBe('interrupted');
+      const slow = await waitUntil(() => env.client.workflow.getHandle(`${sessionId}/agent-toolu_p5`).describe(), (d) => d.status.name !== 'RUNNING', 10_000, 'the slow child closed');
+      expect(slow.status.name).toBe('CANCELLED');
+      expect(s.standin.requests.filter((r) => r.rule === 'slow runs')).toHaveLength(1);
+      const settled = await waitUntil(() => session.state(), (st) => st.usage.usage.outputTokens === billed().outputTokens, 10_000, 'the cancelled child\'s spend counted');
+      expect(settled.usage.usage.inputTokens).toBe(billed().inputTokens);
+      expect(settled.usage.usage.costUsd).toBeCloseTo(billed().costUsd, 9);
+
       await recordHistory(firstRun, 'sub-agents-continue-as-new');
+      await recordHistory(env.client.workflow.getHandle(`${sessionId}/agent-toolu_p5`), 'sub-agents-quiet-child-cancelled');
       await recordHistory(env.client.workflow.getHandle(`${sessionId}/agent-toolu_p1`), 'sub-agents-quiet-child');
       await session.close();
     });
