@@ -222,9 +222,9 @@ export class SubAgents {
     this.children.set(agentId, child);
     this.p.emit({ kind: 'subagent.started', callId, agentId, label, agentType: input.subagent_type ?? null, fork: plan.fork, depth: this.p.depth + 1 });
     try {
-      // By name: a session does not evaluate the agent's modules until a child of its own runs (workflows/index.ts).
       // A quiet child (format 4) starts showing `working`, so its first step writes no search attributes.
       const quiet = hasPatch(SUB_AGENT_QUIET_REPORTS_PATCH);
+      // By name: a session does not evaluate the agent's modules until a child of its own runs (workflows/index.ts).
       const handle = await startChild('agentWorkflow', {
         workflowId: agentId,
         args: [childInput],
