@@ -15,9 +15,9 @@ import { KeelClient } from '../client/keel-client';
 import { startStandin } from '../standin/server';
 import { startDevServer } from '../worker/dev-server';
 import { createKeelWorker } from '../worker/worker';
+import { eventNote, eventTypeName } from './suite/history-events';
 import { BENCH_MODEL, benchScenario, turnText, writeStepFiles } from './suite/script';
 
-const EVENT_TYPES = proto.temporal.api.enums.v1.EventType as unknown as Record<number, string>;
 const turns = Number(process.argv[2] ?? 3);
 const steps = Number(process.argv[3] ?? 3);
 
@@ -45,7 +45,7 @@ try {
     const size = proto.temporal.api.history.v1.HistoryEvent.encode(event).finish().length;
     counts.set(name, (counts.get(name) ?? 0) + 1);
     bytes.set(name, (bytes.get(name) ?? 0) + size);
-    console.log(`${String(event.eventId).padStart(4)} ${name}${what(event as unknown as Record<string, unknown>)} (${size} B)`);
+    console.log(`${String(event.eventId).padStart(4)} ${name}${eventNote(event)} (${size} B)`);
   }
   const total = [...counts.values()].reduce((a, b) => a + b, 0);
   const totalBytes = [...bytes.values()].reduce((a, b) => a + b, 0);
@@ -59,30 +59,4 @@ try {
   await standin.close();
   await server.stop();
   await fs.rm(workspace, { recursive: true, force: true });
-}
-
-function eventTypeName(type: number): string {
-  return (EVENT_TYPES[type] ?? String(type)).replace(/^EVENT_TYPE_/, '');
-}
-
-function what(event: Record<string, unknown>): string {
-  const a = (key: string) => event[key] as Record<string, unknown> | null | undefined;
-  const scheduled = a('activityTaskScheduledEventAttributes');
-  if (scheduled) return ` ${(scheduled.activityType as { name?: string }).name} (${scheduled.activityId as string})`;
-  const signaled = a('workflowExecutionSignaledEventAttributes');
-  if (signaled) return ` ${signaled.signalName as string}`;
-  const accepted = a('workflowExecutionUpdateAcceptedEventAttributes');
-  if (accepted) return ` ${((accepted.acceptedRequest as { input?: { name?: string } })?.input?.name) ?? ''}`;
-  const marker = a('markerRecordedEventAttributes');
-  if (marker) {
-    const details = marker.details as Record<string, { payloads?: Array<{ data?: Uint8Array }> }> | undefined;
-    const id = details?.patch_id?.payloads?.[0]?.data;
-    return ` ${marker.markerName as string}${id ? ` ${Buffer.from(id).toString()}` : ''}`;
-  }
-  const upsert = a('upsertWorkflowSearchAttributesEventAttributes');
-  if (upsert) {
-    const fields = (upsert.searchAttributes as { indexedFields?: Record<string, { data?: Uint8Array }> })?.indexedFields ?? {};
-    return ` ${Object.entries(fields).map(([k, v]) => `${k}=${v.data ? Buffer.from(v.data).toString() : ''}`).join(' ')}`;
-  }
-  return '';
 }

@@ -42,11 +42,12 @@ import { DEFAULT_WORKSPACE_HOST_WAIT_MS, WorkspaceRouting } from './workspace-ho
 import { hostMoveHandler } from './host-move';
 import { WaitingAttribute } from './waiting-attribute';
 import { infraWaitingKey } from '../machines/infra-retry';
-import { hasPatch } from './run-format';
+import { hasPatch, SUB_AGENT_QUIET_REPORTS_PATCH } from './run-format';
 import { nestedSubAgents } from './nested-sub-agents';
 import { subAgentReportSignal, subAgentSlotAnswerSignal } from './protocol/sub-agents';
 import { checkpointAgentEnd } from './agent-checkpoint';
 import type { AgentCheckpoint } from './protocol/agent';
+import { reportMark, subAgentReportDue, type ReportMark } from '../machines/sub-agent-reports';
 
 /** A task agent's turns read the retry table's unattended row (machines/model-retry.ts). */
 const UNATTENDED_RETRIES_PATCH = 'agent-unattended-retries';
@@ -194,19 +195,33 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
   // ---- reporting to the goal ---------------------------------------------------------
   let reportKey = '';
   let sent: Promise<void> = Promise.resolve();
+  // A sub-agent's parent hears of approvals at once, of commands and files now and then, of its
+  // spend with its answer (or its last report when cancelled): machines/sub-agent-reports.ts.
+  // Asked once, at the start: a child recorded before it reported every change of usage.
+  const quietReports = delegation !== undefined && hasPatch(SUB_AGENT_QUIET_REPORTS_PATCH);
+  let lastSent: { mark: ReportMark; atMs: number } = { mark: reportMark({ pendingApprovals: [], evidence: EMPTY_EVIDENCE.evidence, usage: ZERO_USAGE }), atMs: now() };
+  // The answer carries everything: a quiet child sends nothing more once it has it.
+  let answered = false;
   function pending(): PendingApproval[] {
     const turnId = turns.turnId;
     const own = turnId === null ? [] : turns.pendingApprovals().map((p) => ({ ...p, turnId }));
     return subAgents === null ? own : [...own, ...subAgents.pending()];
   }
-  function reportToGoal(): void {
+  function reportToGoal(final = false): void {
     const usage = usageNow();
     const waiting = pending();
-    // Evidence rides along with the next change of usage or approvals (every tool result is
-    // followed by a model call), so the number of reports stays what it was.
-    const key = JSON.stringify([usage, waiting.map((p) => p.callId)]);
-    if (key === reportKey || !parent) return;
-    reportKey = key;
+    if (quietReports) {
+      if (answered || !parent) return;
+      const mark = { mark: reportMark({ pendingApprovals: waiting, evidence: folded.evidence, usage }), atMs: now() };
+      if (!subAgentReportDue(lastSent, mark, final)) return;
+      lastSent = mark;
+    } else {
+      // Evidence rides along with the next change of usage or approvals (every tool result is
+      // followed by a model call), so the number of reports stays what it was.
+      const key = JSON.stringify([usage, waiting.map((p) => p.callId)]);
+      if (key === reportKey || !parent) return;
+      reportKey = key;
+    }
     const payload: AgentReport = {
       agentId,
       taskId: input.taskId,
@@ -300,7 +315,9 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
       // The call it cut off was billed until its connection closed (the turn runner's
       // `settled`, in runs with its patch): the goal hears of it before the agent ends. Sent
       // from here, since a signal from the cancelled workflow's own scope would not go out.
-      if (settled !== ZERO_USAGE) {
+      // A quiet sub-agent's parent has not heard its spend yet: this last report says it.
+      if (quietReports) reportToGoal(true);
+      else if (settled !== ZERO_USAGE) {
         reportKey = '';
         reportToGoal();
       }
@@ -312,6 +329,7 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
   const decided = decideTaskOutcome(finished, { finishTaskOffered: input.tools.some((t) => t.spec.name === FINISH_TASK) });
   folded = { ...folded, evidence: { ...folded.evidence, summary: decided.agentSummary } };
   const evidence: TaskEvidence = folded.evidence;
+  answered = true;
   host.report();
   // A goal with checkpoints: the workspace as this agent left it (a goal fork after this task starts from it).
   const checkpoint = input.checkpoint !== undefined ? await checkpointAgentEnd(input.checkpoint, { store: input.storeDir, storeId: input.storeId, workspace: input.workspace, route: routing.route, conversation }) : undefined;

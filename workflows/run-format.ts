@@ -16,7 +16,9 @@ const RUN_FORMAT_MEMO = 'keelRunFormat';
 //    handler is, so the handler needs the same answer).
 // 3: a tool's large result is stored once in the conversation store and history keeps a
 //    preview and its reference (FORMAT_3_PATCHES: such a run asks for none of them).
-const RUN_FORMAT = 3;
+// 4: a sub-agent reports to its parent only what the parent shows while it runs, and starts
+//    showing its status (FORMAT_4_PATCHES).
+const RUN_FORMAT = 4;
 
 /**
  * The patches every format-1 run has. Never add to this list: a patch added later is asked
@@ -40,6 +42,15 @@ const FORMAT_1_PATCHES: ReadonlySet<string> = new Set([
 /** The patches every format-3 run has (asked for with `patched()` by runs of an earlier format). */
 const FORMAT_3_PATCHES: ReadonlySet<string> = new Set(['tool-results-stored']);
 
+/**
+ * A sub-agent reports only what its parent shows while it runs (machines/sub-agent-reports.ts;
+ * before, every change of its usage), and its parent starts it showing its status.
+ */
+export const SUB_AGENT_QUIET_REPORTS_PATCH = 'sub-agent-quiet-reports';
+
+/** The patches every format-4 run has. */
+const FORMAT_4_PATCHES: ReadonlySet<string> = new Set([SUB_AGENT_QUIET_REPORTS_PATCH]);
+
 /** The format this run was started with (0: no stamp). */
 export function runFormat(): number {
   const value = workflowInfo().memo?.[RUN_FORMAT_MEMO];
@@ -54,7 +65,7 @@ export function refusesBareReasonControls(): boolean {
 /** `patched(patchId)`, answered from the stamp when the run's format has the patch (no history events). */
 export function hasPatch(patchId: string): boolean {
   const format = runFormat();
-  return (format >= 1 && FORMAT_1_PATCHES.has(patchId)) || (format >= 3 && FORMAT_3_PATCHES.has(patchId)) || patched(patchId);
+  return (format >= 1 && FORMAT_1_PATCHES.has(patchId)) || (format >= 3 && FORMAT_3_PATCHES.has(patchId)) || (format >= 4 && FORMAT_4_PATCHES.has(patchId)) || patched(patchId);
 }
 
 /** The memo of a run this one starts (an agent) or continues as: the stamp, and what else was there. */

@@ -90,6 +90,8 @@ export interface SessionCarry extends HostCarry {
   clientTools?: ClientToolsCarry | undefined;
   /** Turn boundaries and their workspace checkpoints (workflows/session-checkpoints.ts). */
   checkpoints?: CheckpointCarry | undefined;
+  /** Sub-agents the session started in its earlier runs: the next one's label goes on from there (`agent-4`, not a second `agent-1`). */
+  subAgentsStarted?: number | undefined;
 }
 
 export interface SessionResult {

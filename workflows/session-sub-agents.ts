@@ -7,7 +7,7 @@ import { SubAgents, type SubAgentParent } from './sub-agents';
 
 type SessionHooks = Pick<SubAgentParent, 'tools' | 'toolsRef' | 'storeId' | 'policy' | 'turn' | 'conversation' | 'route' | 'emit' | 'settled' | 'changed'>;
 
-export function sessionSubAgents(options: ResolvedSessionOptions, sessionId: string, hooks: SessionHooks): SubAgents | null {
+export function sessionSubAgents(options: ResolvedSessionOptions, sessionId: string, hooks: SessionHooks, startedBefore = 0): SubAgents | null {
   if (options.agents === undefined) return null;
   const { types, ...caps } = options.agents;
   return new SubAgents({
@@ -34,7 +34,7 @@ export function sessionSubAgents(options: ResolvedSessionOptions, sessionId: str
     system: options.system ?? null,
     // A fork thinks as its parent (the same request prefix); a type says its own.
     thinking: options.thinking !== undefined && 'budgetTokens' in options.thinking ? { budgetTokens: options.thinking.budgetTokens } : undefined,
-  });
+  }, startedBefore);
 }
 
 /** Setup's part: offer the `agent` tool, listing the types the options give. */

@@ -106,7 +106,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
         if (session.state.status !== 'closed' && session.state.status !== 'failed') session.record('turn', { type: 'call_settled', turnId, callId, usage });
       }),
     changed: () => host.post(() => undefined),
-  });
+  }, carry?.subAgentsStarted);
   const turns = new TurnRunner(
     {
       workspace: options.workspace,
@@ -204,7 +204,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
   const idle = () => !turns.busy && !checkpoints.busy && session.state.status !== 'initializing' && session.state.status !== 'closing';
   const quiet = () => idle() && (session.state.turnId === null || deferredTurn !== null);
   function wantsNewRun(): boolean {
-    return MachineHost.wantsNewRun(onSuggestion, null) || (limit !== null && session.state.turns - turnsAtStart >= limit);
+    return MachineHost.wantsNewRun(onSuggestion, options.continueAsNewAfterEvents ?? null) || (limit !== null && session.state.turns - turnsAtStart >= limit);
   }
 
   function startTurn(d: StartTurn): void {
@@ -393,6 +393,8 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
           ...(agentNotice !== null ? { agentNotice } : {}),
           ...(clientTools.carry() !== undefined ? { clientTools: clientTools.carry() } : {}),
           ...(checkpoints.carry() !== undefined ? { checkpoints: checkpoints.carry() } : {}),
+          // No child is alive here (children run only inside a turn, and the session is quiet): only the count goes on.
+          ...(subAgents !== null && subAgents.started > 0 ? { subAgentsStarted: subAgents.started } : {}),
         };
         // The resolved options: the next run starts with the defaults this one used.
         // A moved workspace: the next run starts on the host it was moved to.

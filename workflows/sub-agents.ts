@@ -20,7 +20,8 @@ import type { approveSchema, denySchema, PendingApproval } from './protocol/cont
 import type { ToolEntry } from './protocol/tool-entry';
 import { failureMessage } from './payloads';
 import { subAgentSlotAnswerSchema, subAgentSlotAnswerSignal, subAgentSlotSchema, subAgentSlotSignal, type SubAgentSlot } from './protocol/sub-agents';
-import { stampedMemo, startSearchAttributes } from './run-format';
+import { hasPatch, stampedMemo, startSearchAttributes, SUB_AGENT_QUIET_REPORTS_PATCH } from './run-format';
+import { KeelPendingApprovals, KeelStatus } from './search-attributes';
 import { routed, type WorkspaceRoute } from './workspace-host';
 import { z } from 'zod';
 import { lazySchema } from '../machines/lazy-schema';
@@ -100,7 +101,18 @@ export class SubAgents {
   /** A descendant's: the session's answers to its asks for a place, by call id. */
   private readonly placeAnswers = new Map<string, { granted: boolean; alive: number }>();
 
-  constructor(private readonly p: SubAgentParent) {}
+  constructor(
+    private readonly p: SubAgentParent,
+    /** Children started by the parent's earlier runs (continue-as-new): labels go on from there. */
+    startedBefore = 0,
+  ) {
+    this.count = startedBefore;
+  }
+
+  /** Children started so far, earlier runs' included (what the next run goes on from). */
+  get started(): number {
+    return this.count;
+  }
 
   /** The call's name is this tool's. */
   static handles(name: string): boolean {
@@ -210,15 +222,19 @@ export class SubAgents {
     this.children.set(agentId, child);
     this.p.emit({ kind: 'subagent.started', callId, agentId, label, agentType: input.subagent_type ?? null, fork: plan.fork, depth: this.p.depth + 1 });
     try {
+      // A quiet child (format 4) starts showing `working`, so its first step writes no search attributes.
+      const quiet = hasPatch(SUB_AGENT_QUIET_REPORTS_PATCH);
       // By name: a session does not evaluate the agent's modules until a child of its own runs (workflows/index.ts).
       const handle = await startChild('agentWorkflow', {
         workflowId: agentId,
         args: [childInput],
         memo: stampedMemo(),
-        typedSearchAttributes: startSearchAttributes('agent', this.p.base.workspace),
+        typedSearchAttributes: [...startSearchAttributes('agent', this.p.base.workspace), ...(quiet ? [{ key: KeelStatus, value: 'working' }, { key: KeelPendingApprovals, value: 0 }] : [])],
         staticSummary: `${label}: ${input.description}`,
       });
       const result = childResultSchema.parse(await handle.result());
+      // What it did that its reports have not shown yet (a quiet child sends its last commands and files with its answer).
+      this.showEvidence(agentId, child, result.evidence);
       this.finish(agentId);
       const outcome = childResult({
         label,
@@ -355,10 +371,14 @@ export class SubAgents {
       if (!child.pending.some((q) => q.callId === p.callId)) this.p.emit({ kind: 'tool.approval_requested', callId: p.callId, toolName: p.name, policyReason: p.reason !== null && p.reason.includes(' wants to ') ? p.reason : `${approvalLabel(child.label, p.name, p.input)}${p.reason !== null ? ` (${p.reason})` : ''}` });
     }
     child.pending = r.pendingApprovals;
-    for (const c of r.evidence?.commands ?? []) this.show(r.agentId, child, `$ ${c.command}`, { command: c.command, file: null });
-    for (const f of r.evidence?.filesChanged ?? []) this.show(r.agentId, child, `w ${f}`, { command: null, file: f });
+    if (r.evidence !== undefined) this.showEvidence(r.agentId, child, r.evidence);
     this.p.changed();
     return true;
+  }
+
+  private showEvidence(agentId: string, child: Child, evidence: Pick<AgentReport['evidence'] & object, 'commands' | 'filesChanged'>): void {
+    for (const c of evidence.commands) this.show(agentId, child, `$ ${c.command}`, { command: c.command, file: null });
+    for (const f of evidence.filesChanged) this.show(agentId, child, `w ${f}`, { command: null, file: f });
   }
 
   private show(agentId: string, child: Child, key: string, what: { command: string | null; file: string | null }): void {

@@ -83,6 +83,8 @@ export const sessionOptionsSchema = lazySchema(() => z.strictObject({
   continueAsNewAfterTurns: positiveInt.nullable().optional(),
   /** Continue as new when the server suggests it (history size or length); default true. */
   continueAsNewWhenSuggested: z.boolean().optional(),
+  /** Continue as new once a run's history holds this many events, at the next quiet point (tests force it; default null: when suggested, or after continueAsNewAfterTurns). */
+  continueAsNewAfterEvents: positiveInt.min(20).nullable().optional(),
   /** Overrides of the model activity's options (tests shorten retries). */
   modelActivity: activityOverrides,
   /**
