@@ -72,6 +72,9 @@ staging_dir() { mktemp -d "$tools/.staging.XXXXXX"; }
 # rename(2) does not replace a non-empty directory.
 put_in_place() { # <staged> <dest>
   local aside=""
+  # mktemp -d makes its directory 0700: a tree installed by root would be root's alone, and a
+  # worker or `npm run escapes`' unprivileged half running as another user could not use it.
+  chmod 755 "$1"
   if [ -e "$2" ]; then aside="$(staging_dir)"; mv "$2" "$aside/old"; fi
   mv -T "$1" "$2"
   [ -n "$aside" ] && rm -rf "$aside"

