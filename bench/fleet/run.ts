@@ -324,6 +324,11 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
     const faultRuns: Promise<void>[] = [];
     // A fault of every host is measured on the hosts that are up: a host away for minutes would measure its own absence.
     const upHosts = () => workers.filter((w) => !w.down).map((w) => w.host);
+    // One PostgreSQL fault at a time: at load 20 a quick restart struck while the stop before
+    // it was still starting the server again, and that start failed ("pg_ctl: could not start
+    // server"), a fault of the harness, not of the fleet (it failed the old and the new short
+    // run alike). The later fault waits for the earlier one's server to be up.
+    let pgFaults: Promise<void> = Promise.resolve();
     const strike = async (f: FaultRecord) => {
       const stamp = () => sinceOpen();
       switch (f.kind) {
@@ -357,12 +362,20 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
         }
         case 'pg-stop':
         case 'pg-restart': {
-          f.hosts = upHosts();
-          await pg!.halt();
-          f.struckMs = stamp();
-          log(`  fault ${f.id}: PostgreSQL stopped for ${(f.downMs / 1000).toFixed(1)} s`);
-          await sleep(f.downMs, signal);
-          await pg!.resume();
+          const previous = pgFaults;
+          let done!: () => void;
+          pgFaults = new Promise<void>((resolve) => (done = resolve));
+          try {
+            await previous;
+            f.hosts = upHosts();
+            await pg!.halt();
+            f.struckMs = stamp();
+            log(`  fault ${f.id}: PostgreSQL stopped for ${(f.downMs / 1000).toFixed(1)} s`);
+            await sleep(f.downMs, signal);
+            await pg!.resume();
+          } finally {
+            done();
+          }
           break;
         }
       }

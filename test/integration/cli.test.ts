@@ -40,25 +40,30 @@ describe('keel goal, status, ls, watch, approve, cancel', () => {
       expect(run.stdout.trim().split('\n')).toHaveLength(1);
       await fs.access(path.join(g.workspace, 'slugify.test.mjs'));
 
-      const status = await keel(['status', id, '--json'], cli);
+      // These commands only read the finished goal or are refused: run at once (each a process
+      // that starts, connects and answers; one after another they were most of this test's time).
+      const [status, plain, all, refused, missing, reckless] = await Promise.all([
+        keel(['status', id, '--json'], cli),
+        keel(['status', id], cli),
+        keel(['ls', '--all', '--kind', 'goal', '--json'], cli),
+        keel(['approve', id, 'toolu_nope', '--json'], cli),
+        // Through client/bin/keel.js (tsx), the entry `npx keel` runs; the rest use the same CLI compiled once.
+        keelBin(['status', 'no-such-goal'], cli),
+        keel(['goal', 'x', '--mode', 'reckless'], cli),
+      ]);
       expect(status.code).toBe(0);
       expect(status.json()).toMatchObject({ id, kind: 'goal', status: 'goal_met' });
-      const plain = await keel(['status', id], cli);
       expect(plain.stdout).toMatch(/goal_met/);
       expect(plain.stdout).toMatch(/tests\s+succeeded/);
 
-      const all = await keel(['ls', '--all', '--kind', 'goal', '--json'], cli);
       expect(all.json<ListEntry[]>().map((e) => e.id)).toContain(id);
 
       // Refused: exit 5 with the machine's reason; unknown id: exit 4.
-      const refused = await keel(['approve', id, 'toolu_nope', '--json'], cli);
       expect(refused.code).toBe(5);
       expect(refused.json<{ error: { reason: string } }>().error.reason).toBeTruthy();
-      // Through client/bin/keel.js (tsx), the entry `npx keel` runs; the rest use the same CLI compiled once.
-      const missing = await keelBin(['status', 'no-such-goal'], cli);
       expect(missing.code).toBe(4);
       expect(missing.stderr).toMatch(/no goal or session with id no-such-goal/);
-      expect((await keel(['goal', 'x', '--mode', 'reckless'], cli)).code).toBe(2);
+      expect(reckless.code).toBe(2);
     });
   });
 
@@ -73,10 +78,10 @@ describe('keel goal, status, ls, watch, approve, cancel', () => {
       const second = detached.json<{ id: string }>().id;
       const keelClient = await KeelClient.connect({ client: env.client, taskQueue: g.taskQueue });
       await waitUntil(() => keelClient.getGoal(second).state(), (s) => s.status === 'awaiting_plan_approval', 30_000, 'plan approval');
-      const listed = await keel(['ls', '--status', 'awaiting_plan_approval', '--json'], cli);
+      const [listed, waiting] = await Promise.all([keel(['ls', '--status', 'awaiting_plan_approval', '--json'], cli), keel(['ls', '--waiting', '--json'], cli)]);
       expect(listed.json<ListEntry[]>().map((e) => e.id)).toContain(second);
       // A plan waiting for approval counts as waiting.
-      expect((await keel(['ls', '--waiting', '--json'], cli)).json<ListEntry[]>().map((e) => e.id)).toContain(second);
+      expect(waiting.json<ListEntry[]>().map((e) => e.id)).toContain(second);
       const approved = await keel(['approve', second], cli, 'y\n');
       expect(approved.code, approved.stderr).toBe(0);
       expect(approved.stdout).toMatch(/plan v1 of \S+ approved/);
@@ -150,26 +155,25 @@ describe('keel chat and the session commands', () => {
       await waitUntil(() => session.state(), (st) => st.pendingApprovals.length === 1, 30_000, 'approval');
       await waitUntil(() => client.list({ waitingForApproval: true }), (l) => l.some((e) => e.id === session.id), 30_000, 'visibility');
 
-      const waiting = await keel(['ls', '--waiting', '--json'], cli);
+      const [waiting, table] = await Promise.all([keel(['ls', '--waiting', '--json'], cli), keel(['ls', '--waiting'], cli)]);
       expect(waiting.code, waiting.stderr).toBe(0);
       expect(waiting.json<ListEntry[]>().find((e) => e.id === session.id)).toMatchObject({ kind: 'session', pendingApprovals: 1, workspace: s.workspace });
-      const table = await keel(['ls', '--waiting'], cli);
       expect(table.stdout).toMatch(new RegExp(`${session.id}\\s+session\\s+active\\s+1`));
 
       const approved = await keel(['approve', session.id], cli, 'y\n');
       expect(approved.code, approved.stderr).toBe(0);
       await waitUntil(() => session.state(), (st) => st.status === 'active', 30_000, 'turn done');
-      expect((await keel(['ls', '--waiting', '--json'], cli)).json<ListEntry[]>().map((e) => e.id)).not.toContain(session.id);
-      // Nothing waits any more: the session's answer is a refusal (5), not bad arguments (2).
-      const nothing = await keel(['approve', session.id], cli);
+      // Nothing waits any more: the session's answer is a refusal (5), not bad arguments (2); steering an idle session too.
+      const [after, nothing, steer] = await Promise.all([keel(['ls', '--waiting', '--json'], cli), keel(['approve', session.id], cli), keel(['steer', session.id, 'be brief'], cli)]);
+      expect(after.json<ListEntry[]>().map((e) => e.id)).not.toContain(session.id);
       expect(nothing.code, nothing.stderr).toBe(5);
       expect(nothing.stderr).toMatch(new RegExp(`nothing of ${session.id} waits for approval`));
 
-      expect((await keel(['steer', session.id, 'be brief'], cli)).code).toBe(5);
+      expect(steer.code).toBe(5);
       expect((await keel(['pause', session.id, '--json'], cli)).json()).toEqual({ status: 'paused' });
       expect((await keel(['resume', session.id, '--json'], cli)).json()).toEqual({ status: 'active' });
-      expect((await keel(['interrupt', session.id], cli)).code).toBe(5);
-      const status = await keel(['status', session.id, '--json'], cli);
+      const [interrupt, status] = await Promise.all([keel(['interrupt', session.id], cli), keel(['status', session.id, '--json'], cli)]);
+      expect(interrupt.code).toBe(5);
       expect(status.json()).toMatchObject({ kind: 'session', status: 'active' });
       const closed = await keel(['close', session.id], cli);
       expect(closed.code, closed.stderr).toBe(0);

@@ -5,52 +5,46 @@
 //     last keeps the whole run waiting on it alone;
 //  3. the rest, short files that fill the forks at the end.
 // Vitest orders files by their last duration when it has a cache; a clean clone (CI) has
-// none, so it would order them by size. Durations measured in CI runs (a clean clone of
-// 993a0b2, idle, 2026-11-29); re-measure when a file's length changes much.
+// none, so it would order them by size. Durations from a clean-clone run of `npm test` (idle,
+// 2026-11-29; each file's wall in that run); * marks a file cut since by issue 52
+// (bench/results/test-time.md). Re-measure when a file's length changes much.
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const LONG_FIRST = [
-  'test/unit/machines/properties.test.ts',
-  'test/unit/tools/sandbox-hardening.test.ts',
-  'test/integration/fleet.test.ts', // 78 s
-  'test/integration/escapes.test.ts', // 58 s
-  'test/integration/server-schemathesis.test.ts', // 54 s
-  'test/integration/cli.test.ts', // 45 s
-  'test/integration/console-app.test.ts', // 41 s
-  'test/integration/infra-outage.test.ts', // 39 s
-  'test/integration/demo-stops.test.ts', // 39 s
-  'test/integration/replay-repair.test.ts', // 36 s
-  'test/integration/bench.test.ts', // 30 s
-  // Wave 4's new files, by their times on the loaded machine they were written on (idle: less).
-  'test/integration/schedules.test.ts', // 32-65 s at load ~20
-  'test/integration/fork-rewind.test.ts', // 31-48 s at load ~20
-  'test/integration/versions.test.ts', // 27-41 s at load ~20
-  'test/integration/sub-agents.test.ts', // 20-36 s at load ~20
-  'test/integration/server-api.test.ts', // 30-34 s at load ~20
-  'test/integration/check-replay.test.ts', // 28 s at load ~15
-  'test/integration/demo.test.ts', // 29 s
-  'test/integration/workspace-affinity.test.ts', // 28 s
-  'test/integration/console.test.ts', // 26 s
-  'test/integration/session-long.test.ts', // 25 s
-  'test/integration/goal.test.ts', // 24 s
-  'test/integration/dev-stops.test.ts', // 22 s
+  'test/unit/machines/properties.test.ts', // 18 s
+  'test/unit/tools/sandbox-hardening.test.ts', // 18 s
+  'test/integration/server-schemathesis.test.ts', // 67 s
+  'test/integration/escapes.test.ts', // 76 s, * ~54 s
+  'test/integration/fleet.test.ts', // 61 s, * ~50 s
+  'test/integration/cli.test.ts', // 38 s
+  'test/integration/replay-repair.test.ts', // 37 s
+  'test/integration/workspace-affinity.test.ts', // 29 s
+  'test/integration/console-app.test.ts', // 28 s
+  'test/integration/demo-stops.test.ts', // 25 s
+  'test/integration/console.test.ts', // 25 s
   'test/integration/tools.test.ts', // 22 s
-  'test/integration/goal-control.test.ts', // 21 s
+  'test/integration/demo.test.ts', // 21 s
   'test/integration/store-fleet.test.ts', // 21 s
-  'test/integration/stream-readers.test.ts', // 20 s
-  'test/integration/llm-activity.test.ts', // 19 s
-  'test/integration/host-move.test.ts', // 19 s
-  'test/integration/compiled-worker.test.ts', // 17 s
-  'test/integration/workers.test.ts', // 17 s
-  'test/integration/replay-tracing.test.ts', // 17 s
-  'test/integration/temporal-install.test.ts', // 16 s
-  'test/integration/sse-resume.test.ts', // 16 s
-  'test/integration/replay.test.ts', // 16 s
+  'test/integration/dev-stops.test.ts', // 21 s
+  'test/integration/session-long.test.ts', // 20 s
+  'test/integration/llm-activity.test.ts', // 20 s
+  'test/integration/goal.test.ts', // 20 s
+  'test/integration/replay.test.ts', // 19 s
+  'test/integration/stream-readers.test.ts', // 19 s
+  'test/integration/workers.test.ts', // 18 s
+  'test/integration/bench.test.ts', // 18 s
+  'test/integration/goal-control.test.ts', // 17 s
+  'test/integration/schedules.test.ts', // 16 s
+  'test/integration/hostile.test.ts', // 16 s
+  'test/integration/sse-resume.test.ts', // 15 s
+  'test/integration/llm-faults.test.ts', // 15 s
+  'test/integration/replay-tracing.test.ts', // 15 s
+  'test/integration/host-move.test.ts', // 15 s
+  'test/integration/model-edges.test.ts', // 15 s
+  'test/integration/temporal-install.test.ts', // 14 s
+  'test/integration/compiled-worker.test.ts', // 14 s
   'test/integration/fuzz.test.ts', // 14 s
-  'test/integration/model-edges.test.ts', // 14 s
-  'test/integration/goal-crash.test.ts', // 14 s
-  'test/integration/llm-faults.test.ts', // 14 s
-  'test/integration/hostile.test.ts', // 13 s
+  'test/integration/infra-outage.test.ts', // 38 s, * ~13 s
   'test/integration/conformance.test.ts', // 13 s
   // Its own project (a fresh fork): not alone at the very end, where it was the run's last 5 s.
   'test/integration/mcp-network.test.ts',
