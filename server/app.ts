@@ -21,6 +21,7 @@ import { authenticate, type TokenEntry } from './auth';
 import { consoleScript } from './console-bundle';
 import type { LoginCodes } from './login';
 import { openApiDocument } from './openapi';
+import { MAX_BODY_BYTES } from './body-limit';
 import { ProblemError, validationProblem } from './problem';
 import { type Route, routes } from './routes';
 import { agUiThreadIdSchema, idempotencyKeySchema, workflowIdSchema } from './schemas';
@@ -32,7 +33,7 @@ export const REQUEST_DEADLINE_MS = 15_000;
  * AG-UI's run with its history) fits many times over; without a bound, one token holder's
  * 200 MB body held the server's memory and every other request waited behind it.
  */
-export const MAX_BODY_BYTES = 4 * 1024 * 1024;
+export { MAX_BODY_BYTES } from './body-limit';
 
 export interface AppOptions {
   keel: KeelClient;

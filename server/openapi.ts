@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Route } from './routes';
 import { GOAL_CONTROLS } from '../workflows/protocol/goal';
 import { agUiRunInput, problemSchema } from './schemas';
+import { MAX_BODY_BYTES } from './body-limit';
 import { EVENTS_TOPIC, MODEL_TOPIC } from '../workflows/protocol/topics';
 
 type Json = Record<string, unknown>;
@@ -32,6 +33,7 @@ const sseEvent = (events: string[]): Json => ({
 });
 
 const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } });
+const tooLarge = () => problem(`The body is over ${MAX_BODY_BYTES / 1024 / 1024} MiB`);
 
 export function openApiDocument(routes: readonly Route[], version: string): Json {
   const paths: Record<string, Json> = {};
@@ -64,7 +66,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
         ...(r.path.includes('{id}') && r.tag !== 'schedules' ? { '409': problem("Refused by the workflow: `reason` is the state machine's") } : {}),
         ...(r.operationId === 'createSchedule' ? { '409': problem('A schedule with this id exists') } : {}),
         '405': problem('Method not allowed'),
-        ...(r.body ? { '415': problem('The body is not JSON') } : {}),
+        ...(r.body ? { '413': tooLarge(), '415': problem('The body is not JSON') } : {}),
         ...(r.idempotent ? { '422': problem('The Idempotency-Key was used for another request (another body)') } : {}),
         '503': problem('Temporal cannot be reached'),
         '504': problem('The workflow did not answer in time (is a worker running?)'),
@@ -115,6 +117,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
         '404': problem('No such session'),
         '405': problem('Method not allowed'),
         '409': problem('The session refused the message'),
+        '413': tooLarge(),
         '415': problem('The body is not JSON'),
         '503': problem('Temporal cannot be reached'),
         '504': problem('The session did not answer in time'),
@@ -134,6 +137,7 @@ export function openApiDocument(routes: readonly Route[], version: string): Json
         '401': problem('No or wrong bearer token'),
         '405': problem('Method not allowed'),
         '409': problem('The session refused the message'),
+        '413': tooLarge(),
         '415': problem('The body is not JSON'),
         '503': problem('Temporal cannot be reached'),
         '504': problem('The session did not answer in time'),
