@@ -12,6 +12,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { checkpointWorkspace, restoreWorkspace } from '../../activities/workspace-checkpoint';
 import { DEFAULT_CHECKPOINT_LIMITS } from '../../machines/checkpoint-budget';
+import { killGroup } from './process-group';
 
 export interface RaceOutcome {
   attempts: number;
@@ -67,13 +68,7 @@ export async function raceCheckpoints(options: { base: string; outside: string; 
       if (changed) outcome.evidence.push(`${i % 2 === 0 ? 'checkpoint' : 'restore'} while d/ was exchanged with a link to outside: ${changed}`);
     }
   } finally {
-    const exited = new Promise((resolve) => exchanger.once('exit', resolve));
-    try {
-      process.kill(-(exchanger.pid ?? 0), 'SIGKILL');
-    } catch {
-      // gone
-    }
-    if (exchanger.exitCode === null && exchanger.signalCode === null) await exited;
+    await killGroup(exchanger);
   }
   // What each checkpoint kept, laid out with nothing racing: no outside byte may be in it.
   for (const [k, manifest] of taken.entries()) {

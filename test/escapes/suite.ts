@@ -25,6 +25,7 @@ import { pidsHeld } from '../../activities/tools/command-cgroup';
 import { currentSeccompArch, syscallNumber } from '../../activities/tools/seccomp';
 import { evaluatePolicy, parsePolicy, sandboxFor, type PolicyConfig } from '../../machines/policy';
 import { raceCheckpoints } from './checkpoint-race';
+import { killGroup } from './process-group';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.join(here, '../..');
@@ -658,14 +659,8 @@ export async function runEscapes(options: {
       }
       routes.push(r);
     } finally {
-      // Gone for certain before `rw` is looked at: a kill returns before the last exchange in flight is done.
-      const exited = new Promise((resolve) => exchanger.once('exit', resolve));
-      try {
-        process.kill(-(exchanger.pid ?? 0), 'SIGKILL');
-      } catch {
-        // gone
-      }
-      if (exchanger.exitCode === null && exchanger.signalCode === null) await exited;
+      // Gone for certain before `rw` is looked at.
+      await killGroup(exchanger);
     }
     // Put `rw` back where it was if the loop stopped mid-exchange.
     if ((await fs.lstat(inner)).isSymbolicLink()) {
