@@ -457,25 +457,39 @@ class Contents {
   }
 }
 
-const FORK_MARK = path.join('.keel', 'fork.json');
+const FORK_MARK = '.keel/fork.json';
 
 /**
  * A fork's workspace must be new: an existing directory with files in it is refused (a fork
  * lays its directory out, removing what the checkpoint does not have), unless it is this
- * fork's own, half laid out by an attempt that failed (its mark, in .keel/, says so).
+ * fork's own, half laid out by an attempt that failed (its mark, in .keel/, says so). Made
+ * under its parent's descriptor and then held by its own (activities/workspace-tree.ts):
+ * the mark is never written through a link put in the directory's place.
  */
-async function claimFresh(workspace: string, manifest: string): Promise<void> {
-  const entries = await fs.readdir(workspace).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return null;
-    throw error;
-  });
-  if (entries !== null && entries.length > 0) {
-    const mark = await fs.readFile(path.join(workspace, FORK_MARK), 'utf8').catch(() => null);
-    if (mark === null) throw ApplicationFailure.nonRetryable(`the fork's workspace ${workspace} already exists and is not empty: name a new directory`, 'workspace_not_empty');
-    return;
+async function claimFresh(workspace: string, manifest: string): Promise<PinnedTree> {
+  const parent = path.dirname(workspace);
+  await fs.mkdir(parent, { recursive: true });
+  const above = new PinnedTree(parent);
+  try {
+    above.mkdir(path.basename(workspace));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    above.close();
   }
-  await fs.mkdir(path.join(workspace, '.keel'), { recursive: true });
-  await fs.writeFile(path.join(workspace, FORK_MARK), `${JSON.stringify({ manifest, at: new Date().toISOString() })}\n`);
+  const tree = new PinnedTree(workspace);
+  try {
+    if (tree.entries('').length > 0) {
+      if (tree.read(FORK_MARK) === null) throw ApplicationFailure.nonRetryable(`the fork's workspace ${workspace} already exists and is not empty: name a new directory`, 'workspace_not_empty');
+      return tree;
+    }
+    tree.mkdir('.keel');
+    tree.replaceFile(FORK_MARK, Buffer.from(`${JSON.stringify({ manifest, at: new Date().toISOString() })}\n`), 0o644, `.keel-fork-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    return tree;
+  } catch (error) {
+    tree.close();
+    throw error;
+  }
 }
 
 export async function restoreWorkspace(request: RestoreRequest, env: NodeJS.ProcessEnv = process.env): Promise<RestoreResult> {
@@ -483,13 +497,12 @@ export async function restoreWorkspace(request: RestoreRequest, env: NodeJS.Proc
   const keys = await storeKeys(env);
   await checkStoreIdentity(store, request.storeId);
   const target = await stateOf(store, keys, request.manifest);
-  if (request.mode === 'fresh') await claimFresh(request.workspace, request.manifest);
-  else if (!(await fs.stat(request.workspace).then((s) => s.isDirectory(), () => false))) {
+  if (request.mode === 'in_place' && !(await fs.stat(request.workspace).then((s) => s.isDirectory(), () => false))) {
     throw ApplicationFailure.nonRetryable(`the workspace ${request.workspace} is gone: nothing to rewind`, 'workspace_gone');
   }
   let progress = 0;
   const slices = new Slices(() => beat({ written: progress }));
-  const tree = new PinnedTree(request.workspace);
+  const tree = request.mode === 'fresh' ? await claimFresh(request.workspace, request.manifest) : new PinnedTree(request.workspace);
   try {
     return await restoreTree(request, tree, target, store, keys, slices, (n) => (progress = n));
   } finally {

@@ -76,6 +76,16 @@ describe('workspace checkpoints', () => {
     expect(await restoreWorkspace({ store, workspace: fork, manifest: r.manifest, mode: 'fresh' }, env)).toMatchObject({ written: 1 });
   });
 
+  it("a fork's workspace replaced by a link (to an empty directory outside) is refused: nothing is laid out or marked there", async () => {
+    const r = await take(null);
+    const empty = path.join(root, 'empty-outside');
+    await fs.mkdir(empty);
+    const fork = path.join(root, 'fork-link');
+    await fs.symlink(empty, fork);
+    await expect(restoreWorkspace({ store, workspace: fork, manifest: r.manifest, mode: 'fresh' }, env)).rejects.toThrow(/symlink/);
+    expect(await fs.readdir(empty)).toEqual([]);
+  });
+
   it('a file over the limit is not kept, by name and size', async () => {
     await fs.writeFile(path.join(ws, 'big.bin'), Buffer.alloc(5000));
     const r = await take(null);
