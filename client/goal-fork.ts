@@ -18,6 +18,7 @@ import { stampedMemo, startSearchAttributes } from '../workflows/run-format';
 import { CheckpointError } from './checkpoints';
 import { queryOnce } from './closed-run-answers';
 import { InvalidInputError, mapErrors } from './errors';
+import { forkWorkspacePath } from './workspace';
 import { GoalHandle } from './goal-handle';
 
 export interface GoalForkResult {
@@ -55,7 +56,7 @@ export async function forkGoal(client: Client, taskQueue: string, parentId: stri
   const tag = 'atPlanVersion' in point ? `plan${point.atPlanVersion}` : `after-${point.afterTask}`;
   const id = r.id ?? `${parentId}-fork-${randomUUID().slice(0, 8)}`;
   const { schedule: _schedule, ...parentOptions } = view.base.options as GoalOptions & { storeDir: string };
-  const workspace = r.workspace ?? path.join(path.dirname(parentOptions.workspace), `${path.basename(parentOptions.workspace)}.fork-${id.slice(-8)}`);
+  const workspace = r.workspace !== undefined ? await forkWorkspacePath(r.workspace) : path.join(path.dirname(parentOptions.workspace), `${path.basename(parentOptions.workspace)}.fork-${id.slice(-8)}`);
   const forkOf: GoalForkOf = {
     goalId: parentId,
     point,

@@ -18,6 +18,7 @@ import { describeIssues } from '../workflows/payloads';
 import { stampedMemo, startSearchAttributes } from '../workflows/run-format';
 import { CheckpointError, readCheckpoints } from './checkpoints';
 import { InvalidInputError, mapErrors } from './errors';
+import { forkWorkspacePath } from './workspace';
 import { SessionHandle } from './session-handle';
 
 export interface ForkResult {
@@ -47,7 +48,7 @@ export async function forkSession(client: Client, taskQueue: string, parentId: s
   const at = picked.checkpoint;
   const id = parsed.data.id ?? `${parentId}-fork${at.turn}-${randomUUID().slice(0, 8)}`;
   const parentOptions = view.base.options as SessionOptions;
-  const workspace = parsed.data.workspace ?? path.join(path.dirname(parentOptions.workspace), `${path.basename(parentOptions.workspace)}.fork-${id.slice(-8)}`);
+  const workspace = parsed.data.workspace !== undefined ? await forkWorkspacePath(parsed.data.workspace) : path.join(path.dirname(parentOptions.workspace), `${path.basename(parentOptions.workspace)}.fork-${id.slice(-8)}`);
   const args: SessionOptions = {
     ...parentOptions,
     workspace,

@@ -83,3 +83,15 @@ async function createInside(full: string, realRoot: string | undefined, shown: s
     real = await fs.realpath(real);
   }
 }
+
+/**
+ * A fork's new directory, absolute, with its parent's real path (the directory itself does
+ * not exist yet): resolved once here, as a session's workspace is, since the worker lays the
+ * fork out without following a link at any part of its path (activities/workspace-tree.ts).
+ * A parent that does not exist yet is left as given (the worker makes it).
+ */
+export async function forkWorkspacePath(requested: string): Promise<string> {
+  const full = path.resolve(requested);
+  const parent = await fs.realpath(path.dirname(full)).catch(() => path.dirname(full));
+  return path.join(parent, path.basename(full));
+}
