@@ -10,10 +10,9 @@
 // - axe-core finds no serious or critical violation on the agent page, light or dark.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadScenario } from '../../standin/scenario';
-import { axeViolations, launchChromium, shotBoth } from '../fixtures/browser';
+import { axeViolations, useChromium, openConsole, shotBoth } from '../fixtures/browser';
 import { goalEnv } from '../fixtures/goal-harness';
 import { authed, readSse, startServe, TEST_TOKEN } from '../fixtures/serve-process';
 import { waitUntil } from '../fixtures/session-harness';
@@ -21,14 +20,7 @@ import { useTemporal } from '../fixtures/use-temporal';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const { env, workflowBundle } = useTemporal();
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchChromium(['--headless', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking']);
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const chromium = useChromium();
 
 type Goal = { state: { status: string; pendingApprovals: { callId: string }[]; usage: { usage: { costUsd: number }; agents: Record<string, { costUsd: number }> } }; plan: { tasks: { id: string; agentId: string | null; status: string }[] } };
 
@@ -36,7 +28,7 @@ describe('the console shows every task agent: its conversation and its run at a 
   it('an ended goal: each agent page has the conversation, cost, steps and time; the goal and list too', async () => {
     const g = await goalEnv(env, workflowBundle, await loadScenario(path.join(root, 'client/demo/goal-demo.yaml')), 'sk-ant-demo', { ownWorkflowThread: true });
     const server = await startServe({ taskQueue: g.taskQueue, workspace: g.workspace });
-    const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, bypassCSP: true });
+    const context = await chromium.browser.newContext({ viewport: { width: 1200, height: 900 }, bypassCSP: true });
     try {
       await g.run(async () => {
         const api = authed(server.url);
@@ -59,9 +51,7 @@ describe('the console shows every task agent: its conversation and its run at a 
         const agents = done.plan.tasks.map((t) => t.agentId).filter((a): a is string => a !== null);
         expect(agents.length).toBeGreaterThan(0);
 
-        const page = await context.newPage();
-        await page.goto(`${server.url}/#token=${TEST_TOKEN}`);
-        await page.getByRole('heading', { name: 'Inbox' }).waitFor();
+        const page = await openConsole(context, server.url, TEST_TOKEN);
         let modelWords = 0;
         for (const agentId of agents) {
           await page.goto(`${server.url}/#/agent/${encodeURIComponent(agentId)}`);

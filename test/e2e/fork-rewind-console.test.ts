@@ -7,22 +7,14 @@
 // at turn 1 (b.txt gone, turn 2 set aside). `npm run test:e2e -- fork-rewind-console`.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../fixtures/browser';
+import { describe, expect, it } from 'vitest';
+import { useChromium, openConsole } from '../fixtures/browser';
 import { startServe, TEST_TOKEN, type ServeProcess } from '../fixtures/serve-process';
 import { say, sessionEnv, use, waitUntil } from '../fixtures/session-harness';
 import { useTemporal } from '../fixtures/use-temporal';
 
 const { env, workflowBundle } = useTemporal();
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchChromium(['--headless', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking']);
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const chromium = useChromium();
 
 const rules = [
   { match: { lastUserContains: 'STEP 1.', hasToolResults: false }, reply: use('write_file', { path: 'a.txt', content: 'from turn 1' }) },
@@ -35,7 +27,7 @@ describe('fork and rewind in the console', () => {
   it('turns with checkpoints, a diff between turns, fork here (the fork has the files of its turn), lineage, rewind here after a confirmation', { timeout: 600_000 }, async () => {
     const s = await sessionEnv(env, workflowBundle, { rules });
     let server: ServeProcess | null = null;
-    const context = await browser.newContext({ viewport: { width: 1100, height: 1000 } });
+    const context = await chromium.browser.newContext({ viewport: { width: 1100, height: 1000 } });
     try {
       await s.run(async () => {
         const run = await s.start({ checkpoints: true });
@@ -46,9 +38,7 @@ describe('fork and rewind in the console', () => {
         await parent.send('STEP 2.');
         server = await startServe({ taskQueue: s.taskQueue, workspace: s.workspace });
 
-        const page = await context.newPage();
-        await page.goto(`${server.url}/#token=${TEST_TOKEN}`);
-        await page.getByRole('heading', { name: 'Inbox' }).waitFor();
+        const page = await openConsole(context, server.url, TEST_TOKEN);
         await page.goto(`${server.url}/#/session/${encodeURIComponent(id)}`);
         const section = page.locator('section.checkpoints');
         await section.getByRole('heading', { name: 'Turns and checkpoints' }).waitFor({ timeout: 60_000 });

@@ -6,23 +6,15 @@
 // `npm run test:e2e -- goal-fork-console`.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from '../fixtures/browser';
+import { describe, expect, it } from 'vitest';
+import { useChromium, openConsole } from '../fixtures/browser';
 import { startServe, TEST_TOKEN, type ServeProcess } from '../fixtures/serve-process';
 import { critic, goalEnv, plan, planner, review, task, waitUntil, writesFile } from '../fixtures/goal-harness';
 import { useTemporal } from '../fixtures/use-temporal';
 import { KeelClient } from '../../client/keel-client';
 
 const { env, workflowBundle } = useTemporal();
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchChromium(['--headless', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking']);
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const chromium = useChromium();
 
 describe('goal fork in the console', () => {
   it('lists the fork points; Fork from here after a task opens the fork, which keeps that task and has its files', { timeout: 600_000 }, async () => {
@@ -35,7 +27,7 @@ describe('goal fork in the console', () => {
       ],
     });
     let server: ServeProcess | null = null;
-    const context = await browser.newContext({ viewport: { width: 1100, height: 1000 } });
+    const context = await chromium.browser.newContext({ viewport: { width: 1100, height: 1000 } });
     let forkWorkspace: string | null = null;
     try {
       await g.run(async () => {
@@ -46,9 +38,7 @@ describe('goal fork in the console', () => {
         const before = t1Calls();
         server = await startServe({ taskQueue: g.taskQueue, workspace: g.workspace });
 
-        const page = await context.newPage();
-        await page.goto(`${server.url}/#token=${TEST_TOKEN}`);
-        await page.getByRole('heading', { name: 'Inbox' }).waitFor();
+        const page = await openConsole(context, server.url, TEST_TOKEN);
         await page.goto(`${server.url}/#/goal/${encodeURIComponent(id)}`);
         const section = page.locator('section.goal-forks');
         await section.getByRole('heading', { name: 'Fork points' }).waitFor({ timeout: 60_000 });

@@ -4,23 +4,15 @@
 // and deletes it (asked twice) — and sees each run under the schedule, with its status, cost and
 // a link to its goal, and the month's spend against the budget. Each step is checked against the
 // SDK's view too, so the page cannot show what the server does not have.
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/keel-client';
-import { axeViolations, launchChromium, shotBoth } from '../fixtures/browser';
+import { axeViolations, useChromium, shotBoth } from '../fixtures/browser';
 import { agent, critic, finish, goalEnv, plan, planner, review, task, waitUntil } from '../fixtures/goal-harness';
 import { startServe, TEST_TOKEN } from '../fixtures/serve-process';
 import { useTemporal } from '../fixtures/use-temporal';
 
 const { env, workflowBundle } = useTemporal();
-let browser: Browser;
-
-beforeAll(async () => {
-  browser = await launchChromium(['--headless', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking']);
-});
-afterAll(async () => {
-  await browser?.close();
-});
+const chromium = useChromium();
 
 describe('the console: schedules', () => {
   it('creates, runs now, pauses with a note, resumes, backfills and deletes a schedule; every run is listed under it with a link to its goal', async () => {
@@ -33,7 +25,7 @@ describe('the console: schedules', () => {
     });
     const serve = await startServe({ taskQueue: g.taskQueue, workspace: g.workspace });
     // The browser's zone is UTC: the backfill's datetime-local fields are read in it.
-    const context = await browser.newContext({ viewport: { width: 1100, height: 1000 }, bypassCSP: true, timezoneId: 'UTC' });
+    const context = await chromium.browser.newContext({ viewport: { width: 1100, height: 1000 }, bypassCSP: true, timezoneId: 'UTC' });
     const id = `console-${g.taskQueue.slice(-8)}`;
     try {
       await g.run(async () => {
