@@ -24,6 +24,13 @@ const split = (rel: string): [parent: string, name: string] => {
 
 const errno = (error: unknown): string | undefined => (error as NodeJS.ErrnoException).code;
 
+/** An error that names the workspace path, not /proc/self/fd/N/…, keeping its code (callers decide by it). */
+function gone(rel: string, error: unknown): Error {
+  const code = errno(error);
+  const what = code === 'ENOENT' ? 'is gone' : code === 'ELOOP' || code === 'ENOTDIR' ? 'is no longer a directory (a link or a file was put in its place meanwhile; not followed)' : `cannot be opened (${code ?? String(error)})`;
+  return Object.assign(new Error(`${rel} in the workspace ${what}`), { code });
+}
+
 export class PinnedTree {
   private readonly root: number;
   /** Workspace-relative directory → an O_PATH descriptor; the most recently used last. */
@@ -54,7 +61,12 @@ export class PinnedTree {
       return hit;
     }
     const [parent, name] = split(rel);
-    const fd = openBeneath(this.dir(parent), name);
+    let fd: number;
+    try {
+      fd = openBeneath(this.dir(parent), name);
+    } catch (error) {
+      throw gone(rel, error);
+    }
     this.dirs.set(rel, fd);
     if (this.dirs.size > CACHED_DIRS) {
       const [oldest, old] = this.dirs.entries().next().value as [string, number];
