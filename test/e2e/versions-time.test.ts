@@ -34,7 +34,8 @@ import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { temporalServers } from '../helpers/temporal-servers';
 import { KeelClient } from '../../client/index';
 import { startStandin } from '../../standin/server';
 import { UPGRADE_NUDGE } from '../../workflows/versioning';
@@ -99,7 +100,7 @@ describe('sessions and goals across three later builds, days of workflow time ap
       { id: 'patched-4', bundle: await bundle(fixture('patched-4')) },
     ];
     const started = Date.now();
-    const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: inject('temporalTestServerPath') } } });
+    const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: temporalServers().testServerPath } } });
     const namespace = env.namespace ?? 'default';
     // The dev server gets Keel's search attributes as start flags (worker/search-attributes.ts); this one through the operator API.
     const indexed = { KEYWORD: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD, INT: temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_INT } as const;

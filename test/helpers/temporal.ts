@@ -1,7 +1,7 @@
 // What integration tests share: a connection to the fork's dev server, a fresh task
 // queue per test, and the workflow code bundled once per run (test/setup/workflow-bundle.ts).
 import { randomUUID } from 'node:crypto';
-import { access, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, type WorkflowHandle } from '@temporalio/client';
@@ -10,6 +10,8 @@ import { bundleWorkflowCode, NativeConnection, type WorkflowBundleWithSourceMap 
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { inject } from 'vitest';
 import { ClosableConnection } from '../../client/grpc-retry';
+import { temporalServers } from './temporal-servers';
+import { waitForFile } from './wait-for-file';
 import { payloadConverterPath, workflowsPath as keelWorkflowsPath } from '../../worker/worker';
 
 /** In a test fork's own workers: workflows on the fork's thread, ~0.1 s of CPU per worker instead of ~0.76 (bench/worker-create.ts). */
@@ -26,14 +28,14 @@ export interface TemporalTestEnv {
 
 /** This fork's dev server (test/setup/temporal-server.ts starts one per fork). */
 export function testTemporalAddress(): string {
-  const addresses = inject('temporalAddresses');
+  const { addresses } = temporalServers();
   const fork = Math.max(1, Number(process.env.VITEST_POOL_ID ?? 1) || 1);
   return addresses[(fork - 1) % addresses.length]!;
 }
 
 export async function connectTestEnv(): Promise<TemporalTestEnv> {
   const address = testTemporalAddress();
-  const namespace = inject('temporalNamespace');
+  const { namespace } = temporalServers();
   // Its gRPC retry stops before it closes (client/grpc-retry.ts): a retry timer firing on the
   // closed channel was an uncaught error in the test's fork.
   const connection = await ClosableConnection.connect({ address });
@@ -75,17 +77,7 @@ export async function bundle(workflowsPath: string, options: { preload?: boolean
  * first test files run. Fails with the bundler's error if bundling failed.
  */
 export async function keelWorkflowBundleFile(timeoutMs = 150_000): Promise<string> {
-  const dir = inject('workflowBundleDir');
-  const file = path.join(dir, 'workflows.js');
-  const exists = (f: string) => access(f).then(() => true, () => false);
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await exists(file)) return file;
-    const error = await readFile(path.join(dir, 'error.txt'), 'utf8').catch(() => null);
-    if (error !== null) throw new Error(error);
-    if (Date.now() > deadline) throw new Error(`the run's workflow bundle (${file}) did not appear in ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  return waitForFile(inject('workflowBundleDir'), 'workflows.js', timeoutMs, "the run's workflow bundle");
 }
 
 const silentLogger = {

