@@ -62,10 +62,10 @@ async function startAll(count: number, dir: string): Promise<Array<{ stop(): Pro
   ]);
   const servers = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  const failure = failed ? failed.reason : testServerPath.ok ? null : testServerPath.error;
+  const failure: unknown = failed ? failed.reason : testServerPath.ok ? null : testServerPath.error;
   if (failure !== null) {
     await Promise.all(servers.map((s) => s.stop()));
-    await fs.writeFile(path.join(dir, 'error.txt'), `the run's Temporal dev servers did not start: ${failure instanceof Error ? failure.message : String(failure)}`);
+    await fs.writeFile(path.join(dir, 'error.txt'), `the run's Temporal dev servers did not start: ${failure instanceof Error ? failure.message : JSON.stringify(failure)}`);
     return [];
   }
   const value: TemporalServers = {
