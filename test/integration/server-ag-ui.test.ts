@@ -164,7 +164,7 @@ describe('AG-UI', () => {
         });
         expect(response.status).toBe(200);
         const events: Array<{ type: string; delta?: string }> = [];
-        let firstText: { delta: string; streamedSoFar: number } | null = null;
+        let firstText: { delta: string; modelStillWriting: boolean } | null = null;
         const reader = response.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
         for (;;) {
           const next = await reader.read();
@@ -172,19 +172,19 @@ describe('AG-UI', () => {
           const event = JSON.parse(next.value.data) as { type: string; delta?: string };
           events.push(event);
           if (event.type === EventType.TEXT_MESSAGE_CONTENT && firstText === null) {
-            // What the model had written by then, as the session's stream holds it.
-            firstText = { delta: event.delta ?? '', streamedSoFar: (await session.transcript(0, 100)).messages.length };
+            // Is the stand-in still writing the reply (its record's outcome is set when the reply is whole)?
+            const request = s.standin.requests.find((r) => r.facts?.lastUserText.includes('tell me slowly'));
+            firstText = { delta: event.delta ?? '', modelStillWriting: request?.outcome === 'pending' };
           }
           if (event.type === EventType.RUN_FINISHED || event.type === EventType.RUN_ERROR) break;
         }
         expect(events.at(-1)?.type).toBe(EventType.RUN_FINISHED);
         const text = events.flatMap((e) => (e.type === EventType.TEXT_MESSAGE_CONTENT ? [e.delta ?? ''] : [])).join('');
         expect(text).toBe(reply);
-        // The first text came while the model still wrote: a part of the reply, before the
-        // turn's answer was in the conversation (only the user's message then).
+        // The first text came while the model still wrote: a part of the reply, live.
         expect(firstText).not.toBeNull();
         expect(firstText!.delta.length).toBeLessThan(reply.length);
-        expect(firstText!.streamedSoFar).toBe(1);
+        expect(firstText!.modelStillWriting).toBe(true);
 
         // Before the message's update: the describe (what the id is) and the stream's offset,
         // side by side; no read of the state (a plain message needs none). Then the update.
