@@ -163,13 +163,13 @@ describe('AG-UI', () => {
           body: JSON.stringify({ threadId: id, runId: 'run-slow', messages: [{ id: 'slow-1', role: 'user', content: 'tell me slowly' }], tools: [], context: [], state: {} }),
         });
         expect(response.status).toBe(200);
-        const events: Array<{ type: string; delta?: string }> = [];
+        const events: Array<{ type: EventType; delta?: string }> = [];
         let firstText: { delta: string; modelStillWriting: boolean } | null = null;
         const reader = response.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
         for (;;) {
           const next = await reader.read();
           if (next.done) break;
-          const event = JSON.parse(next.value.data) as { type: string; delta?: string };
+          const event = JSON.parse(next.value.data) as { type: EventType; delta?: string };
           events.push(event);
           if (event.type === EventType.TEXT_MESSAGE_CONTENT && firstText === null) {
             // Is the stand-in still writing the reply (its record's outcome is set when the reply is whole)?

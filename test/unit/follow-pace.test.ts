@@ -16,7 +16,7 @@ interface Script {
    * text (the model activity's last heartbeat), `pending` for the call in flight with no text
    * yet, or null for no call.
    */
-  described: Array<string | 'pending' | null>;
+  described: Array<{ text: string } | 'pending' | null>;
 }
 
 function scriptedClient(script: Script): { client: Client; queries: () => number; describes: () => number } {
@@ -40,7 +40,7 @@ function scriptedClient(script: Script): { client: Client; queries: () => number
             ? []
             : found === 'pending'
               ? [{ activityType: { name: 'callModel' }, heartbeatDetails: null }]
-              : [{ activityType: { name: 'callModel' }, heartbeatDetails: { payloads: [defaultPayloadConverter.toPayload(live(found))] } }];
+              : [{ activityType: { name: 'callModel' }, heartbeatDetails: { payloads: [defaultPayloadConverter.toPayload(live(found.text))] } }];
         return Promise.resolve({ pendingActivities });
       },
     },
@@ -58,7 +58,7 @@ describe("a stream reader's pace", () => {
   afterEach(() => void vi.useRealTimers());
 
   it('reads the live text as soon as a read of the stream finds a model call in flight, not a pause later', async () => {
-    const { client, queries, describes } = scriptedClient({ pages: [page(3, true)], described: ['Hello'] });
+    const { client, queries, describes } = scriptedClient({ pages: [page(3, true)], described: [{ text: 'Hello' }] });
     const abort = new AbortController();
     const items = followStream(client, 'wf', { from: 3, topics: ['model'], pollCooldownMs: 1_000, signal: abort.signal });
     const first = items.next();
@@ -73,7 +73,7 @@ describe("a stream reader's pace", () => {
   });
 
   it('asks the server again at its pace while the call in flight has written nothing yet, without reading the stream in between', async () => {
-    const { client, queries, describes } = scriptedClient({ pages: [page(3, true)], described: ['pending', 'pending', 'Hi'] });
+    const { client, queries, describes } = scriptedClient({ pages: [page(3, true)], described: ['pending', 'pending', { text: 'Hi' }] });
     const abort = new AbortController();
     const items = followStream(client, 'wf', { from: 3, topics: ['model'], pollCooldownMs: 100, signal: abort.signal });
     const first = items.next();
