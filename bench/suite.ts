@@ -1,4 +1,4 @@
-// `npm run bench -- [--scenario single,concurrent,parked,long,stream] [--rounds 3] [--warmup 1] [--quick]
+// `npm run bench -- [--scenario single,concurrent,parked,long,stream,first-delta,cost] [--rounds 3] [--warmup 1] [--quick]
 // [--variants floor,floor-local,keel,keel-pg,ai-sdk,ai-sdk-stream,openai-agents] [--name NAME] [--parked N]
 // [--sessions K] [--turns T] [--long-turns N] [--long-output-bytes B: each long turn reads a file of B bytes]`
 //
@@ -7,7 +7,7 @@
 // with one stand-in model, each variant in its own worker process (bench/suite/run.ts).
 // Rounds interleave the variants; ratios are taken to the floor inside each round, since
 // the machine is shared and only ratios survive its load. `--warmup` rounds of single,
-// concurrent and stream run first and are not counted (each worker's JIT warms up). Writes
+// concurrent, stream and first-delta run first and are not counted (each worker's JIT warms up). Writes
 // bench/results/<name>.{json,md} and <name>-<scenario>.svg.
 import fs from 'node:fs/promises';
 import path from 'node:path';

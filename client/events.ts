@@ -73,6 +73,9 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
   let held: LiveModelText[] | null = null;
   // The model calls in flight at the last read of the stream (null: a worker that does not say).
   let inFlight: ReadonlySet<string> | null;
+  // Whether the last read of the stream found a model call in flight, and the stream's end then.
+  let wasLive = false;
+  let lastEnd: number | null = null;
   for (;;) {
     if (signal?.aborted) return;
     let page: StreamReadPage | null = null;
@@ -97,6 +100,13 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
       const more = page.next < page.end;
       from = Math.max(from, page.next);
       inFlight = page.liveCalls ? new Set(page.liveCalls) : null;
+      // The stream grew, in topics this reader skips too (a turn started, a tool ran): the
+      // workflow is busy and a model call may start any moment, so no backing off. A reader of
+      // the model topic alone saw nothing of a turn's start and read it as a quiet stream.
+      const moved = lastEnd !== null && page.end > lastEnd;
+      lastEnd = page.end;
+      const fresh = page.live === true && !wasLive;
+      wasLive = page.live === true;
       if (more) {
         waitMs = busyMs;
         continue;
@@ -115,8 +125,10 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
         waitMs = busyMs;
         if (!overlay && !(await pause(busyMs, signal))) return;
         for (let read = 0; overlay && read < LIVE_READS_PER_QUERY; read++) {
-          if (!(await pause(busyMs, signal))) return;
-          const calls = await readLiveModelText(client, workflowId);
+          // A call this reader just learned of: its text may be on the server already (it read
+          // the stream after the call began), so the first describe goes at once, not a pause later.
+          if ((read > 0 || !fresh) && !(await pause(busyMs, signal))) return;
+          const { calls, waiting } = await readLiveModelText(client, workflowId);
           // A call that was not in flight at the last read of the stream began since: the call
           // then in flight ended, a tool ran, the next began. The stream is read first, at once,
           // so that call's text does not come before what the stream holds ahead of it.
@@ -129,12 +141,14 @@ export async function* followStream<E>(client: Client, workflowId: string, optio
             if (signal?.aborted) return;
             yield item;
           }
-          // The call is over (or not begun): its end is in the stream.
-          if (calls.length === 0) break;
+          // The call is over: its end is in the stream. One that has not written yet is asked
+          // again at this pace (its text is not in the stream either): reading the stream at once
+          // put a query, a worker's task, between a new call and its first text.
+          if (calls.length === 0 && waiting === 0) break;
         }
         continue;
       }
-      if (page.items.length > 0) waitMs = busyMs;
+      if (page.items.length > 0 || moved) waitMs = busyMs;
       else if (ended) return;
     }
     if (ended) return;

@@ -29,12 +29,25 @@ const liveSchema = z.object({
 });
 const detailsSchema = z.looseObject({ live: liveSchema.optional() });
 
-const shared = new WeakMap<Client, Map<string, { at: number; read: Promise<LiveModelText[]> }>>();
+/** What one describe says of the workflow's model calls. */
+export interface LiveRead {
+  /** The live text of each call in flight that has heartbeated some. */
+  calls: LiveModelText[];
+  /**
+   * Calls in flight with no text on the server yet (scheduled, waiting for the API's first
+   * token): a reader asks again at its pace rather than read the stream (their text is not there either).
+   */
+  waiting: number;
+}
+
+const NOTHING: LiveRead = { calls: [], waiting: 0 };
+
+const shared = new WeakMap<Client, Map<string, { at: number; read: Promise<LiveRead> }>>();
 
 /** The live text of every model call the workflow has in flight (none when it has none, or on any error). */
-export function readLiveModelText(client: Client, workflowId: string): Promise<LiveModelText[]> {
+export function readLiveModelText(client: Client, workflowId: string): Promise<LiveRead> {
   let byWorkflow = shared.get(client);
-  if (!byWorkflow) shared.set(client, (byWorkflow = new Map<string, { at: number; read: Promise<LiveModelText[]> }>()));
+  if (!byWorkflow) shared.set(client, (byWorkflow = new Map<string, { at: number; read: Promise<LiveRead> }>()));
   const recent = byWorkflow.get(workflowId);
   if (recent && Date.now() - recent.at < SHARE_MS) return recent.read;
   const read = describeLive(client, workflowId);
@@ -45,21 +58,25 @@ export function readLiveModelText(client: Client, workflowId: string): Promise<L
   return read;
 }
 
-async function describeLive(client: Client, workflowId: string): Promise<LiveModelText[]> {
+async function describeLive(client: Client, workflowId: string): Promise<LiveRead> {
   try {
     const described = await client.connection.withDeadline(Date.now() + DESCRIBE_DEADLINE_MS, () =>
       client.workflowService.describeWorkflowExecution({ namespace: client.options.namespace, execution: { workflowId } }),
     );
-    const out: LiveModelText[] = [];
+    const calls: LiveModelText[] = [];
+    let waiting = 0;
     for (const activity of described.pendingActivities ?? []) {
-      if (activity.activityType?.name !== MODEL_ACTIVITY || !activity.heartbeatDetails?.payloads?.length) continue;
-      const details = detailsSchema.safeParse(await decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, activity.heartbeatDetails.payloads));
-      if (details.success && details.data.live) out.push(details.data.live);
+      if (activity.activityType?.name !== MODEL_ACTIVITY) continue;
+      const details = activity.heartbeatDetails?.payloads?.length
+        ? detailsSchema.safeParse(await decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, activity.heartbeatDetails.payloads))
+        : null;
+      if (details?.success && details.data.live) calls.push(details.data.live);
+      else waiting++;
     }
-    return out;
+    return { calls, waiting };
   } catch {
     // Live text is only sooner: a reader that cannot have it waits for the stream.
-    return [];
+    return NOTHING;
   }
 }
 

@@ -336,7 +336,6 @@ export async function agUiRun(c: Context, keel: KeelClient, id: string, body: un
     throw new ProblemError(400, 'validation', errors.map((e) => `${e.pointer}: ${e.message}`).join('; '), { errors });
   }
   const input = parsed.data;
-  if ((await kindOf(keel, id)) !== 'session') throw new ProblemError(404, 'not-found', `${id} is a goal: AG-UI drives sessions`);
   const session = keel.getSession(id);
   const ids: Ids = { threadId: input.threadId, runId: input.runId || randomUUID() };
   const user = lastUser(input.messages);
@@ -344,24 +343,37 @@ export async function agUiRun(c: Context, keel: KeelClient, id: string, body: un
   const contextText = (input.context ?? []).map((x) => `- ${x.description}: ${x.value}`).join('\n');
   const clientTools = clientToolsOf(input);
   const toolResults = trailingToolResults(input.messages);
+  // AG-UI clients send the whole thread on every run: a new message is the last one. A thread
+  // that ends with the agent's reply, or an empty one (a reloaded page), asks for a snapshot.
+  const newMessage = user !== null && text !== '' && input.messages.at(-1)?.role === 'user';
+  // The session's state is read only for what needs it: frontend tools (their names checked
+  // against the session's), tool results and resumes (the turn they go to), a snapshot. A plain
+  // new message needs none of it.
+  const needsState = clientTools.length > 0 || toolResults.length > 0 || (input.resume?.length ?? 0) > 0 || !newMessage;
 
-  // Everything that talks to the workflow before the stream opens is bounded, like every request.
+  // Everything that talks to the workflow before the stream opens is bounded, like every
+  // request. The reads before the message goes (what the id is, the stream's offset, the state)
+  // go at once, side by side: one round trip to the workflow, then the message's update, then
+  // the stream (it was four in a row: describe, state, offset, update).
   const start = await keel.client.connection.withDeadline(Date.now() + DEADLINE_MS, async () => {
-    const state = await session.state();
-    const from = await session.streamOffset();
-    const clashes = clientTools.filter((t) => state.tools.includes(t.name)).map((t) => t.name);
+    const [kind, state, offset] = await Promise.allSettled([kindOf(keel, id), needsState ? session.state() : Promise.resolve(null), session.streamOffset()]);
+    // What the id is answers first: a goal's or a missing workflow's other reads fail for that reason.
+    if (kind.status === 'rejected') throw kind.reason;
+    if (kind.value !== 'session') throw new ProblemError(404, 'not-found', `${id} is a goal: AG-UI drives sessions`);
+    if (state.status === 'rejected') throw state.reason;
+    if (offset.status === 'rejected') throw offset.reason;
+    const from = offset.value;
+    const clashes = state.value === null ? [] : clientTools.filter((t) => state.value!.tools.includes(t.name)).map((t) => t.name);
     if (clashes.length) {
       throw new ProblemError(400, 'validation', `frontend tools ${clashes.join(', ')} have the names of the session's own tools`, { errors: [{ pointer: '/body/tools', message: 'name taken by a session tool' }] });
     }
     // A thread that ends with results of the client's tools: they go to the turn that waits for them.
-    const answered = toolResults.length && state.turn ? await applyToolResults(session, toolResults) : [];
+    const answered = toolResults.length && state.value?.turn ? await applyToolResults(session, toolResults) : [];
     if (input.resume?.length) await applyResume(session, input.resume, approver);
-    if (answered.length || input.resume?.length) return { kind: 'resume' as const, from, turnId: state.turn?.turnId ?? null, answered };
-    // AG-UI clients send the whole thread on every run: a new message is the last one. A thread
-    // that ends with the agent's reply, or an empty one (a reloaded page), asks for a snapshot.
-    if (!user || !text || input.messages.at(-1)?.role !== 'user') {
+    if (answered.length || input.resume?.length) return { kind: 'resume' as const, from, turnId: state.value?.turn?.turnId ?? null, answered };
+    if (!newMessage) {
       const transcript = await session.transcript(0, 500);
-      return { kind: 'snapshot' as const, state, messages: toAgUiMessages(id, transcript.messages) };
+      return { kind: 'snapshot' as const, state: state.value!, messages: toAgUiMessages(id, transcript.messages) };
     }
     await session.post(contextText ? `${text}\n\nContext from the application:\n${contextText}` : text, user.id, { clientTools });
     return { kind: 'message' as const, from };

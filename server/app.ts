@@ -15,6 +15,7 @@ import type { z } from 'zod';
 import { ConnectionError, IdempotencyKeyReusedError, InvalidInputError, NoAnswerError, NotFoundError, UpdateRejectedError } from '../client/errors';
 import { CheckpointError } from '../client/checkpoints';
 import type { KeelClient } from '../client/keel-client';
+import { followStream } from '../client/events';
 import { agUiRun } from './ag-ui';
 import { forkOfRun, forkThread } from './ag-ui-fork';
 import { authenticate, type TokenEntry } from './auth';
@@ -140,21 +141,35 @@ export function createApp(options: AppOptions): Hono<Env> {
     const from = startOffset(c);
     // Goals, sessions and a goal's task agents: an agent's stream has its model text, tool
     // calls and results, which the console's agent page shows (it answered 404 before).
-    const kind = await options.keel.kindOf(id);
-    if (kind === null) throw new ProblemError(404, 'not-found', `${id} is not a Keel goal, session or agent`);
-    const handle = kind === 'goal' ? options.keel.getGoal(id) : options.keel.getSession(id);
+    // Goals, sessions and agents are followed alike (their handles' `events`): the stream's
+    // first read goes beside the describe that says what the id is, not after it (one round
+    // trip less before a new page's first event), and is dropped if the id is none of them.
+    const abort = new AbortController();
+    const items = followStream<unknown>(options.keel.client, id, { from, signal: abort.signal });
+    const first = items.next();
+    first.catch(() => undefined);
+    const kind = await options.keel.kindOf(id).catch((error: unknown) => {
+      abort.abort();
+      throw error;
+    });
+    if (kind === null) {
+      abort.abort();
+      throw new ProblemError(404, 'not-found', `${id} is not a Keel goal, session or agent`);
+    }
     return streamSSE(c, async (stream) => {
-      const abort = new AbortController();
       stream.onAbort(() => abort.abort());
       // A comment now and then keeps proxies from closing a quiet stream.
       const ping = setInterval(() => void stream.write(': ping\n\n').catch(() => abort.abort()), 15_000);
       try {
-        for await (const item of handle.events({ from, signal: abort.signal })) {
+        for (let next = await first; !next.done; next = await items.next()) {
+          const item = next.value;
           await stream.writeSSE({ event: item.topic, data: JSON.stringify(item.data), ...(item.offset >= 0 ? { id: String(item.offset) } : {}) });
         }
         if (!abort.signal.aborted) await stream.writeSSE({ event: 'end', data: JSON.stringify({ id }) });
       } finally {
         clearInterval(ping);
+        abort.abort();
+        await items.return(undefined);
       }
     });
   });

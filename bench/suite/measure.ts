@@ -24,6 +24,8 @@ export interface Phase {
   eventsTotal: number;
   /** Scenario-specific figures (latencies, per-session memory…). */
   extra: Record<string, number>;
+  /** Raw samples some scenarios keep, pooled over rounds in the report (first-delta's latencies). */
+  samples?: Record<string, number[]>;
 }
 
 export interface Pids {

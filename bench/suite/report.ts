@@ -2,7 +2,7 @@
 // figure and of its ratio to the floor inside the same round; a Markdown table and an SVG
 // chart of the ratios (hand-written SVG: no chart library for one bar chart).
 import type { Phase } from './measure';
-import { spread, type Spread } from './stats';
+import { percentile, spread, type Spread } from './stats';
 import { LABELS, type VariantName } from './variants';
 
 export const FIGURES = {
@@ -42,6 +42,8 @@ export interface VariantSummary {
   loadAverage1m: Spread;
   workerRssMiB: Spread;
   serverRssMiB: Spread;
+  /** Samples pooled over every round (Phase.samples): their count, p50 and p95. */
+  pooled?: Record<string, { n: number; p50: number; p95: number }>;
 }
 
 export function summarise(phases: readonly Phase[]): Record<string, VariantSummary[]> {
@@ -75,6 +77,7 @@ export function summarise(phases: readonly Phase[]): Record<string, VariantSumma
         loadAverage1m: spread(ps.map((p) => p.loadAverage1m)),
         workerRssMiB: spread(ps.map((p) => p.workerRssMiB)),
         serverRssMiB: spread(ps.map((p) => p.serverRssMiB)),
+        ...pooledOf(ps),
       };
     });
   }
@@ -147,6 +150,32 @@ function overshootLines(m: (k: string) => number): string[] {
   ];
 }
 
+function pooledOf(ps: readonly Phase[]): { pooled?: NonNullable<VariantSummary['pooled']> } {
+  const keys = [...new Set(ps.flatMap((p) => Object.keys(p.samples ?? {})))];
+  if (!keys.length) return {};
+  const pooled: NonNullable<VariantSummary['pooled']> = {};
+  for (const k of keys) {
+    const all = ps.flatMap((p) => p.samples?.[k] ?? []);
+    pooled[k] = { n: all.length, p50: percentile(all, 50), p95: percentile(all, 95) };
+  }
+  return { pooled };
+}
+
+/** first-delta: each path's first delta, p50 / p95 pooled over the rounds. */
+function firstDeltaTable(rows: readonly VariantSummary[]): string[] {
+  const keel = rows.find((r) => r.variant === 'keel');
+  const pooled = keel?.pooled;
+  if (!pooled) return [];
+  const cell = (k: string) => (pooled[k] ? `${fmt(pooled[k].p50, 0)} / ${fmt(pooled[k].p95, 0)} (${pooled[k].n})` : '–');
+  return [
+    'First text delta, ms, p50 / p95 (samples) pooled over the rounds:',
+    '',
+    '| path | from the stand-in receiving the model request | from the user\'s request |',
+    '|---|---|---|',
+    ...['sdk', 'sse', 'ag-ui'].map((p) => `| ${p} | ${cell(`${p}RequestToFirstDeltaMs`)} | ${cell(`${p}SentToFirstDeltaMs`)} |`),
+  ];
+}
+
 const fmt = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
 export const mmm = (s: Spread | undefined, d = 2) => (s && s.n ? `${fmt(s.min, d)} / **${fmt(s.median, d)}** / ${fmt(s.max, d)}` : '–');
 
@@ -180,6 +209,7 @@ export function markdown(title: string, meta: Record<string, string>, summary: R
       for (const r of rows) lines.push(`| ${r.variant} | ${extras.map((k) => mmm(r.extra[k], digitsFor(r.extra[k]))).join(' | ')} |`);
     }
     if (scenario === 'cost') lines.push('', ...costTable(rows));
+    if (scenario === 'first-delta') lines.push('', ...firstDeltaTable(rows));
     const types = [...new Set(rows.flatMap((r) => Object.keys(r.eventsPerStepByType)))].sort();
     lines.push('', `History events per step by type:`, '', `| event type | ${rows.map((r) => r.variant).join(' | ')} |`, `|---|${rows.map(() => '---').join('|')}|`);
     for (const t of types) lines.push(`| ${t} | ${rows.map((r) => fmt(r.eventsPerStepByType[t] ?? 0)).join(' | ')} |`);

@@ -8,10 +8,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildResumeArray, HttpAgent } from '@ag-ui/client';
 import { EventType, type BaseEvent } from '@ag-ui/core';
+import { Client, type WorkflowClientInterceptor } from '@temporalio/client';
+import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { describe, expect, it } from 'vitest';
 import { KeelClient } from '../../client/keel-client';
 import { startServer } from '../../server/main';
-import { loadScenario } from '../../standin/scenario';
+import { loadScenario, type ScenarioInput } from '../../standin/scenario';
 import { TEST_TOKEN } from '../fixtures/serve-process';
 import { sessionEnv } from '../fixtures/session-harness';
 import { useTemporal } from '../fixtures/use-temporal';
@@ -124,4 +126,79 @@ describe('AG-UI', () => {
       for (const x of [id, ...threadIds].filter(Boolean)) await env.client.workflow.getHandle(x).terminate('test over').catch(() => undefined);
     }
   }, 180_000);
+
+  it("a message's run asks the workflow once before its message goes, reads the offset beside the describe, and its first text comes while the model still streams", async () => {
+    // A reply of ~24 chunks, 60 ms apart: ~1.5 s of streaming.
+    const reply = 'Streaming slowly so that the first words show well before the last ones are written by the model.';
+    const scenario: ScenarioInput = { name: 'slow', rules: [{ name: 'slow', match: {}, reply: { content: [{ type: 'text', text: reply }], delayMs: 60, chunkSize: 4 } }] };
+    const s = await sessionEnv(env, workflowBundle, scenario, {}, { ownWorkflowThread: true });
+    // Every call the API server makes to the workflow, with when it went and when it came back.
+    const calls: Array<{ name: string; start: number; end: number }> = [];
+    const timed = async <T>(name: string, next: () => Promise<T>): Promise<T> => {
+      const call = { name, start: performance.now(), end: Number.POSITIVE_INFINITY };
+      calls.push(call);
+      try {
+        return await next();
+      } finally {
+        call.end = performance.now();
+      }
+    };
+    const recording: WorkflowClientInterceptor = {
+      describe: (input, next) => timed('describe', () => next(input)),
+      query: (input, next) => timed(`query ${input.queryType}`, () => next(input)),
+      startUpdate: (input, next) => timed(`update ${input.updateName}`, () => next(input)),
+    };
+    const client = new Client({ connection: env.client.connection, namespace: env.namespace, interceptors: { workflow: [recording] } });
+    const keel = await KeelClient.connect({ client, taskQueue: s.taskQueue });
+    const server = await startServer({ keel, port: 0, workspace: s.workspace, env: { KEEL_API_TOKEN: TEST_TOKEN } });
+    let id = '';
+    try {
+      await s.run(async () => {
+        const session = await keel.startSession({ workspace: s.workspace });
+        id = session.id;
+        calls.length = 0;
+        const response = await fetch(`${server.url}/api/sessions/${id}/ag-ui`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${TEST_TOKEN}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+          body: JSON.stringify({ threadId: id, runId: 'run-slow', messages: [{ id: 'slow-1', role: 'user', content: 'tell me slowly' }], tools: [], context: [], state: {} }),
+        });
+        expect(response.status).toBe(200);
+        const events: Array<{ type: EventType; delta?: string }> = [];
+        let firstText: { delta: string; modelStillWriting: boolean } | null = null;
+        const reader = response.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
+        for (;;) {
+          const next = await reader.read();
+          if (next.done) break;
+          const event = JSON.parse(next.value.data) as { type: EventType; delta?: string };
+          events.push(event);
+          if (event.type === EventType.TEXT_MESSAGE_CONTENT && firstText === null) {
+            // Is the stand-in still writing the reply (its record's outcome is set when the reply is whole)?
+            const request = s.standin.requests.find((r) => r.facts?.lastUserText.includes('tell me slowly'));
+            firstText = { delta: event.delta ?? '', modelStillWriting: request?.outcome === 'pending' };
+          }
+          if (event.type === EventType.RUN_FINISHED || event.type === EventType.RUN_ERROR) break;
+        }
+        expect(events.at(-1)?.type).toBe(EventType.RUN_FINISHED);
+        const text = events.flatMap((e) => (e.type === EventType.TEXT_MESSAGE_CONTENT ? [e.delta ?? ''] : [])).join('');
+        expect(text).toBe(reply);
+        // The first text came while the model still wrote: a part of the reply, live.
+        expect(firstText).not.toBeNull();
+        expect(firstText!.delta.length).toBeLessThan(reply.length);
+        expect(firstText!.modelStillWriting).toBe(true);
+
+        // Before the message's update: the describe (what the id is) and the stream's offset,
+        // side by side; no read of the state (a plain message needs none). Then the update.
+        const update = calls.find((c) => c.name === 'update userMessage');
+        expect(update).toBeDefined();
+        const before = calls.filter((c) => c.start < update!.start);
+        expect(before.map((c) => c.name).sort()).toEqual(['describe', 'query __temporal_workflow_stream_offset']);
+        const [a, b] = before;
+        expect(Math.max(a!.start, b!.start)).toBeLessThan(Math.min(a!.end, b!.end));
+        expect(update!.start).toBeGreaterThanOrEqual(Math.max(a!.end, b!.end));
+      });
+    } finally {
+      await server.close();
+      if (id) await env.client.workflow.getHandle(id).terminate('test over').catch(() => undefined);
+    }
+  }, 60_000);
 });
