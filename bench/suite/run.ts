@@ -20,6 +20,8 @@ export interface BenchOptions {
   scenarios: readonly ScenarioName[];
   variants: readonly VariantName[];
   rounds: number;
+  /** Fewer (or more) rounds for some scenarios than `rounds` (the CI short bench's one long session). */
+  scenarioRounds?: Partial<Record<ScenarioName, number>>;
   /**
    * Rounds run first and not counted, in the scenarios whose ratios are targets (single,
    * concurrent, stream): a worker's first round is also its JIT's and its caches' first work,
@@ -51,10 +53,10 @@ export interface BenchRun {
 }
 
 /** The scenarios whose ratios are targets: a warm-up round is cheap there and steadies them. */
-const WARMED_UP: ReadonlySet<ScenarioName> = new Set(['single', 'concurrent', 'stream', 'first-delta']);
+const WARMED_UP: ReadonlySet<ScenarioName> = new Set(['single', 'concurrent', 'stream']);
 
 export async function runBench(options: BenchOptions): Promise<BenchRun> {
-  const { sizes, rounds } = options;
+  const { sizes } = options;
   const log = options.log ?? (() => {});
   const notes: string[] = [];
   const wanted = options.variants.includes('floor') ? options.variants : (['floor', ...options.variants] as VariantName[]);
@@ -121,6 +123,7 @@ export async function runBench(options: BenchOptions): Promise<BenchRun> {
     };
     for (const scenario of options.scenarios) {
       const order = SCENARIO_VARIANTS[scenario].filter((v) => workers.has(v));
+      const rounds = options.scenarioRounds?.[scenario] ?? options.rounds;
       const warmups = WARMED_UP.has(scenario) ? (options.warmupRounds ?? 0) : 0;
       if (warmups > 0) notes.push(`${scenario}: ${warmups} warm-up round${warmups === 1 ? '' : 's'} of every variant first, not counted`);
       // Warm-up rounds first (negative), then the counted ones; a warm-up gets a round number

@@ -1,0 +1,2 @@
+import { compiledCli } from '../test/fixtures/compiled-cli';
+console.log(await compiledCli(process.pid));
