@@ -6,7 +6,11 @@ import { LongFirstSequencer } from './test/setup/sequencer';
 // time was measured no faster on 2 cores (the suite is CPU-bound: Temporal, workers, bwrap,
 // the stand-in, schemathesis) and pushed the longest tests past their timeouts; three was
 // 4-8 % slower in two paired runs of `npm test`, for 17 % more CPU, and failed a timing-bound
-// test in each.
+// test in each. Measured again on an idle machine (29 Nov 2026, clean clones, one after the
+// other): three 741 s for 1,408 s of CPU, two 799 s for 1,308 s; at load 15-30, side by side,
+// both failed unit files past their 20 s timeout (three: five files, two: four). The suite is
+// CPU-bound either way (two forks use ~82 % of both cores); a third buys ~7 % of wall for 8 %
+// more CPU and less headroom under load, so two stay.
 // KEEL_TEST_WORKERS (or vitest's own --maxWorkers) changes it.
 const workers = Number(process.env.KEEL_TEST_WORKERS ?? 2);
 
