@@ -1,2 +1,0 @@
-import { compiledCli } from '../test/fixtures/compiled-cli';
-console.log(await compiledCli(process.pid));
