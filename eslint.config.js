@@ -38,10 +38,10 @@ const pureImports = (/** @type {string} */ regex, /** @type {string} */ message)
 
 export default tseslint.config(
   // bench/peers is its own package (installed on demand), checked by its own tsconfig.
-  // test/fixtures/lint holds code that breaks the rules on purpose (lint-boundaries.test.ts).
+  // test/fixtures/lint holds code that breaks the rules on purpose (lint-boundaries.test.ts); .tmp/ is scratch (git-ignored).
   // The .cjs files are plain CommonJS loaded outside the TypeScript project (a converter path, --require preloads).
   // packages/*/dist is built output; examples/ are separate projects (their own tsconfig, packages installed from tarballs), type-checked by test/e2e/react-app.test.ts.
-  { ignores: ['test/fixtures/lint/**', 'dist/**', 'packages/*/dist/**', 'examples/**', 'node_modules/**', '.keel/**', 'coverage/**', 'bench/peers/**', 'worker/failure-converter.cjs', '.dependency-cruiser.cjs', 'bench/promise-sites.cjs', 'bench/alloc-profile.cjs', 'bench/sink-calls.cjs'] },
+  { ignores: ['.tmp/**', 'test/fixtures/lint/**', 'dist/**', 'packages/*/dist/**', 'examples/**', 'node_modules/**', '.keel/**', 'coverage/**', 'bench/peers/**', 'worker/failure-converter.cjs', '.dependency-cruiser.cjs', 'bench/promise-sites.cjs', 'bench/alloc-profile.cjs', 'bench/sink-calls.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
