@@ -63,7 +63,7 @@ async function startAll(count: number, dir: string): Promise<Array<{ stop(): Pro
   const servers = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   const failure: unknown = failed ? failed.reason : testServerPath.ok ? null : testServerPath.error;
-  if (failure !== null) {
+  if (failure !== null || !testServerPath.ok) {
     await Promise.all(servers.map((s) => s.stop()));
     await fs.writeFile(path.join(dir, 'error.txt'), `the run's Temporal dev servers did not start: ${failure instanceof Error ? failure.message : JSON.stringify(failure)}`);
     return [];
@@ -72,7 +72,7 @@ async function startAll(count: number, dir: string): Promise<Array<{ stop(): Pro
     addresses: servers.map((s) => s.address),
     namespace: servers[0]!.namespace,
     version: servers[0]!.version,
-    testServerPath: testServerPath.ok ? testServerPath.path : '',
+    testServerPath: testServerPath.path,
   };
   // Written whole, then renamed: a reader never sees half of it.
   await fs.writeFile(path.join(dir, 'servers.json.tmp'), JSON.stringify(value));
