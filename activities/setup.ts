@@ -10,6 +10,7 @@ import type { LoadedPolicy, ToolDescription } from './tools/index';
 import type { ToolEntry } from '../workflows/protocol/tool-entry';
 import { AGENT_TOOL, agentToolDescription, agentToolInputSchema } from '../machines/sub-agents';
 import { listAgentFiles } from './agent-types';
+import { keepAlive } from './keep-alive';
 
 /**
  * The `agent` tool as the model is offered it: its description lists the named types (the
@@ -71,21 +72,27 @@ export function createSetupActivities(parts: Parts) {
     async prepareSetup(request: SetupRequest): Promise<SetupResult> {
       // A budget cannot stop what it cannot count: an unpriced model is refused before its first call.
       if (request.model !== undefined && priceOf(request.model, parts.prices ?? DEFAULT_PRICES) === null) return { ok: false, error: noPriceMessage(request.model), refused: true };
-      const [listed, loaded, mcp] = await Promise.all([
-        parts.listTools(),
-        parts.loadPolicy({ workspace: request.workspace, ...(request.policy !== undefined ? { options: request.policy } : {}) }),
-        request.mcp ? parts.listMcpTools() : Promise.resolve({ tools: [], errors: [] }),
-      ]);
-      if (!loaded.ok) return { ok: false, error: loaded.error };
-      const tools: SetupTool[] = [
-        ...listed.filter((t) => !request.omit.includes(t.spec.name)).map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions, ...(t.local ? { local: true } : {}), ...(t.defined ? { kind: t.kind } : {}) })),
-        ...mcp.tools.map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions, mcp: true })),
-        ...request.extra,
-        ...(request.agents !== undefined ? [await agentToolEntry(request.workspace, request.agents.types)] : []),
-      ];
-      const storeId = await parts.storeIdentity({ store: request.store });
-      const toolsRef = await parts.storeSegment({ store: request.store, parent: null, items: tools.map((t) => t.spec), storeId });
-      return { ok: true, policy: loaded.policy, origin: loaded.origin, tools, toolsRef, storeId };
+      // Listing MCP servers' tools may take long: a worker lost meanwhile is found by the heartbeat (workflows/setup.ts).
+      return keepAlive(() => prepare(parts, request));
     },
   };
+}
+
+/** What `prepareSetup` does once the model is priced. */
+async function prepare(parts: Parts, request: SetupRequest): Promise<SetupResult> {
+  const [listed, loaded, mcp] = await Promise.all([
+    parts.listTools(),
+    parts.loadPolicy({ workspace: request.workspace, ...(request.policy !== undefined ? { options: request.policy } : {}) }),
+    request.mcp ? parts.listMcpTools() : Promise.resolve({ tools: [], errors: [] }),
+  ]);
+  if (!loaded.ok) return { ok: false, error: loaded.error };
+  const tools: SetupTool[] = [
+    ...listed.filter((t) => !request.omit.includes(t.spec.name)).map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions, ...(t.local ? { local: true } : {}), ...(t.defined ? { kind: t.kind } : {}) })),
+    ...mcp.tools.map((t) => ({ spec: t.spec, readOnly: t.readOnly, activityOptions: t.activityOptions, mcp: true })),
+    ...request.extra,
+    ...(request.agents !== undefined ? [await agentToolEntry(request.workspace, request.agents.types)] : []),
+  ];
+  const storeId = await parts.storeIdentity({ store: request.store });
+  const toolsRef = await parts.storeSegment({ store: request.store, parent: null, items: tools.map((t) => t.spec), storeId });
+  return { ok: true, policy: loaded.policy, origin: loaded.origin, tools, toolsRef, storeId };
 }

@@ -36,6 +36,9 @@ export interface SetupInput {
   agents?: { types: { name: string; description: string }[] } | undefined;
 }
 
+/** How long a setup activity's worker may be silent before its attempt is taken for lost. */
+const SETUP_HEARTBEAT = '10 seconds';
+
 /** `hostGoneThrows`: a call the workspace host did not take throws (the caller waits for the host) instead of answering `{ ok: false }`. */
 export async function loadSetup(input: SetupInput, hostGoneThrows = false): Promise<Setup> {
   // One activity does it all; histories from before it was one replay the three.
@@ -47,9 +50,13 @@ export async function loadSetup(input: SetupInput, hostGoneThrows = false): Prom
     // and the workflow task its result would wake (6 of a three-turn session's 122 events). Setup
     // on a workspace host's disk must run there, and MCP servers may take long to list.
     const local = route === null && runFormat() >= 1 && !(input.for.kind === 'session' && input.for.mcp);
+    // As an activity it heartbeats while it runs (activities/keep-alive.ts): an attempt taken by
+    // a worker killed a moment later is tried again SETUP_HEARTBEAT after its last beat, not at
+    // the two minutes' start-to-close. (Replay compares an activity's type and id, not its
+    // timeouts: histories recorded without it replay.)
     const { prepareSetup } = local
       ? proxyLocalActivities<ReturnType<typeof createSetupActivities>>(options)
-      : proxyActivities<ReturnType<typeof createSetupActivities>>({ ...options, ...routed(route) });
+      : proxyActivities<ReturnType<typeof createSetupActivities>>({ ...options, heartbeatTimeout: SETUP_HEARTBEAT, ...routed(route) });
     const session = input.for.kind === 'session';
     const setup = prepareSetup({
       workspace: input.workspace,

@@ -380,6 +380,12 @@ export async function runFleet(o: FleetOptions): Promise<FleetResult> {
         }
       }
       f.backMs = stamp();
+      // A fault that struck while every worker was down (killed or away) has no host it can be
+      // measured on alone: it is measured on all of them, once they are back, and says so.
+      if (f.hosts.length === 0) {
+        f.hosts = workers.map((w) => w.host);
+        f.note = 'no worker was up when it struck: measured on every host, once back';
+      }
       const recovered = await probe(f.hosts, windowOpen + f.backMs);
       f.recoveredMs = recovered;
       log(`  fault ${f.id} (${f.kind}${f.worker !== undefined ? ` ${workers[f.worker]!.host}` : ''}): back at ${(f.backMs / 1000).toFixed(1)} s, recovered ${recovered === null ? 'never' : `in ${(recovered / 1000).toFixed(1)} s`}`);

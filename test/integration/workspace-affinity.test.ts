@@ -8,10 +8,13 @@
 // workspaceHostWaitMs, which used to fail the call once ("workspace host "host-a" is not
 // polling …") — running nowhere meanwhile, not on host B's empty directory, while the
 // session says which host it waits for. A new worker on host A takes the waiting calls, and
-// the turn goes on. A session whose host never polls waits at start, saying so (it used to fail).
+// the turn goes on. A setup taken by a host's worker that dies before it answers runs again on
+// the host's next worker once its heartbeat is missed (it waited out its two-minute timeout). A
+// session whose host never polls waits at start, saying so (it used to fail).
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStandin } from '../../standin/server';
 import { stateQuery, userMessageUpdate } from '../../workflows/definitions';
@@ -37,12 +40,19 @@ afterAll(async () => {
   if (scratch) await fs.rm(scratch, { recursive: true, force: true });
 });
 
+/** A worker's identity less the store it names (as activitiesOf reads it). */
+const workerOf = (identity: string | null | undefined) => (identity ?? '').replace(/^keel-store=\S+ /, '');
+/** The workers that polled `taskQueue` for activities lately. */
+const pollersOf = async (taskQueue: string) => {
+  const { pollers } = await env.client.workflowService.describeTaskQueue({ namespace: env.namespace, taskQueue: { name: taskQueue }, taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY });
+  return (pollers ?? []).map((p) => workerOf(p.identity));
+};
 const startWorker = (taskQueue: string, extra: NodeJS.ProcessEnv, hide?: string) => startHostWorker(env.address, taskQueue, fixture.bundleFile, extra, hide);
 const kill = killHostWorker;
 const activities = activitiesOf;
 
 describe('workspace affinity', () => {
-  it("a session's and a goal's setup and tools run on its workspace's host; with that host gone the call waits for it, runs nowhere meanwhile, and runs there once a new worker is back", async () => {
+  it("a session's and a goal's setup and tools run on its workspace's host; with that host gone the call waits for it, runs nowhere meanwhile, and runs there once a new worker is back; a setup lost with its worker runs again in seconds", async () => {
     const standin = await startStandin({
       scenario: {
         rules: [
@@ -138,6 +148,28 @@ describe('workspace affinity', () => {
       expect(await fs.readFile(path.join(workspace, 'runs.log'), 'utf8')).toBe('t1\nt2\nt3\nt4\nt5\n');
       const after = (await activities(handle)).slice(before.length + whileGone.length).filter((x) => x.type === 'runTool');
       expect(after.map((x) => x.worker)).toEqual(Array<string>(4).fill(a.identity));
+
+      // A setup taken by host A's worker, which dies before it answers (frozen with its polls open,
+      // then killed): tried again on host A's next worker as soon as its heartbeat is missed, not at
+      // the setup's two-minute start-to-close (a goal of the fleet run started two minutes late so).
+      const hostAQueue = `${taskQueue}@host-a`;
+      await waitUntil(() => pollersOf(hostAQueue), (ids) => ids.includes(a.identity), 60_000, "host A's activity poll");
+      process.kill(a.child.pid!, 'SIGSTOP');
+      const late = await env.client.workflow.start(sessionWorkflow, {
+        taskQueue,
+        workflowId: `${taskQueue}-lost-setup`,
+        args: [{ workspace, workspaceHost: 'host-a', workspaceHostWaitMs: WAIT_MS }],
+      });
+      const taken = await waitUntil(() => late.describe().then((d) => d.raw.pendingActivities ?? []), (p) => p.some((x) => x.activityType?.name === 'prepareSetup' && workerOf(x.lastWorkerIdentity) === a.identity), 60_000, "the setup taken by host A's frozen worker");
+      expect(taken.map((x) => x.activityType?.name)).toEqual(['prepareSetup']);
+      await kill(a);
+      const killed = Date.now();
+      a = await startWorker(taskQueue, { ...common, KEEL_WORKSPACE_HOST: 'host-a' });
+      workers.push(a);
+      await waitUntil(() => late.query(stateQuery), (s) => s.status !== 'initializing', 150_000, 'the setup on the new worker');
+      expect(Date.now() - killed).toBeLessThan(60_000);
+      expect((await activities(late)).filter((x) => x.type === 'prepareSetup')).toEqual([{ type: 'prepareSetup', queue: hostAQueue, worker: a.identity }]);
+      await late.terminate('test over');
 
       // A session whose workspace host never polls waits at start, saying which host (it is not failed).
       const orphan = await env.client.workflow.start(sessionWorkflow, {
