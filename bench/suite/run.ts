@@ -53,7 +53,7 @@ export interface BenchRun {
 }
 
 /** The scenarios whose ratios are targets: a warm-up round is cheap there and steadies them. */
-const WARMED_UP: ReadonlySet<ScenarioName> = new Set(['single', 'concurrent', 'stream']);
+const WARMED_UP: ReadonlySet<ScenarioName> = new Set(['single', 'concurrent', 'stream', 'first-delta']);
 
 export async function runBench(options: BenchOptions): Promise<BenchRun> {
   const { sizes } = options;

@@ -12,9 +12,11 @@ import type { RecordedRequest } from '../../standin/server';
 import { BENCH_MODEL, benchScenario, costScenario, costTurnText, goalCostScenario, longReadScenario, longTurnText, turnText, writeCostFiles, writeGoalFiles, writeLongFiles } from './script';
 import { KeelClient } from '../../client/keel-client';
 import { percentile } from './stats';
+import { startServer } from '../../server/main';
+import { DELTA_PATHS, type DeltaPath, runPathTurn } from './first-delta';
 import { checkFinal, isKeel, startSession, type BenchSession, type VariantName, type VariantWorker } from './variants';
 
-export const SCENARIOS = ['single', 'concurrent', 'parked', 'long', 'stream', 'cost'] as const;
+export const SCENARIOS = ['single', 'concurrent', 'parked', 'long', 'stream', 'first-delta', 'cost'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface Sizes {
@@ -36,6 +38,9 @@ export interface Sizes {
   streamSessions: number;
   streamTurns: number;
   streamDelayMs: number;
+  /** first-delta: sessions at once, turns each (the paths take turns: each session's turn t goes by path (session + t) mod 3). */
+  firstDeltaSessions: number;
+  firstDeltaTurns: number;
   /** cost: turns of the one session (a file of 2–20 KB read in each), and tasks of the goal. */
   costTurns: number;
   costGoalTasks: number;
@@ -44,8 +49,8 @@ export interface Sizes {
   compactAboveTokens: number;
 }
 
-export const FULL: Sizes = { singleSteps: 10, singleTurns: 3, sessions: 50, turns: 5, steps: 3, parked: 10_000, longTurns: 2_000, longCanEvery: null, streamSessions: 10, streamTurns: 5, streamDelayMs: 20, costTurns: 20, costGoalTasks: 5, compactTurns: 60, compactAboveTokens: 40_000 };
-export const QUICK: Sizes = { singleSteps: 5, singleTurns: 2, sessions: 10, turns: 2, steps: 3, parked: 200, longTurns: 60, longCanEvery: 20, streamSessions: 10, streamTurns: 2, streamDelayMs: 20, costTurns: 20, costGoalTasks: 5, compactTurns: 60, compactAboveTokens: 40_000 };
+export const FULL: Sizes = { singleSteps: 10, singleTurns: 3, sessions: 50, turns: 5, steps: 3, parked: 10_000, longTurns: 2_000, longCanEvery: null, streamSessions: 10, streamTurns: 5, streamDelayMs: 20, firstDeltaSessions: 3, firstDeltaTurns: 12, costTurns: 20, costGoalTasks: 5, compactTurns: 60, compactAboveTokens: 40_000 };
+export const QUICK: Sizes = { singleSteps: 5, singleTurns: 2, sessions: 10, turns: 2, steps: 3, parked: 200, longTurns: 60, longCanEvery: 20, streamSessions: 10, streamTurns: 2, streamDelayMs: 20, firstDeltaSessions: 3, firstDeltaTurns: 6, costTurns: 20, costGoalTasks: 5, compactTurns: 60, compactAboveTokens: 40_000 };
 
 /** Which variants each scenario compares (the others have nothing to say there). */
 export const SCENARIO_VARIANTS: Record<ScenarioName, readonly VariantName[]> = {
@@ -54,6 +59,7 @@ export const SCENARIO_VARIANTS: Record<ScenarioName, readonly VariantName[]> = {
   parked: ['floor', 'keel'],
   long: ['floor', 'floor-local', 'keel'],
   stream: ['keel'],
+  'first-delta': ['keel'],
   cost: ['keel'],
 };
 
@@ -68,6 +74,9 @@ export interface Context {
   /** Restarts a variant's worker (parked sessions are measured on a fresh one). */
   restart(worker: VariantWorker): Promise<void>;
 }
+
+/** The bench's own API token for `keel serve` in its process (the first-delta scenario). */
+const BENCH_API_TOKEN = 'keel_bench_token_0123456789abcdef';
 
 let serial = 0;
 const newId = (variant: VariantName, scenario: string) => `bench-${scenario}-${variant}-${Date.now().toString(36)}-${serial++}`;
@@ -295,6 +304,57 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
           requestToFirstDeltaP95Ms: percentile(requestToDelta, 95),
         },
       });
+    }
+    case 'first-delta': {
+      // The SDK, SSE and AG-UI side by side on the same kind of turn, in the same rounds: each
+      // session's turn t goes by path (session + t) mod 3, so every path sees the same load.
+      ctx.standin.setScenario(benchScenario([1], s.streamDelayMs));
+      const keel = await KeelClient.connect({ client: ctx.client, taskQueue: worker.taskQueue });
+      const server = await startServer({ keel, port: 0, workspace: ctx.workspace, env: { KEEL_API_TOKEN: BENCH_API_TOKEN } });
+      const api = { url: server.url, token: BENCH_API_TOKEN };
+      const calls = ctx.standin.requests.length;
+      const before = snapshot(pids);
+      const sessions = await Promise.all(Array.from({ length: s.firstDeltaSessions }, () => startSession(ctx.client, worker, newId(variant, name), ctx.workspace)));
+      const sent = Object.fromEntries(DELTA_PATHS.map((p) => [p, [] as number[]])) as Record<DeltaPath, number[]>;
+      const request = Object.fromEntries(DELTA_PATHS.map((p) => [p, [] as number[]])) as Record<DeltaPath, number[]>;
+      try {
+        await settled(
+          sessions.map(async (session, i) => {
+            for (let t = 0; t < s.firstDeltaTurns; t++) {
+              const path = DELTA_PATHS[(i + t) % DELTA_PATHS.length]!;
+              const tag = `${session.id} first-delta ${t + 1}`;
+              const from = await session.keel!.streamOffset();
+              const t0 = performance.now();
+              const wall0 = Date.now();
+              const turn = await runPathTurn(path, session.keel!, api, turnText(1, tag), `msg-${session.id}-${t}`, from);
+              checkFinal(variant, turn.output);
+              const firstMs = turn.firstDeltaAt - t0;
+              sent[path].push(firstMs);
+              const received = ctx.standin.requests.find((r) => r.facts?.lastUserText.includes(tag));
+              if (received) request[path].push(wall0 + firstMs - received.receivedAt);
+            }
+          }),
+        );
+      } finally {
+        await server.close();
+      }
+      const used = since(before, pids);
+      await Promise.all(sessions.map((session) => session.close()));
+      const events = await countEvents(ctx.client, sessions.map((x) => x.id));
+      const extra: Record<string, number> = {};
+      const samples: Record<string, number[]> = {};
+      for (const p of DELTA_PATHS) {
+        extra[`${p}RequestToFirstDeltaP50Ms`] = percentile(request[p], 50);
+        extra[`${p}RequestToFirstDeltaP95Ms`] = percentile(request[p], 95);
+        extra[`${p}SentToFirstDeltaP50Ms`] = percentile(sent[p], 50);
+        extra[`${p}SentToFirstDeltaP95Ms`] = percentile(sent[p], 95);
+        samples[`${p}RequestToFirstDeltaMs`] = request[p];
+        samples[`${p}SentToFirstDeltaMs`] = sent[p];
+      }
+      return {
+        ...phase({ scenario: name, round, variant, steps: s.firstDeltaSessions * s.firstDeltaTurns, modelCalls: ctx.standin.requests.length - calls, ...used, events, extra }),
+        samples,
+      };
     }
     case 'cost': {
       // One session with prompt caching (the default) and one without, the same 20 turns;
