@@ -9,15 +9,20 @@ import { Context } from '@temporalio/activity';
 /** Often enough for any heartbeat timeout of a few seconds; the SDK sends at most one per 0.8× that timeout. */
 const BEAT_MS = 1_000;
 
-/** Runs `work`, heartbeating (without details) until it settles. Outside an activity (a direct call) it only runs `work`. */
-export async function keepAlive<T>(work: () => Promise<T>): Promise<T> {
+/**
+ * Runs `work`, heartbeating (without details) until it settles. Outside an activity (a direct
+ * call), and in a local activity, it only runs `work`: a local activity has no heartbeat (the
+ * SDK's core answers one with a warning, "Activity heartbeat failed … UnknownActivity").
+ */
+export async function keepAlive<T>(work: () => Promise<T>, everyMs = BEAT_MS): Promise<T> {
   let context: Context;
   try {
     context = Context.current();
   } catch {
     return work();
   }
-  const timer = setInterval(() => context.heartbeat(), BEAT_MS);
+  if (context.info.isLocal) return work();
+  const timer = setInterval(() => context.heartbeat(), everyMs);
   try {
     context.heartbeat();
     return await work();
