@@ -1,5 +1,6 @@
 // What every CLI command shares: a connected client, errors turned into exit codes, and
 // output that is JSON for scripts (--json) or plain lines for people.
+import { ServiceError } from '@temporalio/client';
 import { ConnectionError, NoAnswerError, NotFoundError, UpdateRejectedError, WorkflowEndedError } from '../errors';
 import { KeelClient } from '../keel-client';
 import { EXIT, Output } from './output';
@@ -23,13 +24,24 @@ export async function withClient(json: boolean | undefined, body: (keel: KeelCli
     code = (await body(keel, out)) ?? EXIT.ok;
   } catch (error) {
     code = exitCodeOf(error);
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     if (out.json) out.emit({ error: { code, type: error instanceof Error ? error.name : 'Error', message, ...(error instanceof UpdateRejectedError ? { reason: error.reason } : {}) } });
     else process.stderr.write(`keel: ${message}\n`);
   } finally {
     await keel?.close().catch(() => undefined);
   }
   process.exitCode = code;
+}
+
+/**
+ * What a failed command says. The SDK's ServiceError names only the call ("Failed to query
+ * Workflow") and keeps the server's answer in its cause: a `keel status` that failed under load
+ * said no more than that. Keel's own errors say it all already.
+ */
+export function messageOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error instanceof ServiceError && error.cause instanceof Error ? error.cause.message : '';
+  return cause && !error.message.includes(cause) ? `${error.message}: ${cause}` : error.message;
 }
 
 export function exitCodeOf(error: unknown): number {
