@@ -23,7 +23,7 @@ import { sessionWorkflow } from '../../workflows/session';
 import { critic, FAST_MODEL, plan, planner, review, task, writesFile } from '../fixtures/goal-harness';
 import { say, waitUntil } from '../fixtures/session-harness';
 import { uniqueTaskQueue } from '../helpers/temporal';
-import { activitiesOf, command, killHostWorker, startHostWorker, toolResults, type WorkerProcess } from '../fixtures/host-workers';
+import { activitiesOf, command, killHostWorker, startHostWorker, toolResults, workerOf, type WorkerProcess } from '../fixtures/host-workers';
 import { useTemporal } from '../fixtures/use-temporal';
 
 const WAIT_MS = 3_000;
@@ -40,8 +40,6 @@ afterAll(async () => {
   if (scratch) await fs.rm(scratch, { recursive: true, force: true });
 });
 
-/** A worker's identity less the store it names (as activitiesOf reads it). */
-const workerOf = (identity: string | null | undefined) => (identity ?? '').replace(/^keel-store=\S+ /, '');
 /** The workers that polled `taskQueue` for activities lately. */
 const pollersOf = async (taskQueue: string) => {
   const { pollers } = await env.client.workflowService.describeTaskQueue({ namespace: env.namespace, taskQueue: { name: taskQueue }, taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY });
