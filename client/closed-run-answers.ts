@@ -8,10 +8,32 @@
 // goals it cancelled). So a query is first asked with NOT_OPEN, which the server refuses
 // for a closed run without involving a worker; for a closed run the answer is asked once
 // per run, query and arguments, one query at a time per run, and kept.
-import { type Client, type QueryDefinition, QueryRejectedError, WorkflowClient } from '@temporalio/client';
+//
+// Another process asking the same closed run at the same moment (two `keel status`, the console
+// and the CLI) still meets the core's limit: it buffers one query-only task per run and drops
+// the rest (temporalio/sdk-core#578), and the dropped query's caller waits out the server's
+// 30 s and fails with DEADLINE_EXCEEDED ("query timed out before a worker could process it";
+// four clients at once, five rounds: every round lost one to three). Such a query is asked
+// again, under a short deadline first: a replay answers in well under a second.
+import { type Client, isGrpcServiceError, type QueryDefinition, QueryRejectedError, ServiceError, WorkflowClient } from '@temporalio/client';
 
 /** Answers kept per client (the least recently used go first). */
 const MAX_ANSWERS = 500;
+
+/**
+ * The deadline of each attempt at a closed run's query; `undefined`: the server's own (30 s).
+ * A query dropped by the worker is known only by its deadline, so the first is short; the
+ * last gives a replay on a starved worker all the time the server would.
+ */
+const CLOSED_QUERY_DEADLINES_MS = [3_000, 10_000, undefined] as const;
+
+/** A query that no worker answered in time: dropped (sdk-core#578), or a worker starved or away. */
+function timedOut(error: unknown): boolean {
+  const cause = error instanceof ServiceError ? error.cause : error;
+  return isGrpcServiceError(cause) && Number(cause.code) === DEADLINE_EXCEEDED;
+}
+/** gRPC status 4 (the numbers are the protocol's; @grpc/grpc-js is only a dev dependency here). */
+const DEADLINE_EXCEEDED = 4;
 
 class ClosedRunAnswers {
   /** The same client, whose queries the server refuses when the run is not open. */
@@ -40,7 +62,7 @@ class ClosedRunAnswers {
       return kept as Promise<R>;
     }
     const tail = this.tails.get(runId) ?? Promise.resolve();
-    const answer = tail.then(() => this.client.workflow.getHandle(workflowId, runId).query<R, A>(def, ...args));
+    const answer = tail.then(() => this.askClosed(workflowId, runId, def, args));
     const settled = answer.then(
       () => undefined,
       () => {
@@ -55,6 +77,19 @@ class ClosedRunAnswers {
     this.answers.set(key, answer);
     if (this.answers.size > MAX_ANSWERS) this.answers.delete(this.answers.keys().next().value!);
     return answer;
+  }
+
+  private async askClosed<R, A extends unknown[]>(workflowId: string, runId: string, def: QueryDefinition<R, A>, args: A): Promise<R> {
+    const handle = this.client.workflow.getHandle(workflowId, runId);
+    for (let attempt = 0; ; attempt++) {
+      const deadlineMs = CLOSED_QUERY_DEADLINES_MS[attempt];
+      try {
+        if (deadlineMs === undefined) return await handle.query<R, A>(def, ...args);
+        return await this.client.connection.withDeadline(Date.now() + deadlineMs, () => handle.query<R, A>(def, ...args));
+      } catch (error) {
+        if (attempt === CLOSED_QUERY_DEADLINES_MS.length - 1 || !timedOut(error)) throw error;
+      }
+    }
   }
 }
 
