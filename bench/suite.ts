@@ -1,4 +1,4 @@
-// `npm run bench -- [--scenario single,concurrent,parked,long,stream,first-delta,cost] [--rounds 3] [--warmup 1] [--quick]
+// `npm run bench -- [--scenario single,concurrent,parked,long,stream,first-delta,responsive,cost] [--rounds 3] [--warmup 1] [--quick]
 // [--variants floor,floor-local,keel,keel-pg,ai-sdk,ai-sdk-stream,openai-agents] [--name NAME] [--parked N]
 // [--sessions K] [--turns T] [--long-turns N] [--long-output-bytes B: each long turn reads a file of B bytes]`
 //

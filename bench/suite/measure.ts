@@ -78,6 +78,30 @@ export async function countEvents(client: Client, workflowIds: readonly string[]
   return counts;
 }
 
+/**
+ * Where workflow tasks waited, from the runs' histories (current run only): scheduled → started
+ * (on the server's queue until a worker's poll took it) and started → completed (the worker's
+ * own time), in ms, one sample per completed task.
+ */
+export async function workflowTaskTimes(client: Client, workflowIds: readonly string[]): Promise<{ queuedMs: number[]; runMs: number[] }> {
+  const queuedMs: number[] = [];
+  const runMs: number[] = [];
+  const ms = (t: { seconds?: { toNumber(): number } | number | null; nanos?: number | null } | null | undefined) =>
+    t ? Number(typeof t.seconds === 'number' ? t.seconds : (t.seconds?.toNumber() ?? 0)) * 1000 + (t.nanos ?? 0) / 1e6 : Number.NaN;
+  await mapLimit(workflowIds, 8, async (id) => {
+    const events = (await client.workflow.getHandle(id).fetchHistory()).events ?? [];
+    const at = new Map<number, number>();
+    for (const e of events) at.set(Number(e.eventId), ms(e.eventTime));
+    for (const e of events) {
+      const started = e.workflowTaskStartedEventAttributes;
+      if (started) queuedMs.push(ms(e.eventTime) - at.get(Number(started.scheduledEventId))!);
+      const completed = e.workflowTaskCompletedEventAttributes;
+      if (completed) runMs.push(ms(e.eventTime) - at.get(Number(completed.startedEventId))!);
+    }
+  });
+  return { queuedMs: queuedMs.filter(Number.isFinite), runMs: runMs.filter(Number.isFinite) };
+}
+
 export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array<R>(items.length);
   let next = 0;

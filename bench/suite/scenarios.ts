@@ -3,20 +3,20 @@
 import fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import type { Standin } from '../../standin/server';
-import { countEvents, mapLimit, type Phase, type Pids, since, snapshot } from './measure';
+import { countEvents, mapLimit, type Phase, type Pids, since, snapshot, workflowTaskTimes } from './measure';
 import { rssMiB } from './proc';
 import { type BilledRequest, bestPlacement, mainPlacement, replay, sessionCost, withoutBreakpoints } from './cost';
 import { compactionCost } from './compaction-cost';
 import { type LimitKind, overshoot, type Overshoot } from './budget-overshoot';
 import type { RecordedRequest } from '../../standin/server';
-import { BENCH_MODEL, benchScenario, costScenario, costTurnText, goalCostScenario, longReadScenario, longTurnText, turnText, writeCostFiles, writeGoalFiles, writeLongFiles } from './script';
+import { BENCH_MODEL, benchScenario, costScenario, costTurnText, goalCostScenario, longReadScenario, longTurnText, responsiveFastText, responsiveScenario, responsiveSlowText, turnText, writeCostFiles, writeGoalFiles, writeLongFiles } from './script';
 import { KeelClient } from '../../client/keel-client';
 import { percentile } from './stats';
 import { startServer } from '../../server/main';
 import { DELTA_PATHS, type DeltaPath, runPathTurn } from './first-delta';
 import { checkFinal, isKeel, startSession, type BenchSession, type VariantName, type VariantWorker } from './variants';
 
-export const SCENARIOS = ['single', 'concurrent', 'parked', 'long', 'stream', 'first-delta', 'cost'] as const;
+export const SCENARIOS = ['single', 'concurrent', 'parked', 'long', 'stream', 'first-delta', 'responsive', 'cost'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 export interface Sizes {
@@ -41,6 +41,9 @@ export interface Sizes {
   /** first-delta: sessions at once, turns each (the paths take turns: each session's turn t goes by path (session + t) mod 3). */
   firstDeltaSessions: number;
   firstDeltaTurns: number;
+  /** responsive: one session, then this many at once, each running `responsiveTrials` interrupted turns. */
+  responsiveSessions: number;
+  responsiveTrials: number;
   /** cost: turns of the one session (a file of 2–20 KB read in each), and tasks of the goal. */
   costTurns: number;
   costGoalTasks: number;
@@ -49,8 +52,8 @@ export interface Sizes {
   compactAboveTokens: number;
 }
 
-export const FULL: Sizes = { singleSteps: 10, singleTurns: 3, sessions: 50, turns: 5, steps: 3, parked: 10_000, longTurns: 2_000, longCanEvery: null, streamSessions: 10, streamTurns: 5, streamDelayMs: 20, firstDeltaSessions: 3, firstDeltaTurns: 12, costTurns: 20, costGoalTasks: 5, compactTurns: 60, compactAboveTokens: 40_000 };
-export const QUICK: Sizes = { singleSteps: 5, singleTurns: 2, sessions: 10, turns: 2, steps: 3, parked: 200, longTurns: 60, longCanEvery: 20, streamSessions: 10, streamTurns: 2, streamDelayMs: 20, firstDeltaSessions: 3, firstDeltaTurns: 6, costTurns: 20, costGoalTasks: 5, compactTurns: 60, compactAboveTokens: 40_000 };
+export const FULL: Sizes = { singleSteps: 10, singleTurns: 3, sessions: 50, turns: 5, steps: 3, parked: 10_000, longTurns: 2_000, longCanEvery: null, streamSessions: 10, streamTurns: 5, streamDelayMs: 20, firstDeltaSessions: 3, firstDeltaTurns: 12, responsiveSessions: 50, responsiveTrials: 4, costTurns: 20, costGoalTasks: 5, compactTurns: 60, compactAboveTokens: 40_000 };
+export const QUICK: Sizes = { singleSteps: 5, singleTurns: 2, sessions: 10, turns: 2, steps: 3, parked: 200, longTurns: 60, longCanEvery: 20, streamSessions: 10, streamTurns: 2, streamDelayMs: 20, firstDeltaSessions: 3, firstDeltaTurns: 6, responsiveSessions: 10, responsiveTrials: 3, costTurns: 20, costGoalTasks: 5, compactTurns: 60, compactAboveTokens: 40_000 };
 
 /** Which variants each scenario compares (the others have nothing to say there). */
 export const SCENARIO_VARIANTS: Record<ScenarioName, readonly VariantName[]> = {
@@ -60,6 +63,7 @@ export const SCENARIO_VARIANTS: Record<ScenarioName, readonly VariantName[]> = {
   long: ['floor', 'floor-local', 'keel'],
   stream: ['keel'],
   'first-delta': ['keel'],
+  responsive: ['keel'],
   cost: ['keel'],
 };
 
@@ -356,6 +360,79 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
         samples,
       };
     }
+    case 'responsive': {
+      // Issue 53's "responsive" target: a message and an interrupt answered within 200 ms p99 at
+      // one session and 1 s p99 at 50, sent while a model call streams. Each trial: a turn whose
+      // model call takes ~3 s; once the stand-in has its request, the bench posts a message
+      // (its answer: queued) and interrupts (its answer: taken); the turn ends interrupted and the
+      // message gets its own turn. One session alone, then `responsiveSessions` at once, their
+      // users acting at different moments of the call (`many`), then all at the same one (`burst`).
+      ctx.standin.setScenario(responsiveScenario());
+      const calls = ctx.standin.requests.length;
+      const before = snapshot(pids);
+      const samples: Record<string, number[]> = {};
+      const late: Record<string, number> = {};
+      const trial = async (session: BenchSession, t: number, into: string, offsetMs: number) => {
+        const keel = session.keel!;
+        const tag = `${session.id} responsive ${t}`;
+        // Scans only the requests recorded since the last look: fifty sessions scanning every
+        // request every few ms took a core of the bench's own process.
+        let seen = ctx.standin.requests.length;
+        const turn = keel.send(responsiveSlowText(tag));
+        await until(() => {
+          const all = ctx.standin.requests;
+          for (; seen < all.length; seen++) if (all[seen]!.facts?.lastUserText.includes(tag)) return true;
+          return false;
+        }, `the model call of ${tag}`);
+        if (offsetMs > 0) await new Promise((r) => setTimeout(r, offsetMs));
+        let t0 = performance.now();
+        const posted = await keel.post(responsiveFastText(tag));
+        (samples[`${into}PostMs`] ??= []).push(performance.now() - t0);
+        t0 = performance.now();
+        await keel.interrupt('bench');
+        (samples[`${into}InterruptMs`] ??= []).push(performance.now() - t0);
+        const outcome = await turn;
+        // Answered after the model call had ended: the turn completed (counted; its latency is in the samples).
+        if (outcome.outcome === 'completed') late[into] = (late[into] ?? 0) + 1;
+        else if (outcome.outcome !== 'interrupted') throw new Error(`${tag}: the interrupted turn ended ${outcome.outcome}`);
+        if (!posted.messageId) throw new Error(`${tag}: the message was not taken`);
+        // The message's own turn runs next; the next trial's model call comes after it.
+      };
+      const idle = async (session: BenchSession) => {
+        await untilAsync(async () => {
+          const state = await session.keel!.state();
+          return state.status === 'active' && state.queueLength === 0;
+        }, `${session.id} to finish its last message`);
+      };
+      // `spread`: session i sends its message and interrupt (i × 41 mod 2,000) ms into its model
+      // call, as users who do not act in step would; otherwise all at the same moment (a burst).
+      const run = async (count: number, into: string, spread: boolean) => {
+        const sessions = await Promise.all(Array.from({ length: count }, () => startSession(ctx.client, worker, newId(variant, name), ctx.workspace)));
+        await settled(sessions.map(async (session, i) => {
+          for (let t = 0; t < s.responsiveTrials; t++) await trial(session, t, into, spread ? (i * 41) % 2_000 : 0);
+          await idle(session);
+        }));
+        await Promise.all(sessions.map((session) => session.close()));
+        // Where the answers waited: the sessions' workflow tasks, queued on the server and run by the worker.
+        const tasks = await workflowTaskTimes(ctx.client, sessions.map((x) => x.id));
+        samples[`${into}TaskQueuedMs`] = tasks.queuedMs;
+        samples[`${into}TaskRunMs`] = tasks.runMs;
+        return sessions.map((x) => x.id);
+      };
+      const ids = [...(await run(1, 'one', false)), ...(await run(s.responsiveSessions, 'many', true)), ...(await run(s.responsiveSessions, 'burst', false))];
+      const used = since(before, pids);
+      const events = await countEvents(ctx.client, ids);
+      const extra: Record<string, number> = {};
+      for (const [k, v] of Object.entries(samples)) {
+        extra[`${k.replace(/Ms$/, '')}P50Ms`] = percentile(v, 50);
+        extra[`${k.replace(/Ms$/, '')}P99Ms`] = percentile(v, 99);
+      }
+      for (const into of ['one', 'many', 'burst']) extra[`${into}LateInterrupts`] = late[into] ?? 0;
+      return {
+        ...phase({ scenario: name, round, variant, steps: (1 + 2 * s.responsiveSessions) * s.responsiveTrials * 2, modelCalls: ctx.standin.requests.length - calls, ...used, events, extra }),
+        samples,
+      };
+    }
     case 'cost': {
       // One session with prompt caching (the default) and one without, the same 20 turns;
       // the placement Keel had before and the best possible one are computed from the
@@ -567,4 +644,22 @@ export function lifeSlope(cpuAt: readonly number[], stepsPerTurn = 1): Record<st
     ...(first > 0 ? { lifeSlope: last / first } : {}),
     ...(second !== undefined && second > 0 ? { secondTurnsCpuMsPerStep: second, warmLifeSlope: last / second } : {}),
   };
+}
+
+/** Polls `ready` every 200 ms (each a query), for up to a minute. */
+async function untilAsync(ready: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!(await ready())) {
+    if (Date.now() > deadline) throw new Error(`bench: waited a minute for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Polls `ready` every 10 ms, for up to a minute (a model call reached on a starved machine). */
+async function until(ready: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!ready()) {
+    if (Date.now() > deadline) throw new Error(`bench: waited a minute for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
 }

@@ -166,3 +166,21 @@ export function goalCostScenario(tasks: number): ScenarioInput {
   }
   return { name: 'bench-goal-cost', rules };
 }
+
+// The `responsive` scenario: a turn whose model call streams for ~3 s (60 chunks, 50 ms
+// apart), during which the bench sends a message and interrupts; the message then gets its
+// own turn, answered at once.
+export const responsiveSlowText = (tag: string) => `responsive slow (${tag})`;
+export const responsiveFastText = (tag: string) => `responsive fast (${tag})`;
+export const RESPONSIVE_CHUNKS = 60;
+export const RESPONSIVE_CHUNK_DELAY_MS = 50;
+
+export function responsiveScenario(): ScenarioInput {
+  return {
+    name: 'responsive',
+    rules: [
+      { name: 'slow', match: { lastUserContains: 'responsive slow' }, reply: { content: [{ type: 'text', text: 'x'.repeat(16 * RESPONSIVE_CHUNKS) }], delayMs: RESPONSIVE_CHUNK_DELAY_MS, chunkSize: 16 } },
+      { name: 'fast', match: { lastUserContains: 'responsive fast' }, reply: { content: [{ type: 'text', text: FINAL_TEXT }] } },
+    ],
+  };
+}
