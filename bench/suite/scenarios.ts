@@ -383,7 +383,7 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
           const all = ctx.standin.requests;
           for (; seen < all.length; seen++) if (all[seen]!.facts?.lastUserText.includes(tag)) return true;
           return false;
-        }, `the model call of ${tag}`);
+        }, `the model call of ${tag}`, 10);
         if (offsetMs > 0) await new Promise((r) => setTimeout(r, offsetMs));
         let t0 = performance.now();
         const posted = await keel.post(responsiveFastText(tag));
@@ -399,10 +399,11 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
         // The message's own turn runs next; the next trial's model call comes after it.
       };
       const idle = async (session: BenchSession) => {
-        await untilAsync(async () => {
+        // Every 200 ms: each look is a query.
+        await until(async () => {
           const state = await session.keel!.state();
           return state.status === 'active' && state.queueLength === 0;
-        }, `${session.id} to finish its last message`);
+        }, `${session.id} to finish its last message`, 200);
       };
       // `spread`: session i sends its message and interrupt (i × 41 mod 2,000) ms into its model
       // call, as users who do not act in step would; otherwise all at the same moment (a burst).
@@ -646,20 +647,11 @@ export function lifeSlope(cpuAt: readonly number[], stepsPerTurn = 1): Record<st
   };
 }
 
-/** Polls `ready` every 200 ms (each a query), for up to a minute. */
-async function untilAsync(ready: () => Promise<boolean>, what: string): Promise<void> {
+/** Polls `ready` every `everyMs` for up to a minute (long enough for a starved machine). */
+async function until(ready: () => boolean | Promise<boolean>, what: string, everyMs: number): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (!(await ready())) {
     if (Date.now() > deadline) throw new Error(`bench: waited a minute for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-/** Polls `ready` every 10 ms, for up to a minute (a model call reached on a starved machine). */
-async function until(ready: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 60_000;
-  while (!ready()) {
-    if (Date.now() > deadline) throw new Error(`bench: waited a minute for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
