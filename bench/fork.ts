@@ -1,4 +1,4 @@
-// `npx tsx bench/fork.ts [--turns 100] [--forks 7] [--files 1000]`: what a fork costs
+// `npx tsx bench/fork.ts [--turns 100] [--forks 7] [--files 1000] [--out fork] [--dir bench/results]`: what a fork costs
 // (docs/fork-and-rewind.md). A session with checkpoints in a workspace of `--files` files
 // runs `--turns` turns (each writes a file with write_file, against the stand-in model);
 // then forks at turns spread over the session. Per fork: request → fork ready (its
@@ -6,7 +6,8 @@
 // cache reads (the stand-in bills cache reads as the API does). Baseline in the same run: a
 // new session started with checkpoints in a copy of the parent's workspace, request → its
 // turn-0 checkpoint recorded (the least a session that can be forked costs to start). A dev
-// server and a worker in this process. Results: bench/results/fork.{json,md}.
+// server and a worker in this process. Results: <dir>/<out>.{json,md}. `npm run bench` runs it
+// as its `fork` scenario (bench/suite/harnesses.ts).
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,14 +19,18 @@ import { startStandin } from '../standin/server';
 import { createKeelWorker } from '../worker/worker';
 import { startDevServer } from '../worker/dev-server';
 import { eventsQuery, type LogEntry } from '../workflows/definitions';
+import { root as repo } from './suite/variants';
 
-const arg = (name: string, fallback: number) => {
+const option = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+  return i >= 0 ? process.argv[i + 1]! : fallback;
 };
+const arg = (name: string, fallback: number) => Number(option(name, String(fallback)));
 const TURNS = arg('turns', 100);
 const FORKS = arg('forks', 7);
 const FILES = arg('files', 1000);
+const OUT = option('out', 'fork');
+const DIR = path.resolve(repo, option('dir', 'bench/results'));
 
 const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
 const standin = await startStandin({
@@ -123,8 +128,8 @@ try {
   await server.stop();
   await fs.rm(root, { recursive: true, force: true });
 }
-await fs.mkdir('bench/results', { recursive: true });
-await fs.writeFile('bench/results/fork.json', `${JSON.stringify(out, null, 2)}\n`);
+await fs.mkdir(DIR, { recursive: true });
+await fs.writeFile(path.join(DIR, `${OUT}.json`), `${JSON.stringify(out, null, 2)}\n`);
 const o = out as { forks: { turn: number; readyMs: number; firstCall: { input: number; cacheRead: number; cacheWrite: number } | null }[]; forkReadyP50Ms: number; newSessionReadyP50Ms: number; ratio: number; firstCallCacheReadShareP50: number; turnsMs: number };
 const md = [
   `# Fork latency and cache reads (${TURNS}-turn session, ${FILES.toLocaleString('en-US')} files; ${String(out.at)}, load ${os.loadavg().map((l) => l.toFixed(1)).join(' ')})`,
@@ -140,6 +145,6 @@ const md = [
   ...o.forks.map((f) => `| ${f.turn} | ${f.readyMs.toFixed(0)} | ${f.firstCall?.input ?? '—'} | ${f.firstCall?.cacheRead ?? '—'} | ${f.firstCall?.cacheWrite ?? '—'} |`),
   '',
 ];
-await fs.writeFile('bench/results/fork.md', md.join('\n'));
+await fs.writeFile(path.join(DIR, `${OUT}.md`), md.join('\n'));
 console.log(md.join('\n'));
 process.exit(0);

@@ -1,4 +1,4 @@
-// `npx tsx bench/sub-agents.ts [--rounds 3] [--child-steps 2,8] [--tool list_dir|run_command] [--out sub-agents] [--no-fork]`:
+// `npx tsx bench/sub-agents.ts [--rounds 3] [--child-steps 2,8] [--tool list_dir|run_command] [--out sub-agents] [--dir bench/results] [--no-fork]`:
 // what delegating costs (docs/sub-agents.md "What it costs"). One dev server and one Keel
 // worker process (worker/main.ts, as `keel worker` runs it), the stand-in in this process (not
 // measured). For each number S of tool steps per child, two variants of the same work,
@@ -20,7 +20,8 @@
 //   child's and the solo session's, the difference between S₁ and S₂ divided by the steps added.
 // And a fork's first request: its prompt and how much of it was read from the prompt cache (the
 // stand-in bills cache reads as the API does), with the session's 1 h cache TTL.
-// Results: bench/results/<out>.{json,md}.
+// Results: <dir>/<out>.{json,md}. `npm run bench` runs it as its `sub-agents` scenario
+// (bench/suite/harnesses.ts).
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,6 +41,7 @@ const ROUNDS = Number(arg('rounds', '3'));
 const CHILD_STEPS = arg('child-steps', '2,8').split(',').map(Number);
 const TOOL = arg('tool', 'list_dir') as 'list_dir' | 'run_command';
 const OUT = arg('out', 'sub-agents');
+const DIR = path.resolve(root, arg('dir', 'bench/results'));
 const FORK = !process.argv.includes('--no-fork');
 const CHILDREN = 4;
 const soloSteps = (s: number) => CHILDREN * (s + 1) + 1;
@@ -177,8 +179,8 @@ try {
     fork,
     samples,
   };
-  await fs.mkdir(path.join(root, 'bench/results'), { recursive: true });
-  await fs.writeFile(path.join(root, `bench/results/${OUT}.json`), `${JSON.stringify(out, null, 2)}\n`);
+  await fs.mkdir(DIR, { recursive: true });
+  await fs.writeFile(path.join(DIR, `${OUT}.json`), `${JSON.stringify(out, null, 2)}\n`);
   const row = (name: string, h: Record<string, number> | null | undefined) =>
     h ? `| ${name} | ${['events', 'workflowTasks', 'activities', 'localActivities', 'signalsSent', 'signalsReceived', 'updates', 'searchAttributeUpserts', 'patchMarkers'].map((k) => (Math.round((h[k] ?? 0) * 100) / 100).toString()).join(' | ')} |` : `| ${name} | (not measured) |`;
   const md = [
@@ -211,7 +213,7 @@ try {
     fork !== null ? `A fork's first request: ${String(fork.promptTokens)} prompt tokens, ${String(fork.cacheReadInputTokens)} read from the cache (${((fork.readShare as number) * 100).toFixed(1)} %), ${String(fork.cacheCreationInputTokens)} written, ${String(fork.inputTokens)} uncached; cache_control TTLs sent: ${(fork.cacheTtls as string[]).join(', ') || 'none'}.` : '',
     '',
   ].join('\n');
-  await fs.writeFile(path.join(root, `bench/results/${OUT}.md`), md);
+  await fs.writeFile(path.join(DIR, `${OUT}.md`), md);
   console.log(md);
 } finally {
   await connection.close();

@@ -1,4 +1,4 @@
-// `npm run bench -- [--scenario single,concurrent,parked,long,stream,first-delta,responsive,cost] [--rounds 3] [--warmup 1] [--quick]
+// `npm run bench -- [--scenario single,concurrent,parked,long,stream,first-delta,responsive,cost,sub-agents,fork] [--rounds 3] [--warmup 1] [--quick]
 // [--variants floor,floor-local,keel,keel-pg,ai-sdk,ai-sdk-stream,openai-agents] [--name NAME] [--parked N]
 // [--sessions K] [--turns T] [--long-turns N] [--long-output-bytes B: each long turn reads a file of B bytes]`
 //
@@ -8,19 +8,22 @@
 // Rounds interleave the variants; ratios are taken to the floor inside each round, since
 // the machine is shared and only ratios survive its load. `--warmup` rounds of single,
 // concurrent, stream and first-delta run first and are not counted (each worker's JIT warms up). Writes
-// bench/results/<name>.{json,md} and <name>-<scenario>.svg.
+// bench/results/<name>.{json,md} and <name>-<scenario>.svg. `sub-agents` and `fork` compare Keel
+// with Keel doing the same work another way, each with a harness of its own, run after the
+// others (bench/suite/harnesses.ts): <name>-<scenario>.{json,md}, their reports also in <name>.md.
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { HARNESS_NAMES, harnessMarkdown, runHarness, type HarnessName, type HarnessResult } from './suite/harnesses';
 import { markdown, summarise, svgChart } from './suite/report';
 import type { Phase } from './suite/measure';
 import { runBench } from './suite/run';
-import { FULL, QUICK, SCENARIOS } from './suite/scenarios';
+import { FULL, QUICK, SCENARIOS, type ScenarioName } from './suite/scenarios';
 import { root, VARIANTS } from './suite/variants';
 
 const { values } = parseArgs({
   options: {
-    scenario: { type: 'string', default: SCENARIOS.join(',') },
+    scenario: { type: 'string', default: [...SCENARIOS, ...HARNESS_NAMES].join(',') },
     variants: { type: 'string', default: VARIANTS.join(',') },
     rounds: { type: 'string', default: '3' },
     warmup: { type: 'string', default: '1' },
@@ -40,7 +43,9 @@ const pick = <T extends string>(list: string, all: readonly T[], what: string): 
     if (!(all as readonly string[]).includes(x)) throw new Error(`unknown ${what} ${x}; one of ${all.join(', ')}`);
     return x as T;
   });
-const scenarios = pick(values.scenario, SCENARIOS, 'scenario');
+const chosen = pick(values.scenario, [...SCENARIOS, ...HARNESS_NAMES], 'scenario');
+const scenarios = chosen.filter((x): x is ScenarioName => (SCENARIOS as readonly string[]).includes(x));
+const harnesses = chosen.filter((x): x is HarnessName => (HARNESS_NAMES as readonly string[]).includes(x));
 const variants = pick(values.variants, VARIANTS, 'variant');
 const rounds = Number(values.rounds);
 const warmupRounds = Number(values.warmup);
@@ -64,14 +69,32 @@ const writePartial = async (phases: readonly Phase[], notes: readonly string[]) 
   await fs.writeFile(`${file}.tmp`, `${JSON.stringify(partial, null, 2)}\n`);
   await fs.rename(`${file}.tmp`, file);
 };
-const run = await runBench({ scenarios, variants, rounds, warmupRounds, sizes, onPhase: writePartial, log: (line) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`) });
-const meta = { run: command, ...run.meta };
-await fs.writeFile(path.join(values.out, `${name}.json`), `${JSON.stringify({ ...run, meta }, null, 2)}\n`);
-const md = markdown(`Benchmark: ${name}`, meta, run.summary, run.notes);
-await fs.writeFile(path.join(values.out, `${name}.md`), md);
-for (const [scenario, rows] of Object.entries(run.summary)) {
-  if (rows.some((r) => r.variant !== 'floor' && Object.keys(r.ratios).length)) {
-    await fs.writeFile(path.join(values.out, `${name}-${scenario}.svg`), svgChart(`${scenario}: ratio to the floor (median, min–max over ${rounds} rounds)`, rows));
+const log = (line: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+const run = scenarios.length > 0 ? await runBench({ scenarios, variants, rounds, warmupRounds, sizes, onPhase: writePartial, log }) : null;
+const meta: Record<string, string> = { run: command, ...(run?.meta ?? { started: new Date().toISOString() }) };
+const suiteMarkdown = run ? markdown(`Benchmark: ${name}`, meta, run.summary, run.notes) : `# Benchmark: ${name}\n\n${command}, started ${meta.started}\n`;
+if (run) {
+  for (const [scenario, rows] of Object.entries(run.summary)) {
+    if (rows.some((r) => r.variant !== 'floor' && Object.keys(r.ratios).length)) {
+      await fs.writeFile(path.join(values.out, `${name}-${scenario}.svg`), svgChart(`${scenario}: ratio to the floor (median, min–max over ${rounds} rounds)`, rows));
+    }
   }
+}
+// The run's files are written again after each harness: one that fails or is stopped keeps the others'.
+const harnessResults: HarnessResult[] = [];
+const write = async () => {
+  const json = { ...(run ?? { sizes, notes: [], summary: {}, phases: [] }), meta, harnesses: harnessResults.map(({ markdown: _, ...r }) => r) };
+  await fs.writeFile(path.join(values.out, `${name}.json`), `${JSON.stringify(json, null, 2)}\n`);
+  const md = harnessResults.length > 0 ? `${suiteMarkdown.trimEnd()}\n\n${harnessMarkdown(harnessResults)}` : suiteMarkdown;
+  await fs.writeFile(path.join(values.out, `${name}.md`), md);
+  return md;
+};
+let md = await write();
+for (const harness of harnesses) {
+  log(`scenario ${harness}: its own harness (bench/suite/harnesses.ts)`);
+  const result = await runHarness(harness, { quick: values.quick, dir: values.out, runName: name });
+  harnessResults.push(result);
+  if (!result.ok) process.exitCode = 1;
+  md = await write();
 }
 console.log(md);
