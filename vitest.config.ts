@@ -10,7 +10,8 @@ import { LongFirstSequencer } from './test/setup/sequencer';
 // other): three 741 s for 1,408 s of CPU, two 799 s for 1,308 s; at load 15-30, side by side,
 // both failed unit files past their 20 s timeout (three: five files, two: four). The suite is
 // CPU-bound either way (two forks use ~82 % of both cores); a third buys ~7 % of wall for 8 %
-// more CPU and less headroom under load, so two stay.
+// more CPU and less headroom under load, so two stay. Two more idle pairs (30 Nov 2026): three
+// 5 % and 14 % faster for 9 % and 0 % more CPU (bench/results/test-time.md); still not 480 s.
 // KEEL_TEST_WORKERS (or vitest's own --maxWorkers) changes it.
 const workers = Number(process.env.KEEL_TEST_WORKERS ?? 2);
 
