@@ -31,7 +31,7 @@ const CLOSED_QUERY_DEADLINES_MS = [3_000, 10_000, undefined] as const;
  * A query that no worker answered in time: dropped (sdk-core#578), or a worker starved or away.
  * Its deadline ends it as DEADLINE_EXCEEDED, or as CANCELLED ("Call cancelled") when the server,
  * holding the same deadline (grpc-timeout), resets the stream first: grpc-js reads an RST_STREAM
- * CANCEL so (seen once in `npm test`, 2 of 4 clients' reads failing after the first 3 s). A
+ * CANCEL so (seen once in five clean-clone `npm test` runs, a read of four clients at once). A
  * CANCELLED of a call the caller itself aborted (an abort signal of its own) is the caller's.
  */
 export function timedOut(error: unknown, callerAborted: boolean): boolean {
