@@ -14,7 +14,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { HARNESS_NAMES, harnessMarkdown, runHarness, type HarnessName, type HarnessResult } from './suite/harnesses';
+import { HARNESS_NAMES, harnessMarkdown, harnessSummary, runHarness, type HarnessName, type HarnessResult } from './suite/harnesses';
 import { markdown, summarise, svgChart } from './suite/report';
 import type { Phase } from './suite/measure';
 import { runBench } from './suite/run';
@@ -83,7 +83,7 @@ if (run) {
 // The run's files are written again after each harness: one that fails or is stopped keeps the others'.
 const harnessResults: HarnessResult[] = [];
 const write = async () => {
-  const json = { ...(run ?? { sizes, notes: [], summary: {}, phases: [] }), meta, harnesses: harnessResults.map(({ markdown: _, ...r }) => r) };
+  const json = { ...(run ?? { sizes, notes: [], summary: {}, phases: [] }), meta, harnesses: harnessResults.map(harnessSummary) };
   await fs.writeFile(path.join(values.out, `${name}.json`), `${JSON.stringify(json, null, 2)}\n`);
   const md = harnessResults.length > 0 ? `${suiteMarkdown.trimEnd()}\n\n${harnessMarkdown(harnessResults)}` : suiteMarkdown;
   await fs.writeFile(path.join(values.out, `${name}.md`), md);

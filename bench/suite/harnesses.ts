@@ -33,17 +33,14 @@ export const HARNESSES = {
 export type HarnessName = keyof typeof HARNESSES;
 export const HARNESS_NAMES = Object.keys(HARNESSES) as HarnessName[];
 
-export interface HarnessResult {
+interface HarnessRun {
   name: HarnessName;
-  /** `<dir>/<file>.{json,md}` when it finished. */
+  /** `<dir>/<file>.{json,md}`. */
   file: string;
-  ok: boolean;
   seconds: number;
-  /** Why it did not finish (its own output, printed as it ran, says more). */
-  failure?: string;
-  /** Its report, when it finished. */
-  markdown?: string;
 }
+/** A harness that finished, with its report, or one that did not, with why (its own output, printed as it ran, says more). */
+export type HarnessResult = (HarnessRun & { ok: true; markdown: string }) | (HarnessRun & { ok: false; failure: string });
 
 /** Runs one harness as a process (its output goes to this one's) and reads back its report. */
 export async function runHarness(name: HarnessName, options: { quick: boolean; dir: string; runName: string }): Promise<HarnessResult> {
@@ -66,13 +63,16 @@ export async function runHarness(name: HarnessName, options: { quick: boolean; d
   return { name, file, ok: true, seconds, markdown };
 }
 
+/** What the run's JSON keeps of a harness: where its own results are, or why there are none. */
+export const harnessSummary = (r: HarnessResult) => ({ name: r.name, file: r.file, seconds: r.seconds, ...(r.ok ? { ok: true } : { ok: false, failure: r.failure }) });
+
 /** The report's part for the harnesses: each one's own report, under a heading, or why it is missing. */
 export function harnessMarkdown(results: readonly HarnessResult[]): string {
   return results
     .map((r) => {
       const head = `## Scenario \`${r.name}\` (${HARNESSES[r.name].what}; ${HARNESSES[r.name].script}, ${r.seconds.toFixed(0)} s)`;
       // Their own titles become subheadings of the run's report.
-      const body = r.ok ? r.markdown!.replace(/^# /gm, '### ') : `**Did not finish**: ${r.failure}. Nothing of it was measured.`;
+      const body = r.ok ? r.markdown.replace(/^# /gm, '### ') : `**Did not finish**: ${r.failure}. Nothing of it was measured; its own output, printed in the run's, says why.`;
       return `${head}\n\n${body.trim()}\n`;
     })
     .join('\n');

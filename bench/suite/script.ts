@@ -172,8 +172,8 @@ export function goalCostScenario(tasks: number): ScenarioInput {
 // own turn, answered at once.
 export const responsiveSlowText = (tag: string) => `responsive slow (${tag})`;
 export const responsiveFastText = (tag: string) => `responsive fast (${tag})`;
-export const RESPONSIVE_CHUNKS = 60;
-export const RESPONSIVE_CHUNK_DELAY_MS = 50;
+const RESPONSIVE_CHUNKS = 60;
+const RESPONSIVE_CHUNK_DELAY_MS = 50;
 
 export function responsiveScenario(): ScenarioInput {
   return {
