@@ -11,18 +11,18 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 logs=$(mktemp -d)
 
-# Each check in a process group of its own, so that it can be reniced or stopped whole (npm,
-# then tsc or eslint under it): bash's job control (set -m) gives each background job its own
-# group. Not a session of its own (setsid): Linux's scheduler autogroups (on by default) share
-# the CPU between sessions first, and nice counts only within one, so a check in a session
-# of its own took a full share beside the whole test run whatever its nice value
-# (test/unit/machines/properties.test.ts: 5.8 s alone, 8.0 s beside `nice -n 19 setsid
-# eslint`, 5.6 s beside eslint in this session at nice 19).
+# Each check in a session of its own (setsid), so that it can be reniced or stopped whole
+# (npm, then tsc or eslint under it). Linux's scheduler autogroups (on by default) share the
+# CPU between sessions first and apply nice only within one, so the session's own nice value
+# (/proc/<pid>/autogroup) is set too: with nice alone the checks took a full share beside the
+# whole test run (test/unit/machines/properties.test.ts: 5.8 s alone, 8.0 s beside
+# `nice -n 19 setsid eslint`, 5.6 s with its session at nice 19); in the tests' own session
+# instead, they took that share from the dev servers and workers the tests start, each in a
+# session of its own (a clean-clone run no faster: 643 s).
 start_check() { # name [nice]: runs `npm run <name>` in the background, its pid in $<name>
-  set -m
-  ${2:+nice -n "$2"} npm run --silent "$1" </dev/null >"$logs/$1" 2>&1 &
+  setsid bash -c 'if [ -n "$1" ]; then echo "$1" >/proc/self/autogroup 2>/dev/null; exec nice -n "$1" npm run --silent "$0"; fi; exec npm run --silent "$0"' \
+    "$1" "${2:-}" </dev/null >"$logs/$1" 2>&1 &
   printf -v "$1" %s "$!"
-  set +m
 }
 start_check typecheck 19
 start_check lint 19
@@ -39,9 +39,13 @@ tests=$?
 # checks almost no CPU. Nothing else is left to wait for now, so they get a normal share:
 # reniced to 0, which needs root (CAP_SYS_NICE); otherwise a check still running is stopped
 # and run again at the normal priority, since at nice 19 beside other work it could take hours.
+unnice() { # pid: nice 0 for its process group and its session's autogroup
+  renice -n 0 -g "$1" >/dev/null 2>&1 || return 1
+  [ ! -e "/proc/$1/autogroup" ] || echo 0 2>/dev/null >"/proc/$1/autogroup"
+}
 for check in typecheck lint; do
   pid=${!check}
-  if kill -0 "$pid" 2>/dev/null && ! renice -n 0 -g "$pid" >/dev/null 2>&1; then
+  if kill -0 "$pid" 2>/dev/null && ! unnice "$pid"; then
     kill -- -"$pid" 2>/dev/null
     wait "$pid" 2>/dev/null
     start_check "$check"
