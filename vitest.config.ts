@@ -34,7 +34,8 @@ const integration = {
   // run-scope first: global teardowns run in reverse, so its sweep comes after the servers' own stop.
   globalSetup: [...everyProject.globalSetup, 'test/setup/temporal-server.ts', 'test/setup/workflow-bundle.ts', 'test/setup/compiled-cli.ts'],
   // The dev servers start in the background (test/setup/temporal-server.ts): each file waits for them first.
-  setupFiles: [...everyProject.setupFiles, 'test/setup/temporal-ready.ts'],
+  // The SDK's workflow stack-trace hook is off in the forks (test/setup/workflow-stack-traces.ts says why).
+  setupFiles: [...everyProject.setupFiles, 'test/setup/temporal-ready.ts', 'test/setup/workflow-stack-traces.ts'],
   testTimeout: 120_000,
   hookTimeout: 180_000,
 };
