@@ -2,17 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { defineConfig } from 'vitest/config';
 import { LongFirstSequencer } from './test/setup/sequencer';
 
-// Test files run two at a time (vitest's default on 2 cores is one: cores - 1). Four at a
-// time was measured no faster on 2 cores (the suite is CPU-bound: Temporal, workers, bwrap,
-// the stand-in, schemathesis) and pushed the longest tests past their timeouts; three was
-// 4-8 % slower in two paired runs of `npm test`, for 17 % more CPU, and failed a timing-bound
-// test in each. Measured again on an idle machine (29 Nov 2026, clean clones, one after the
-// other): three 741 s for 1,408 s of CPU, two 799 s for 1,308 s; at load 15-30, side by side,
-// both failed unit files past their 20 s timeout (three: five files, two: four). The suite is
-// CPU-bound either way (two forks use ~82 % of both cores); a third buys ~7 % of wall for 8 %
-// more CPU and less headroom under load, so two stay. Two more idle pairs (30 Nov 2026): three
-// 5 % and 14 % faster for 9 % and 0 % more CPU (bench/results/test-time.md); still not 480 s.
-// KEEL_TEST_WORKERS (or vitest's own --maxWorkers) changes it.
+// Test files run two at a time by default (vitest's default on 2 cores is one: cores - 1);
+// `npm test` runs three on a machine that is otherwise idle (scripts/test.sh measures it and
+// sets KEEL_TEST_WORKERS). The suite is CPU-bound; what a third fork buys depends on what the
+// two leave idle. Before the checks were truly niced and the SDK's stack-trace hook left the
+// forks (30 Nov 2026), three were 5-14 % faster or slower, for 0-17 % more CPU, and failed a
+// timing-bound test in some runs; after, 469 s against 570 s, for less CPU (906 s against 939 s:
+// bench/results/test-time.md). Beside other work (`npm run test:stress`: two busy loops on 2
+// cores) a third fork only adds contention, so there it stays two.
 const workers = Number(process.env.KEEL_TEST_WORKERS ?? 2);
 
 // Every process this run starts carries the run's marker (forks, dev servers, workers,

@@ -11,6 +11,27 @@ set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 logs=$(mktemp -d)
 
+# How many test files run at once (vitest.config.ts: KEEL_TEST_WORKERS, default 2), chosen by
+# what the machine's other work uses, measured over a second before anything of ours starts.
+# On 2 idle cores a third fork fills the time the two leave idle (clean clones, 30 Nov 2026:
+# 469 s against 570 s, bench/results/test-time.md); beside other work it only adds contention
+# and less headroom for the timing-bound tests, so a busy machine (a quarter of its cores or
+# more, as under `npm run test:stress`) gets two.
+others_busy() { # per mille of all cores kept busy over one second by work not niced
+  local u1 n1 s1 i1 w1 q1 sq1 st1 u2 n2 s2 i2 w2 q2 sq2 st2
+  read -r _ u1 n1 s1 i1 w1 q1 sq1 st1 _ </proc/stat
+  sleep 1
+  read -r _ u2 n2 s2 i2 w2 q2 sq2 st2 _ </proc/stat
+  local busy=$(((u2 - u1) + (s2 - s1) + (q2 - q1) + (sq2 - sq1) + (st2 - st1)))
+  local total=$((busy + (n2 - n1) + (i2 - i1) + (w2 - w1)))
+  echo $((total > 0 ? busy * 1000 / total : 1000))
+}
+if [ -z "${KEEL_TEST_WORKERS:-}" ] && [ -r /proc/stat ]; then
+  busy=$(others_busy)
+  if [ "$busy" -lt 250 ]; then export KEEL_TEST_WORKERS=3; else export KEEL_TEST_WORKERS=2; fi
+  printf 'npm test: %s test files at a time (other work kept %s %% of the cores busy over a second; KEEL_TEST_WORKERS=N sets it)\n' "$KEEL_TEST_WORKERS" "$((busy / 10))"
+fi
+
 # Each check in a session of its own (setsid), so that it can be reniced or stopped whole
 # (npm, then tsc or eslint under it). Linux's scheduler autogroups (on by default) share the
 # CPU between sessions first and apply nice only within one, so the session's own nice value
