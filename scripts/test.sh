@@ -5,7 +5,7 @@
 # after the tests; any of the three failing fails the run. Arguments go to vitest.
 # The checks run at the lowest priority (nice 19): ~110 s of CPU (typed eslint ~90, tsc ~20)
 # that took the two cores from the global setup and the unit files in the run's first
-# minutes; niced, they take the CPU the tests leave idle (a run used ~160 % of 200 %) and
+# minutes; niced, they take the CPU the tests leave idle (a run leaves 10-20 % of it) and
 # still end long before the tests.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
