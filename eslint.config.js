@@ -41,7 +41,7 @@ export default tseslint.config(
   // test/fixtures/lint holds code that breaks the rules on purpose (lint-boundaries.test.ts); .tmp/ is scratch (git-ignored).
   // The .cjs files are plain CommonJS loaded outside the TypeScript project (a converter path, --require preloads).
   // packages/*/dist is built output; examples/ are separate projects (their own tsconfig, packages installed from tarballs), type-checked by test/e2e/react-app.test.ts.
-  { ignores: ['.tmp/**', 'test/fixtures/lint/**', 'dist/**', 'packages/*/dist/**', 'examples/**', 'node_modules/**', '.keel/**', 'coverage/**', 'bench/peers/**', 'worker/failure-converter.cjs', '.dependency-cruiser.cjs', 'bench/promise-sites.cjs', 'bench/alloc-profile.cjs', 'bench/sink-calls.cjs'] },
+  { ignores: ['.tmp/**', 'test/fixtures/lint/**', 'dist/**', 'packages/*/dist/**', 'examples/**', 'node_modules/**', '.keel/**', 'coverage/**', 'bench/peers/**', 'worker/failure-converter.cjs', '.dependency-cruiser.cjs', 'bench/promise-sites.cjs', 'bench/alloc-profile.cjs', 'bench/sink-calls.cjs', 'bench/no-stack-trace-hook.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
