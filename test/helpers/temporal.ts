@@ -1,7 +1,7 @@
 // What integration tests share: a connection to the fork's dev server, a fresh task
 // queue per test, and the workflow code bundled once per run (test/setup/workflow-bundle.ts).
-import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, type WorkflowHandle } from '@temporalio/client';
@@ -59,16 +59,56 @@ export function uniqueTaskQueue(prefix = 'test'): string {
 /**
  * The workflows at `workflowsPath`, bundled; call it from beforeAll. Keel's own workflows
  * (worker/worker.ts's workflowsPath) come from the run's one bundle (global setup); other
- * files are bundled here. Quiet, since webpack's report is noise here.
+ * files are bundled once per run, by the first test file that asks (sharedFixtureBundle).
+ * `preload: false`: nothing shared between workflows — for a fixture that changes a preloaded
+ * module's table (frozen when shared), or one that imports none of them (Keel's preloaded
+ * modules add ~2.7 s of CPU to a fixture's bundle).
  */
-/** `preload: false`: nothing shared between workflows (a fixture that changes a preloaded module's table, which is frozen when shared). */
 export async function bundle(workflowsPath: string, options: { preload?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
-  if (path.resolve(workflowsPath) === path.resolve(keelWorkflowsPath) && inject('workflowBundleDir')) {
+  const dir = inject('workflowBundleDir');
+  if (path.resolve(workflowsPath) === path.resolve(keelWorkflowsPath) && dir) {
     const file = await keelWorkflowBundleFile();
-    return { code: await readFile(file, 'utf8'), sourceMap: await readFile(`${file}.map`, 'utf8') };
+    return readBundle(file);
   }
-  // The same payload converter and interceptors as the worker's (workflows/payload-converter.ts, workflows/trace-interceptors.ts).
-  return bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], preloadModules: options.preload === false ? [] : [...PRELOADED_WORKFLOW_MODULES], logger: silentLogger });
+  const preload = options.preload !== false;
+  return dir ? sharedFixtureBundle(dir, workflowsPath, preload) : bundleFixture(workflowsPath, preload);
+}
+
+/** Quiet, since webpack's report is noise here; the same payload converter and interceptors as the worker's (workflows/payload-converter.ts, workflows/trace-interceptors.ts). */
+function bundleFixture(workflowsPath: string, preload: boolean): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], preloadModules: preload ? [...PRELOADED_WORKFLOW_MODULES] : [], logger: silentLogger });
+}
+
+async function readBundle(file: string): Promise<WorkflowBundleWithSourceMap> {
+  return { code: await readFile(file, 'utf8'), sourceMap: await readFile(`${file}.map`, 'utf8') };
+}
+
+/**
+ * A fixture's bundle, built once per run in the run's bundle directory: several files bundle
+ * the same fixture (llm-workflow, tools-workflow, smoke-workflow, versions/build-3), 1-4 s of
+ * CPU each time. The first file to claim it builds it; the others, in any fork, wait for its
+ * file, or fail with the builder's error. Like Keel's own bundle it is not rebuilt within a
+ * run (vitest's watch mode: restart the run after editing a fixture).
+ */
+async function sharedFixtureBundle(dir: string, workflowsPath: string, preload: boolean): Promise<WorkflowBundleWithSourceMap> {
+  const name = `fixture-${createHash('sha256').update(`${path.resolve(workflowsPath)}\0${preload}`).digest('hex').slice(0, 16)}.js`;
+  const file = path.join(dir, name);
+  const claim = await writeFile(`${file}.claim`, String(process.pid), { flag: 'wx' }).then(
+    () => 'claimed' as const,
+    (error: NodeJS.ErrnoException) => (error.code === 'EEXIST' ? ('taken' as const) : error),
+  );
+  if (claim instanceof Error) return bundleFixture(workflowsPath, preload);
+  if (claim === 'taken') return readBundle(await waitForFile(dir, name, 150_000, `the bundle of ${workflowsPath}`, `${name}.error`));
+  try {
+    const built = await bundleFixture(workflowsPath, preload);
+    await writeFile(`${file}.map`, built.sourceMap);
+    await writeFile(`${file}.tmp`, built.code);
+    await rename(`${file}.tmp`, file);
+    return built;
+  } catch (error) {
+    await writeFile(`${file}.error`, `bundling ${workflowsPath} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    throw error;
+  }
 }
 
 /**

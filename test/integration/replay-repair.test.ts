@@ -46,7 +46,8 @@ describe('replay repair', () => {
   });
 
   it('live: the retried-task run is marked, reset by the sweep and finishes with every update; the other is left with its reason', async () => {
-    const [original, changed] = await Promise.all([bundle(path.join(here, '../fixtures/repair-workflow.ts')), bundle(path.join(here, '../fixtures/repair-workflow-changed.ts'))]);
+    // The fixtures import none of Keel's preloaded modules: nothing to preload.
+    const [original, changed] = await Promise.all([bundle(path.join(here, '../fixtures/repair-workflow.ts'), { preload: false }), bundle(path.join(here, '../fixtures/repair-workflow-changed.ts'), { preload: false })]);
     const taskQueue = uniqueTaskQueue('replay-repair');
     const held = `held-${taskQueue}`;
     const plain = `plain-${taskQueue}`;

@@ -36,7 +36,7 @@ import { stampedMemo, startSearchAttributes } from '../../workflows/run-format';
 import { sessionWorkflow } from '../../workflows/session';
 import { agent, critic, FAST_MODEL, finish, plan, planner, review, task } from '../fixtures/goal-harness';
 import { KEY, makeWorkspace, say, use, waitUntil } from '../fixtures/session-harness';
-import { uniqueTaskQueue } from '../helpers/temporal';
+import { bundle as bundledWorkflows, uniqueTaskQueue } from '../helpers/temporal';
 import { useTemporal } from '../fixtures/use-temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -58,9 +58,15 @@ const recorded = {} as Record<Mode, { workflowId: string; history: History }[]>;
 let bare: WorkflowBundleWithSourceMap;
 
 const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
-/** The workflow code a worker of this configuration runs (what Worker.create bundles from `workflowsPath` and its interceptor modules); built once per distinct list. */
+/**
+ * The workflow code a worker of this configuration runs (what Worker.create bundles from
+ * `workflowsPath` and its interceptor modules); built once per distinct list. Without tracing's
+ * modules that is the run's one bundle of Keel's workflows (the same options), not built again.
+ */
 function workflowCodeFor(telemetry: Telemetry): Promise<WorkflowBundleWithSourceMap> {
-  const modules = [...WORKFLOW_INTERCEPTOR_MODULES, ...(telemetry.workerOptions.interceptors?.workflowModules ?? [])];
+  const tracing = telemetry.workerOptions.interceptors?.workflowModules ?? [];
+  if (tracing.length === 0) return bundledWorkflows(workflowsPath);
+  const modules = [...WORKFLOW_INTERCEPTOR_MODULES, ...tracing];
   const key = JSON.stringify(modules);
   if (!bundles.has(key)) bundles.set(key, bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: modules, preloadModules: [...PRELOADED_WORKFLOW_MODULES], logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } }));
   return bundles.get(key)!;

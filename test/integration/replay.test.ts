@@ -12,11 +12,11 @@ import { keelWorkflowSinks } from '../../worker/telemetry';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const histories = path.join(here, '../histories');
 
-/** Each folder of saved histories and the workflow code that must replay them. */
+/** Each folder of saved histories and the workflow code that must replay them (the smoke fixture imports none of Keel's preloaded modules). */
 const suites = [
-  { folder: 'smoke', workflowsPath: path.join(here, '../fixtures/smoke-workflow.ts') },
-  { folder: 'session', workflowsPath: path.join(here, '../../workflows/index.ts') },
-  { folder: 'goal', workflowsPath: path.join(here, '../../workflows/index.ts') },
+  { folder: 'smoke', workflowsPath: path.join(here, '../fixtures/smoke-workflow.ts'), preload: false },
+  { folder: 'session', workflowsPath: path.join(here, '../../workflows/index.ts'), preload: true },
+  { folder: 'goal', workflowsPath: path.join(here, '../../workflows/index.ts'), preload: true },
 ];
 
 function load(folder: string): { file: string; history: unknown }[] {
@@ -36,7 +36,7 @@ describe('replay of saved histories', () => {
     it(`replays every history in test/histories/${suite.folder}`, async () => {
       const saved = load(suite.folder);
       expect(saved.length).toBeGreaterThan(0);
-      const workflowBundle = await bundle(suite.workflowsPath);
+      const workflowBundle = await bundle(suite.workflowsPath, { preload: suite.preload });
       // Workflows that derive ids from their workflow id (sessions do) replay under the recorded
       // one. One replay worker for the folder (a worker per history was most of this test's time);
       // distinct ids keep two files recorded from the same workflow apart in the results.
@@ -55,7 +55,7 @@ describe('replay of saved histories', () => {
 
   it('fails when the workflow code changed incompatibly', async () => {
     const [{ file, history }] = load('smoke') as [{ file: string; history: unknown }];
-    const workflowBundle = await bundle(path.join(here, '../fixtures/smoke-workflow-changed.ts'));
+    const workflowBundle = await bundle(path.join(here, '../fixtures/smoke-workflow-changed.ts'), { preload: false });
     await expect(Worker.runReplayHistory({ workflowBundle, sinks: keelWorkflowSinks(null) }, history, file)).rejects.toMatchObject({
       name: 'DeterminismViolationError',
     });

@@ -15,7 +15,8 @@ import { useTemporal } from '../fixtures/use-temporal';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const workflowsPath = path.join(here, '../fixtures/smoke-workflow.ts');
 
-const { env, workflowBundle } = useTemporal({ workflows: workflowsPath });
+// The fixture imports none of Keel's preloaded modules: nothing to preload.
+const { env, workflowBundle } = useTemporal({ workflows: workflowsPath, preload: false });
 
 describe('smoke: a real worker against a real temporal server start-dev', () => {
   it('runs signals, queries, a validated update and a retried activity', async () => {
