@@ -98,7 +98,10 @@ async function sharedFixtureBundle(dir: string, workflowsPath: string, preload: 
     (error: NodeJS.ErrnoException) => (error.code === 'EEXIST' ? ('taken' as const) : error),
   );
   if (claim instanceof Error) return bundleFixture(workflowsPath, preload);
-  if (claim === 'taken') return readBundle(await waitForFile(dir, name, 150_000, `the bundle of ${workflowsPath}`, `${name}.error`));
+  if (claim === 'taken') {
+    const builder = (await readFile(`${file}.claim`, 'utf8').catch(() => '')) || '?';
+    return readBundle(await waitForFile(dir, name, 150_000, `the bundle of ${workflowsPath}, which the test fork with pid ${builder} is building,`, `${name}.error`));
+  }
   try {
     const built = await bundleFixture(workflowsPath, preload);
     await writeFile(`${file}.map`, built.sourceMap);

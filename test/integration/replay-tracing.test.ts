@@ -57,19 +57,15 @@ const configs = {} as Record<Mode, Config>;
 const recorded = {} as Record<Mode, { workflowId: string; history: History }[]>;
 let bare: WorkflowBundleWithSourceMap;
 
-const bundles = new Map<string, Promise<WorkflowBundleWithSourceMap>>();
 /**
- * The workflow code a worker of this configuration runs (what Worker.create bundles from
- * `workflowsPath` and its interceptor modules); built once per distinct list. Without tracing's
- * modules that is the run's one bundle of Keel's workflows (the same options), not built again.
+ * The workflow code a worker of this configuration runs: what Worker.create bundles from
+ * `workflowsPath` and its interceptor modules. Without tracing's modules that is the run's one
+ * bundle of Keel's workflows (the same options), not built again.
  */
 function workflowCodeFor(telemetry: Telemetry): Promise<WorkflowBundleWithSourceMap> {
   const tracing = telemetry.workerOptions.interceptors?.workflowModules ?? [];
   if (tracing.length === 0) return bundledWorkflows(workflowsPath);
-  const modules = [...WORKFLOW_INTERCEPTOR_MODULES, ...tracing];
-  const key = JSON.stringify(modules);
-  if (!bundles.has(key)) bundles.set(key, bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: modules, preloadModules: [...PRELOADED_WORKFLOW_MODULES], logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } }));
-  return bundles.get(key)!;
+  return bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES, ...tracing], preloadModules: [...PRELOADED_WORKFLOW_MODULES], logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } });
 }
 
 beforeAll(async () => {
