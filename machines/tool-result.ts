@@ -59,6 +59,25 @@ export interface ToolResult {
   facts?: ToolFacts;
   /** `content` is a preview: the whole text is in the conversation store (machines/stored-output.ts). */
   stored?: StoredOutput;
+  /** A local call's own run time, measured by the worker: what its result is stamped from (localResultTime). */
+  ran_ms?: number;
+}
+
+/** Longer than any local call may run (machines/local-budget.ts): a larger `ran_ms` is not believed. */
+const MAX_LOCAL_RUN_MS = 10 * 60_000;
+
+/**
+ * When a local call's result happened, on the workflow's clock: the time the call was sent plus
+ * its own run time, both in the run's history. Why not the workflow's clock when the result
+ * arrives: the activation that delivers a local activity's result does not read the same time in
+ * every execution of the run (a replay read a quick read's result ~60 ms later than the run that
+ * recorded it, so a reader resuming the stream saw an event change under it). `null` when the
+ * result carries no run time (a worker from before it): the workflow's clock, as those runs recorded.
+ */
+export function localResultTime(sentAt: number, result: Pick<ToolResult, 'ran_ms'>): number | null {
+  const ran = result.ran_ms;
+  if (typeof ran !== 'number' || !Number.isFinite(ran) || ran < 0) return null;
+  return sentAt + Math.min(Math.round(ran), MAX_LOCAL_RUN_MS);
 }
 
 export function toolOk(content: string, facts?: ToolFacts): ToolResult {

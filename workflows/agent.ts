@@ -170,6 +170,7 @@ export async function agentWorkflow(raw: AgentInput): Promise<AgentResult> {
       timers: host.timers,
       conversation,
       now,
+      stampAt: host.stampAt,
       tools: () => tools,
       toolsRef: () => input.toolsRef,
       storeId: () => input.storeId,

@@ -117,7 +117,25 @@ export class MachineHost<Entry extends { seq: number }, Event extends { kind: st
     if (options.kind === 'session') beginSession();
   }
 
-  now = (): number => Date.now();
+  /** The clock while a local call's result is applied (stampAt); null: the workflow's. */
+  private stamp: number | null = null;
+
+  now = (): number => this.stamp ?? Date.now();
+
+  /**
+   * Applies `work` (a local call's result) with the clock read as `at`, a time taken from the
+   * run's history (machines/tool-result.ts localResultTime): what it publishes and starts reads
+   * the same time in every replay, which the activation's own clock does not.
+   */
+  stampAt = (at: number, work: () => void): void => {
+    const outer = this.stamp;
+    this.stamp = at;
+    try {
+      work();
+    } finally {
+      this.stamp = outer;
+    }
+  };
 
   /** Appends an event to the log (and the worker's telemetry). */
   publish = (event: Event): void => {

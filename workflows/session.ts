@@ -132,6 +132,7 @@ export async function sessionWorkflow(input: SessionOptions, carry?: SessionCarr
       timers: host.timers,
       conversation,
       now: host.now,
+      stampAt: host.stampAt,
       tools: () => tools,
       toolsRef: () => toolsRef,
       storeId: () => storeId,

@@ -76,6 +76,8 @@ export interface TurnHost {
   timers: Timers;
   conversation: ConversationLog;
   now(): number;
+  /** Applies a local call's result with the clock read as `at` (workflows/host.ts). */
+  stampAt(at: number, work: () => void): void;
   tools(): readonly ToolEntry[];
   /** The tool definitions' id in the conversation store, when they are stored there (sent by reference). */
   toolsRef(): string | null;

@@ -8,7 +8,7 @@ import type { ToolActivities, ToolResult } from '../activities/tools/index';
 import type { Json, TurnEvent } from '../machines/index';
 import { approvalOf, type CommandSandbox, type PolicyVerdict, sameApproval, sandboxFor, toolKind, type SessionApproval, type ToolKind } from '../machines/policy';
 import { bindScripts, scriptWordsOf, settleApproval, settlementOf, type ScriptHashes } from '../machines/script-binding';
-import { interruptedToolResult, parseToolFacts, type ToolFacts } from '../machines/tool-result';
+import { interruptedToolResult, localResultTime, parseToolFacts, type ToolFacts } from '../machines/tool-result';
 import type { ToolEntry, TurnHost, TurnRunnerConfig } from './turn-config';
 import { stoppedByShutdown, toolFailure, toolResultEvent } from './turn-results';
 import { routed, workspaceHostGone, type WorkspaceRoute } from './workspace-host';
@@ -192,12 +192,14 @@ export class TurnTools {
       // The route this try is sent on: an operator's host move (workflows/host-move.ts) changes
       // the run's route, and a try that waited for the old host is then sent to the new one.
       let sentOn: WorkspaceRoute | null = this.config.workspaceRoute ?? null;
+      let sentAt = 0;
       this.hooks
         .track(activityId, async () => {
           // Waiting for the workspace host: a durable timer an interrupt cancels with the call,
           // ended early by a host move (the same timer when nothing moves: the commands are those of before).
           if (delayMs > 0) await condition(() => (this.config.workspaceRoute ?? null) !== sentOn, delayMs);
           sentOn = this.config.workspaceRoute ?? null;
+          sentAt = this.host.now();
           return run(rerun, hostTry, sentOn, asActivity);
         })
         .then(
@@ -209,7 +211,11 @@ export class TurnTools {
           // A sandbox limit ends the call as `limit`, not as a plain error (runs from before
           // this patch recorded it as failed, and replay keeps them so).
           const limit = facts?.kind === 'command' && facts.limit !== undefined && hasPatch(LIMIT_STATUS);
-          this.hooks.deliver(turnId, source, { type: 'tool', callId, event: toolResultEvent(result, facts, limit) });
+          const apply = () => this.hooks.deliver(turnId, source, { type: 'tool', callId, event: toolResultEvent(result, facts, limit) });
+          // A local call's result is stamped from its history, not from the activation's clock (machines/tool-result.ts).
+          const at = !tool.mcp && local !== null && !asActivity ? localResultTime(sentAt, result) : null;
+          if (at === null) apply();
+          else this.host.stampAt(at, apply);
         },
         (error: unknown) => {
           if (isCancellation(error)) return;

@@ -81,6 +81,7 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
   const defined = new Set(config.tools?.map((tool) => tool.name));
   return {
     async runTool(request: RunToolRequest): Promise<ToolResult> {
+      const began = performance.now();
       const context = Context.current();
       const info = context.info;
       const ws = await openWorkspace(request.workspace);
@@ -130,9 +131,11 @@ export function createToolActivities(config: ToolActivitiesConfig = {}) {
               ]);
         // A cancelled activity must end as cancelled, whatever the tool made of it.
         if (context.cancellationSignal.aborted) throw stoppedBy(context.cancellationSignal.reason);
-        return await storeLargeOutput(result, request.storeOutput, process.env, (message, error) => {
+        const done = await storeLargeOutput(result, request.storeOutput, process.env, (message, error) => {
           context.log.warn(message, { error: String(error) });
         });
+        // A local call says how long it ran: the workflow stamps its result from it (machines/tool-result.ts localResultTime).
+        return info.isLocal ? { ...done, ran_ms: Math.round(performance.now() - began) } : done;
       } catch (error) {
         if (context.cancellationSignal.aborted) throw stoppedBy(context.cancellationSignal.reason);
         throw error instanceof LocalBudgetExceeded ? localBudgetFailure(error.message) : error;
