@@ -134,7 +134,7 @@ export function renderStateMachinesDoc(): string {
 }
 
 const RUNNER_PROTOCOL: readonly [string, string, string, string][] = [
-  ['emit_event', 'all', 'appends `{ seq, at, ...event }` to the event log (`seq`/`at` are the runner’s)', '—'],
+  ['emit_event', 'all', 'appends `{ seq, at, ...event }` to the event log (`seq`/`at` are the runner’s: `at` is the workflow’s clock, except while a local call’s result is applied — then the time the call was sent plus the run time its worker measured, as the workflow’s clock in that activation is not the same in every replay; machines/tool-result.ts `localResultTime`)', '—'],
   ['start_timer', 'session, turn, tool-call, autonomy', 'starts (or replaces) a durable timer with that id; re-arms live timers after continue-as-new', '`timer_fired { timerId }`'],
   ['cancel_timer', 'session, turn, tool-call, autonomy', 'cancels the timer with that id', '—'],
   ['cancel_activity', 'turn, tool-call', 'cancels the activity started under that id (model: `model:<turn>:<step>:<attempt>`, tool: `tool:<callId>`)', '—'],
