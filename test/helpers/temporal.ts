@@ -123,7 +123,8 @@ export async function keelWorkflowBundleFile(timeoutMs = 150_000): Promise<strin
   return waitForFile(inject('workflowBundleDir'), 'workflows.js', timeoutMs, "the run's workflow bundle");
 }
 
-const silentLogger = {
+/** Bundling is quiet in a test run (webpack's report is noise); errors still show. */
+export const silentLogger = {
   log() {},
   trace() {},
   debug() {},

@@ -36,7 +36,7 @@ import { stampedMemo, startSearchAttributes } from '../../workflows/run-format';
 import { sessionWorkflow } from '../../workflows/session';
 import { agent, critic, FAST_MODEL, finish, plan, planner, review, task } from '../fixtures/goal-harness';
 import { KEY, makeWorkspace, say, use, waitUntil } from '../fixtures/session-harness';
-import { bundle as bundledWorkflows, uniqueTaskQueue } from '../helpers/temporal';
+import { bundle as bundledWorkflows, silentLogger, uniqueTaskQueue } from '../helpers/temporal';
 import { useTemporal } from '../fixtures/use-temporal';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -65,7 +65,7 @@ let bare: WorkflowBundleWithSourceMap;
 function workflowCodeFor(telemetry: Telemetry): Promise<WorkflowBundleWithSourceMap> {
   const tracing = telemetry.workerOptions.interceptors?.workflowModules ?? [];
   if (tracing.length === 0) return bundledWorkflows(workflowsPath);
-  return bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES, ...tracing], preloadModules: [...PRELOADED_WORKFLOW_MODULES], logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } });
+  return bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES, ...tracing], preloadModules: [...PRELOADED_WORKFLOW_MODULES], logger: silentLogger });
 }
 
 beforeAll(async () => {
@@ -86,7 +86,7 @@ beforeAll(async () => {
   configs.on = { telemetry: on, bundle: bundleOn };
   configs.off = { telemetry: off, bundle: bundleOff };
   // The workflows alone, without Keel's interceptors (a bundle someone builds by hand).
-  bare = await bundleWorkflowCode({ workflowsPath, payloadConverterPath, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } });
+  bare = await bundleWorkflowCode({ workflowsPath, payloadConverterPath, logger: silentLogger });
   standin = await startStandin({
     scenario: {
       rules: [

@@ -8,6 +8,7 @@ import { Worker } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { bundle } from '../helpers/temporal';
 import { keelWorkflowSinks } from '../../worker/telemetry';
+import type { TelemetryEvent } from '../../workflows/telemetry-sink';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const histories = path.join(here, '../histories');
@@ -52,6 +53,46 @@ describe('replay of saved histories', () => {
       expect(replayed).toBe(saved.length);
     });
   }
+
+  // The activation that delivers a local activity's result reads a clock that is not the same in
+  // every execution of a run: sdk-core sets it from the marker's complete_time when it sees the
+  // marker ahead, else from the next task's start — a replay read a quick read's result ~60 ms
+  // later than the run that recorded it (sse-resume.test.ts, twice). Here each quick read's
+  // recorded complete_time is moved to 1 ms before the next task's start (the latest that
+  // clock can read): the results' times stay as recorded (machines/tool-result.ts
+  // localResultTime: sent at + the worker's ran_ms). Stamped with that clock instead, as before
+  // cd115bb, they moved by the 33-63 ms the shift adds here, and this failed.
+  it("a local call's result reads the same time in a replay whose clock after it differs", async () => {
+    type Event = { eventType: string; eventTime: string; markerRecordedEventAttributes?: { details: Record<string, { payloads: { data: string }[] }> } };
+    const history = JSON.parse(readFileSync(path.join(histories, 'session', 'local-read-stamped.json'), 'utf8')) as { events: Event[] };
+    const shifted = structuredClone(history);
+    let moved = 0;
+    shifted.events.forEach((event, i) => {
+      const marker = event.markerRecordedEventAttributes?.details.data?.payloads[0];
+      if (marker === undefined) return;
+      const data = JSON.parse(Buffer.from(marker.data, 'base64').toString('utf8')) as { activity_type: string; complete_time: { seconds: number; nanos: number } };
+      if (data.activity_type !== 'runTool') return;
+      const next = shifted.events.slice(i).find((e) => e.eventType === 'EVENT_TYPE_WORKFLOW_TASK_STARTED')!;
+      const ms = Date.parse(next.eventTime) - 1;
+      const recorded = data.complete_time.seconds * 1000 + Math.floor(data.complete_time.nanos / 1e6);
+      expect(ms - recorded).toBeGreaterThan(5);
+      data.complete_time = { seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 };
+      marker.data = Buffer.from(JSON.stringify(data)).toString('base64');
+      moved++;
+    });
+    expect(moved).toBe(4);
+    const workflowBundle = await bundle(path.join(here, '../../workflows/index.ts'));
+    const replayed = async (h: unknown): Promise<TelemetryEvent[]> => {
+      const seen: TelemetryEvent[] = [];
+      const sinks = { ...keelWorkflowSinks(null), keelTelemetry: { events: { callDuringReplay: true, fn: (_info: unknown, events: TelemetryEvent[]) => void seen.push(...events) } } };
+      await Worker.runReplayHistory({ workflowBundle, sinks }, h, recordedWorkflowId(h));
+      return seen;
+    };
+    const [asRecorded, withLaterClock] = [await replayed(history), await replayed(shifted)];
+    expect(asRecorded.map((e) => e.kind)).toEqual(withLaterClock.map((e) => e.kind));
+    expect(asRecorded.filter((e) => e.kind === 'tool.result')).toHaveLength(6);
+    expect(withLaterClock).toEqual(asRecorded);
+  });
 
   it('fails when the workflow code changed incompatibly', async () => {
     const [{ file, history }] = load('smoke') as [{ file: string; history: unknown }];
