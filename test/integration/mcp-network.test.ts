@@ -12,7 +12,7 @@ import type * as dnsPromises from 'node:dns/promises';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createMcpBridge, parseMcpConfig } from '../../activities/mcp/index';
@@ -24,6 +24,7 @@ import { userMessageUpdate } from '../../workflows/definitions';
 import { say, sessionEnv, use } from '../fixtures/session-harness';
 import { followEventTopic } from '../helpers/temporal';
 import { useTemporal } from '../fixtures/use-temporal';
+import { compiledWorker } from '../fixtures/compiled-cli';
 
 const GRANTED = 'granted.keel.test';
 const NOT_GRANTED = 'elsewhere.keel.test';
@@ -39,11 +40,11 @@ vi.mock('node:dns/promises', async (importOriginal) => {
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');
-const tsx = pathToFileURL(path.join(repoRoot, 'node_modules/tsx/dist/loader.mjs')).href;
-/** The test server, sandboxed, granted the network to one host name. */
+const [node, serverScript] = await compiledWorker('mcp-server');
+/** The test server (test/fixtures/mcp-server.ts, compiled for the run), sandboxed, granted the network to one host name. */
 const netServer = {
-  command: process.execPath,
-  args: ['--import', tsx, path.join(repoRoot, 'test/fixtures/mcp-server.ts')],
+  command: node,
+  args: [serverScript],
   sandbox: { read: [repoRoot], network: true, hosts: [GRANTED] },
   startupTimeoutMs: 20_000,
   callTimeoutMs: 20_000,

@@ -5,7 +5,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
@@ -16,19 +16,19 @@ import { callMcpToolWorkflow } from '../fixtures/tools-workflow';
 import { uniqueTaskQueue, WORKFLOWS_ON_CALLING_THREAD } from '../helpers/temporal';
 import { matching } from '../unit/tools/context';
 import { useTemporal } from '../fixtures/use-temporal';
+import { compiledWorker } from '../fixtures/compiled-cli';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const serverScript = path.join(here, '../fixtures/mcp-server.ts');
 const repoRoot = path.resolve(here, '../..');
-/** tsx by absolute URL: `--import tsx` would resolve it from the server's cwd, the workspace. */
-const tsx = pathToFileURL(path.join(repoRoot, 'node_modules/tsx/dist/loader.mjs')).href;
+/** test/fixtures/mcp-server.ts, compiled for the run. */
+const [node, serverScript] = await compiledWorker('mcp-server');
 /** The server runs sandboxed: it may read the repository (its code), nothing else outside the workspace. */
 const sandbox = { read: [repoRoot] };
 
 const config = parseMcpConfig({
   servers: {
-    test: { command: process.execPath, args: ['--import', tsx, serverScript], sandbox, callTimeoutMs: 10_000 },
-    hasty: { command: process.execPath, args: ['--import', tsx, serverScript], sandbox, callTimeoutMs: 300 },
+    test: { command: node, args: [serverScript], sandbox, callTimeoutMs: 10_000 },
+    hasty: { command: node, args: [serverScript], sandbox, callTimeoutMs: 300 },
     missing: { command: '/nonexistent/keel-mcp-server', startupTimeoutMs: 5_000 },
   },
 });

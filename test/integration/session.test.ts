@@ -4,7 +4,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { conversationProblems, type Message } from '../../machines/index';
@@ -21,6 +21,7 @@ import {
 } from '../../workflows/definitions';
 import { recordHistory, say, sessionEnv, use } from '../fixtures/session-harness';
 import { useTemporal } from '../fixtures/use-temporal';
+import { compiledWorker } from '../fixtures/compiled-cli';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -177,8 +178,8 @@ describe('session workflow', () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-mcp-config-'));
     const config = path.join(dir, 'mcp.json');
     const repoRoot = path.resolve(here, '../..');
-    const tsx = pathToFileURL(path.join(repoRoot, 'node_modules/tsx/dist/loader.mjs')).href;
-    const server = { command: process.execPath, args: ['--import', tsx, path.join(repoRoot, 'test/fixtures/mcp-server.ts')], sandbox: { read: [repoRoot] } };
+    const [node, serverScript] = await compiledWorker('mcp-server');
+    const server = { command: node, args: [serverScript], sandbox: { read: [repoRoot] } };
     await fs.writeFile(config, JSON.stringify({ servers: { test: server } }));
     const s = await sessionEnv(
       env,
