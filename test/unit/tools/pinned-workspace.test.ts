@@ -108,8 +108,10 @@ describe('the protected-path walk', () => {
     const took = Date.now() - started;
     clearInterval(ticker);
     mounts.close();
-    // The loop ticks throughout: its worst gap is a small part of the whole walk.
-    expect(worstGap).toBeLessThan(Math.max(took / 4, 50));
+    // The loop ticks throughout. A walk on the event loop would show one gap as long as the
+    // whole walk; off it, the gaps are the scheduler's, which on 2 cores busy with a whole
+    // `npm test` reached 143 ms of a 470 ms walk (a quarter was the bound then: it failed).
+    expect(worstGap).toBeLessThan(Math.max(took / 2, 50));
   });
 });
 
