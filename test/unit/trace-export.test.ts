@@ -1,6 +1,7 @@
 // The worker's half of workflow tracing: a span a workflow reports gets the ids its keys
 // name — on any worker, every time — its parent by key, and its links from W3C contexts.
-import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { InMemorySpanExporter, RandomIdGenerator, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { trace } from '@opentelemetry/api';
@@ -10,9 +11,9 @@ import { TRACE_HEADER, type FinishedSpan } from '../../workflows/trace-header';
 
 function provider() {
   const exporter = new InMemorySpanExporter();
-  const ids = new KeelIdGenerator();
+  const ids = new KeelIdGenerator(new RandomIdGenerator());
   const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)], idGenerator: ids }).getTracer('test');
-  return { exporter, ids, tracer };
+  return { exporter, ids, tracer, tracing: { tracer, ids, propagator: new W3CTraceContextPropagator() } };
 }
 
 const span = (over: Partial<FinishedSpan> = {}): FinishedSpan => ({
@@ -36,9 +37,9 @@ describe('trace export', () => {
   });
 
   it('exports a reported span with the ids of its keys, its parent by key, its times, attributes and links', () => {
-    const { exporter, ids, tracer } = provider();
-    exportWorkflowSpan(tracer, ids, span());
-    exportWorkflowSpan(tracer, ids, span({ ref: { trace: 'goal:g-1:run-1', span: 'goal' }, parent: null, name: 'invoke_agent keel-goal', links: [], error: 'cancelled' }));
+    const { exporter, tracer, tracing } = provider();
+    exportWorkflowSpan(tracing, span());
+    exportWorkflowSpan(tracing, span({ ref: { trace: 'goal:g-1:run-1', span: 'goal' }, parent: null, name: 'invoke_agent keel-goal', links: [], error: 'cancelled' }));
     const [wait, root] = exporter.getFinishedSpans();
     expect(wait!.spanContext()).toMatchObject({ traceId: traceIdOf('goal:g-1:run-1'), spanId: spanIdOf('goal:g-1:run-1', 'approval:toolu_1') });
     expect(wait!.parentSpanId).toBe(spanIdOf('goal:g-1:run-1', 'agent:g-1/task-a/1'));
