@@ -14,6 +14,7 @@
 // The OpenTelemetry SDK, its exporters and its resources load only when one of these is on:
 // ~0.2 s of CPU that every worker start paid before, traced or not.
 import { type Attributes, context, type Context, type Counter, type Histogram, ROOT_CONTEXT, type Span, SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import type { Resource } from '@opentelemetry/resources';
 import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { Context as ActivityContext } from '@temporalio/activity';
 import { Runtime, type RuntimeOptions } from '@temporalio/worker';
@@ -169,7 +170,9 @@ export interface Telemetry {
 /** Starts what the configuration asks for; nothing at all when OTEL_* is unset. */
 export async function startTelemetry(env: NodeJS.ProcessEnv = process.env, exporter?: SpanExporter): Promise<Telemetry> {
   const config = telemetryConfig(env);
-  const resource = async () => new (await import('@opentelemetry/resources')).Resource({ 'service.name': config.serviceName });
+  // One resource (the service's name) for traces and metrics, made when either is on.
+  let named: Promise<Resource> | null = null;
+  const resource = () => (named ??= import('@opentelemetry/resources').then(({ Resource }) => new Resource({ 'service.name': config.serviceName })));
   const closers: (() => Promise<void>)[] = [];
   let tracer: Tracer | null = null;
   let tracing: WorkflowTracing | null = null;
