@@ -32,7 +32,34 @@ afterAll(async () => {
 const startCompiledWorker = (taskQueue: string, extra: NodeJS.ProcessEnv) =>
   build.start({ TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace, KEEL_TASK_QUEUE: taskQueue, ANTHROPIC_API_KEY: KEY, ...extra });
 
+/** The packages a compiled file and the files it imports statically load as it starts (esbuild's `import … from "x"` lines; `import("x")` is not one). */
+async function staticPackages(entry: string): Promise<Set<string>> {
+  const line = /^(?:import|export)\s[^;]*?\sfrom\s*"([^"]+)";|^import\s*"([^"]+)";/gm;
+  const seen = new Set<string>();
+  const packages = new Set<string>();
+  const walk = async (file: string): Promise<void> => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    for (const m of (await fs.readFile(file, 'utf8')).matchAll(line)) {
+      const specifier = m[1] ?? m[2]!;
+      if (specifier.startsWith('.')) await walk(path.resolve(path.dirname(file), specifier));
+      else packages.add(specifier);
+    }
+  };
+  await walk(entry);
+  return packages;
+}
+
 describe('compiled worker', () => {
+  it('loads the OpenTelemetry SDK, the MCP client and pg only when it uses them, not at every start', async () => {
+    const loaded = await staticPackages(path.join(build.dir, 'worker/main.js'));
+    // The walk sees what a start loads: Temporal's SDK, and the OpenTelemetry API every worker calls.
+    expect(loaded).toContain('@temporalio/worker');
+    expect(loaded).toContain('@opentelemetry/api');
+    const optional = [...loaded].filter((p) => /^@opentelemetry\/(?!api$)|^@modelcontextprotocol\/sdk\/client\/|^pg$/.test(p));
+    expect(optional, 'docs/performance.md, "what a worker loads before it polls"').toEqual([]);
+  });
+
   it('runs from dist/ with the prebuilt bundle, and a SIGTERM mid model call does not pay for the call twice', async () => {
     // About 4 s of streaming: long enough to stop the worker in the middle of it.
     const reply = 'This answer streams slowly, so the worker is stopped while the model call is running. '.repeat(2);
