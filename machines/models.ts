@@ -5,21 +5,26 @@
 // snapshot (`claude-sonnet-4-20250514`), and the API bills under the snapshot id: all
 // three resolve to the same entry.
 import { z } from 'zod';
+import { lazySchema } from './lazy-schema';
 
-export const modelPriceSchema = z
-  .object({
-    input: z.number().min(0),
-    output: z.number().min(0),
-    /** 5-minute cache writes; 1.25 × input when absent. */
-    cacheWrite5m: z.number().min(0).optional(),
-    /** 1-hour cache writes; 2 × input when absent. */
-    cacheWrite1h: z.number().min(0).optional(),
-    /** Cache hits and refreshes; 0.1 × input when absent. */
-    cacheRead: z.number().min(0).optional(),
-    /** USD per 1 000 web searches (the server tool); $10 when absent. Web fetches cost tokens only. */
-    webSearchPer1k: z.number().min(0).optional(),
-  })
-  .strict();
+// Built on first use: the workflow bundle shares this module between workflows, frozen
+// (machines/lazy-schema.ts says why a frozen schema cannot parse).
+export const modelPriceSchema = lazySchema(() =>
+  z
+    .object({
+      input: z.number().min(0),
+      output: z.number().min(0),
+      /** 5-minute cache writes; 1.25 × input when absent. */
+      cacheWrite5m: z.number().min(0).optional(),
+      /** 1-hour cache writes; 2 × input when absent. */
+      cacheWrite1h: z.number().min(0).optional(),
+      /** Cache hits and refreshes; 0.1 × input when absent. */
+      cacheRead: z.number().min(0).optional(),
+      /** USD per 1 000 web searches (the server tool); $10 when absent. Web fetches cost tokens only. */
+      webSearchPer1k: z.number().min(0).optional(),
+    })
+    .strict(),
+);
 export type ModelPrice = z.infer<typeof modelPriceSchema>;
 
 export interface ModelSpec {

@@ -2,15 +2,22 @@
 // session answers a message at once; an evicted one is replayed from its history first
 // (slower, but nothing is lost). The SDK's default sizes the cache from the V8 heap limit
 // alone (≈ 600 workflows per GiB of heap), which says nothing of what a workflow holds. A
-// cached Keel session holds ≈ 220 KiB of V8 heap (`npm run bench:heap`) and ≈ 370 KiB of
-// worker RSS (bench `parked`, 2,000 sessions all cached), since Keel's schemas and machine
-// tables are evaluated once per worker (worker/workflow-bundle.ts PRELOADED_WORKFLOW_MODULES);
-// it was 2.15 MiB / 3.5 MiB when every workflow evaluated them. So a memory budget is turned
-// into a count with that estimate, and the default is a budget, not the SDK's count.
+// cached Keel session holds ≈ 133 KiB of V8 heap (`npm run bench:heap`, 30 Nov 2026), since
+// all of Keel's workflow code is evaluated once per worker (worker/workflow-bundle.ts
+// PRELOADED_WORKFLOW_MODULES); it was 2.15 MiB when every workflow evaluated the schemas and
+// machine tables, and 281 KiB while it evaluated the workflow modules. Its worker RSS was
+// ≈ 370 KiB (bench `parked`, 2,000 sessions all cached, before the workflow modules were
+// shared). So a memory budget is turned into a count with an estimate, and the default is a
+// budget, not the SDK's count.
 import { getHeapStatistics } from 'node:v8';
 import { keelEnv } from '../shared/env';
 
-/** Worker RSS one cached Keel session costs, rounded up from what was measured (bench `parked`, 2,000 sessions cached: 366 KiB each). */
+/**
+ * Worker RSS one cached Keel session costs, rounded up from what was measured (bench `parked`,
+ * 2,000 sessions cached: 366 KiB each, before the workflow modules were shared; not lowered
+ * since: a smaller estimate would cache more sessions in the same budget, and an evicted one
+ * resumes in about the same time, 84 ms p50 against 81 at 10,000 parked).
+ */
 export const CACHED_SESSION_BYTES = 512 * 1024;
 
 /**

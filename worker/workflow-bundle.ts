@@ -77,33 +77,32 @@ const source = (file: string) => path.resolve(path.dirname(fileURLToPath(import.
 
 /**
  * Modules every bundle Keel builds evaluates once per worker thread, shared by all its
- * workflows (the SDK's `preloadModules`; reuseV8Context, the default, is what shares them).
- * Without this the SDK evaluates every module anew for each workflow it creates or replays:
- * Keel's machines, schemas and zod cost each cached session ≈ 1 MiB of heap and its start
- * the time to build them (docs/performance.md, "Schemas and tables once per worker").
+ * workflows (the SDK's `preloadModules`; reuseV8Context, the default, is what shares them):
+ * all of Keel's workflow code, and what it imports. Without this the SDK evaluates every
+ * module anew for each workflow it creates or replays, and each cached workflow keeps its
+ * own copy: Keel's machines, schemas and zod cost each cached session ≈ 1 MiB of heap
+ * (docs/performance.md, "Schemas and tables once per worker"), and its workflows, policy
+ * and tables another ~140 KiB ("Issue 53 (ninth part)").
  *
- * Only pure modules belong here: nothing that keeps per-workflow state at module level. The
- * SDK deep-freezes what they export, so their zod schemas are lazySchema stand-ins
- * (machines/lazy-schema.ts) and zod's own defaults are set first (machines/zod-setup.ts). A
- * frozen RegExp that is global or sticky, or that zod checks with `.regex()`, throws when its
- * lastIndex is reset: no such RegExp may be exported from these modules or their imports.
- * That is why machines/policy/ (picomatch keeps /g RegExps in its exports) stays per
- * workflow: it and machines/script-binding.ts are not here, and nothing here imports them.
+ * What that asks of the code:
+ * - No state at module level: it would be every workflow's at once. What one workflow
+ *   keeps beside its machines lives in a global slot of its own (workflows/workflow-local.ts:
+ *   the trace's open spans, the activation's batched sink calls).
+ * - The SDK deep-freezes what these modules export. So their zod schemas are lazySchema
+ *   stand-ins (machines/lazy-schema.ts), zod's own defaults are set first
+ *   (machines/zod-setup.ts), and no exported RegExp may be global or sticky, nor checked by
+ *   zod's `.regex()` (each writes `lastIndex`, which throws once frozen); picomatch's are
+ *   made safe by machines/policy/glob.ts. test/unit/machines/lazy-schema.test.ts checks what
+ *   the bundle shares.
  */
 export const PRELOADED_WORKFLOW_MODULES: readonly string[] = [
   'machines/zod-setup.ts',
   'machines/index.ts',
-  'machines/answer-retry.ts',
-  'machines/conversation-repair.ts',
-  'machines/evidence.ts',
-  'machines/model-limits.ts',
-  'workflows/client-tools.ts',
-  'workflows/definitions.ts',
-  'workflows/protocol/controls.ts',
-  'workflows/protocol/session.ts',
-  'workflows/protocol/goal.ts',
-  'workflows/protocol/agent.ts',
-  'workflows/protocol/option-fields.ts',
-  'workflows/protocol/tool-entry.ts',
-  'workflows/planning.ts',
+  'workflows/index.ts',
+  // The goal and its agents, which workflows/index.ts imports when one starts.
+  'workflows/goal.ts',
+  'workflows/agent.ts',
+  // The interceptors every bundle carries (WORKFLOW_INTERCEPTOR_MODULES).
+  'workflows/trace-interceptors.ts',
+  'workflows/sink-interceptors.ts',
 ].map(source);

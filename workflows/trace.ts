@@ -22,6 +22,7 @@
 //   of what replay compares, so even a bundle without them replays the same history.
 import { defaultPayloadConverter, proxySinks, workflowInfo, type Headers, type Payload } from '@temporalio/workflow';
 import { batched } from './sink-batches';
+import { workflowLocal } from './workflow-local';
 import { CALLER_HEADER, TRACE_HEADER, type Carrier, type FinishedSpan, type KeelTraceSinks, type SpanAttributes, type SpanRef } from './trace-header';
 
 export { CALLER_HEADER, TRACE_HEADER, type Carrier, type FinishedSpan, type KeelTraceSinks, type SpanAttributes, type SpanRef } from './trace-header';
@@ -39,8 +40,8 @@ interface OpenSpan {
   links: Carrier[];
 }
 
-// Module state is per workflow: the SDK gives each workflow its own module cache.
-const state = {
+// This workflow's own (workflows/workflow-local.ts): every workflow on a worker thread shares the module.
+const state = workflowLocal('trace', () => ({
   /** The span that started this workflow (a goal's, for its task agents). */
   inherited: null as SpanRef | null,
   /** Who started it (their trace context). */
@@ -55,7 +56,7 @@ const state = {
   waits: new Map<string, OpenSpan>(),
   /** The requests of a session's messages not yet turned into turns, oldest first (turns take messages in order). */
   messages: [] as (Carrier | null)[],
-};
+}));
 
 // ---- headers (called by workflows/trace-interceptors.ts) ------------------------------------
 
@@ -80,37 +81,42 @@ function asCarrier(value: unknown): Carrier | null {
 
 /** The workflow starts: its parent span and its starter, from the start's headers. */
 export function startedWith(headers: Headers): void {
-  state.inherited = asRef(decode(headers[TRACE_HEADER]));
-  state.starter = asCarrier(decode(headers[CALLER_HEADER]));
+  const s = state();
+  s.inherited = asRef(decode(headers[TRACE_HEADER]));
+  s.starter = asCarrier(decode(headers[CALLER_HEADER]));
 }
 
 /** A signal or update handler runs (synchronously, inside `run`) on behalf of this request. */
 export function handling<T>(headers: Headers, run: () => T): T {
-  const previous = state.caller;
-  state.caller = asCarrier(decode(headers[CALLER_HEADER]));
+  const s = state();
+  const previous = s.caller;
+  s.caller = asCarrier(decode(headers[CALLER_HEADER]));
   try {
     return run();
   } finally {
-    state.caller = previous;
+    s.caller = previous;
   }
 }
 
 /** Headers of an activity or child started now: the current span. */
 export function withCurrentSpan(headers: Headers): Headers {
-  return state.active ? { ...headers, [TRACE_HEADER]: defaultPayloadConverter.toPayload(state.active) } : headers;
+  const s = state();
+  return s.active ? { ...headers, [TRACE_HEADER]: defaultPayloadConverter.toPayload(s.active) } : headers;
 }
 
 /** Headers of a signal sent now (a goal forwarding an approval to its agent): the request it acts for. */
 export function withCaller(headers: Headers): Headers {
-  return state.caller && !headers[CALLER_HEADER] ? { ...headers, [CALLER_HEADER]: defaultPayloadConverter.toPayload(state.caller) } : headers;
+  const s = state();
+  return s.caller && !headers[CALLER_HEADER] ? { ...headers, [CALLER_HEADER]: defaultPayloadConverter.toPayload(s.caller) } : headers;
 }
 
 /** Headers of the next run (continue-as-new): what this one inherited. */
 export function forNextRun(headers: Headers): Headers {
+  const s = state();
   return {
     ...headers,
-    ...(state.inherited ? { [TRACE_HEADER]: defaultPayloadConverter.toPayload(state.inherited) } : {}),
-    ...(state.starter && !headers[CALLER_HEADER] ? { [CALLER_HEADER]: defaultPayloadConverter.toPayload(state.starter) } : {}),
+    ...(s.inherited ? { [TRACE_HEADER]: defaultPayloadConverter.toPayload(s.inherited) } : {}),
+    ...(s.starter && !headers[CALLER_HEADER] ? { [CALLER_HEADER]: defaultPayloadConverter.toPayload(s.starter) } : {}),
   };
 }
 
@@ -124,28 +130,30 @@ function finish(span: OpenSpan, end: number, attributes: SpanAttributes = {}, er
 
 /** A goal: one trace for all of it (every run, every agent), its root span open from the first run's start. */
 export function beginGoal(goal: string): void {
+  const s = state();
   const info = workflowInfo();
   const ref = { trace: `goal:${info.workflowId}:${info.firstExecutionRunId}`, span: 'goal' };
-  state.kind = 'goal';
-  state.active = ref;
-  state.root = {
+  s.kind = 'goal';
+  s.active = ref;
+  s.root = {
     ref,
     parent: null,
     name: 'invoke_agent keel-goal',
     start: info.startTime.getTime(),
     attributes: { ...AGENT_OPERATION, 'gen_ai.agent.name': 'keel-goal', 'gen_ai.agent.id': info.workflowId, 'gen_ai.conversation.id': info.workflowId, 'keel.goal': goal.slice(0, 200) },
-    links: state.starter ? [state.starter] : [],
+    links: s.starter ? [s.starter] : [],
   };
 }
 
 /** A task agent: a child span of whoever started it (its goal), in the goal's trace. */
 export function beginAgent(input: { role: string; taskId: string; attempt: number; goalId: string }): void {
+  const s = state();
   const info = workflowInfo();
-  const parent = state.inherited;
+  const parent = s.inherited;
   const ref = { trace: parent?.trace ?? `agent:${info.workflowId}:${info.firstExecutionRunId}`, span: `agent:${info.workflowId}` };
-  state.kind = 'agent';
-  state.active = ref;
-  state.root = {
+  s.kind = 'agent';
+  s.active = ref;
+  s.root = {
     ref,
     parent: parent?.span ?? null,
     name: `invoke_agent ${input.role}`,
@@ -164,14 +172,16 @@ export function beginAgent(input: { role: string; taskId: string; attempt: numbe
 
 /** A session: a trace per turn (opened by its events). */
 export function beginSession(): void {
-  state.kind = 'session';
+  const s = state();
+  s.kind = 'session';
 }
 
 /** The workflow's own span ends (not at continue-as-new: the next run carries on with it). */
 export function endRoot(attributes: SpanAttributes, error?: string): void {
-  if (!state.root) return;
-  finish(state.root, Date.now(), attributes, error);
-  state.root = null;
+  const s = state();
+  if (!s.root) return;
+  finish(s.root, Date.now(), attributes, error);
+  s.root = null;
 }
 
 interface UsageLike {
@@ -194,32 +204,35 @@ type Traced = { kind: string } & Record<string, unknown>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : String(v));
 
 function openWait(key: string, name: string, at: number, attributes: SpanAttributes): void {
-  if (!state.active || state.waits.has(key)) return;
-  state.waits.set(key, { ref: { trace: state.active.trace, span: key }, parent: state.active.span, name, start: at, attributes, links: [] });
+  const s = state();
+  if (!s.active || s.waits.has(key)) return;
+  s.waits.set(key, { ref: { trace: s.active.trace, span: key }, parent: s.active.span, name, start: at, attributes, links: [] });
 }
 
 function closeWait(key: string, at: number, attributes: SpanAttributes, error?: string): void {
-  const wait = state.waits.get(key);
+  const s = state();
+  const wait = s.waits.get(key);
   if (!wait) return;
-  state.waits.delete(key);
+  s.waits.delete(key);
   // The human's request is a link: their own trace is not this goal's.
-  if (state.caller) wait.links = [...wait.links, state.caller];
+  if (s.caller) wait.links = [...wait.links, s.caller];
   finish(wait, at, attributes, error);
 }
 
 /** Every event the workflow logs passes here (workflows/host.ts): turns and approval waits become spans. */
 export function traceEvent(event: Traced, at: number): void {
+  const s = state();
   switch (event.kind) {
     case 'session.message_received':
-      state.messages.push(state.caller);
+      s.messages.push(s.caller);
       return;
     case 'turn.started': {
-      if (state.kind !== 'session') return;
-      const sender = state.messages.shift() ?? state.caller ?? state.starter;
+      if (s.kind !== 'session') return;
+      const sender = s.messages.shift() ?? s.caller ?? s.starter;
       const info = workflowInfo();
       const turnId = str(event.turnId);
       const ref = { trace: `session:${info.workflowId}:${info.firstExecutionRunId}:${turnId}`, span: 'turn' };
-      state.turn = {
+      s.turn = {
         ref,
         parent: null,
         name: 'invoke_agent keel-session',
@@ -227,22 +240,22 @@ export function traceEvent(event: Traced, at: number): void {
         attributes: { ...AGENT_OPERATION, 'gen_ai.agent.name': 'keel-session', 'gen_ai.agent.id': info.workflowId, 'gen_ai.conversation.id': info.workflowId, 'keel.turn.id': turnId },
         links: sender ? [sender] : [],
       };
-      state.active = ref;
+      s.active = ref;
       return;
     }
     case 'turn.completed':
     case 'turn.interrupted':
     case 'turn.error': {
-      if (state.kind !== 'session' || !state.turn) return;
+      if (s.kind !== 'session' || !s.turn) return;
       const outcome = event.kind.slice('turn.'.length);
       finish(
-        state.turn,
+        s.turn,
         at,
         { 'keel.turn.outcome': outcome, ...(typeof event.reason === 'string' ? { 'keel.turn.reason': event.reason } : {}), ...usageAttributes(event.usage as UsageLike | undefined) },
         event.kind === 'turn.error' ? str(event.errorType) : undefined,
       );
-      state.turn = null;
-      state.active = null;
+      s.turn = null;
+      s.active = null;
       return;
     }
     case 'tool.approval_requested':

@@ -18,10 +18,10 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import vm from 'node:vm';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { payloadConverterPath, workflowsPath } from '../../worker/worker';
 import { PRELOADED_WORKFLOW_MODULES, WORKFLOW_INTERCEPTOR_MODULES } from '../../worker/workflow-bundle';
+import { runBundle } from './bundle-vm';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('bench/heap/modules.ts needs node --expose-gc (npm run bench:heap:modules)');
@@ -35,12 +35,6 @@ function heapMiB(): number {
   gc!();
   gc!();
   return process.memoryUsage().heapUsed / 2 ** 20;
-}
-
-interface ProbeContext {
-  __TEMPORAL__: { importWorkflows(): object; importInterceptors(): unknown[]; preloadModules?: () => void };
-  __TEMPORAL_ACTIVATOR__?: { moduleCache: Map<string, unknown>; info: { unsafe: { isReplayingHistoryEvents: boolean } } };
-  __keelModuleTime: (id: string, run: () => void) => void;
 }
 
 async function main(): Promise<void> {
@@ -59,8 +53,7 @@ async function main(): Promise<void> {
 
   const self = new Map<string, number>();
   const stack: number[] = [];
-  const context = vm.createContext({}, { microtaskMode: 'afterEvaluate' }) as unknown as ProbeContext;
-  context.__keelModuleTime = (id, run) => {
+  const moduleTime = (id: string, run: () => void) => {
     const start = performance.now();
     stack.push(0);
     try {
@@ -72,38 +65,14 @@ async function main(): Promise<void> {
       if (stack.length > 0) stack[stack.length - 1]! += total;
     }
   };
-  // The SDK's module-cache proxy (reusable-vm.js): shared until a workflow exists, then its own.
-  const shared = new Map<string, unknown>();
-  Object.defineProperty(context, '__webpack_module_cache__', {
-    value: new Proxy(
-      {},
-      {
-        get: (_, p: string) => shared.get(p) ?? context.__TEMPORAL_ACTIVATOR__?.moduleCache.get(p),
-        set: (_, p: string, value) => {
-          (context.__TEMPORAL_ACTIVATOR__?.moduleCache ?? shared).set(p, value);
-          return true;
-        },
-      },
-    ),
-  });
-  Object.assign(context, { TextEncoder, TextDecoder, URL, URLSearchParams, AbortController, console });
-  new vm.Script(code, { filename: 'workflow-bundle.js' }).runInContext(context);
   const bootStart = performance.now();
-  context.__TEMPORAL__.preloadModules?.();
+  const { shared, importAsWorkflow: importOnce } = runBundle(code, { __keelModuleTime: moduleTime });
   const bootMs = performance.now() - bootStart;
   const sharedModules = shared.size;
-  if (process.argv.includes("--list")) console.log([...shared.keys()].filter((k) => !k.includes("@temporalio/common") && !k.includes("nexus-rpc")).join("\n"));
+  if (process.argv.includes('--list')) console.log([...shared.keys()].join('\n'));
   const atBoot = new Map(self);
   self.clear();
 
-  const importOnce = () => {
-    context.__TEMPORAL_ACTIVATOR__ = { moduleCache: new Map(), info: { unsafe: { isReplayingHistoryEvents: true } } };
-    context.__TEMPORAL__.importInterceptors();
-    context.__TEMPORAL__.importWorkflows();
-    const cache = context.__TEMPORAL_ACTIVATOR__.moduleCache;
-    delete context.__TEMPORAL_ACTIVATOR__;
-    return cache;
-  };
   importOnce(); // warm: compiled code, inline caches
   self.clear();
   const kept: Map<string, unknown>[] = [];
@@ -117,7 +86,7 @@ async function main(): Promise<void> {
     heapKiB: Math.round(((after - before) * 1024) / workflows),
     modules: kept[0]!.size,
   };
-  if (process.argv.includes("--list")) console.log([...kept[0]!.keys()].join("\n"));
+  if (process.argv.includes('--list')) console.log([...kept[0]!.keys()].join('\n'));
   const top = [...self.entries()]
     .map(([id, total]) => ({ id, ms: Math.round((total / workflows) * 1000) / 1000 }))
     .sort((a, b) => b.ms - a.ms)

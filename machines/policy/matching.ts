@@ -1,6 +1,6 @@
 // Rule matching: which rule covers a call, with globs for paths and words for commands.
-import picomatch from 'picomatch/posix';
 import { RULE_SYNTAX } from './config';
+import { globMatches } from './glob';
 import type { PolicyRequest } from './evaluate';
 import { tokenizeShell, type WordToken } from './shell';
 import { type CommandPart, type Subject, subjectOf } from './subjects';
@@ -90,7 +90,7 @@ function matchesNonCommand(pattern: string | undefined, subject: Subject): boole
 export function pathGlobMatches(pattern: string, relativePath: string): boolean {
   const normalizedPattern = normalizeGlob(pattern);
   if (normalizedPattern === undefined) return false;
-  return picomatch.isMatch(relativePath, normalizedPattern, { dot: true });
+  return globMatches(relativePath, normalizedPattern);
 }
 
 function normalizeGlob(pattern: string): string | undefined {

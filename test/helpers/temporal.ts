@@ -62,7 +62,9 @@ export function uniqueTaskQueue(prefix = 'test'): string {
  * files are bundled once per run, by the first test file that asks (sharedFixtureBundle).
  * `preload: false`: nothing shared between workflows — for a fixture that changes a preloaded
  * module's table (frozen when shared), or one that imports none of them (Keel's preloaded
- * modules add ~2.7 s of CPU to a fixture's bundle).
+ * modules add ~2.7 s of CPU to a fixture's bundle). A fixture shares Keel's machines and
+ * schemas only (FIXTURE_PRELOAD): preloading workflows/index.ts, as Keel's own bundle does,
+ * would bundle every Keel workflow into each fixture, most of which import none of them.
  */
 export async function bundle(workflowsPath: string, options: { preload?: boolean } = {}): Promise<WorkflowBundleWithSourceMap> {
   const dir = inject('workflowBundleDir');
@@ -76,8 +78,11 @@ export async function bundle(workflowsPath: string, options: { preload?: boolean
 
 /** Quiet, since webpack's report is noise here; the same payload converter and interceptors as the worker's (workflows/payload-converter.ts, workflows/trace-interceptors.ts). */
 function bundleFixture(workflowsPath: string, preload: boolean): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], preloadModules: preload ? [...PRELOADED_WORKFLOW_MODULES] : [], logger: silentLogger });
+  return bundleWorkflowCode({ workflowsPath, payloadConverterPath, workflowInterceptorModules: [...WORKFLOW_INTERCEPTOR_MODULES], preloadModules: preload ? FIXTURE_PRELOAD : [], logger: silentLogger });
 }
+
+/** What a fixture's bundle shares between its workflows: the machines/ entries of PRELOADED_WORKFLOW_MODULES. */
+const FIXTURE_PRELOAD = PRELOADED_WORKFLOW_MODULES.filter((file) => file.includes(`${path.sep}machines${path.sep}`));
 
 async function readBundle(file: string): Promise<WorkflowBundleWithSourceMap> {
   return { code: await readFile(file, 'utf8'), sourceMap: await readFile(`${file}.map`, 'utf8') };

@@ -1,41 +1,10 @@
 // Schemas built on first use, and the modules the workflow bundle shares between workflows
-// (machines/lazy-schema.ts, worker/workflow-bundle.ts PRELOADED_WORKFLOW_MODULES).
+// (machines/lazy-schema.ts, worker/workflow-bundle.ts PRELOADED_WORKFLOW_MODULES; what the
+// bundle shares is checked in test/integration/shared-modules.test.ts).
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { lazySchema, once } from '../../../machines/lazy-schema';
-import { PRELOADED_WORKFLOW_MODULES } from '../../../worker/workflow-bundle';
-
-/** What the SDK does to every preloaded module's exports (reusable-vm.js deepFreeze, same walk). */
-function freezeAsTheSdkDoes(object: unknown, visited = new WeakSet<object>()): void {
-  if (object === null || (typeof object !== 'object' && typeof object !== 'function') || visited.has(object)) return;
-  visited.add(object);
-  if (Object.isFrozen(object)) return;
-  if (typeof object === 'object') {
-    for (const key of Reflect.ownKeys(object)) {
-      const value = (object as Record<PropertyKey, unknown>)[key];
-      try {
-        freezeAsTheSdkDoes(value, visited);
-      } catch {
-        // The SDK ignores what cannot be frozen, as here.
-      }
-    }
-  }
-  Object.freeze(object);
-}
-
-/** Every value reachable from `root` by own properties (what the SDK's freeze reaches). */
-function reachable(root: unknown): unknown[] {
-  const seen = new Set<unknown>();
-  const walk = (value: unknown) => {
-    if (value === null || (typeof value !== 'object' && typeof value !== 'function') || seen.has(value)) return;
-    seen.add(value);
-    for (const key of Reflect.ownKeys(value)) walk((value as Record<PropertyKey, unknown>)[key]);
-  };
-  walk(root);
-  return [...seen];
-}
-
-const isStandIn = (value: unknown) => typeof value === 'object' && value !== null && '_zod' in value && Reflect.ownKeys(value).length === 0;
+import { freezeAsTheSdkDoes } from '../../../bench/heap/bundle-vm';
 
 describe('lazySchema', () => {
   it('builds the schema when first used, once', () => {
@@ -80,25 +49,5 @@ describe('lazySchema', () => {
     expect(builds).toBe(0);
     expect(shape()).toBe(shape());
     expect(builds).toBe(1);
-  });
-});
-
-describe('the modules the workflow bundle preloads', () => {
-  it('export their zod schemas as stand-ins, and no RegExp a frozen copy would break', async () => {
-    const loaded = await Promise.all(PRELOADED_WORKFLOW_MODULES.map(async (file) => ({ file, exports: (await import(file)) as Record<string, unknown> })));
-    const eager: string[] = [];
-    const regexps: string[] = [];
-    for (const { file, exports } of loaded) {
-      for (const [name, value] of Object.entries(exports)) {
-        if (typeof value === 'object' && value !== null && '_zod' in value && !isStandIn(value)) eager.push(`${file}: ${name}`);
-        for (const r of reachable(value)) if (r instanceof RegExp && (r.global || r.sticky)) regexps.push(`${file}: ${name} holds ${String(r)}`);
-      }
-    }
-    // A schema built at module level would be frozen by the SDK and fail its first parse.
-    expect(eager).toEqual([]);
-    // A global or sticky RegExp writes lastIndex on every use: frozen, it throws.
-    expect(regexps).toEqual([]);
-    // And the check sees what it looks for: the preloaded modules do export schemas.
-    expect(loaded.flatMap(({ exports }) => Object.values(exports).filter(isStandIn)).length).toBeGreaterThan(40);
   });
 });
