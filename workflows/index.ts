@@ -1,11 +1,12 @@
 // Every workflow the Keel worker runs is exported from here; the worker bundles this file.
 //
-// The SDK evaluates a workflow's modules anew for every workflow it caches (each has its
-// own module cache), and Keel's modules are mostly zod schemas and machine tables: a
-// session that also evaluated the goal's modules would hold them in memory for as long as
-// it is cached. So the goal and its agents load their modules when one of them starts
-// (`webpackMode: "eager"`: the code is in this bundle; only its evaluation waits, a
-// microtask, before the workflow registers its handlers, so nothing sent to it is missed).
+// The goal and its agents import their modules when one of them starts (`webpackMode:
+// "eager"`: the code is in this bundle; the import resolves a microtask later, before the
+// workflow registers its handlers, so nothing sent to it is missed). That was so a cached
+// session would not hold a copy of the goal's modules; every bundle Keel builds now shares
+// them between workflows (worker/workflow-bundle.ts PRELOADED_WORKFLOW_MODULES), and the
+// import stays: taking that microtask out would change when recorded runs register their
+// handlers.
 //
 // The goal's and an agent's own spans open and close here (workflows/trace.ts): around the
 // workflow, so a failure ends the span too, and continue-as-new does not.
