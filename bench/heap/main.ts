@@ -6,14 +6,10 @@
 //    thread holds them, out of process.memoryUsage()'s sight). P sessions each run one
 //    1-step turn and stay open, all cached; the heap after a full GC, before and after,
 //    divided by P. With --snapshot, a heap snapshot is written for DevTools.
-// 2. What the modules cost: the same parked count of a workflow that only waits for a
-//    signal, bundled four ways — importing nothing else (`bare`), what a session evaluates
-//    (`session`), Keel's machines and workflow schemas (`schemas`), all of Keel's workflows
-//    with the goal's modules (`all`) — each bundled as the worker bundles (Keel's pure
-//    modules preloaded once per worker: worker/workflow-bundle.ts). The SDK evaluates every
-//    other module anew for every workflow (each has its own module cache), so the
-//    difference is what Keel's module-level code costs each cached session.
-//    `npm run bench:heap:modules` says which modules that is.
+// 2. What any workflow costs: the same parked count of a workflow that only waits for a
+//    signal (`parked-bare.ts`): the SDK's own share of a cached session. What Keel's modules
+//    cost each workflow is `npm run bench:heap:modules`: nothing, since every bundle Keel
+//    builds shares all of them (worker/workflow-bundle.ts PRELOADED_WORKFLOW_MODULES).
 //
 // Writes bench/results/heap.{json,md}.
 import fs from 'node:fs/promises';
@@ -52,13 +48,6 @@ function memory(): Memory {
   const m = process.memoryUsage();
   return { heapMiB: m.heapUsed / 2 ** 20, rssMiB: m.rss / 2 ** 20 };
 }
-
-const IMPORTS = {
-  bare: 'only @temporalio/workflow',
-  session: 'what a session evaluates (workflows/session.ts)',
-  schemas: "all of Keel's machines and workflow schemas",
-  all: "all of Keel's workflows, the goal's modules too",
-} as const;
 
 const perKiB = (before: Memory, after: Memory, n: number, k: keyof Memory) => Math.round(((after[k] - before[k]) * 1024) / n);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -122,25 +111,21 @@ async function main(): Promise<void> {
     worker.shutdown();
     await running;
 
-    // 2. What the modules cost.
-    const modules: Record<string, number> = {};
-    for (const name of ['bare', 'session', 'schemas', 'all'] as const) {
-      const tq = `bench-heap-${name}`;
-      const w = await Worker.create({ connection: nativeConnection, namespace: server.namespace, taskQueue: tq, workflowsPath: path.join(here, `parked-${name}.ts`), bundlerOptions: { preloadModules: [...PRELOADED_WORKFLOW_MODULES] }, dataConverter: { payloadConverterPath }, debugMode: true, maxCachedWorkflows: parked + 50 });
-      const run = w.run();
-      const started = [await client.workflow.start('parkedWorkflow', { taskQueue: tq, workflowId: `heap-${name}-warm` })];
-      while (w.getStatus().numCachedWorkflows < 1) await sleep(50);
-      const b = memory();
-      for (let i = 0; i < parked; i++) started.push(await client.workflow.start('parkedWorkflow', { taskQueue: tq, workflowId: `heap-${name}-${i}` }));
-      while (w.getStatus().numCachedWorkflows < parked + 1) await sleep(100);
-      await sleep(500);
-      modules[name] = perKiB(b, memory(), parked, 'heapMiB');
-      console.log(`a parked workflow importing ${IMPORTS[name]}: ${modules[name]} KiB of V8 heap each`);
-      await Promise.all(started.map((h) => h.signal('done')));
-      w.shutdown();
-      await run;
-    }
-    result.modules = modules;
+    // 2. What any workflow costs.
+    const tq = 'bench-heap-bare';
+    const w = await Worker.create({ connection: nativeConnection, namespace: server.namespace, taskQueue: tq, workflowsPath: path.join(here, 'parked-bare.ts'), bundlerOptions: { preloadModules: [...PRELOADED_WORKFLOW_MODULES] }, dataConverter: { payloadConverterPath }, debugMode: true, maxCachedWorkflows: parked + 50 });
+    const run = w.run();
+    const started = [await client.workflow.start('parkedWorkflow', { taskQueue: tq, workflowId: 'heap-bare-warm' })];
+    while (w.getStatus().numCachedWorkflows < 1) await sleep(50);
+    const b = memory();
+    for (let i = 0; i < parked; i++) started.push(await client.workflow.start('parkedWorkflow', { taskQueue: tq, workflowId: `heap-bare-${i}` }));
+    while (w.getStatus().numCachedWorkflows < parked + 1) await sleep(100);
+    await sleep(500);
+    result.bareKiBPerWorkflow = perKiB(b, memory(), parked, 'heapMiB');
+    console.log(`a parked workflow that only waits: ${result.bareKiBPerWorkflow as number} KiB of V8 heap each`);
+    await Promise.all(started.map((h) => h.signal('done')));
+    w.shutdown();
+    await run;
   } finally {
     await connection.close();
     await nativeConnection.close();
@@ -152,15 +137,13 @@ async function main(): Promise<void> {
   await fs.mkdir(path.join(root, 'bench/results'), { recursive: true });
   await fs.writeFile(path.join(root, 'bench/results/heap.json'), `${JSON.stringify(result, null, 2)}\n`);
   const s = result.sessions as { cached: number; heapKiBPerSession: number; rssKiBPerSession: number };
-  const m = result.modules as Record<string, number>;
   const md = [
     `# What a cached Keel session holds (\`npm run bench:heap -- ${parked}\`, ${result.when as string})`,
     '',
-    "| what is parked (all cached; bundled as the worker bundles, Keel's pure modules preloaded once per worker) | V8 heap per workflow |",
+    "| what is parked (all cached; bundled as the worker bundles: Keel's workflow code evaluated once per worker) | V8 heap per workflow |",
     '|---|---|',
     `| a Keel session after one 1-step turn | ${s.heapKiBPerSession} KiB (worker RSS ${s.rssKiBPerSession} KiB) |`,
-    `| a workflow that only waits for a signal | ${m.bare} KiB |`,
-    ...(['session', 'schemas', 'all'] as const).map((k) => `| the same, importing ${IMPORTS[k]} | ${m[k]} KiB |`),
+    `| a workflow that only waits for a signal (the SDK's own share) | ${result.bareKiBPerWorkflow as number} KiB |`,
     '',
   ].join('\n');
   await fs.writeFile(path.join(root, 'bench/results/heap.md'), md);

@@ -10,12 +10,10 @@
 import picomatch from 'picomatch/posix';
 
 const constants = picomatch.constants as unknown as Record<string, unknown>;
-if (!Object.isFrozen(constants)) {
-  for (const [name, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(constants))) {
-    const value: unknown = descriptor.value;
-    if (!(value instanceof RegExp) || !(value.global || value.sticky)) continue;
-    Object.defineProperty(constants, name, { get: () => new RegExp(value.source, value.flags), enumerable: descriptor.enumerable, configurable: true });
-  }
+for (const [name, descriptor] of Object.entries(Object.getOwnPropertyDescriptors(constants))) {
+  const value: unknown = descriptor.value;
+  if (!(value instanceof RegExp) || !(value.global || value.sticky)) continue;
+  Object.defineProperty(constants, name, { get: () => new RegExp(value.source, value.flags), enumerable: descriptor.enumerable, configurable: true });
 }
 
 /** Whether a workspace-relative path matches a (normalised) glob; dotfiles match like any file. */
