@@ -20,13 +20,30 @@ import { keelWorkflowBundleFile } from '../helpers/temporal';
 const MAX_TOTAL_CPU_RATIO = 2.5;
 const MAX_EVENTS_PER_STEP = 22;
 
+/**
+ * The long session (issue 53: flat over a session's life): one session of LONG_TURNS turns, each
+ * reading a different LONG_OUTPUT_BYTES file and answering (two steps a turn), so its last
+ * calls carry ~1.2 MB of conversation. `warmLifeSlope` is CPU per step in the last ten turns ÷
+ * turns 11–20 (the first ten carry a fresh worker's JIT warm-up; bench/suite/scenarios.ts
+ * `lifeSlope`); the check takes Keel's against the floor's of the same round, median of three.
+ * Measured on 2026-12-01, idle: Keel 0.92–1.21 and the floor 1.03–1.08 a round, Keel ÷ floor
+ * 0.88–1.17 (median 1.00). Planted, a per-call cost in proportion to the conversation (fifteen
+ * JSON round trips of the messages in the model activity, ~50 ms per MB of conversation at each
+ * call, ~8× what building and sending the request costs per MB today) failed it: 1.39–1.77,
+ * median 1.70. Thirty turns would not do: their windows' conversations differ by 5 : 3 at most,
+ * so no cost in proportion to the conversation could take the ratio far from 1.
+ */
+const LONG_TURNS = 60;
+const LONG_OUTPUT_BYTES = 20_000;
+const MAX_SLOPE_RATIO = 1.5;
+
 describe('bench (short)', () => {
-  it('Keel costs at most 2.5× the floor per step and writes at most 22 history events per step', async () => {
+  it('Keel costs at most 2.5× the floor per step, writes at most 22 history events per step, and a long session grows at most 1.5× the floor\'s slope', async () => {
     const run = await runBench({
-      scenarios: ['single', 'concurrent'],
+      scenarios: ['single', 'concurrent', 'long'],
       variants: ['floor', 'keel'],
       rounds: 3,
-      sizes: { ...QUICK, singleSteps: 4, singleTurns: 1, sessions: 4, turns: 1, steps: 3 },
+      sizes: { ...QUICK, singleSteps: 4, singleTurns: 1, sessions: 4, turns: 1, steps: 3, longTurns: LONG_TURNS, longCanEvery: null, longOutputBytes: LONG_OUTPUT_BYTES },
       // The keel worker polls on the test run's one bundle (test/setup/workflow-bundle.ts)
       // instead of bundling the workflows again before the first round.
       ...(inject('workflowBundleDir') ? { keelWorkflowBundle: await keelWorkflowBundleFile() } : {}),
@@ -44,5 +61,17 @@ describe('bench (short)', () => {
       expect(keel.ratios.totalCpuPerStep!.median, `${scenario}: Keel worker+server CPU per step / floor`).toBeLessThanOrEqual(MAX_TOTAL_CPU_RATIO);
       expect(keel.figures.eventsPerStep.median, `${scenario}: Keel history events per step`).toBeLessThanOrEqual(MAX_EVENTS_PER_STEP);
     }
-  }, 300_000);
+    // The slope of each round's Keel session against the floor's session of the same round.
+    const slopes = (variant: string) => run.phases.filter((p) => p.scenario === 'long' && p.variant === variant).sort((a, b) => a.round - b.round).map((p) => p.extra.warmLifeSlope);
+    const keelSlopes = slopes('keel');
+    const floorSlopes = slopes('floor');
+    const ratios = keelSlopes.map((k, i) => k! / floorSlopes[i]!);
+    console.log(`bench (short) long: warmLifeSlope Keel ${JSON.stringify(keelSlopes)}, floor ${JSON.stringify(floorSlopes)}, Keel ÷ floor ${JSON.stringify(ratios)}`);
+    // Every round's session ran its turns and both windows were measured.
+    expect(keelSlopes).toHaveLength(3);
+    expect(floorSlopes).toHaveLength(3);
+    for (const slope of [...keelSlopes, ...floorSlopes]) expect(slope).toBeGreaterThan(0);
+    const median = [...ratios].sort((a, b) => a - b)[1]!;
+    expect(median, 'long: Keel warmLifeSlope / floor warmLifeSlope (median of 3 rounds)').toBeLessThanOrEqual(MAX_SLOPE_RATIO);
+  }, 480_000);
 });
