@@ -15,7 +15,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { HARNESS_NAMES, harnessMarkdown, harnessSummary, runHarness, type HarnessName, type HarnessResult } from './suite/harnesses';
-import { markdown, summarise, svgChart } from './suite/report';
+import { charts, markdown, summarise } from './suite/report';
 import type { Phase } from './suite/measure';
 import { runBench } from './suite/run';
 import { FULL, QUICK, SCENARIOS, type ScenarioName } from './suite/scenarios';
@@ -62,7 +62,8 @@ const name = values.name ?? (values.quick ? 'bench-quick' : 'bench');
 await fs.mkdir(values.out, { recursive: true });
 const command = `\`npm run bench -- ${process.argv.slice(2).join(' ')}\``;
 // Written after every phase (`partial: true`), then replaced by the whole run's file: a run
-// that fails or is stopped halfway keeps what it measured (`npx tsx bench/pool.ts` reads it).
+// that fails or is stopped halfway keeps what it measured (`npx tsx bench/pool.ts` reads it;
+// `npx tsx bench/render.ts` writes its report and charts).
 const writePartial = async (phases: readonly Phase[], notes: readonly string[]) => {
   const partial = { partial: true, meta: { run: command, when: new Date().toISOString() }, sizes, notes, summary: summarise(phases), phases };
   const file = path.join(values.out, `${name}.json`);
@@ -73,13 +74,7 @@ const log = (line: string) => process.stdout.write(`${new Date().toISOString().s
 const run = scenarios.length > 0 ? await runBench({ scenarios, variants, rounds, warmupRounds, sizes, onPhase: writePartial, log }) : null;
 const meta: Record<string, string> = { run: command, ...(run?.meta ?? { started: new Date().toISOString() }) };
 const suiteMarkdown = run ? markdown(`Benchmark: ${name}`, meta, run.summary, run.notes) : `# Benchmark: ${name}\n\n${command}, started ${meta.started}\n`;
-if (run) {
-  for (const [scenario, rows] of Object.entries(run.summary)) {
-    if (rows.some((r) => r.variant !== 'floor' && Object.keys(r.ratios).length)) {
-      await fs.writeFile(path.join(values.out, `${name}-${scenario}.svg`), svgChart(`${scenario}: ratio to the floor (median, min–max over ${rounds} rounds)`, rows));
-    }
-  }
-}
+for (const [scenario, svg] of run ? charts(run.summary, rounds) : []) await fs.writeFile(path.join(values.out, `${name}-${scenario}.svg`), svg);
 // The run's files are written again after each harness: one that fails or is stopped keeps the others'.
 const harnessResults: HarnessResult[] = [];
 const write = async () => {

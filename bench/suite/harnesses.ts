@@ -64,7 +64,7 @@ export async function runHarness(name: HarnessName, options: { quick: boolean; d
 }
 
 /** What the run's JSON keeps of a harness: where its own results are, or why there are none. */
-export const harnessSummary = (r: HarnessResult) => ({ name: r.name, file: r.file, seconds: r.seconds, ...(r.ok ? { ok: true } : { ok: false, failure: r.failure }) });
+export const harnessSummary = (r: HarnessResult) => ({ name: r.name, file: r.file, seconds: r.seconds, ...(r.ok ? { ok: true as const } : { ok: false as const, failure: r.failure }) });
 
 /** The report's part for the harnesses: each one's own report, under a heading, or why it is missing. */
 export function harnessMarkdown(results: readonly HarnessResult[]): string {

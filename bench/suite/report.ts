@@ -85,7 +85,9 @@ export function summarise(phases: readonly Phase[]): Record<string, VariantSumma
 }
 
 /** Whole numbers as they are; shares, ratios and dollars with 4 decimals. */
-const digitsFor = (s: Spread | undefined): number => (s && s.n && !Number.isInteger(s.median) && Math.abs(s.median) < 100 ? 4 : 0);
+// Whole numbers only when min, median and max all are: a median of exactly 1 between 0.72 and
+// 1.14 (a slope) must not print as 1 / 1 / 1.
+const digitsFor = (s: Spread | undefined): number => (s && s.n && [s.min, s.median, s.max].some((v) => !Number.isInteger(v)) && Math.abs(s.median) < 100 ? 4 : 0);
 
 /** The cost scenario per placement: median over rounds. */
 function costTable(rows: readonly VariantSummary[]): string[] {
@@ -183,15 +185,20 @@ export function markdown(title: string, meta: Record<string, string>, summary: R
   const lines = [`# ${title}`, '', ...Object.entries(meta).map(([k, v]) => `- ${k}: ${v}`), '', 'Every cell: min / **median** / max over rounds. Ratios are to the floor of the same round.', ''];
   for (const [scenario, rows] of Object.entries(summary)) {
     lines.push(`## ${scenario}`, '');
-    lines.push('| variant | worker CPU ms/step | ratio | worker+server CPU ms/step | ratio | steps/s | ratio | events/step | load (1 min) |');
-    lines.push('|---|---|---|---|---|---|---|---|---|');
+    // First, Keel against the floor that also runs its reads as local activities: what Keel's
+    // own work costs (issue 53's target), before the table of every variant against the floor.
+    const local = rows.find((r) => r.variant === 'keel');
+    const k = local?.ratios.totalCpuPerStep?.median;
+    const f = rows.find((r) => r.variant === 'floor-local')?.ratios.totalCpuPerStep?.median;
+    if (k !== undefined && f !== undefined) lines.push(`keel ÷ floor-local, from the medians of their ratios to the floor: **${fmt(k / f)}** worker+server CPU per step (keel ${fmt(k)}, floor-local ${fmt(f)}).`, '');
+    lines.push('| variant | worker CPU ms/step | ratio | worker+server CPU ms/step | ratio | steps/s | ratio | events/step | worker RSS MiB | server RSS MiB | load (1 min) |');
+    lines.push('|---|---|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
       lines.push(
-        `| ${LABELS[r.variant]} | ${mmm(r.figures.workerCpuPerStep, 1)} | ${mmm(r.ratios.workerCpuPerStep)} | ${mmm(r.figures.totalCpuPerStep, 1)} | ${mmm(r.ratios.totalCpuPerStep)} | ${mmm(r.figures.stepsPerSecond)} | ${mmm(r.ratios.stepsPerSecond)} | ${mmm(r.figures.eventsPerStep, 1)} | ${mmm(r.loadAverage1m, 1)} |`,
+        `| ${LABELS[r.variant]} | ${mmm(r.figures.workerCpuPerStep, 1)} | ${mmm(r.ratios.workerCpuPerStep)} | ${mmm(r.figures.totalCpuPerStep, 1)} | ${mmm(r.ratios.totalCpuPerStep)} | ${mmm(r.figures.stepsPerSecond)} | ${mmm(r.ratios.stepsPerSecond)} | ${mmm(r.figures.eventsPerStep, 1)} | ${mmm(r.workerRssMiB, 0)} | ${mmm(r.serverRssMiB, 0)} | ${mmm(r.loadAverage1m, 1)} |`,
       );
     }
     // Issue 31's store target: PostgreSQL's store within 1.1× of the local store's CPU per step.
-    const local = rows.find((r) => r.variant === 'keel');
     const pg = rows.find((r) => r.variant === 'keel-pg');
     if (local?.figures.totalCpuPerStep.n && pg?.figures.totalCpuPerStep.n) {
       lines.push(
@@ -199,10 +206,6 @@ export function markdown(title: string, meta: Record<string, string>, summary: R
         `keel-pg ÷ keel, median worker+server CPU per step: **${fmt(pg.figures.totalCpuPerStep.median / local.figures.totalCpuPerStep.median)}** (worker alone ${fmt(pg.figures.workerCpuPerStep.median / local.figures.workerCpuPerStep.median)}; PostgreSQL's own CPU is not counted).`,
       );
     }
-    // Keel against a floor that also runs its reads as local activities: what Keel's own work costs.
-    const k = local?.ratios.totalCpuPerStep?.median;
-    const f = rows.find((r) => r.variant === 'floor-local')?.ratios.totalCpuPerStep?.median;
-    if (k !== undefined && f !== undefined) lines.push('', `keel ÷ floor-local, from the medians of their ratios to the floor: **${fmt(k / f)}** worker+server CPU per step (keel ${fmt(k)}, floor-local ${fmt(f)}).`);
     const extras = [...new Set(rows.flatMap((r) => Object.keys(r.extra)))];
     if (extras.length) {
       lines.push('', `| variant | ${extras.join(' | ')} |`, `|---|${extras.map(() => '---').join('|')}|`);
@@ -220,6 +223,13 @@ export function markdown(title: string, meta: Record<string, string>, summary: R
 }
 
 const COLORS: Record<VariantName, string> = { floor: '#888888', 'floor-local': '#555555', keel: '#1f6feb', 'keel-pg': '#8250df', 'ai-sdk': '#d29922', 'ai-sdk-stream': '#bf8700', 'openai-agents': '#2da44e' };
+
+/** A chart per scenario that has variants with ratios to the floor: [scenario, svg]. */
+export function charts(summary: Record<string, VariantSummary[]>, rounds: number): Array<[string, string]> {
+  return Object.entries(summary)
+    .filter(([, rows]) => rows.some((r) => r.variant !== 'floor' && Object.keys(r.ratios).length))
+    .map(([scenario, rows]) => [scenario, svgChart(`${scenario}: ratio to the floor (median, min–max over ${rounds} rounds)`, rows)]);
+}
 
 /** Bars of the median ratio to the floor per figure and variant, with min–max whiskers. */
 export function svgChart(title: string, rows: readonly VariantSummary[]): string {
