@@ -1,4 +1,4 @@
-// `npm run bench -- [--scenario single,concurrent,parked,long,stream,first-delta,responsive,cost,sub-agents,fork] [--rounds 3] [--warmup 1] [--quick]
+// `npm run bench -- [--scenario single,concurrent,parked,long,stream,first-delta,responsive,cost,sub-agents,fork] [--rounds 3] [--parked-rounds 1] [--warmup 1] [--quick]
 // [--variants floor,floor-local,keel,keel-pg,ai-sdk,ai-sdk-stream,openai-agents] [--name NAME] [--parked N]
 // [--sessions K] [--turns T] [--long-turns N] [--long-output-bytes B: each long turn reads a file of B bytes]`
 //
@@ -26,6 +26,8 @@ const { values } = parseArgs({
     scenario: { type: 'string', default: [...SCENARIOS, ...HARNESS_NAMES].join(',') },
     variants: { type: 'string', default: VARIANTS.join(',') },
     rounds: { type: 'string', default: '3' },
+    // A round of 10,000 parked sessions is ~25 min per variant on 2 cores: one, unless asked.
+    'parked-rounds': { type: 'string', default: '1' },
     warmup: { type: 'string', default: '1' },
     quick: { type: 'boolean', default: false },
     name: { type: 'string' },
@@ -48,8 +50,10 @@ const scenarios = chosen.filter((x): x is ScenarioName => (SCENARIOS as readonly
 const harnesses = chosen.filter((x): x is HarnessName => (HARNESS_NAMES as readonly string[]).includes(x));
 const variants = pick(values.variants, VARIANTS, 'variant');
 const rounds = Number(values.rounds);
+const parkedRounds = Number(values['parked-rounds']);
 const warmupRounds = Number(values.warmup);
 if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds ${values.rounds}: a whole number of rounds, at least 1`);
+if (!Number.isInteger(parkedRounds) || parkedRounds < 1) throw new Error(`--parked-rounds ${values['parked-rounds']}: a whole number of rounds, at least 1`);
 if (!Number.isInteger(warmupRounds) || warmupRounds < 0) throw new Error(`--warmup ${values.warmup}: a whole number of rounds, 0 or more`);
 const sizes = { ...(values.quick ? QUICK : FULL) };
 if (values.parked) sizes.parked = Number(values.parked);
@@ -71,7 +75,7 @@ const writePartial = async (phases: readonly Phase[], notes: readonly string[]) 
   await fs.rename(`${file}.tmp`, file);
 };
 const log = (line: string) => process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
-const run = scenarios.length > 0 ? await runBench({ scenarios, variants, rounds, warmupRounds, sizes, onPhase: writePartial, log }) : null;
+const run = scenarios.length > 0 ? await runBench({ scenarios, variants, rounds, scenarioRounds: { parked: parkedRounds }, warmupRounds, sizes, onPhase: writePartial, log }) : null;
 const meta: Record<string, string> = { run: command, ...(run?.meta ?? { started: new Date().toISOString() }) };
 const suiteMarkdown = run ? markdown(`Benchmark: ${name}`, meta, run.summary, run.notes) : `# Benchmark: ${name}\n\n${command}, started ${meta.started}\n`;
 for (const [scenario, svg] of run ? charts(run.summary, rounds) : []) await fs.writeFile(path.join(values.out, `${name}-${scenario}.svg`), svg);

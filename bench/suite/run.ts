@@ -20,7 +20,7 @@ export interface BenchOptions {
   scenarios: readonly ScenarioName[];
   variants: readonly VariantName[];
   rounds: number;
-  /** Fewer (or more) rounds for some scenarios than `rounds` (the CI short bench's one long session). */
+  /** Fewer (or more) rounds for some scenarios than `rounds` (`npm run bench`'s one round of parked sessions). */
   scenarioRounds?: Partial<Record<ScenarioName, number>>;
   /**
    * Rounds run first and not counted, in the scenarios whose ratios are targets (single,
