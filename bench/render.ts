@@ -18,8 +18,6 @@ const run = JSON.parse(await fs.readFile(file, 'utf8')) as Kept;
 const name = path.basename(file, '.json');
 const dir = path.dirname(file);
 const summary = summarise(run.phases);
-// The most rounds any scenario counted (the charts' titles say over how many).
-const rounds = Math.max(1, ...Object.values(summary).flatMap((rows) => rows.map((r) => r.rounds)));
 const notes = run.partial ? [...run.notes, `the run stopped before it ended: this report holds the ${run.phases.length} phases it measured (bench/render.ts)`] : run.notes;
 const harnesses = await Promise.all(
   (run.harnesses ?? []).map(async (h): Promise<HarnessResult> => {
@@ -30,6 +28,6 @@ const harnesses = await Promise.all(
 );
 const suite = markdown(`Benchmark: ${name}`, run.meta, summary, notes);
 await fs.writeFile(path.join(dir, `${name}.md`), harnesses.length > 0 ? `${suite.trimEnd()}\n\n${harnessMarkdown(harnesses)}` : suite);
-const drawn = charts(summary, rounds);
+const drawn = charts(summary);
 for (const [scenario, svg] of drawn) await fs.writeFile(path.join(dir, `${name}-${scenario}.svg`), svg);
 console.log(`wrote ${path.join(dir, `${name}.md`)} and ${drawn.length} chart(s)`);

@@ -78,7 +78,7 @@ const log = (line: string) => process.stdout.write(`${new Date().toISOString().s
 const run = scenarios.length > 0 ? await runBench({ scenarios, variants, rounds, scenarioRounds: { parked: parkedRounds }, warmupRounds, sizes, onPhase: writePartial, log }) : null;
 const meta: Record<string, string> = { run: command, ...(run?.meta ?? { started: new Date().toISOString() }) };
 const suiteMarkdown = run ? markdown(`Benchmark: ${name}`, meta, run.summary, run.notes) : `# Benchmark: ${name}\n\n${command}, started ${meta.started}\n`;
-for (const [scenario, svg] of run ? charts(run.summary, rounds) : []) await fs.writeFile(path.join(values.out, `${name}-${scenario}.svg`), svg);
+for (const [scenario, svg] of run ? charts(run.summary) : []) await fs.writeFile(path.join(values.out, `${name}-${scenario}.svg`), svg);
 // The run's files are written again after each harness: one that fails or is stopped keeps the others'.
 const harnessResults: HarnessResult[] = [];
 const write = async () => {

@@ -225,10 +225,13 @@ export function markdown(title: string, meta: Record<string, string>, summary: R
 const COLORS: Record<VariantName, string> = { floor: '#888888', 'floor-local': '#555555', keel: '#1f6feb', 'keel-pg': '#8250df', 'ai-sdk': '#d29922', 'ai-sdk-stream': '#bf8700', 'openai-agents': '#2da44e' };
 
 /** A chart per scenario that has variants with ratios to the floor: [scenario, svg]. */
-export function charts(summary: Record<string, VariantSummary[]>, rounds: number): Array<[string, string]> {
+export function charts(summary: Record<string, VariantSummary[]>): Array<[string, string]> {
   return Object.entries(summary)
     .filter(([, rows]) => rows.some((r) => r.variant !== 'floor' && Object.keys(r.ratios).length))
-    .map(([scenario, rows]) => [scenario, svgChart(`${scenario}: ratio to the floor (median, min–max over ${rounds} rounds)`, rows)]);
+    .map(([scenario, rows]) => {
+      const rounds = Math.max(...rows.map((r) => r.rounds));
+      return [scenario, svgChart(`${scenario}: ratio to the floor (median, min–max over ${rounds} round${rounds === 1 ? '' : 's'})`, rows)];
+    });
 }
 
 /** Bars of the median ratio to the floor per figure and variant, with min–max whiskers. */
