@@ -27,7 +27,8 @@ const MAX_EVENTS_PER_STEP = 22;
  * turns 11–20 (the first ten carry a fresh worker's JIT warm-up; bench/suite/scenarios.ts
  * `lifeSlope`); the check takes Keel's against the floor's of the same round, median of three.
  * Measured on 2026-12-01, idle: Keel 0.92–1.21 and the floor 1.03–1.08 a round, Keel ÷ floor
- * 0.88–1.17 (median 1.00). Planted, a per-call cost in proportion to the conversation (fifteen
+ * 0.88–1.17 (median 1.00); beside two busy loops 1.16–1.35 (median 1.19); in a whole `npm test`
+ * on a fresh clone 1.08–1.44 (median 1.13). Planted, a per-call cost in proportion to the conversation (fifteen
  * JSON round trips of the messages in the model activity, ~50 ms per MB of conversation at each
  * call, ~8× what building and sending the request costs per MB today) failed it: 1.39–1.77,
  * median 1.70. Thirty turns would not do: their windows' conversations differ by 5 : 3 at most,
