@@ -6,7 +6,7 @@
 // run's report after a change to the report's layout.
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { harnessMarkdown, type HarnessResult, type harnessSummary } from './suite/harnesses';
+import { type HarnessResult, type harnessSummary, withHarnesses } from './suite/harnesses';
 import type { Phase } from './suite/measure';
 import { charts, markdown, summarise } from './suite/report';
 
@@ -27,7 +27,7 @@ const harnesses = await Promise.all(
   }),
 );
 const suite = markdown(`Benchmark: ${name}`, run.meta, summary, notes);
-await fs.writeFile(path.join(dir, `${name}.md`), harnesses.length > 0 ? `${suite.trimEnd()}\n\n${harnessMarkdown(harnesses)}` : suite);
+await fs.writeFile(path.join(dir, `${name}.md`), withHarnesses(suite, harnesses));
 const drawn = charts(summary);
 for (const [scenario, svg] of drawn) await fs.writeFile(path.join(dir, `${name}-${scenario}.svg`), svg);
 console.log(`wrote ${path.join(dir, `${name}.md`)} and ${drawn.length} chart(s)`);

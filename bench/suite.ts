@@ -14,7 +14,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { HARNESS_NAMES, harnessMarkdown, harnessSummary, runHarness, type HarnessName, type HarnessResult } from './suite/harnesses';
+import { HARNESS_NAMES, harnessSummary, runHarness, type HarnessName, type HarnessResult, withHarnesses } from './suite/harnesses';
 import { charts, markdown, summarise } from './suite/report';
 import type { Phase } from './suite/measure';
 import { runBench } from './suite/run';
@@ -84,7 +84,7 @@ const harnessResults: HarnessResult[] = [];
 const write = async () => {
   const json = { ...(run ?? { sizes, notes: [], summary: {}, phases: [] }), meta, harnesses: harnessResults.map(harnessSummary) };
   await fs.writeFile(path.join(values.out, `${name}.json`), `${JSON.stringify(json, null, 2)}\n`);
-  const md = harnessResults.length > 0 ? `${suiteMarkdown.trimEnd()}\n\n${harnessMarkdown(harnessResults)}` : suiteMarkdown;
+  const md = withHarnesses(suiteMarkdown, harnessResults);
   await fs.writeFile(path.join(values.out, `${name}.md`), md);
   return md;
 };

@@ -66,14 +66,14 @@ export async function runHarness(name: HarnessName, options: { quick: boolean; d
 /** What the run's JSON keeps of a harness: where its own results are, or why there are none. */
 export const harnessSummary = (r: HarnessResult) => ({ name: r.name, file: r.file, seconds: r.seconds, ...(r.ok ? { ok: true as const } : { ok: false as const, failure: r.failure }) });
 
-/** The report's part for the harnesses: each one's own report, under a heading, or why it is missing. */
-export function harnessMarkdown(results: readonly HarnessResult[]): string {
-  return results
-    .map((r) => {
-      const head = `## Scenario \`${r.name}\` (${HARNESSES[r.name].what}; ${HARNESSES[r.name].script}, ${r.seconds.toFixed(0)} s)`;
-      // Their own titles become subheadings of the run's report.
-      const body = r.ok ? r.markdown.replace(/^# /gm, '### ') : `**Did not finish**: ${r.failure}. Nothing of it was measured; its own output, printed in the run's, says why.`;
-      return `${head}\n\n${body.trim()}\n`;
-    })
-    .join('\n');
+/** The run's report with the harnesses' part after the scenarios': each one's own report, under a heading, or why it is missing. */
+export function withHarnesses(suiteMarkdown: string, results: readonly HarnessResult[]): string {
+  if (results.length === 0) return suiteMarkdown;
+  const parts = results.map((r) => {
+    const head = `## Scenario \`${r.name}\` (${HARNESSES[r.name].what}; ${HARNESSES[r.name].script}, ${r.seconds.toFixed(0)} s)`;
+    // Their own titles become subheadings of the run's report.
+    const body = r.ok ? r.markdown.replace(/^# /gm, '### ') : `**Did not finish**: ${r.failure}. Nothing of it was measured; its own output, printed in the run's, says why.`;
+    return `${head}\n\n${body.trim()}\n`;
+  });
+  return `${suiteMarkdown.trimEnd()}\n\n${parts.join('\n')}`;
 }
