@@ -11,6 +11,8 @@
 # each side's rounds. Default bench arguments: `--scenario single --variants floor,keel
 # --turns 3`. One session's ratio moves ±0.1 between runs of 3–5 rounds, and identical
 # code has differed by 0.08 over 10 rounds: ~20 rounds a side tell 0.05 apart.
+# AB_BASELINE=floor-local pools Keel's ratio to that variant instead of to the floor (the
+# variant must be among the run's: `-- --variants floor-local,keel`).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 base=${1:?usage: bench/ab.sh BASE_REV TAG [PAIRS] [ROUNDS] [-- bench arguments]}
@@ -42,4 +44,4 @@ for i in $(seq "$pairs"); do
   done
 done
 cd "$here"
-npx tsx bench/pool.ts --scenario "$scenario" "base=$(ls "$out/$tag"-base-*.json | paste -sd,)" "new=$(ls "$out/$tag"-new-*.json | paste -sd,)"
+npx tsx bench/pool.ts --scenario "$scenario" ${AB_BASELINE:+--baseline "$AB_BASELINE"} "base=$(ls "$out/$tag"-base-*.json | paste -sd,)" "new=$(ls "$out/$tag"-new-*.json | paste -sd,)"

@@ -1,8 +1,8 @@
-// Pools the rounds of several bench runs: `npx tsx bench/pool.ts [--scenario single] [--variant keel] RUN.json...`.
+// Pools the rounds of several bench runs: `npx tsx bench/pool.ts [--scenario single] [--variant keel] [--baseline floor] RUN.json...`.
 // One session's ratio moves by ±0.1 between runs of 3 rounds on this machine (30 steps a
 // round); pooled over A/B pairs of runs (docs/performance.md, Method) it settles. Prints, for
-// each file group given as `label=a.json,b.json`, the variant's ratios to the floor of the
-// same round: worker+server, worker and server CPU per step, median and quartiles over every round.
+// each file group given as `label=a.json,b.json`, the variant's ratios to the baseline (the floor,
+// or e.g. `floor-local`) of the same round: worker+server, worker and server CPU per step, median and quartiles over every round.
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Phase } from './suite/measure';
@@ -10,9 +10,9 @@ import { percentile, spread } from './suite/stats';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { scenario: { type: 'string', default: 'single' }, variant: { type: 'string', default: 'keel' } },
+  options: { scenario: { type: 'string', default: 'single' }, variant: { type: 'string', default: 'keel' }, baseline: { type: 'string', default: 'floor' } },
 });
-if (positionals.length === 0) throw new Error('usage: npx tsx bench/pool.ts [--scenario S] [--variant V] label=run1.json,run2.json ...');
+if (positionals.length === 0) throw new Error('usage: npx tsx bench/pool.ts [--scenario S] [--variant V] [--baseline B] label=run1.json,run2.json ...');
 
 const perStep = (p: Phase, what: 'both' | 'worker' | 'server') =>
   (what === 'worker' ? p.workerCpuMs : what === 'server' ? p.serverCpuMs : p.workerCpuMs + p.serverCpuMs) / p.steps;
@@ -23,7 +23,7 @@ for (const group of positionals) {
   for (const file of list.split(',')) {
     const phases = (JSON.parse(fs.readFileSync(file, 'utf8')) as { phases: Phase[] }).phases.filter((p) => p.scenario === values.scenario);
     for (const round of new Set(phases.map((p) => p.round))) {
-      const floor = phases.find((p) => p.round === round && p.variant === 'floor');
+      const floor = phases.find((p) => p.round === round && p.variant === values.baseline);
       const it = phases.find((p) => p.round === round && p.variant === values.variant);
       if (!floor || !it) continue;
       for (const what of ['both', 'worker', 'server'] as const) ratios[what].push(perStep(it, what) / perStep(floor, what));
@@ -33,5 +33,5 @@ for (const group of positionals) {
     const r = ratios[what];
     return `${what === 'both' ? 'worker+server' : what} ${spread(r).median.toFixed(2)}× (quartiles ${percentile(r, 25).toFixed(2)}–${percentile(r, 75).toFixed(2)})`;
   });
-  console.log(`${label}: ${values.variant} ÷ floor in ${values.scenario}, ${ratios.both.length} rounds: ${line.join(', ')}`);
+  console.log(`${label}: ${values.variant} ÷ ${values.baseline} in ${values.scenario}, ${ratios.both.length} rounds: ${line.join(', ')}`);
 }
