@@ -23,12 +23,13 @@ for (const group of positionals) {
   for (const file of list.split(',')) {
     const phases = (JSON.parse(fs.readFileSync(file, 'utf8')) as { phases: Phase[] }).phases.filter((p) => p.scenario === values.scenario);
     for (const round of new Set(phases.map((p) => p.round))) {
-      const floor = phases.find((p) => p.round === round && p.variant === values.baseline);
+      const base = phases.find((p) => p.round === round && p.variant === values.baseline);
       const it = phases.find((p) => p.round === round && p.variant === values.variant);
-      if (!floor || !it) continue;
-      for (const what of ['both', 'worker', 'server'] as const) ratios[what].push(perStep(it, what) / perStep(floor, what));
+      if (!base || !it) continue;
+      for (const what of ['both', 'worker', 'server'] as const) ratios[what].push(perStep(it, what) / perStep(base, what));
     }
   }
+  if (ratios.both.length === 0) throw new Error(`${label}: no round of ${values.scenario} has both ${values.variant} and ${values.baseline} (--variant, --baseline)`);
   const line = (['both', 'worker', 'server'] as const).map((what) => {
     const r = ratios[what];
     return `${what === 'both' ? 'worker+server' : what} ${spread(r).median.toFixed(2)}× (quartiles ${percentile(r, 25).toFixed(2)}–${percentile(r, 75).toFixed(2)})`;
