@@ -187,8 +187,8 @@ export function markdown(title: string, meta: Record<string, string>, summary: R
     lines.push(`## ${scenario}`, '');
     // First, Keel against the floor that also runs its reads as local activities: what Keel's
     // own work costs (issue 53's target), before the table of every variant against the floor.
-    const local = rows.find((r) => r.variant === 'keel');
-    const k = local?.ratios.totalCpuPerStep?.median;
+    const keel = rows.find((r) => r.variant === 'keel');
+    const k = keel?.ratios.totalCpuPerStep?.median;
     const f = rows.find((r) => r.variant === 'floor-local')?.ratios.totalCpuPerStep?.median;
     if (k !== undefined && f !== undefined) lines.push(`keel ÷ floor-local, from the medians of their ratios to the floor: **${fmt(k / f)}** worker+server CPU per step (keel ${fmt(k)}, floor-local ${fmt(f)}).`, '');
     lines.push('| variant | worker CPU ms/step | ratio | worker+server CPU ms/step | ratio | steps/s | ratio | events/step | worker RSS MiB | server RSS MiB | load (1 min) |');
@@ -200,10 +200,10 @@ export function markdown(title: string, meta: Record<string, string>, summary: R
     }
     // Issue 31's store target: PostgreSQL's store within 1.1× of the local store's CPU per step.
     const pg = rows.find((r) => r.variant === 'keel-pg');
-    if (local?.figures.totalCpuPerStep.n && pg?.figures.totalCpuPerStep.n) {
+    if (keel?.figures.totalCpuPerStep.n && pg?.figures.totalCpuPerStep.n) {
       lines.push(
         '',
-        `keel-pg ÷ keel, median worker+server CPU per step: **${fmt(pg.figures.totalCpuPerStep.median / local.figures.totalCpuPerStep.median)}** (worker alone ${fmt(pg.figures.workerCpuPerStep.median / local.figures.workerCpuPerStep.median)}; PostgreSQL's own CPU is not counted).`,
+        `keel-pg ÷ keel, median worker+server CPU per step: **${fmt(pg.figures.totalCpuPerStep.median / keel.figures.totalCpuPerStep.median)}** (worker alone ${fmt(pg.figures.workerCpuPerStep.median / keel.figures.workerCpuPerStep.median)}; PostgreSQL's own CPU is not counted).`,
       );
     }
     const extras = [...new Set(rows.flatMap((r) => Object.keys(r.extra)))];
