@@ -3,7 +3,8 @@
 // a workflow task and four history events, so they are spent only where a watcher sees text
 // sooner than the call's result would bring it: the first deltas of a call go out ~25 ms
 // after they arrive (a watcher sees text start at once), later ones merged per block every
-// ~150 ms (a long answer costs a few signals a second, not one per token). What is still held
+// ~150 ms (a long answer costs a few signals a second, not one per token; longer when many calls
+// stream on the worker: activities/stream-pace.ts). What is still held
 // when the message ends is not signalled at all: it is the call's `streamTail`, returned with
 // the result, and the workflow appends it to the same topic in the task that takes the result.
 // A reply that streams in under ~25 ms (most tool-call steps) costs no signal; its watcher
@@ -24,19 +25,23 @@ export class DeltaPublisher {
   private dueAt = Infinity;
   private sentDeltas = false;
 
+  /**
+   * `interval`: the wait between sends, asked at each (a worker's `StreamPace` lengthens it
+   * while many calls stream); `firstDelta`: the wait for the first deltas, never longer.
+   */
   constructor(
     private readonly topic: TopicPublisher,
     private readonly call: { callId: string | null; attempt: number },
-    private readonly intervalMs = 150,
-    private readonly firstDeltaMs = Math.min(25, intervalMs),
+    private readonly interval: () => number = () => 150,
+    private readonly firstDelta: () => number = () => 25,
   ) {}
 
   retry(): void {
-    this.hold({ kind: 'retry', ...this.call }, this.intervalMs);
+    this.hold({ kind: 'retry', ...this.call }, this.interval());
   }
 
   start(requestId: string | null, model: string, billed: { inputTokens: number; inputCostUsd: number | null; outputUsdPerToken: number | null }): void {
-    this.hold({ kind: 'start', ...this.call, requestId, model, ...billed }, this.intervalMs);
+    this.hold({ kind: 'start', ...this.call, requestId, model, ...billed }, this.interval());
   }
 
   delta(index: number, block: 'text' | 'thinking', text: string): void {
@@ -44,7 +49,8 @@ export class DeltaPublisher {
     const last = this.held.at(-1);
     if (last?.kind === 'delta' && last.index === index && last.block === block) last.text += text;
     else this.held.push({ kind: 'delta', ...this.call, index, block, text });
-    this.arm(this.sentDeltas ? this.intervalMs : this.firstDeltaMs);
+    const interval = this.interval();
+    this.arm(this.sentDeltas ? interval : Math.min(this.firstDelta(), interval));
   }
 
   /**

@@ -15,6 +15,7 @@ import { ConnectionProgress } from './llm-connection';
 import { hasReader } from './live-readers';
 import { liveText, type ModelStreamEvent } from '../shared/model-stream';
 import { DeltaPublisher } from './llm-deltas';
+import { StreamPace } from './stream-pace';
 // The workflow-stream topic model output travels on.
 import { MODEL_TOPIC } from '../workflows/protocol/topics';
 import {
@@ -55,8 +56,14 @@ export interface ModelActivityConfig {
   /** Upper bound on the SDK's wait for response headers; start-to-close lowers it further. */
   requestTimeoutMs?: number;
   heartbeatIntervalMs?: number;
-  /** How often merged deltas are sent to the workflow stream. */
+  /** How often merged deltas are sent to the workflow stream while few calls stream. */
   publishIntervalMs?: number;
+  /**
+   * Stream signals a second all of this worker's calls may send between them; while many
+   * stream, each sends less often (activities/stream-pace.ts), up to every `maxPublishIntervalMs`.
+   */
+  streamSignalsPerSecond?: number;
+  maxPublishIntervalMs?: number;
 }
 
 const DEFAULTS = {
@@ -64,6 +71,8 @@ const DEFAULTS = {
   requestTimeoutMs: 10 * 60_000,
   heartbeatIntervalMs: 500,
   publishIntervalMs: 150,
+  streamSignalsPerSecond: 20,
+  maxPublishIntervalMs: 2_000,
 };
 
 export interface ModelActivities {
@@ -73,7 +82,10 @@ export interface ModelActivities {
 export function createModelActivities(config: ModelActivityConfig = {}): ModelActivities {
   const env = config.env ?? process.env;
   const prices = config.prices ?? loadPriceTable(env);
-  const settings = { ...DEFAULTS, ...definedOnly(config), env, prices };
+  const defined = { ...DEFAULTS, ...definedOnly(config) };
+  // One budget for every call these activities run: a worker creates them once.
+  const pace = new StreamPace({ signalsPerSecond: defined.streamSignalsPerSecond, minIntervalMs: defined.publishIntervalMs, maxIntervalMs: defined.maxPublishIntervalMs });
+  const settings = { ...defined, env, prices, pace };
   return {
     async callModel(input: ModelCallInput): Promise<ModelCallResult> {
       return runModelCall(input, settings);
@@ -89,7 +101,10 @@ export async function callModel(input: ModelCallInput): Promise<ModelCallResult>
   return defaults.callModel(input);
 }
 
-type Settings = typeof DEFAULTS & { env: NodeJS.ProcessEnv; prices: PriceTable };
+/** How soon a call's first text is signalled to a workflow someone reads. */
+const FIRST_DELTA_MS = 25;
+
+type Settings = typeof DEFAULTS & { env: NodeJS.ProcessEnv; prices: PriceTable; pace: StreamPace };
 
 async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promise<ModelCallResult> {
   const ctx = Context.current();
@@ -145,7 +160,12 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
         maxRetryDuration: '5 seconds',
       })
     : undefined;
-  const deltas = streamClient ? new DeltaPublisher(streamClient.topic<ModelStreamEvent>(MODEL_TOPIC), call, settings.publishIntervalMs) : undefined;
+  // The first text goes at once only to a workflow someone reads (a watcher sees it start);
+  // unread, it waits for the pace like the rest: a reader who comes later reads it live first.
+  const paced = () => settings.pace.intervalMs();
+  const deltas = streamClient ? new DeltaPublisher(streamClient.topic<ModelStreamEvent>(MODEL_TOPIC), call, paced, () => (read() ? FIRST_DELTA_MS : paced())) : undefined;
+  // Streaming, for the worker's budget of stream signals, until the call ends (the finally below).
+  const leavePace = deltas ? settings.pace.join() : () => undefined;
   if (attempt > 1) deltas?.retry();
 
   const idle = new AbortController();
@@ -327,6 +347,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
     });
     throw failure;
   } finally {
+    leavePace();
     clearInterval(ticker);
     clearTimeout(idleTimer);
     // A failed call sends what it held (a completed one returned it as its tail; a cancelled one discarded its deltas).
@@ -466,6 +487,8 @@ function definedOnly(config: ModelActivityConfig): Partial<typeof DEFAULTS> {
       requestTimeoutMs: config.requestTimeoutMs,
       heartbeatIntervalMs: config.heartbeatIntervalMs,
       publishIntervalMs: config.publishIntervalMs,
+      streamSignalsPerSecond: config.streamSignalsPerSecond,
+      maxPublishIntervalMs: config.maxPublishIntervalMs,
     }).filter((entry): entry is [string, number] => entry[1] !== undefined),
   );
 }

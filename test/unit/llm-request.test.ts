@@ -89,7 +89,7 @@ describe('DeltaPublisher', () => {
 
   it('sends the first deltas soon with the markers, merges later ones per block, and hands the rest to the result', () => {
     const { sent, topic } = sink();
-    const publisher = new DeltaPublisher(topic, { callId: 'c', attempt: 2 }, 150);
+    const publisher = new DeltaPublisher(topic, { callId: 'c', attempt: 2 }, () => 150);
     publisher.retry();
     publisher.start('req_1', 'm', { inputTokens: 10, inputCostUsd: 0.1, outputUsdPerToken: 0.01 });
     publisher.delta(0, 'thinking', 'hm');
@@ -126,7 +126,7 @@ describe('DeltaPublisher', () => {
 
   it('sends nothing for a reply that ends before its first send: all of it is the tail', () => {
     const { sent, topic } = sink();
-    const publisher = new DeltaPublisher(topic, { callId: 'c', attempt: 1 }, 150);
+    const publisher = new DeltaPublisher(topic, { callId: 'c', attempt: 1 }, () => 150);
     publisher.start('req_1', 'm', { inputTokens: 10, inputCostUsd: null, outputUsdPerToken: null });
     publisher.delta(0, 'text', 'Reading ');
     publisher.delta(0, 'text', 'the file.');
@@ -140,7 +140,7 @@ describe('DeltaPublisher', () => {
 
   it('sends a lone start marker after the interval (an interrupt before any text still sees what was billed), and drops held deltas on a cancel', () => {
     const { sent, topic } = sink();
-    const publisher = new DeltaPublisher(topic, { callId: 'c', attempt: 1 }, 150);
+    const publisher = new DeltaPublisher(topic, { callId: 'c', attempt: 1 }, () => 150);
     publisher.start('req_1', 'm', { inputTokens: 10, inputCostUsd: null, outputUsdPerToken: null });
     vi.advanceTimersByTime(149);
     expect(sent).toHaveLength(0);
