@@ -15,6 +15,7 @@ import { percentile } from './stats';
 import { startServer } from '../../server/main';
 import { DELTA_PATHS, type DeltaPath, runPathTurn } from './first-delta';
 import { checkFinal, isKeel, startSession, type BenchSession, type VariantName, type VariantWorker } from './variants';
+import { FLOOR_INTERRUPTED } from '../floor/workflows';
 
 export const SCENARIOS = ['single', 'concurrent', 'parked', 'long', 'stream', 'first-delta', 'responsive', 'cost'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
@@ -63,7 +64,7 @@ export const SCENARIO_VARIANTS: Record<ScenarioName, readonly VariantName[]> = {
   long: ['floor', 'floor-local', 'keel'],
   stream: ['keel'],
   'first-delta': ['keel'],
-  responsive: ['keel'],
+  responsive: ['floor', 'keel'],
   cost: ['keel'],
 };
 
@@ -367,18 +368,19 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
       // (its answer: queued) and interrupts (its answer: taken); the turn ends interrupted and the
       // message gets its own turn. One session alone, then `responsiveSessions` at once, their
       // users acting at different moments of the call (`many`), then all at the same one (`burst`).
+      // The floor does the same with bare Temporal (bench/floor/workflows.ts: a `post` and an
+      // `interrupt` update, a streamed model call): the least these answers can cost here.
       ctx.standin.setScenario(responsiveScenario());
       const calls = ctx.standin.requests.length;
       const before = snapshot(pids);
       const samples: Record<string, number[]> = {};
       const late: Record<string, number> = {};
-      const trial = async (session: BenchSession, t: number, into: string, offsetMs: number) => {
-        const keel = session.keel!;
+      const trial = async (session: ResponsiveSession, t: number, into: string, offsetMs: number) => {
         const tag = `${session.id} responsive ${t}`;
         // Scans only the requests recorded since the last look: fifty sessions scanning every
         // request every few ms took a core of the bench's own process.
         let seen = ctx.standin.requests.length;
-        const turn = keel.send(responsiveSlowText(tag));
+        const turn = session.send(responsiveSlowText(tag));
         await until(() => {
           const all = ctx.standin.requests;
           for (; seen < all.length; seen++) if (all[seen]!.facts?.lastUserText.includes(tag)) return true;
@@ -386,34 +388,31 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
         }, `the model call of ${tag}`, 10);
         if (offsetMs > 0) await new Promise((r) => setTimeout(r, offsetMs));
         let t0 = performance.now();
-        const posted = await keel.post(responsiveFastText(tag));
+        const posted = await session.post(responsiveFastText(tag));
         (samples[`${into}PostMs`] ??= []).push(performance.now() - t0);
         t0 = performance.now();
-        await keel.interrupt('bench');
+        await session.interrupt();
         (samples[`${into}InterruptMs`] ??= []).push(performance.now() - t0);
         const outcome = await turn;
         // Answered after the model call had ended: the turn completed (counted; its latency is in the samples).
-        if (outcome.outcome === 'completed') late[into] = (late[into] ?? 0) + 1;
-        else if (outcome.outcome !== 'interrupted') throw new Error(`${tag}: the interrupted turn ended ${outcome.outcome}`);
-        if (!posted.messageId) throw new Error(`${tag}: the message was not taken`);
+        if (outcome === 'completed') late[into] = (late[into] ?? 0) + 1;
+        else if (outcome !== 'interrupted') throw new Error(`${tag}: the interrupted turn ended ${outcome}`);
+        if (!posted) throw new Error(`${tag}: the message was not taken`);
         // The message's own turn runs next; the next trial's model call comes after it.
       };
-      const idle = async (session: BenchSession) => {
+      const idle = async (session: ResponsiveSession) => {
         // Every 200 ms: each look is a query.
-        await until(async () => {
-          const state = await session.keel!.state();
-          return state.status === 'active' && state.queueLength === 0;
-        }, `${session.id} to finish its last message`, 200);
+        await until(() => session.idle(), `${session.id} to finish its last message`, 200);
       };
       // `spread`: session i sends its message and interrupt (i × 41 mod 2,000) ms into its model
       // call, as users who do not act in step would; otherwise all at the same moment (a burst).
       const run = async (count: number, into: string, spread: boolean) => {
-        const sessions = await Promise.all(Array.from({ length: count }, () => startSession(ctx.client, worker, newId(variant, name), ctx.workspace)));
+        const sessions = await Promise.all(Array.from({ length: count }, async () => responsiveSession(ctx.client, await startSession(ctx.client, worker, newId(variant, name), ctx.workspace, {}, { stream: true }))));
         await settled(sessions.map(async (session, i) => {
           for (let t = 0; t < s.responsiveTrials; t++) await trial(session, t, into, spread ? (i * 41) % 2_000 : 0);
           await idle(session);
         }));
-        await Promise.all(sessions.map((session) => session.close()));
+        await Promise.all(sessions.map((session) => session.bench.close()));
         // Where the answers waited: the sessions' workflow tasks, queued on the server and run by the worker.
         const tasks = await workflowTaskTimes(ctx.client, sessions.map((x) => x.id));
         samples[`${into}TaskQueuedMs`] = tasks.queuedMs;
@@ -654,4 +653,48 @@ async function until(ready: () => boolean | Promise<boolean>, what: string, ever
     if (Date.now() > deadline) throw new Error(`bench: waited a minute for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/** What the `responsive` scenario does with a session, Keel's or the floor's. */
+interface ResponsiveSession {
+  readonly id: string;
+  readonly bench: BenchSession;
+  /** Starts a turn; resolves with how it ended. */
+  send(text: string): Promise<'completed' | 'interrupted' | string>;
+  /** Queues a message while a turn runs; resolves when it is taken (true: it has an id). */
+  post(text: string): Promise<boolean>;
+  interrupt(): Promise<void>;
+  /** No turn running and nothing queued. */
+  idle(): Promise<boolean>;
+}
+
+function responsiveSession(client: Client, bench: BenchSession): ResponsiveSession {
+  const keel = bench.keel;
+  if (keel) {
+    return {
+      id: bench.id,
+      bench,
+      send: async (text) => (await keel.send(text)).outcome,
+      post: async (text) => Boolean((await keel.post(text)).messageId),
+      interrupt: async () => {
+        await keel.interrupt('bench');
+      },
+      idle: async () => {
+        const state = await keel.state();
+        return state.status === 'active' && state.queueLength === 0;
+      },
+    };
+  }
+  const handle = client.workflow.getHandle(bench.id);
+  return {
+    id: bench.id,
+    bench,
+    send: async (text) => ((await bench.turn(text)) === FLOOR_INTERRUPTED ? 'interrupted' : 'completed'),
+    post: async (text) => Boolean((await handle.executeUpdate<{ messageId: string }, [string]>('post', { args: [text] })).messageId),
+    interrupt: () => handle.executeUpdate<void, []>('interrupt', { args: [] }),
+    idle: async () => {
+      const state = await handle.query<{ running: boolean; queueLength: number }>('state');
+      return !state.running && state.queueLength === 0;
+    },
+  };
 }

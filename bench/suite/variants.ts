@@ -184,7 +184,7 @@ export interface BenchSession {
   readonly keel?: SessionHandle;
 }
 
-export async function startSession(client: Client, worker: VariantWorker, id: string, workspace: string, keelOptions: Record<string, unknown> = {}): Promise<BenchSession> {
+export async function startSession(client: Client, worker: VariantWorker, id: string, workspace: string, keelOptions: Record<string, unknown> = {}, floorOptions: { stream?: boolean } = {}): Promise<BenchSession> {
   if (isKeel(worker.name)) {
     const keel = await KeelClient.connect({ client, taskQueue: worker.taskQueue });
     const handle = await keel.startSession({ id, workspace, model: BENCH_MODEL, ...keelOptions });
@@ -206,7 +206,8 @@ export async function startSession(client: Client, worker: VariantWorker, id: st
   // floor-local runs the tools Keel runs locally (their definitions say `local`) the same way.
   const localTools = worker.name === 'floor-local' ? { localTools: builtinTools.filter((t) => t.local).map((t) => t.name) } : {};
   const tools = worker.name === 'floor' || worker.name === 'floor-local' ? { tools: builtinTools.map(modelToolSpec), ...localTools } : {};
-  const handle = await client.workflow.start(worker.workflowType, { taskQueue: worker.taskQueue, workflowId: id, args: [{ workspace, model: BENCH_MODEL, ...tools }] });
+  const floor = worker.name === 'floor' || worker.name === 'floor-local' ? floorOptions : {};
+  const handle = await client.workflow.start(worker.workflowType, { taskQueue: worker.taskQueue, workflowId: id, args: [{ workspace, model: BENCH_MODEL, ...tools, ...floor }] });
   return {
     id,
     async turn(text) {
