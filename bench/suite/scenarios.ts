@@ -9,7 +9,7 @@ import { type BilledRequest, bestPlacement, mainPlacement, replay, sessionCost, 
 import { compactionCost } from './compaction-cost';
 import { type LimitKind, overshoot, type Overshoot } from './budget-overshoot';
 import type { RecordedRequest } from '../../standin/server';
-import { BENCH_MODEL, benchScenario, costScenario, costTurnText, goalCostScenario, longReadScenario, longTurnText, responsiveFastText, responsiveScenario, responsiveSlowText, turnText, writeCostFiles, writeGoalFiles, writeLongFiles } from './script';
+import { BENCH_MODEL, benchScenario, costScenario, costTurnText, goalCostScenario, longReadScenario, longTurnText, responsiveApproveText, responsiveFastText, responsiveScenario, responsiveSlowText, turnText, writeCostFiles, writeGoalFiles, writeLongFiles } from './script';
 import { KeelClient } from '../../client/keel-client';
 import { percentile } from './stats';
 import { startServer } from '../../server/main';
@@ -400,6 +400,27 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
         if (!posted) throw new Error(`${tag}: the message was not taken`);
         // The message's own turn runs next; the next trial's model call comes after it.
       };
+      // Approve (Keel's; the floor has no approvals): a turn whose write waits for one, timed from
+      // the approval sent to its answer; the tool runs after it. Eight at one session; one per
+      // session of the `many` group, each user approving at their own moment.
+      const approvals = (into: string) => (into === 'one' ? 2 * s.responsiveTrials : into === 'many' ? 1 : 0);
+      const approveTrial = async (session: ResponsiveSession, t: number, into: string, offsetMs: number) => {
+        const keel = session.bench.keel!;
+        const tag = `${session.id} approve ${t}`;
+        const turn = keel.send(responsiveApproveText(tag));
+        let callId: string | undefined;
+        // Each look is a query: fifty sessions look every 100 ms.
+        await until(async () => {
+          callId = (await keel.state()).pendingApprovals[0]?.callId;
+          return callId !== undefined;
+        }, `the approval ${tag} asks for`, into === 'one' ? 20 : 100);
+        if (offsetMs > 0) await new Promise((r) => setTimeout(r, offsetMs));
+        const t0 = performance.now();
+        await keel.approve(callId!);
+        (samples[`${into}ApproveMs`] ??= []).push(performance.now() - t0);
+        const outcome = await turn;
+        if (outcome.outcome !== 'completed') throw new Error(`${tag}: the approved turn ended ${outcome.outcome}`);
+      };
       const idle = async (session: ResponsiveSession) => {
         // Every 200 ms: each look is a query.
         await until(() => session.idle(), `${session.id} to finish its last message`, 200);
@@ -411,6 +432,7 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
         await settled(sessions.map(async (session, i) => {
           for (let t = 0; t < s.responsiveTrials; t++) await trial(session, t, into, spread ? (i * 41) % 2_000 : 0);
           await idle(session);
+          if (session.bench.keel) for (let t = 0; t < approvals(into); t++) await approveTrial(session, t, into, spread ? (i * 41) % 2_000 : 0);
         }));
         await Promise.all(sessions.map((session) => session.bench.close()));
         // Where the answers waited: the sessions' workflow tasks, queued on the server and run by the worker.
@@ -429,7 +451,7 @@ export async function runScenario(name: ScenarioName, ctx: Context, worker: Vari
       }
       for (const into of ['one', 'many', 'burst']) extra[`${into}LateInterrupts`] = late[into] ?? 0;
       return {
-        ...phase({ scenario: name, round, variant, steps: (1 + 2 * s.responsiveSessions) * s.responsiveTrials * 2, modelCalls: ctx.standin.requests.length - calls, ...used, events, extra }),
+        ...phase({ scenario: name, round, variant, steps: (1 + 2 * s.responsiveSessions) * s.responsiveTrials * 2 + (isKeel(variant) ? (approvals('one') + s.responsiveSessions * approvals('many')) * 2 : 0), modelCalls: ctx.standin.requests.length - calls, ...used, events, extra }),
         samples,
       };
     }
@@ -659,8 +681,8 @@ async function until(ready: () => boolean | Promise<boolean>, what: string, ever
 interface ResponsiveSession {
   readonly id: string;
   readonly bench: BenchSession;
-  /** Starts a turn; resolves with how it ended. */
-  send(text: string): Promise<'completed' | 'interrupted' | string>;
+  /** Starts a turn; resolves with how it ended ('completed', 'interrupted', …). */
+  send(text: string): Promise<string>;
   /** Queues a message while a turn runs; resolves when it is taken (true: it has an id). */
   post(text: string): Promise<boolean>;
   interrupt(): Promise<void>;

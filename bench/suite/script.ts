@@ -169,9 +169,11 @@ export function goalCostScenario(tasks: number): ScenarioInput {
 
 // The `responsive` scenario: a turn whose model call streams for ~3 s (60 chunks, 50 ms
 // apart), during which the bench sends a message and interrupts; the message then gets its
-// own turn, answered at once.
+// own turn, answered at once. And a turn whose model writes a file, which waits for approval.
 export const responsiveSlowText = (tag: string) => `responsive slow (${tag})`;
 export const responsiveFastText = (tag: string) => `responsive fast (${tag})`;
+/** A turn whose model asks to write a file: it waits for an approval, which the bench times. */
+export const responsiveApproveText = (tag: string) => `responsive approve (${tag})`;
 const RESPONSIVE_CHUNKS = 60;
 const RESPONSIVE_CHUNK_DELAY_MS = 50;
 
@@ -181,6 +183,8 @@ export function responsiveScenario(): ScenarioInput {
     rules: [
       { name: 'slow', match: { lastUserContains: 'responsive slow' }, reply: { content: [{ type: 'text', text: 'x'.repeat(16 * RESPONSIVE_CHUNKS) }], delayMs: RESPONSIVE_CHUNK_DELAY_MS, chunkSize: 16 } },
       { name: 'fast', match: { lastUserContains: 'responsive fast' }, reply: { content: [{ type: 'text', text: FINAL_TEXT }] } },
+      { name: 'approve', match: { lastUserContains: 'responsive approve', hasToolResults: false }, reply: { content: [{ type: 'tool_use', name: 'write_file', input: { path: 'responsive-approved.txt', content: 'approved\n' } }] } },
+      { name: 'written', match: { hasToolResults: true }, reply: { content: [{ type: 'text', text: FINAL_TEXT }] } },
     ],
   };
 }
