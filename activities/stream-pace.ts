@@ -37,11 +37,6 @@ export class StreamPace {
     };
   }
 
-  /** The calls streaming now. */
-  get calls(): number {
-    return this.streaming;
-  }
-
   /** How long a call waits between its sends now: its share of the budget, within the bounds. */
   intervalMs(): number {
     const share = (this.streaming * 1_000) / this.options.signalsPerSecond;

@@ -15,7 +15,7 @@ import { percentile } from './stats';
 import { startServer } from '../../server/main';
 import { DELTA_PATHS, type DeltaPath, runPathTurn } from './first-delta';
 import { checkFinal, isKeel, startSession, type BenchSession, type VariantName, type VariantWorker } from './variants';
-import { FLOOR_INTERRUPTED } from '../floor/workflows';
+import { FLOOR_INTERRUPTED, floorInterruptUpdate, floorPostUpdate, floorStateQuery } from '../floor/workflows';
 
 export const SCENARIOS = ['single', 'concurrent', 'parked', 'long', 'stream', 'first-delta', 'responsive', 'cost'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
@@ -712,10 +712,10 @@ function responsiveSession(client: Client, bench: BenchSession): ResponsiveSessi
     id: bench.id,
     bench,
     send: async (text) => ((await bench.turn(text)) === FLOOR_INTERRUPTED ? 'interrupted' : 'completed'),
-    post: async (text) => Boolean((await handle.executeUpdate<{ messageId: string }, [string]>('post', { args: [text] })).messageId),
-    interrupt: () => handle.executeUpdate<void, []>('interrupt', { args: [] }),
+    post: async (text) => Boolean((await handle.executeUpdate(floorPostUpdate, { args: [text] })).messageId),
+    interrupt: () => handle.executeUpdate(floorInterruptUpdate, { args: [] }),
     idle: async () => {
-      const state = await handle.query<{ running: boolean; queueLength: number }>('state');
+      const state = await handle.query(floorStateQuery);
       return !state.running && state.queueLength === 0;
     },
   };

@@ -204,10 +204,10 @@ export async function startSession(client: Client, worker: VariantWorker, id: st
   }
   // The floor offers the model Keel's built-in tools, as Keel does; the peers define read_file.
   // floor-local runs the tools Keel runs locally (their definitions say `local`) the same way.
+  const isFloor = worker.name === 'floor' || worker.name === 'floor-local';
   const localTools = worker.name === 'floor-local' ? { localTools: builtinTools.filter((t) => t.local).map((t) => t.name) } : {};
-  const tools = worker.name === 'floor' || worker.name === 'floor-local' ? { tools: builtinTools.map(modelToolSpec), ...localTools } : {};
-  const floor = worker.name === 'floor' || worker.name === 'floor-local' ? floorOptions : {};
-  const handle = await client.workflow.start(worker.workflowType, { taskQueue: worker.taskQueue, workflowId: id, args: [{ workspace, model: BENCH_MODEL, ...tools, ...floor }] });
+  const floor = isFloor ? { tools: builtinTools.map(modelToolSpec), ...localTools, ...floorOptions } : {};
+  const handle = await client.workflow.start(worker.workflowType, { taskQueue: worker.taskQueue, workflowId: id, args: [{ workspace, model: BENCH_MODEL, ...floor }] });
   return {
     id,
     async turn(text) {

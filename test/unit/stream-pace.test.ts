@@ -15,22 +15,28 @@ describe('StreamPace', () => {
     leaves.push(...Array.from({ length: 7 }, () => shared.join()));
     // Ten calls share 20 signals a second: each every 500 ms.
     expect(shared.intervalMs()).toBe(500);
-    leaves.push(...Array.from({ length: 40 }, () => shared.join()));
-    expect(shared.calls).toBe(50);
+    leaves.push(...Array.from({ length: 30 }, () => shared.join()));
+    // Forty: each every 2 s, the longest wait.
+    expect(shared.intervalMs()).toBe(2_000);
+    leaves.push(...Array.from({ length: 10 }, () => shared.join()));
     // Fifty would need 2.5 s each; the longest wait wins (25 a second).
     expect(shared.intervalMs()).toBe(2_000);
+    for (const leave of leaves.splice(0, 45)) leave();
+    // Five left: 250 ms each.
+    expect(shared.intervalMs()).toBe(250);
     for (const leave of leaves) leave();
-    expect(shared.calls).toBe(0);
     expect(shared.intervalMs()).toBe(150);
   });
 
   it('counts a call that leaves twice (a finally after a cancel) once', () => {
-    const shared = pace();
+    // 10 a second: one call every 100 ms, two every 200 ms.
+    const shared = new StreamPace({ signalsPerSecond: 10, minIntervalMs: 50, maxIntervalMs: 2_000 });
     const leave = shared.join();
     shared.join();
+    expect(shared.intervalMs()).toBe(200);
     leave();
     leave();
-    expect(shared.calls).toBe(1);
+    expect(shared.intervalMs()).toBe(100);
   });
 
   it('refuses bounds that make no pace', () => {
