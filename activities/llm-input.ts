@@ -12,6 +12,7 @@ import { appendSegment, checkStoreIdentity, readConversation, storeFor, storeKey
 import type { ObjectStore } from './store/interface';
 import { resolveStoredOutputs } from './stored-outputs';
 import { type WarmConversations, warmConversations } from './warm-conversations';
+import type { MessageBytes } from './request-bytes';
 import type { CutToolUse } from './llm-accumulate';
 import type { ModelStreamEvent } from '../shared/model-stream';
 import type { SpentUsage } from './llm-errors';
@@ -204,6 +205,11 @@ export function warmKeyHere(): WarmKey | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The JSON bytes a warm conversation keeps for `messages` (activities/request-bytes.ts), if any. */
+export function keptBytes(warm: WarmKey | undefined, messages: readonly Anthropic.MessageParam[]): MessageBytes | undefined {
+  return warm === undefined ? undefined : (warm.cache ?? warmConversations).encoded(warm.session, messages);
 }
 
 /** After a compaction: the session's warm conversation is the compacted one. */

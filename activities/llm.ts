@@ -34,7 +34,8 @@ import {
 import { fitCall, type CallFit } from '../machines/call-ceiling';
 import { defaultCompactAboveTokens } from '../machines/model-limits';
 import { type Compaction, compactConversation, estimateTokens, type SummaryUsage, summaryRequest, transcriptSummaryRequest } from './conversation-compaction';
-import { type ModelCallInput, modelCallInputSchema, type ModelCallResult, messagesOf, rememberCompacted, toolsOf, warmKeyHere } from './llm-input';
+import { keptBytes, type ModelCallInput, modelCallInputSchema, type ModelCallResult, messagesOf, rememberCompacted, toolsOf, warmKeyHere } from './llm-input';
+import { requestParts, streamedBody } from './request-bytes';
 import { billedPrice, costAt, costOf, loadPriceTable, type ModelCost, type PriceTable, type UsageForCost } from './llm-pricing';
 
 export { MODEL_ACTIVITY_OPTIONS } from './llm-options';
@@ -259,7 +260,13 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
         throw overBudgetFailure({ limit: fit.limit, left: fit.left, needed: fit.needed }, sumSpent(before, lost));
       }
     }
-    const { data: stream, request_id, response } = await counted(() => client.messages.create(body, { signal, timeout, ...requestHeaders(input) }).withResponse());
+    // A long warm conversation is sent from the bytes kept for it (activities/request-bytes.ts).
+    const kept = keptBytes(warm, conversation.messages);
+    const sent = kept === undefined ? undefined : streamedBody(requestParts(body as unknown as Record<string, unknown>, conversation.messages, kept));
+    const headers = { ...requestHeaders(input).headers, ...sent?.headers };
+    const { data: stream, request_id, response } = await counted(() =>
+      client.messages.create(body, { signal, timeout, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...(sent !== undefined ? { body: sent.body } : {}) }).withResponse(),
+    );
     requestId = request_id ?? response.headers.get('request-id');
     progress.connected(requestId);
     armIdleTimer();

@@ -10,17 +10,33 @@
 // another worker took the previous call, the worker restarted, a rewind or a fork (another
 // head), a compaction (the compacted head is remembered in its place), another store — reads
 // the conversation from the store as before. Bounded by bytes (least recently used first out).
+//
+// A conversation past `keepBytesAbove` also keeps each message's JSON bytes, made once when
+// the message joins it: its calls send those (activities/request-bytes.ts) instead of
+// serialising the whole conversation again. They count against the bound like the messages.
 import type Anthropic from '@anthropic-ai/sdk';
+import { MessageBytes } from './request-bytes';
 
 interface Entry {
   store: string;
   head: string;
   messages: readonly Anthropic.MessageParam[];
+  /** The messages' JSON bytes, when the conversation is past `keepBytesAbove`. */
+  encoded: MessageBytes | undefined;
+  /** The messages' size as JSON. */
+  json: number;
+  /** What the entry counts against the bound: that, and the kept bytes' buffer. */
   bytes: number;
 }
 
 /** Bytes of JSON the warm conversations of one worker may hold in all. */
 export const DEFAULT_WARM_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Conversations of more JSON than this keep their messages' bytes. Below it serialising the
+ * request costs little, and ten thousand parked sessions would each hold a second copy.
+ */
+export const DEFAULT_KEEP_BYTES_ABOVE = 256 * 1024;
 
 export class WarmConversations {
   private readonly entries = new Map<string, Entry>();
@@ -30,7 +46,14 @@ export class WarmConversations {
   /** Off: every call reads its conversation from the store (a test's cold path to compare with). */
   enabled = true;
 
-  constructor(private readonly limitBytes: number = DEFAULT_WARM_BYTES) {}
+  /** Calls sent from kept bytes (`encoded` answered). */
+  keptSends = 0;
+
+  constructor(
+    private readonly limitBytes: number = DEFAULT_WARM_BYTES,
+    /** Settable: a test sends every call from kept bytes with 0. */
+    public keepBytesAbove: number = DEFAULT_KEEP_BYTES_ABOVE,
+  ) {}
 
   /** The messages of `head` in `store` for `session`, when this worker remembers exactly that. */
   get(session: string, store: string, head: string | null): readonly Anthropic.MessageParam[] | undefined {
@@ -57,15 +80,38 @@ export class WarmConversations {
       this.total -= before.bytes;
     }
     if (head === null) return;
-    const bytes = before !== undefined && added !== undefined && before.messages === base ? before.bytes + jsonBytes(added) : jsonBytes(messages);
+    const continued = before !== undefined && added !== undefined && before.messages === base;
+    let json: number;
+    let encoded: MessageBytes | undefined;
+    if (continued && before.encoded !== undefined) {
+      // Kept already: only the new messages' bytes are made, and measure them.
+      encoded = before.encoded.append(added);
+      json = encoded.length;
+    } else {
+      json = continued ? before.json + jsonBytes(added) : jsonBytes(messages);
+      if (json > this.keepBytesAbove) encoded = MessageBytes.of(messages);
+    }
+    const kept = encoded?.bytes ?? 0;
+    const bytes = json + kept;
     if (bytes > this.limitBytes) return;
-    this.entries.set(session, { store, head, messages, bytes });
+    this.entries.set(session, { store, head, messages, encoded, json, bytes });
     this.total += bytes;
     for (const [key, entry] of this.entries) {
       if (this.total <= this.limitBytes) break;
       this.entries.delete(key);
       this.total -= entry.bytes;
     }
+  }
+
+  /**
+   * The bytes kept for `messages`, when they are the session's warm conversation and it is
+   * past the size that keeps them; `messages` must be the very array `get` or `set` holds.
+   */
+  encoded(session: string, messages: readonly Anthropic.MessageParam[]): MessageBytes | undefined {
+    const entry = this.entries.get(session);
+    const kept = this.enabled && entry?.messages === messages ? entry.encoded : undefined;
+    if (kept !== undefined) this.keptSends++;
+    return kept;
   }
 
   /** Forgets every session (a test's restarted worker). */

@@ -2,7 +2,8 @@
 // the model exactly what a cold rebuild from the store sends: one session with the warm copy and
 // the same session with every call read from the store, over tool calls (a large result stored
 // once among them), an interrupted command, a compaction and a rewind — request for request,
-// byte for byte. The cases where the warm copy must not be used are in
+// byte for byte. The warm session sends every request from its messages' kept bytes
+// (activities/request-bytes.ts; a real worker does past 256 KiB of conversation). The cases where the warm copy must not be used are in
 // test/unit/warm-conversations.test.ts.
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -62,8 +63,17 @@ describe('a warm conversation per session', () => {
       };
 
       const hits = warmConversations.hits;
-      const warm = await conversation();
+      const keptSends = warmConversations.keptSends;
+      const keepAbove = warmConversations.keepBytesAbove;
+      warmConversations.keepBytesAbove = 0;
+      let warm: string[];
+      try {
+        warm = await conversation();
+      } finally {
+        warmConversations.keepBytesAbove = keepAbove;
+      }
       const warmHits = warmConversations.hits - hits;
+      const sentKept = warmConversations.keptSends - keptSends;
       warmConversations.enabled = false;
       let cold: string[];
       try {
@@ -74,6 +84,10 @@ describe('a warm conversation per session', () => {
       // The warm session took most calls from its warm copy; the cold one none.
       expect(warmHits).toBeGreaterThanOrEqual(3);
       expect(warmConversations.hits - hits).toBe(warmHits);
+      // Every streamed call of the warm session went out from kept bytes (a compaction's summary
+      // call is the SDK's own); the cold session's none.
+      expect(sentKept).toBe(warm.filter((body) => body.includes('"stream":true')).length);
+      expect(warmConversations.keptSends - keptSends).toBe(sentKept);
       // A compaction happened, and the rewind's call went back to an earlier head.
       expect(warm.some((body) => body.includes(COMPACTION_MARK))).toBe(true);
       expect(warm.at(-1)).toContain('turn FIVE');

@@ -100,4 +100,35 @@ describe('a warm conversation per session', () => {
     cache.set('huge', 's', 'e'.repeat(64), Array.from({ length: 40 }, () => a[0]!));
     expect(cache.get('huge', 's', 'e'.repeat(64))).toBeUndefined();
   });
+
+  it('keeps its messages\' bytes past a size, made once per message, counted against the bound', () => {
+    const cache = new WarmConversations(1_000_000, 2_000);
+    const small = [user('one'), assistant('two')];
+    cache.set('s', 'st', 'a'.repeat(64), small);
+    // Below the size: nothing kept, the SDK serialises the request as before.
+    expect(cache.encoded('s', small)).toBeUndefined();
+    const bytesSmall = cache.bytes;
+
+    const grown = small.concat([user('x'.repeat(3_000))]);
+    cache.set('s', 'st', 'b'.repeat(64), grown, grown.slice(2), small);
+    const kept = cache.encoded('s', grown)!;
+    expect(kept.count).toBe(3);
+    expect(kept.range(0, 3).toString('utf8')).toBe(`${grown.map((m) => JSON.stringify(m)).join(',')},`);
+    // The messages and their bytes both count.
+    expect(cache.bytes).toBeGreaterThan(2 * (bytesSmall + 3_000));
+
+    // Going on: the kept bytes are carried (the same buffer), only the new message is made.
+    const more = grown.concat([assistant('ok ✓')]);
+    cache.set('s', 'st', 'c'.repeat(64), more, more.slice(3), grown);
+    const next = cache.encoded('s', more)!;
+    expect(next.count).toBe(4);
+    expect(next.range(0, 3).buffer).toBe(kept.range(0, 3).buffer);
+    expect(next.range(3, 4).toString('utf8')).toBe(`${JSON.stringify(more[3])},`);
+
+    // Only for the very array held: another one (a rewind's, a copy) gets nothing; nor when off.
+    expect(cache.encoded('s', [...more])).toBeUndefined();
+    expect(cache.encoded('other', more)).toBeUndefined();
+    cache.enabled = false;
+    expect(cache.encoded('s', more)).toBeUndefined();
+  });
 });
