@@ -18,6 +18,9 @@ export interface TopicPublisher {
   publish(value: ModelStreamEvent, options?: { forceFlush?: boolean }): void;
 }
 
+/** How soon a call's first deltas go out to a workflow someone reads. */
+export const FIRST_DELTA_MS = 25;
+
 export class DeltaPublisher {
   /** Markers (retry, start) and merged deltas not sent yet, in order. */
   private held: ModelStreamEvent[] = [];
@@ -33,7 +36,7 @@ export class DeltaPublisher {
     private readonly topic: TopicPublisher,
     private readonly call: { callId: string | null; attempt: number },
     private readonly interval: () => number = () => 150,
-    private readonly firstDelta: () => number = () => 25,
+    private readonly firstDelta: () => number = () => FIRST_DELTA_MS,
   ) {}
 
   retry(): void {

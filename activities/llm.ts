@@ -14,7 +14,7 @@ import { anthropicClient, countingBytes } from './llm-client';
 import { ConnectionProgress } from './llm-connection';
 import { hasReader } from './live-readers';
 import { liveText, type ModelStreamEvent } from '../shared/model-stream';
-import { DeltaPublisher } from './llm-deltas';
+import { DeltaPublisher, FIRST_DELTA_MS } from './llm-deltas';
 import { StreamPace } from './stream-pace';
 // The workflow-stream topic model output travels on.
 import { MODEL_TOPIC } from '../workflows/protocol/topics';
@@ -101,9 +101,6 @@ export async function callModel(input: ModelCallInput): Promise<ModelCallResult>
   defaults ??= createModelActivities();
   return defaults.callModel(input);
 }
-
-/** How soon a call's first text is signalled to a workflow someone reads. */
-const FIRST_DELTA_MS = 25;
 
 type Settings = typeof DEFAULTS & { env: NodeJS.ProcessEnv; prices: PriceTable; pace: StreamPace };
 
@@ -264,9 +261,7 @@ async function runModelCall(rawInput: ModelCallInput, settings: Settings): Promi
     const kept = keptBytes(warm, conversation.messages);
     const sent = kept === undefined ? undefined : streamedBody(requestParts(body as unknown as Record<string, unknown>, conversation.messages, kept));
     const headers = { ...requestHeaders(input).headers, ...sent?.headers };
-    const { data: stream, request_id, response } = await counted(() =>
-      client.messages.create(body, { signal, timeout, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...(sent !== undefined ? { body: sent.body } : {}) }).withResponse(),
-    );
+    const { data: stream, request_id, response } = await counted(() => client.messages.create(body, { signal, timeout, headers, ...(sent && { body: sent.body }) }).withResponse());
     requestId = request_id ?? response.headers.get('request-id');
     progress.connected(requestId);
     armIdleTimer();
