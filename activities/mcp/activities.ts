@@ -96,7 +96,13 @@ export function createMcpBridge(config: McpConfig, options: { outputCapBytes?: n
 
   return {
     pool,
-    close: () => pool.close(),
+    async close() {
+      await pool.close();
+      // The listing directory is the bridge's own: gone with it, not left in the temp directory
+      // once per worker start. Removed after the servers rooted in it have stopped.
+      const dir = await listingRoot?.catch(() => undefined);
+      if (dir !== undefined) await fs.rm(dir, { recursive: true, force: true }).catch(() => {});
+    },
     activities: {
       async listMcpTools(): Promise<McpToolList> {
         const servers = Object.keys(config.servers);

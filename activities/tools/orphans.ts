@@ -105,13 +105,25 @@ export async function recordRunning(ws: Workspace, callKey: string, pgid: number
     token,
   };
   const dir = runningDir(ws);
-  await ensurePrivateDir(dir);
   const file = path.join(dir, recordName(callKey));
   const temp = `${file}.${process.pid}.tmp`;
-  await fs.writeFile(temp, JSON.stringify(record), { mode: 0o600, flag: 'w' });
+  // The directory goes with the workspace's last record (below), so a command of the same
+  // workspace ending just now may remove it between its making and this write: made again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await ensurePrivateDir(dir);
+      await fs.writeFile(temp, JSON.stringify(record), { mode: 0o600, flag: 'w' });
+      break;
+    } catch (error) {
+      if (errorCode(error) !== 'ENOENT' || attempt === 5) throw error;
+    }
+  }
   await fs.rename(temp, file);
   return async () => {
     await fs.rm(file, { force: true });
+    // Removed when empty (ENOTEMPTY otherwise): a directory for every workspace that ever ran a
+    // command is not left in the temp directory.
+    await fs.rmdir(dir).catch(() => {});
   };
 }
 
@@ -156,5 +168,7 @@ export async function reapOrphanedCommands(ws: Workspace): Promise<RunningComman
     }
     await fs.rm(file, { force: true });
   }
+  // As a command's own record does (recordRunning): the directory goes with the last record.
+  await fs.rmdir(dir).catch(() => {});
   return reaped;
 }

@@ -2,8 +2,7 @@
 // session's and a goal's commands without a patch (test/fixtures/versions/build-3.ts, a timer
 // first in every run) is refused: exit 1, each saved history that breaks named with the event
 // it breaks at. Today's build passes on the same histories (replay.test.ts replays them all).
-import { copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import { checkReplay, historiesFromDirectory, replayReportLines, type ReplayRepo
 import { keelReplayOptions } from '../../worker/worker';
 import { keel } from '../fixtures/client-cli';
 import { bundle, keelWorkflowBundleFile } from '../helpers/temporal';
+import { tempDir } from '../fixtures/temp-dir';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const histories = path.join(here, '../histories');
@@ -18,7 +18,7 @@ const fixture = (name: string) => path.join(here, '../fixtures/versions', `${nam
 
 /** A few saved histories of each kind, and the smoke fixture's (not a Keel workflow type). */
 function someHistories(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'keel-check-replay-'));
+  const dir = tempDir('keel-check-replay-');
   for (const [folder, file] of [
     ['session', 'approvals.json'],
     ['session', 'continue-as-new-run-2.json'],

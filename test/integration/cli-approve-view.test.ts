@@ -14,6 +14,7 @@ import { KeelClient } from '../../client/index';
 import { cliEnv, keel, keelLive } from '../fixtures/client-cli';
 import { say, sessionEnv, waitUntil } from '../fixtures/session-harness';
 import { useTemporal } from '../fixtures/use-temporal';
+import { tempDir } from '../fixtures/temp-dir';
 
 const run = promisify(execFile);
 const bin = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../client/bin/keel.js');
@@ -91,7 +92,7 @@ describe('keel approve shows the whole call', () => {
       expect(approved.stdout).toMatch(/approved toolu_cmd \(run_command\)/);
 
       // At a terminal (script(1) gives it one) a long call goes through the pager first.
-      const paged = path.join(await fs.mkdtemp(path.join(os.tmpdir(), 'keel-pager-')), 'paged.txt');
+      const paged = path.join(tempDir('keel-pager-'), 'paged.txt');
       const line = [process.execPath, bin, 'approve', session.id, '--call', 'toolu_write'].map((a) => `'${a}'`).join(' ');
       const term = await run('sh', ['-c', `printf 'y\\n' | script -qec "stty rows 30 cols 100; ${line.replace(/"/g, '\\"')}" /dev/null`], {
         env: { ...cli, KEEL_PAGER: `cat > '${paged}'`, TERM: 'dumb' },

@@ -85,6 +85,24 @@ describe('MCP bridge over real stdio', () => {
     expect(await bridge.pool.pid('test', workspace)).toEqual(expect.any(Number));
   });
 
+  it('leaves nothing in the temp directory once closed (the servers listed from a directory of their own)', async () => {
+    const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'keel-mcp-tmp-'));
+    const own = createMcpBridge(parseMcpConfig({ servers: { test: config.servers.test! } }));
+    const before = process.env.TMPDIR;
+    process.env.TMPDIR = tmp;
+    try {
+      const list = await new MockActivityEnvironment().run<[], McpToolList, () => Promise<McpToolList>>(() => own.activities.listMcpTools());
+      expect(list.tools.map((tool) => tool.spec.name)).toContain('mcp__test__echo');
+    } finally {
+      if (before === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = before;
+    }
+    expect(await fs.readdir(tmp)).toEqual([expect.stringMatching(/^keel-mcp-list-/)]);
+    await own.close();
+    expect(await fs.readdir(tmp)).toEqual([]);
+    await fs.rm(tmp, { recursive: true, force: true });
+  });
+
   it('restarts a server that exited on its next use', async () => {
     // In its own PID namespace every server is pid 2: the sandbox's host pid tells them apart.
     const hostPid = () => bridge.pool.pid('test', workspace);

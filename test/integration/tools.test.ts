@@ -294,6 +294,11 @@ describe('tool activities on a real worker', () => {
         activityWorker.kill('SIGKILL');
         expect(await waitFor(() => hostPidsWith(marker).length === 0, 5_000)).toBe(true);
         expect((await handle.result()).ending).toBe('failed');
+        // Its record is what the killed worker left; the next command in the workspace finds
+        // nothing of it to kill, and takes the record (and the workspace's record directory) away.
+        const ws = await openWorkspace(dir);
+        expect(await reapOrphanedCommands(ws)).toEqual([]);
+        await expect(fs.readdir(runningDir(ws))).rejects.toThrow(/ENOENT/);
       });
     } finally {
       activityWorker.kill('SIGKILL');

@@ -1,9 +1,9 @@
 // Cost from the price table: cache writes and reads priced apart, unknown models unknown.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { costOf, DEFAULT_PRICES, loadPriceTable, priceOf } from '../../activities/llm-pricing';
+import { tempDir } from '../fixtures/temp-dir';
 
 describe('model pricing', () => {
   it('prices input, output, cache writes and cache reads at their own rates', () => {
@@ -39,7 +39,7 @@ describe('model pricing', () => {
   });
 
   it('extends and overrides the table from KEEL_MODEL_PRICES, and rejects a bad one', () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'prices-'));
+    const dir = tempDir('prices-');
     const file = path.join(dir, 'prices.yaml');
     writeFileSync(file, 'claude-someday-9: { input: 2, output: 8 }\nclaude-haiku-4-5: { input: 0.5, output: 2.5 }\n');
     const table = loadPriceTable({ KEEL_MODEL_PRICES: file });

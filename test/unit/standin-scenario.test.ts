@@ -1,11 +1,11 @@
 // Scenarios: the schema (from JSON, YAML or an object) and how rules match requests.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { factsOf, matches } from '../../standin/match';
 import { loadScenario, parseScenario } from '../../standin/scenario';
+import { tempDir } from '../fixtures/temp-dir';
 
 const scenarios = path.join(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/scenarios');
 
@@ -20,7 +20,7 @@ describe('scenario files', () => {
   });
 
   it('rejects a bad scenario and says where and why', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'standin-'));
+    const dir = tempDir('standin-');
     const file = path.join(dir, 'bad.yaml');
     writeFileSync(file, 'rules:\n  - match: { turn: 0 }\n    reply: { content: [] }\n  - match: {}\n');
     const error = (await loadScenario(file).catch((caught: unknown) => caught)) as Error;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { executeTool } from '../../../activities/tools/run-tool';
 import { type ToolContext } from '../../../activities/tools/context';
-import { reapOrphanedCommands, runningDir } from '../../../activities/tools/orphans';
+import { reapOrphanedCommands, recordRunning, runningDir } from '../../../activities/tools/orphans';
 import { isAlive, makeWorkspace, matching, type TestWorkspace, waitFor } from './context';
 
 let t: TestWorkspace;
@@ -166,7 +166,19 @@ describe('run_command', () => {
     expect(await reapOrphanedCommands(ctx.ws)).toEqual([]);
     abort.abort();
     await pending;
-    expect(await fs.readdir(runningDir(ctx.ws))).toEqual([]);
+    // The workspace's record directory goes with its last record: nothing is left in /tmp.
+    await expect(fs.readdir(runningDir(ctx.ws))).rejects.toThrow(/ENOENT/);
+  });
+
+  it('keeps a record made while the workspace\'s last other record is removed with its directory', async () => {
+    const ws = t.ctx().ws;
+    for (let i = 0; i < 40; i++) {
+      const done = await recordRunning(ws, `first-${i}`, process.pid, 'true', 'token');
+      const [, doneSecond] = await Promise.all([done(), recordRunning(ws, `second-${i}`, process.pid, 'true', 'token')]);
+      expect(await fs.readdir(runningDir(ws))).toHaveLength(1);
+      await doneSecond();
+      await expect(fs.readdir(runningDir(ws))).rejects.toThrow(/ENOENT/);
+    }
   });
 
   it('a command\'s own timeout ends as timed_out, in the sandbox too, and nothing it started survives', async () => {
