@@ -32,9 +32,9 @@ export function countingBytes<T>(onBytes: (bytes: number) => void, request: () =
 /**
  * `fetch` that reports each response body chunk to the counter of the request's context. The
  * body is read through a stream that pulls a chunk only when the SDK asks for one: a
- * `TransformStream` piped in between cost three times the CPU a chunk (a pipe's promises and two
- * queues; ~0.8–1.9 against ~0.2–0.7 ms for 400 chunks, docs/performance.md, issue 53's
- * fourteenth part), and it is the same bytes, in the same order, with the same errors.
+ * `TransformStream` piped in between cost five times the CPU (a pipe's promises and two queues:
+ * +0.57 against +0.10 ms over not counting, for a call of 60 chunks; bench/byte-counter.ts,
+ * docs/performance.md's fourteenth part), for the same bytes, in the same order, with the same errors.
  */
 const countingFetch: typeof fetch = async (input, init) => {
   const onBytes = byteCounters.getStore();
